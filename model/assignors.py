@@ -1,0 +1,31 @@
+"""The consumer's partition assignors, run by the group leader (protocol reference §3.4, JoinGroup NONE).
+
+Both sort members by member id, as Kafka's RangeAssignor and RoundRobinAssignor do, and assign the
+partitions of the one subscribed topic. The result maps each member id to a sorted tuple of
+partitions; together the tuples cover every partition exactly once.
+"""
+
+from __future__ import annotations
+
+
+def range_assign(member_ids, partitions: int) -> dict:
+    """RangeAssignor: consecutive ranges; the first ``partitions % n`` members get one extra."""
+    members = sorted(member_ids)
+    n = len(members)
+    per, extra = divmod(partitions, n)
+    out, start = {}, 0
+    for i, member in enumerate(members):
+        length = per + (1 if i < extra else 0)
+        out[member] = tuple(range(start, start + length))
+        start += length
+    return out
+
+
+def roundrobin_assign(member_ids, partitions: int) -> dict:
+    """RoundRobinAssignor: partitions dealt to the sorted members in turn."""
+    members = sorted(member_ids)
+    n = len(members)
+    return {member: tuple(range(i, partitions, n)) for i, member in enumerate(members)}
+
+
+ASSIGNORS = {"range": range_assign, "roundrobin": roundrobin_assign}

@@ -1,0 +1,91 @@
+"""A broker's request handling in front of the group coordinator (protocol reference §1.3, §2).
+
+Any live broker answers FindCoordinator from the cluster's view of who leads the group's
+``__consumer_offsets`` partition. Group APIs first pass the common prelude (``validateGroupStatus``)
+with its per-API remapping, and only then reach :mod:`model.group`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model import group as g
+from model.errors import Errors
+from model.messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+
+
+@attrs.frozen(slots=True)
+class BrokerState:
+    """One broker: alive or crashed; whether it is loading the group's offsets partition; the group
+    it coordinates (only the partition leader has one)."""
+
+    alive: bool = True
+    loading: bool = False
+    group: g.Group | None = None
+
+
+_HANDLERS = {
+    JoinGroupRequest: g.handle_join_group,
+    SyncGroupRequest: g.handle_sync_group,
+    HeartbeatRequest: g.handle_heartbeat,
+    LeaveGroupRequest: g.handle_leave_group,
+    OffsetCommitRequest: g.handle_offset_commit,
+}
+
+
+def find_coordinator(request: FindCoordinatorRequest, leader: int | None, brokers: tuple) -> FindCoordinatorResponse:
+    """KafkaApis.getCoordinator: the partition leader if it is alive, else COORDINATOR_NOT_AVAILABLE.
+    FindCoordinator never answers NOT_COORDINATOR."""
+    if leader is None or not brokers[leader].alive:
+        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE)
+    return FindCoordinatorResponse(Errors.NONE, leader)
+
+
+def prelude_error(request, is_leader: bool, loading: bool) -> int:
+    """``validateGroupStatus`` (§1.3) with the per-API remaps: SyncGroup turns a loading coordinator
+    into REBALANCE_IN_PROGRESS and Heartbeat answers it NONE (blindly)."""
+    if request.group_id == "" and not isinstance(request, OffsetCommitRequest):
+        return Errors.INVALID_GROUP_ID
+    if not is_leader:
+        return Errors.NOT_COORDINATOR
+    if loading:
+        if isinstance(request, SyncGroupRequest):
+            return Errors.REBALANCE_IN_PROGRESS
+        if isinstance(request, HeartbeatRequest):
+            return Errors.NONE
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS
+    return Errors.NONE
+
+
+def prelude_response(request, error: int):
+    """The response a request gets when the prelude stops it with *error*."""
+    if isinstance(request, JoinGroupRequest):
+        return JoinGroupResponse(error, member_id=request.member_id)
+    if isinstance(request, SyncGroupRequest):
+        return SyncGroupResponse(error)
+    if isinstance(request, HeartbeatRequest):
+        return HeartbeatResponse(error)
+    if isinstance(request, LeaveGroupRequest):
+        return LeaveGroupResponse(error)
+    return OffsetCommitResponse(tuple((p, error) for p, _ in request.offsets))
+
+
+def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose) -> g.Outcome:
+    """Run a group API request on *broker*: prelude, then the coordinator's handler."""
+    error = prelude_error(request, is_leader, broker.loading)
+    if error != Errors.NONE or (broker.loading and isinstance(request, HeartbeatRequest)):
+        return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))
+    return _HANDLERS[type(request)](broker.group, request, reply_to, now, config, choose)

@@ -1,0 +1,158 @@
+"""A consumer client's state, and the working copy one step of it is computed on.
+
+:class:`ClientState` is the immutable value the world stores: the member's view of the group
+(AbstractCoordinator, protocol reference §3) and its network layer (ConsumerNetworkClient and
+NetworkClient, §4). A step of the client thaws it into a :class:`Step`, runs Kafka's logic on that
+private working copy in the order Kafka runs it, and freezes the result; outside this module and
+:mod:`model.netclient` / :mod:`model.member`, nothing ever sees a mutable client.
+
+Nodes are numbered by *slot*: slots ``0 .. B-1`` are the brokers as metadata nodes (used for
+FindCoordinator), slots ``B .. 2B-1`` are the separate coordinator connections Kafka opens under the
+synthetic node id ``Integer.MAX_VALUE - brokerId``.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import attrs
+
+from model.messages import NO_GENERATION
+
+# Member states (§3.1).
+UNJOINED = "UNJOINED"
+PREPARING_REBALANCE = "PREPARING_REBALANCE"
+COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+STABLE = "STABLE"
+MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
+
+# Connection states (ClusterConnectionStates); a slot never connected has state None.
+CONNECTING = "CONNECTING"
+READY = "READY"
+DISCONNECTED = "DISCONNECTED"
+
+# A join future is None (no join in progress), ("pending", request id) while the JoinGroup and then
+# the SyncGroup are outstanding, ("succeeded", assignment) or ("failed", error). The memoised
+# FindCoordinator future has the same shape.
+
+
+@attrs.frozen(slots=True)
+class Request:
+    """A ClientRequest: created by ``send`` (created_ms = time of send, not of transmission)."""
+
+    id: int
+    slot: int
+    body: object  # a model.messages request
+    created_ms: int
+    timeout_ms: int
+    # Generation when sent (CoordinatorResponseHandler.sentGeneration): (id, member id, protocol).
+    sent_generation: tuple
+    sent_ms: int = -1  # when transmitted (in-flight), -1 while unsent
+
+    @property
+    def api(self) -> str:
+        return self.body.api
+
+
+@attrs.frozen(slots=True)
+class Conn:
+    """One connection's state: None (never tried), CONNECTING, READY or DISCONNECTED."""
+
+    state: str | None = None
+    last_attempt_ms: int = -(2**62)
+    epoch: int = 0  # bumped on every new connection, so stale responses can be told apart
+
+
+NO_CONN = Conn()
+
+
+@attrs.frozen(slots=True)
+class ClientState:
+    index: int
+    alive: bool = True
+    closed: bool = False
+    fatal: str | None = None  # the exception a poll threw to the application, if any
+    # -- AbstractCoordinator --
+    state: str = UNJOINED
+    generation: int = NO_GENERATION
+    member_id: str = ""
+    protocol: str | None = None
+    coordinator: int | None = None  # broker id
+    rejoin_needed: bool = True
+    needs_join_prepare: bool = True
+    join_future: tuple | None = None
+    find_coordinator_request: int | None = None  # memoised FindCoordinator request id
+    heartbeat_thread: bool = False  # started
+    heartbeat_enabled: bool = False
+    heartbeat_due_ms: int = 0  # heartbeat timer deadline
+    session_deadline_ms: int = 0
+    poll_deadline_ms: int = 0
+    heartbeat_attempts: int = 0
+    assignment: tuple = ()  # partitions owned (after onJoinComplete, until revoked)
+    commits: int = 0  # commits issued, also the offset value committed (monotone, readable)
+    # -- ConsumerNetworkClient / NetworkClient --
+    unsent: tuple = ()  # per slot: tuple of Request (FIFO)
+    in_flight: tuple = ()  # per slot: tuple of Request (send order)
+    conns: tuple = ()  # per slot: Conn
+    pending_completions: tuple = ()  # ((Request, result), ...) FIFO; result = response or failure name
+    pending_disconnects: tuple = ()  # slots (disconnectAsync)
+    next_request_id: int = 0
+
+    @property
+    def generation_tuple(self) -> tuple:
+        return (self.generation, self.member_id, self.protocol)
+
+    @property
+    def live(self) -> bool:
+        return self.alive and not self.closed and self.fatal is None
+
+
+def new_client(index: int, brokers: int) -> ClientState:
+    slots = 2 * brokers
+    return ClientState(
+        index=index,
+        unsent=((),) * slots,
+        in_flight=((),) * slots,
+        conns=(NO_CONN,) * slots,
+    )
+
+
+_FIELDS = tuple(a.name for a in attrs.fields(ClientState))
+_GET_FIELDS = operator.attrgetter(*_FIELDS)
+
+
+class Step:
+    """Mutable working copy of a :class:`ClientState` for one world step.
+
+    Besides the client's fields it carries the step's inputs (``now``, ``config``, ``choose``) and
+    outputs: ``log`` (observations for the properties), ``transmitted`` (requests handed to the
+    transport, in order) and ``closed_slots`` (connections the client closed).
+    """
+
+    def __init__(self, client: ClientState, now: int, config, choose, log: list):
+        d = self.__dict__
+        d.update(zip(_FIELDS, _GET_FIELDS(client)))
+        self.now = now
+        self.config = config
+        self.choose = choose
+        self.log = log
+        self.transmitted = []
+        self.closed_slots = []
+
+    def freeze(self) -> ClientState:
+        return ClientState(*_GET_FIELDS(self))
+
+    # -- small helpers shared by netclient and member --
+    def set_slot(self, field: str, slot: int, value) -> None:
+        current = getattr(self, field)
+        setattr(self, field, current[:slot] + (value,) + current[slot + 1 :])
+
+    @property
+    def generation_tuple(self) -> tuple:
+        return (self.generation, self.member_id, self.protocol)
+
+    def live_now(self) -> bool:
+        return self.alive and not self.closed and self.fatal is None
+
+    def coordinator_slot(self) -> int | None:
+        return None if self.coordinator is None else self.config.brokers + self.coordinator

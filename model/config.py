@@ -1,0 +1,146 @@
+"""World configuration: brokers, clients, the subscribed topic and every timeout that matters.
+
+The defaults are *exploration* values, not Kafka's: they are scaled down so that a random walk of
+a few dozen steps reaches session expiry, rebalance timeouts and request expiry. Kafka's own
+defaults are given in each field's comment and in :data:`KAFKA_DEFAULTS`.
+
+Impossible configurations (a zero or negative timeout, a heartbeat interval not below the session
+timeout, no partitions, no brokers, ...) are refused with :class:`ConfigError`, whose message names
+the field and the value. Configurations Kafka accepts but the group coordinator rejects at run time
+(a session timeout outside the broker's range, a group larger than ``group.max.size``) are allowed:
+they are scenarios, not mistakes.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model.variants import VARIANTS
+
+MAX_INT = 2**31 - 1
+MAX_LONG = 2**63 - 1
+
+
+class ConfigError(ValueError):
+    """A configuration value is impossible. The message names the field and the value."""
+
+
+def _positive(inst, attribute, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{attribute.name} must be a positive integer, got {value!r}")
+
+
+def _non_negative(inst, attribute, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+
+
+@attrs.frozen(slots=True)
+class Config:
+    """Everything a world needs to know before its first event. Immutable and validated."""
+
+    # -- cluster ------------------------------------------------------------------------------
+    brokers: int = attrs.field(default=3, validator=_positive)
+    clients: int = attrs.field(default=3, validator=_positive)
+    partitions: int = attrs.field(default=6, validator=_positive)  # of the one subscribed topic
+    topic: str = "t"
+    group_id: str = "test-group"
+    offsets_partitions: int = attrs.field(default=50, validator=_positive)  # offsets.topic.num.partitions
+
+    # -- broker (group coordinator) -----------------------------------------------------------
+    min_session_timeout_ms: int = attrs.field(default=6000, validator=_positive)  # Kafka 6000
+    max_session_timeout_ms: int = attrs.field(default=1_800_000, validator=_positive)  # Kafka 1800000
+    initial_rebalance_delay_ms: int = attrs.field(default=3000, validator=_non_negative)  # Kafka 3000
+    group_max_size: int = attrs.field(default=MAX_INT, validator=_positive)  # Kafka Integer.MAX_VALUE
+    new_member_join_timeout_ms: int = attrs.field(default=300_000, validator=_positive)  # Kafka 300000
+    # JoinGroup API version the clients speak; >= 4 means the two-phase join (MEMBER_ID_REQUIRED).
+    join_group_version: int = attrs.field(default=5)
+
+    # -- client ---------------------------------------------------------------------------------
+    session_timeout_ms: int = attrs.field(default=6000, validator=_positive)  # Kafka 45000
+    heartbeat_interval_ms: int = attrs.field(default=2000, validator=_positive)  # Kafka 3000
+    max_poll_interval_ms: int = attrs.field(default=10_000, validator=_positive)  # Kafka 300000; = rebalance timeout
+    request_timeout_ms: int = attrs.field(default=8000, validator=_positive)  # Kafka 30000
+    retry_backoff_ms: int = attrs.field(default=100, validator=_positive)  # Kafka 100 (flat, pre-3.7)
+    reconnect_backoff_ms: int = attrs.field(default=50, validator=_positive)  # Kafka 50
+    latency_ms: int = attrs.field(default=1, validator=_non_negative)  # one-way link latency
+
+    # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
+    broken: frozenset = attrs.field(default=frozenset(), converter=frozenset)
+
+    @join_group_version.validator
+    def _check_version(self, attribute, value):
+        if not isinstance(value, int) or not 0 <= value <= 9:
+            raise ConfigError(f"join_group_version must be an integer from 0 to 9, got {value!r}")
+
+    @broken.validator
+    def _check_broken(self, attribute, value):
+        unknown = sorted(set(value) - set(VARIANTS))
+        if unknown:
+            raise ConfigError(f"broken names unknown variants {unknown}; known: {sorted(VARIANTS)}")
+
+    def __attrs_post_init__(self):
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"heartbeat_interval_ms ({self.heartbeat_interval_ms}) must be below "
+                f"session_timeout_ms ({self.session_timeout_ms})"
+            )
+        if self.min_session_timeout_ms > self.max_session_timeout_ms:
+            raise ConfigError(
+                f"min_session_timeout_ms ({self.min_session_timeout_ms}) exceeds "
+                f"max_session_timeout_ms ({self.max_session_timeout_ms})"
+            )
+        if not self.group_id:
+            raise ConfigError("group_id must be a non-empty string, got ''")
+        if not self.topic:
+            raise ConfigError("topic must be a non-empty string, got ''")
+
+    # -- derived values -----------------------------------------------------------------------
+    @property
+    def require_known_member_id(self) -> bool:
+        """JoinGroup v4+ without a group.instance.id answers a new member MEMBER_ID_REQUIRED first."""
+        return self.join_group_version >= 4
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        """The consumer sends max.poll.interval.ms as its JoinGroup rebalance timeout."""
+        return self.max_poll_interval_ms
+
+    @property
+    def join_request_timeout_ms(self) -> int:
+        """JoinGroup's own request timeout: max(request.timeout.ms, rebalance timeout + 5000)."""
+        return join_group_request_timeout(self.request_timeout_ms, self.rebalance_timeout_ms)
+
+    def client_id(self, client: int) -> str:
+        return f"consumer-{client}"
+
+    def protocols(self, client: int) -> tuple[str, ...]:
+        """Assignor preference of a client: even clients prefer range, odd ones roundrobin, so
+        that protocol votes can tie."""
+        return ("range", "roundrobin") if client % 2 == 0 else ("roundrobin", "range")
+
+
+JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
+
+
+def join_group_request_timeout(request_timeout_ms: int, rebalance_timeout_ms: int) -> int:
+    """``max(request.timeout.ms, rebalance.timeout.ms + 5000)``, guarded against int overflow the
+    way AbstractCoordinator does: when the sum would overflow a Java int, the rebalance timeout
+    itself (already huge) is used."""
+    if rebalance_timeout_ms > MAX_INT - JOIN_GROUP_TIMEOUT_LAPSE_MS:
+        return max(request_timeout_ms, rebalance_timeout_ms)
+    return max(request_timeout_ms, rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS)
+
+
+KAFKA_DEFAULTS = {
+    "session.timeout.ms": 45000,
+    "heartbeat.interval.ms": 3000,
+    "max.poll.interval.ms": 300000,
+    "request.timeout.ms": 30000,
+    "retry.backoff.ms": 100,
+    "reconnect.backoff.ms": 50,
+    "group.min.session.timeout.ms": 6000,
+    "group.max.session.timeout.ms": 1800000,
+    "group.initial.rebalance.delay.ms": 3000,
+    "offsets.topic.num.partitions": 50,
+}

@@ -1,0 +1,1040 @@
+"""Server side: the classic group coordinator for one group, as pure transitions.
+
+Protocol reference §1. A :class:`Group` is an immutable value; every handler takes the group (or
+``None`` when the coordinator has no such group), the request, where the answer must go
+(``reply_to``, an opaque hashable handle supplied by the caller), the current time, the config and a
+``choose`` function, and returns an :class:`Outcome`: the new group, the responses to deliver, notes
+for the property checker, and the group record to persist (if the coordinator writes one).
+
+Timers (DelayedJoin, InitialDelayedJoin, DelayedSync, DelayedHeartbeat, pending-member expiry) are
+deadlines stored in the group; :func:`fire_timers` runs every deadline ``<= until`` in
+(deadline, arming sequence) order, each at its own deadline time.
+
+Nondeterminism in Kafka (hash-map order for the leader re-pick and the protocol-vote tie-break) is
+exposed through ``choose(kind, candidates) -> candidate``: the caller decides among the allowed
+outcomes, and the model never picks silently.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable
+
+import attrs
+
+from model.errors import Errors
+from model.messages import (
+    UNKNOWN_MEMBER_ID,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    OffsetCommitResponse,
+    SyncGroupResponse,
+)
+
+# Group states (§1.2).
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+GROUP_STATES = (EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD)
+
+VALID_PREVIOUS_STATES = {
+    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
+    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
+    STABLE: frozenset({COMPLETING_REBALANCE}),
+    EMPTY: frozenset({PREPARING_REBALANCE}),
+    DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
+}
+
+Choose = Callable[[str, tuple], object]
+ReplyTo = Hashable
+
+
+@attrs.frozen(slots=True)
+class Deadline:
+    """An armed timer: fires when time reaches ``at``; ``seq`` orders timers armed for the same ms."""
+
+    at: int
+    seq: int
+
+
+@attrs.frozen(slots=True)
+class Member:
+    member_id: str
+    client_id: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: tuple  # ((name, metadata), ...) most preferred first
+    assignment: tuple = ()  # partitions
+    awaiting_join: ReplyTo | None = None  # parked JoinGroup (where to answer), or None
+    awaiting_sync: ReplyTo | None = None  # parked SyncGroup, or None
+    is_new: bool = True
+    heartbeat: Deadline | None = None  # armed session (or new-member) expiry, None when not armed
+
+
+@attrs.frozen(slots=True)
+class Group:
+    group_id: str
+    state: str = EMPTY
+    generation: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: tuple = ()  # Member values, in insertion order
+    pending_members: tuple = ()  # ((member_id, Deadline), ...) ids handed out with MEMBER_ID_REQUIRED
+    pending_sync: frozenset = frozenset()  # member ids that got a JoinGroup response but have not synced
+    new_member_added: bool = False
+    join_deadline: Deadline | None = None  # DelayedJoin / InitialDelayedJoin
+    initial_delay_remaining: int | None = None  # not None iff join_deadline is an InitialDelayedJoin
+    sync_deadline: Deadline | None = None  # DelayedSync for sync_generation
+    sync_generation: int = -1
+    timer_seq: int = 0  # next Deadline.seq
+    member_seq: int = 0  # source of member ids (see new_member_id)
+
+
+@attrs.frozen(slots=True)
+class Outcome:
+    group: Group | None
+    replies: tuple = ()  # ((reply_to, response), ...) in the order Kafka would answer
+    notes: tuple = ()  # observations for the property checker, see NOTES below
+    persist: Group | None = None  # group record written to __consumer_offsets, if any
+    committed: tuple = ()  # ((partition, offset), ...) offsets written, if any
+
+
+# Notes emitted into Outcome.notes (tuples, first element is the tag):
+#   ("join_complete", generation_before, generation_after, member_ids_after, leader_id, all_joined)
+#        all_joined: True if the phase completed because everyone had joined, False on timeout
+#   ("member_removed", member_id, reason, deadline_at)   reason in {"session", "leave", "not_rejoined",
+#        "not_synced", "max_size"}; deadline_at = the expired Deadline.at for "session", else None
+#   ("assignment_stored", generation, ((member_id, assignment), ...))
+#   ("commit", request_generation, member_id, group_generation, group_state, error)
+#   ("transition", from_state, to_state)
+
+
+def new_member_id(client_id: str, seq: int) -> str:
+    """Kafka uses clientId + "-" + random UUID; the model uses a deterministic stand-in of the same
+    shape. Values differ from the implementation's, so observations compare member ids by alias."""
+    return f"{client_id}-{seq:08d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The working copy
+# ---------------------------------------------------------------------------------------------
+#
+# Kafka's coordinator mutates a GroupMetadata under the group lock, step by step. The handlers
+# below follow that code closely on a private, mutable draft of the group (_Draft), which is
+# frozen back into a Group value once per call: the public functions stay pure (values in,
+# values out), the steps read like the reference, and only one Group is built per request.
+
+_NONE = Errors.NONE
+
+
+def _index_of(members, member_id: str) -> int:
+    """Position of *member_id* in *members*, or -1. Groups are small: a scan beats a dict."""
+    for i, m in enumerate(members):
+        if m.member_id == member_id:
+            return i
+    return -1
+
+
+def _metadata_for(member: Member, protocol_name):
+    for name, metadata in member.protocols:
+        if name == protocol_name:
+            return metadata
+    return None
+
+
+_KEEP = object()  # "leave this field as it is" in _member()
+
+
+def _member(m: Member, *, protocols=_KEEP, rebalance_timeout_ms=_KEEP, session_timeout_ms=_KEEP,
+            assignment=_KEEP, awaiting_join=_KEEP, awaiting_sync=_KEEP, is_new=_KEEP,
+            heartbeat=_KEEP) -> Member:
+    """A copy of *m* with the given fields replaced: ``attrs.evolve`` without its introspection,
+    which costs about three times a plain constructor call on this hot path."""
+    return Member(
+        m.member_id,
+        m.client_id,
+        m.rebalance_timeout_ms if rebalance_timeout_ms is _KEEP else rebalance_timeout_ms,
+        m.session_timeout_ms if session_timeout_ms is _KEEP else session_timeout_ms,
+        m.protocol_type,
+        m.protocols if protocols is _KEEP else protocols,
+        m.assignment if assignment is _KEEP else assignment,
+        m.awaiting_join if awaiting_join is _KEEP else awaiting_join,
+        m.awaiting_sync if awaiting_sync is _KEEP else awaiting_sync,
+        m.is_new if is_new is _KEEP else is_new,
+        m.heartbeat if heartbeat is _KEEP else heartbeat,
+    )
+
+
+def _error_join(error, member_id: str = "") -> JoinGroupResponse:
+    """JoinGroupResult(memberId, error): no generation, no protocol, no leader, no members."""
+    return JoinGroupResponse(error=error, member_id=member_id)
+
+
+class _Draft:
+    """A mutable working copy of one :class:`Group` plus what the current call has produced.
+
+    Field names are the Group's; ``members`` and ``pending_members`` are lists here.
+    """
+
+    __slots__ = (
+        "group_id", "state", "generation", "protocol_type", "protocol_name", "leader_id",
+        "members", "pending_members", "pending_sync", "new_member_added", "join_deadline",
+        "initial_delay_remaining", "sync_deadline", "sync_generation", "timer_seq", "member_seq",
+        "config", "broken", "choose", "replies", "notes", "persist",
+    )
+
+    def __init__(self, group: Group, config, choose):
+        self.group_id = group.group_id
+        self.state = group.state
+        self.generation = group.generation
+        self.protocol_type = group.protocol_type
+        self.protocol_name = group.protocol_name
+        self.leader_id = group.leader_id
+        self.members = list(group.members)
+        self.pending_members = list(group.pending_members)
+        self.pending_sync = group.pending_sync
+        self.new_member_added = group.new_member_added
+        self.join_deadline = group.join_deadline
+        self.initial_delay_remaining = group.initial_delay_remaining
+        self.sync_deadline = group.sync_deadline
+        self.sync_generation = group.sync_generation
+        self.timer_seq = group.timer_seq
+        self.member_seq = group.member_seq
+        self.config = config
+        self.broken = config.broken
+        self.choose = choose
+        self.replies = []
+        self.notes = []
+        self.persist = None
+
+    def freeze(self) -> Group:
+        # Positional, in Group's field order: a third cheaper than keywords on the hot path.
+        return Group(
+            self.group_id,
+            self.state,
+            self.generation,
+            self.protocol_type,
+            self.protocol_name,
+            self.leader_id,
+            tuple(self.members),
+            tuple(self.pending_members),
+            self.pending_sync,
+            self.new_member_added,
+            self.join_deadline,
+            self.initial_delay_remaining,
+            self.sync_deadline,
+            self.sync_generation,
+            self.timer_seq,
+            self.member_seq,
+        )
+
+    def outcome(self, committed: tuple = ()) -> Outcome:
+        return Outcome(self.freeze(), tuple(self.replies), tuple(self.notes), self.persist, committed)
+
+    def reply(self, reply_to, response) -> None:
+        self.replies.append((reply_to, response))
+
+    # -- small pieces of GroupMetadata ----------------------------------------------------------
+
+    def transition(self, target: str, check: bool = True) -> None:
+        """``transitionTo`` (§1.2): refuses a target whose valid previous states exclude ours."""
+        if check and self.state not in VALID_PREVIOUS_STATES[target]:
+            raise AssertionError(
+                f"group {self.group_id}: illegal transition {self.state} -> {target}"
+            )
+        self.notes.append(("transition", self.state, target))
+        self.state = target
+
+    def arm(self, at: int) -> Deadline:
+        deadline = Deadline(at, self.timer_seq)
+        self.timer_seq += 1
+        return deadline
+
+    def is_pending(self, member_id: str) -> bool:
+        for pending_id, _ in self.pending_members:
+            if pending_id == member_id:
+                return True
+        return False
+
+    def rebalance_timeout_ms(self) -> int:
+        """``group.rebalanceTimeoutMs``: the largest member rebalance timeout, 0 when empty (§1.1)."""
+        return max((m.rebalance_timeout_ms for m in self.members), default=0)
+
+    def has_all_members_joined(self) -> bool:
+        """§1.1: every member awaits join and no MEMBER_ID_REQUIRED member is outstanding."""
+        if self.pending_members and "join_completes_with_pending" not in self.broken:
+            return False
+        for m in self.members:
+            if m.awaiting_join is None:
+                return False
+        return True
+
+    def supports_protocols(self, protocol_type: str, protocols: tuple) -> bool:
+        """``supportsProtocols`` (§1.4 step 5): an Empty group takes any non-empty type and list;
+        otherwise the type must match and one of the names must be listed by every member."""
+        if self.state == EMPTY:
+            return bool(protocol_type) and bool(protocols)
+        if self.protocol_type != protocol_type:
+            return False
+        members = self.members
+        for name, _ in protocols:
+            if all(any(n == name for n, _ in m.protocols) for m in members):
+                return True
+        return False
+
+    def pick_leader(self, candidates: tuple):
+        """Kafka picks by hash-map order, i.e. any candidate: the caller's ``choose`` decides."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        return self.choose("leader", candidates)
+
+    def remove(self, member_ids, reason: str, deadline_at=None, repick: bool = True) -> None:
+        """``GroupMetadata.remove`` for a batch of ids (§1.6 leader bookkeeping): drops them from
+        members (heartbeat deadlines go with them), pending and pending-sync; a removed leader is
+        replaced by any remaining member (picked once per batch; with ``repick=False`` the caller
+        elects, and leader_id is left None)."""
+        kept = []
+        for m in self.members:
+            if m.member_id in member_ids:
+                self.notes.append(("member_removed", m.member_id, reason, deadline_at))
+            else:
+                kept.append(m)
+        self.members = kept
+        if self.pending_members:
+            self.pending_members = [p for p in self.pending_members if p[0] not in member_ids]
+        if self.pending_sync:
+            self.pending_sync = self.pending_sync.difference(member_ids)
+        if self.leader_id is not None and self.leader_id in member_ids:
+            if "leader_not_repicked" in self.broken:
+                pass  # the removed id stays leader
+            elif repick:
+                self.leader_id = self.pick_leader(tuple(m.member_id for m in kept))
+            else:
+                self.leader_id = None
+
+    def session_deadline(self, is_new: bool, parked: bool, session_timeout_ms: int, now: int):
+        """"Complete and reschedule" (§1.12): the session deadline a member gets now. None when
+        it counts as satisfied (not new and parked in JoinGroup or SyncGroup); otherwise one
+        timeout ahead, the new-member join timeout while it is new."""
+        if parked and not is_new:
+            return None
+        return self.arm(
+            now + (self.config.new_member_join_timeout_ms if is_new else session_timeout_ms)
+        )
+
+    def reschedule_heartbeat(self, i: int, now: int) -> None:
+        """Complete and reschedule the session deadline of member *i* as it stands."""
+        m = self.members[i]
+        parked = m.awaiting_join is not None or m.awaiting_sync is not None
+        heartbeat = self.session_deadline(m.is_new, parked, m.session_timeout_ms, now)
+        if heartbeat != m.heartbeat:
+            self.members[i] = _member(m, heartbeat=heartbeat)
+
+    # -- coordinator procedures ----------------------------------------------------------------
+
+    def add_member_and_rebalance(self, member_id: str, request, reply_to, now: int) -> None:
+        """``addMemberAndRebalance`` (§1.4): a new member, parked in JoinGroup, with the 5-minute
+        new-member deadline; the first member fixes the protocol type and becomes leader if
+        there is none; during the first rebalance (generation 0) it extends the initial delay."""
+        if self.state == PREPARING_REBALANCE and self.generation == 0:
+            self.new_member_added = True
+        if not self.members:
+            self.protocol_type = request.protocol_type
+        if self.leader_id is None:
+            self.leader_id = member_id
+        self.members.append(
+            Member(
+                member_id=member_id,
+                client_id=request.client_id,
+                rebalance_timeout_ms=request.rebalance_timeout_ms,
+                session_timeout_ms=request.session_timeout_ms,
+                protocol_type=request.protocol_type,
+                protocols=request.protocols,
+                awaiting_join=reply_to,
+                is_new=True,
+                heartbeat=self.session_deadline(True, True, request.session_timeout_ms, now),
+            )
+        )
+        if self.pending_members:
+            self.pending_members = [p for p in self.pending_members if p[0] != member_id]
+        self.maybe_prepare_rebalance(now)
+
+    def update_member_and_rebalance(self, i: int, request, reply_to, now: int) -> None:
+        """``updateMemberAndRebalance`` (§1.4): new protocols and timeouts, and the JoinGroup is
+        parked; a JoinGroup already parked for this member is dropped, never answered."""
+        self.members[i] = _member(
+            self.members[i],
+            protocols=request.protocols,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            session_timeout_ms=request.session_timeout_ms,
+            awaiting_join=reply_to,
+        )
+        self.maybe_prepare_rebalance(now)
+
+    def maybe_prepare_rebalance(self, now: int) -> None:
+        """``maybePrepareRebalance``: only when ``canRebalance`` (Stable, CompletingRebalance, Empty)."""
+        if self.state in (STABLE, COMPLETING_REBALANCE, EMPTY):
+            self.prepare_rebalance(now)
+
+    def prepare_rebalance(self, now: int) -> None:
+        """``prepareRebalance`` (§1.5): fail parked syncs, cancel the pending-sync expiry, arm an
+        InitialDelayedJoin (from Empty) or a DelayedJoin, enter PreparingRebalance and try to
+        complete the join phase at once."""
+        if self.state == COMPLETING_REBALANCE:
+            self.reset_and_propagate_assignment_error(Errors.REBALANCE_IN_PROGRESS, now)
+        self.pending_sync = frozenset()
+        self.sync_deadline = None
+        rebalance_timeout = self.rebalance_timeout_ms()
+        if self.state == EMPTY:
+            delay = self.config.initial_rebalance_delay_ms
+            self.join_deadline = self.arm(now + delay)
+            self.initial_delay_remaining = max(rebalance_timeout - delay, 0)
+        else:
+            self.join_deadline = self.arm(now + rebalance_timeout)
+            self.initial_delay_remaining = None
+        self.transition(PREPARING_REBALANCE)
+        self.try_complete_join(now)
+
+    def try_complete_join(self, now: int) -> None:
+        """``DelayedJoin.tryComplete`` (§1.5): complete the join phase early once everyone has
+        joined. An InitialDelayedJoin never completes early."""
+        if (
+            self.state == PREPARING_REBALANCE
+            and self.join_deadline is not None
+            and self.initial_delay_remaining is None
+            and self.has_all_members_joined()
+        ):
+            self.join_deadline = None
+            self.complete_join(now, all_joined=True)
+
+    def complete_join(self, now: int, all_joined: bool) -> None:
+        """``onCompleteJoin`` (§1.6). The caller has already disarmed the join deadline."""
+        generation_before = self.generation
+        self.initial_delay_remaining = None
+        # 1. Dynamic members that did not rejoin are dropped (every member is dynamic here).
+        if "non_rejoined_kept" not in self.broken:
+            gone = frozenset(m.member_id for m in self.members if m.awaiting_join is None)
+            if gone:
+                self.remove(gone, "not_rejoined", repick=False)
+        if self.state == DEAD:
+            return
+        # 3. maybeElectNewJoinedLeader: keep a leader that rejoined, else any member that did.
+        if self.members and not self.elect_joined_leader():
+            # Only non-rejoined members remain (static in Kafka): wait another rebalance timeout.
+            self.join_deadline = self.arm(now + self.rebalance_timeout_ms())
+            return
+        # 4. initNextGeneration
+        if "generation_not_bumped" in self.broken:
+            pass
+        elif "generation_bumped_twice" in self.broken:
+            self.generation += 2
+        else:
+            self.generation += 1
+        self.pending_sync = frozenset()
+        members = self.members
+        if not members:
+            self.protocol_name = None
+            self.transition(EMPTY)
+            self.notes.append(
+                ("join_complete", generation_before, self.generation, (), self.leader_id, all_joined)
+            )
+            self.persist = self.freeze()  # the empty group record is written
+            return
+        self.protocol_name = self.select_protocol()
+        if "stable_skips_completing" in self.broken:
+            self.transition(STABLE, check=False)
+        else:
+            self.transition(COMPLETING_REBALANCE)
+        member_ids = tuple(m.member_id for m in members)
+        self.notes.append(
+            ("join_complete", generation_before, self.generation, member_ids, self.leader_id, all_joined)
+        )
+        # 5. Answer every parked JoinGroup, in member order; the leader gets the member list.
+        protocol_name = self.protocol_name
+        leader_members = tuple((m.member_id, _metadata_for(m, protocol_name)) for m in members)
+        for i, m in enumerate(members):
+            if m.awaiting_join is not None:
+                self.reply(
+                    m.awaiting_join,
+                    JoinGroupResponse(
+                        error=_NONE,
+                        generation_id=self.generation,
+                        protocol_type=self.protocol_type,
+                        protocol_name=protocol_name,
+                        leader_id=self.leader_id,
+                        member_id=m.member_id,
+                        members=leader_members if m.member_id == self.leader_id else (),
+                    ),
+                )
+            parked = m.awaiting_sync is not None
+            members[i] = _member(
+                m,
+                awaiting_join=None,
+                is_new=False,
+                heartbeat=self.session_deadline(False, parked, m.session_timeout_ms, now),
+            )
+        self.pending_sync = frozenset(member_ids)
+        # schedulePendingSync: DelayedSync for this generation.
+        self.sync_deadline = self.arm(now + self.rebalance_timeout_ms())
+        self.sync_generation = self.generation
+
+    def elect_joined_leader(self) -> bool:
+        """``maybeElectNewJoinedLeader`` (§1.6 step 3)."""
+        leader = self.leader_id
+        if leader is not None:
+            i = _index_of(self.members, leader)
+            if i >= 0 and self.members[i].awaiting_join is not None:
+                return True
+        joined = tuple(m.member_id for m in self.members if m.awaiting_join is not None)
+        if not joined:
+            return False
+        self.leader_id = self.pick_leader(joined)
+        return True
+
+    def select_protocol(self) -> str:
+        """``selectProtocol`` (§1.6): among the names every member lists, each member votes for its
+        most preferred; most votes wins; a tie is Kafka's hash-map order, i.e. ``choose``."""
+        members = self.members
+        candidates = {name for name, _ in members[0].protocols}
+        for m in members[1:]:
+            candidates &= {name for name, _ in m.protocols}
+        votes: dict = {}  # insertion order = first appearance in member order
+        for m in members:
+            for name, _ in m.protocols:
+                if name in candidates:
+                    votes[name] = votes.get(name, 0) + 1
+                    break
+        most = max(votes.values())
+        tied = tuple(name for name, count in votes.items() if count == most)
+        if len(tied) == 1:
+            return tied[0]
+        return self.choose("protocol", tied)
+
+    def reset_and_propagate_assignment_error(self, error: int, now: int) -> None:
+        """``resetAndPropagateAssignmentError`` (§1.5 step 1): clear every assignment and answer
+        every parked SyncGroup with *error*, resetting those members' session deadlines."""
+        members = self.members
+        for i, m in enumerate(members):
+            if m.awaiting_sync is not None:
+                self.reply(m.awaiting_sync, SyncGroupResponse(error=error))
+                parked = m.awaiting_join is not None
+                members[i] = _member(
+                    m,
+                    assignment=(),
+                    awaiting_sync=None,
+                    heartbeat=self.session_deadline(m.is_new, parked, m.session_timeout_ms, now),
+                )
+            elif m.assignment:
+                members[i] = _member(m, assignment=())
+
+    def set_and_propagate_assignment(self, assignments: dict, now: int) -> None:
+        """``setAndPropagateAssignment`` (§1.7 step 4): store each member's assignment and answer
+        every parked SyncGroup, in member order, resetting those members' session deadlines."""
+        members = self.members
+        if "followers_get_leader_assignment" in self.broken:
+            leader_assignment = assignments.get(self.leader_id, ())
+            assignments = {m.member_id: leader_assignment for m in members}
+        for i, m in enumerate(members):
+            assignment = assignments.get(m.member_id, ())
+            if m.awaiting_sync is not None:
+                self.reply(
+                    m.awaiting_sync,
+                    SyncGroupResponse(
+                        error=_NONE,
+                        protocol_type=self.protocol_type,
+                        protocol_name=self.protocol_name,
+                        assignment=assignment,
+                    ),
+                )
+                parked = m.awaiting_join is not None
+                members[i] = _member(
+                    m,
+                    assignment=assignment,
+                    awaiting_sync=None,
+                    heartbeat=self.session_deadline(m.is_new, parked, m.session_timeout_ms, now),
+                )
+            elif assignment != m.assignment:
+                members[i] = _member(m, assignment=assignment)
+        self.notes.append(
+            ("assignment_stored", self.generation, tuple((m.member_id, m.assignment) for m in members))
+        )
+
+    def remove_member_and_update_group(self, i: int, reason: str, deadline_at, now: int) -> None:
+        """``removeMemberAndUpdateGroup`` (§1.9): a parked JoinGroup is answered UNKNOWN_MEMBER_ID
+        first (a parked SyncGroup is dropped unanswered, as in Kafka); then the group rebalances
+        (Stable, CompletingRebalance) or re-checks join completion (PreparingRebalance)."""
+        m = self.members[i]
+        if m.awaiting_join is not None:
+            self.reply(m.awaiting_join, _error_join(Errors.UNKNOWN_MEMBER_ID))
+        self.remove((m.member_id,), reason, deadline_at)
+        if self.state in (STABLE, COMPLETING_REBALANCE):
+            self.maybe_prepare_rebalance(now)
+        elif self.state == PREPARING_REBALANCE:
+            self.try_complete_join(now)
+
+    def remove_pending_member_and_update_group(self, member_id: str, now: int) -> None:
+        """``removePendingMemberAndUpdateGroup`` (§1.9, §1.12)."""
+        self.remove((member_id,), "pending")
+        if self.state == PREPARING_REBALANCE:
+            self.try_complete_join(now)
+
+    def remove_pending_sync_member(self, member_id: str) -> None:
+        """``removePendingSyncMember``: and the DelayedSync completes once everyone has synced."""
+        if member_id in self.pending_sync:
+            self.pending_sync = self.pending_sync - {member_id}
+        if self.sync_deadline is not None and self.sync_is_complete():
+            self.sync_deadline = None
+
+    def sync_is_complete(self) -> bool:
+        """``tryCompletePendingSync`` (§1.7 step 5): nothing left to expire for sync_generation."""
+        return (
+            self.sync_generation != self.generation
+            or self.state in (DEAD, EMPTY, PREPARING_REBALANCE)
+            or not self.pending_sync
+        )
+
+    # -- timers ---------------------------------------------------------------------------------
+
+    def on_join_deadline(self, now: int) -> None:
+        """DelayedJoin expiry completes the join phase anyway; an InitialDelayedJoin first extends
+        itself while new members keep arriving (§1.5)."""
+        self.join_deadline = None
+        remaining = self.initial_delay_remaining
+        if remaining is not None and self.new_member_added and remaining != 0:
+            self.new_member_added = False
+            configured = self.config.initial_rebalance_delay_ms
+            delay = min(configured, remaining)
+            # Kafka subtracts the *old* delay, this timer's delayMs, which the group does not
+            # store: it equals the configured delay whenever this branch runs. The first timer's
+            # delay is the configured one; a later timer's is min(configured, R) for the previous
+            # remaining R, and this branch runs only if R - old delay > 0, i.e. R > configured.
+            self.initial_delay_remaining = max(remaining - configured, 0)
+            self.join_deadline = self.arm(now + delay)
+            return
+        self.complete_join(now, all_joined=False)
+
+    def on_sync_deadline(self, now: int) -> None:
+        """DelayedSync expiry (§1.7 step 5): members that have not synced are removed (leader
+        included) and the group rebalances."""
+        self.sync_deadline = None
+        if self.sync_is_complete():  # also: the group left CompletingRebalance/Stable
+            return
+        pending_sync = self.pending_sync
+        laggards = frozenset(m.member_id for m in self.members if m.member_id in pending_sync)
+        self.remove(laggards, "not_synced")
+        self.prepare_rebalance(now)
+
+    def on_heartbeat_deadline(self, i: int, deadline_at: int, now: int) -> None:
+        """DelayedHeartbeat expiry (§1.12): a satisfied member is left alone (and its deadline is
+        not re-armed); any other member is removed."""
+        m = self.members[i]
+        self.members[i] = m = _member(m, heartbeat=None)
+        if self.state == DEAD:
+            return
+        if not m.is_new and (m.awaiting_join is not None or m.awaiting_sync is not None):
+            return
+        self.remove_member_and_update_group(i, "session", deadline_at, now)
+
+    def on_pending_deadline(self, member_id: str, now: int) -> None:
+        """Pending-member expiry (§1.12): forget the id handed out with MEMBER_ID_REQUIRED."""
+        if self.state == DEAD:
+            self.pending_members = [p for p in self.pending_members if p[0] != member_id]
+            return
+        self.remove_pending_member_and_update_group(member_id, now)
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+# ---------------------------------------------------------------------------------------------
+
+
+def handle_join_group(group, request, reply_to, now, config, choose) -> Outcome:
+    """JoinGroup (§1.4 from step 2; the broker has run the prelude)."""
+    member_id = request.member_id
+    if not (
+        config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms
+    ):
+        return Outcome(group, ((reply_to, _error_join(Errors.INVALID_SESSION_TIMEOUT, member_id)),))
+    if group is None:
+        if member_id != UNKNOWN_MEMBER_ID:
+            return Outcome(None, ((reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id)),))
+        group = Group(group_id=request.group_id)
+    d = _Draft(group, config, choose)
+    if not _accept_joining_member(d, member_id, config):
+        d.remove((member_id,), "max_size")
+        d.reply(reply_to, _error_join(Errors.GROUP_MAX_SIZE_REACHED))
+    elif member_id == UNKNOWN_MEMBER_ID:
+        _new_member_join(d, request, reply_to, now)
+    else:
+        _current_member_join(d, request, reply_to, now)
+    if d.state == PREPARING_REBALANCE:
+        d.try_complete_join(now)
+    return d.outcome()
+
+
+def _accept_joining_member(d: _Draft, member_id: str, config) -> bool:
+    """``acceptJoiningMember`` (§1.4 step 4): the group.max.size gate."""
+    state = d.state
+    if state in (EMPTY, DEAD):
+        return True
+    i = _index_of(d.members, member_id)
+    if state == PREPARING_REBALANCE:
+        if i >= 0 and d.members[i].awaiting_join is not None:
+            return True
+        awaiting = sum(1 for m in d.members if m.awaiting_join is not None)
+        return awaiting < config.group_max_size
+    return i >= 0 or len(d.members) < config.group_max_size
+
+
+def _new_member_join(d: _Draft, request, reply_to, now: int) -> None:
+    """``doNewMemberJoinGroup`` (§1.4 step 5), dynamic members only."""
+    if d.state == DEAD:
+        d.reply(reply_to, _error_join(Errors.COORDINATOR_NOT_AVAILABLE))
+        return
+    if not d.supports_protocols(request.protocol_type, request.protocols):
+        d.reply(reply_to, _error_join(Errors.INCONSISTENT_GROUP_PROTOCOL))
+        return
+    new_id = new_member_id(request.client_id, d.member_seq)
+    d.member_seq += 1
+    if d.config.require_known_member_id:
+        d.pending_members.append((new_id, d.arm(now + request.session_timeout_ms)))
+        d.reply(reply_to, _error_join(Errors.MEMBER_ID_REQUIRED, new_id))
+    else:
+        d.add_member_and_rebalance(new_id, request, reply_to, now)
+
+
+def _current_member_join(d: _Draft, request, reply_to, now: int) -> None:
+    """``doCurrentMemberJoinGroup`` (§1.4 step 6)."""
+    member_id = request.member_id
+    if d.state == DEAD:
+        d.reply(reply_to, _error_join(Errors.COORDINATOR_NOT_AVAILABLE, member_id))
+        return
+    if not d.supports_protocols(request.protocol_type, request.protocols):
+        d.reply(reply_to, _error_join(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
+        return
+    if d.is_pending(member_id):
+        d.add_member_and_rebalance(member_id, request, reply_to, now)
+        return
+    i = _index_of(d.members, member_id)
+    if i < 0:
+        d.reply(reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id))
+        return
+    state = d.state
+    member = d.members[i]
+    if state == PREPARING_REBALANCE:
+        d.update_member_and_rebalance(i, request, reply_to, now)
+    elif state == COMPLETING_REBALANCE:
+        if member.protocols == request.protocols:
+            # Same metadata (it probably lost the response): the current generation again.
+            d.reply(reply_to, _current_generation(d, member_id, with_members=member_id == d.leader_id))
+        else:
+            d.update_member_and_rebalance(i, request, reply_to, now)
+    elif state == STABLE:
+        if member_id == d.leader_id or member.protocols != request.protocols:
+            d.update_member_and_rebalance(i, request, reply_to, now)
+        else:
+            d.reply(reply_to, _current_generation(d, member_id, with_members=False))
+    else:  # Empty: a member of an empty group is unexpected
+        d.reply(reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id))
+
+
+def _current_generation(d: _Draft, member_id: str, with_members: bool) -> JoinGroupResponse:
+    """An immediate JoinGroup answer with the current generation (§1.4 step 6)."""
+    members = ()
+    if with_members:
+        members = tuple((m.member_id, _metadata_for(m, d.protocol_name)) for m in d.members)
+    return JoinGroupResponse(
+        error=_NONE,
+        generation_id=d.generation,
+        protocol_type=d.protocol_type,
+        protocol_name=d.protocol_name,
+        leader_id=d.leader_id or "",
+        member_id=member_id,
+        members=members,
+    )
+
+
+def handle_sync_group(group, request, reply_to, now, config, choose) -> Outcome:
+    """SyncGroup (§1.7 from step 2)."""
+    if group is None:
+        return Outcome(None, ((reply_to, SyncGroupResponse(error=Errors.UNKNOWN_MEMBER_ID)),))
+    error = _validate_sync_group(group, request, config)
+    if error is not None:
+        return Outcome(group, ((reply_to, SyncGroupResponse(error=error)),))
+    state = group.state
+    if state == EMPTY:
+        return Outcome(group, ((reply_to, SyncGroupResponse(error=Errors.UNKNOWN_MEMBER_ID)),))
+    if state == PREPARING_REBALANCE:
+        return Outcome(group, ((reply_to, SyncGroupResponse(error=Errors.REBALANCE_IN_PROGRESS)),))
+    d = _Draft(group, config, choose)
+    member_id = request.member_id
+    i = _index_of(d.members, member_id)
+    if state == COMPLETING_REBALANCE:
+        d.members[i] = _member(d.members[i], awaiting_sync=reply_to)
+        d.remove_pending_sync_member(member_id)
+        if member_id == d.leader_id:
+            # Members missing from the leader's assignment get an empty one; the record write
+            # is modelled as an immediate success.
+            d.set_and_propagate_assignment(dict(request.assignments), now)
+            d.transition(STABLE)
+            d.persist = d.freeze()
+    else:  # Stable: hand out the stored assignment
+        d.remove_pending_sync_member(member_id)
+        member = d.members[i]
+        d.reply(
+            reply_to,
+            SyncGroupResponse(
+                error=_NONE,
+                protocol_type=d.protocol_type,
+                protocol_name=d.protocol_name,
+                assignment=member.assignment,
+            ),
+        )
+        d.reschedule_heartbeat(i, now)
+    return d.outcome()
+
+
+def _validate_sync_group(group: Group, request, config):
+    """``validateSyncGroup`` (§1.7 step 3): the first error, or None."""
+    if group.state == DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if _index_of(group.members, request.member_id) < 0:
+        return Errors.UNKNOWN_MEMBER_ID
+    if "sync_accepts_stale_generation" in config.broken:
+        pass
+    elif request.generation_id != group.generation:
+        return Errors.ILLEGAL_GENERATION
+    if request.protocol_type is not None and request.protocol_type != group.protocol_type:
+        return Errors.INCONSISTENT_GROUP_PROTOCOL
+    if request.protocol_name is not None and request.protocol_name != group.protocol_name:
+        return Errors.INCONSISTENT_GROUP_PROTOCOL
+    return None
+
+
+def handle_heartbeat(group, request, reply_to, now, config, choose) -> Outcome:
+    """Heartbeat (§1.8 from step 2): validation (member, then generation) before the state."""
+    if group is None:
+        return Outcome(None, ((reply_to, HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID)),))
+    state = group.state
+    i = _index_of(group.members, request.member_id)
+    if state == DEAD:
+        error = Errors.COORDINATOR_NOT_AVAILABLE
+    elif i < 0:
+        error = Errors.UNKNOWN_MEMBER_ID
+    elif request.generation_id != group.generation:
+        error = Errors.ILLEGAL_GENERATION
+    elif state == EMPTY:
+        error = Errors.UNKNOWN_MEMBER_ID
+    else:
+        d = _Draft(group, config, choose)
+        d.reschedule_heartbeat(i, now)
+        if state != PREPARING_REBALANCE:
+            error = _NONE
+        elif "heartbeat_none_while_preparing" in config.broken:
+            error = _NONE
+        else:
+            error = Errors.REBALANCE_IN_PROGRESS
+        d.reply(reply_to, HeartbeatResponse(error))
+        return d.outcome()
+    return Outcome(group, ((reply_to, HeartbeatResponse(error)),))
+
+
+def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome:
+    """LeaveGroup, batch form (§1.9 after the prelude). Never checks the generation."""
+    if group is None:
+        errors = tuple((member_id, Errors.UNKNOWN_MEMBER_ID) for member_id in request.member_ids)
+        return Outcome(None, ((reply_to, LeaveGroupResponse(_NONE, errors)),))
+    if group.state == DEAD:
+        return Outcome(group, ((reply_to, LeaveGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE)),))
+    d = _Draft(group, config, choose)
+    member_errors = []
+    for member_id in request.member_ids:
+        if member_id == UNKNOWN_MEMBER_ID:
+            # Admin removal by group.instance.id; the model has no static members.
+            error = Errors.UNKNOWN_MEMBER_ID
+        elif d.is_pending(member_id):
+            d.remove_pending_member_and_update_group(member_id, now)
+            error = _NONE
+        else:
+            i = _index_of(d.members, member_id)
+            if i < 0:
+                error = Errors.UNKNOWN_MEMBER_ID
+            else:
+                d.remove_member_and_update_group(i, "leave", None, now)
+                error = _NONE
+        member_errors.append((member_id, error))
+    d.reply(reply_to, LeaveGroupResponse(_NONE, tuple(member_errors)))
+    return d.outcome()
+
+
+def handle_offset_commit(group, request, reply_to, now, config, choose) -> Outcome:
+    """OffsetCommit with generation fencing (§1.10 from step 2)."""
+    offsets = request.offsets
+    generation_id = request.generation_id
+    if group is None:
+        if generation_id >= 0:
+            error = Errors.ILLEGAL_GENERATION
+            note = ("commit", generation_id, request.member_id, None, None, error)
+            return Outcome(None, ((reply_to, _commit_response(offsets, error)),), (note,))
+        group = Group(group_id=request.group_id)  # a "simple" consumer's group
+    state = group.state
+    error = _validate_offset_commit(group, request, config.broken)
+    stored = False
+    d = None
+    if error is None:
+        if state == EMPTY:
+            error, stored = _NONE, True
+        elif state in (STABLE, PREPARING_REBALANCE):
+            # Commits of the previous generation are allowed while preparing.
+            d = _Draft(group, config, choose)
+            d.reschedule_heartbeat(_index_of(d.members, request.member_id), now)
+            error, stored = _NONE, True
+        else:  # CompletingRebalance
+            error = Errors.REBALANCE_IN_PROGRESS
+    note = ("commit", generation_id, request.member_id, group.generation, state, error)
+    replies = ((reply_to, _commit_response(offsets, error)),)
+    committed = offsets if stored else ()
+    if d is not None:
+        return Outcome(d.freeze(), replies, (note,), None, committed)
+    return Outcome(group, replies, (note,), None, committed)
+
+
+def _validate_offset_commit(group: Group, request, broken):
+    """``validateOffsetCommit`` (§1.10 step 3): the first error, or None."""
+    if group.state == DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    generation_id = request.generation_id
+    if generation_id < 0 and group.state == EMPTY:
+        return None
+    if generation_id >= 0 or request.member_id != UNKNOWN_MEMBER_ID:
+        stale = generation_id != group.generation and "commit_accepts_stale_generation" not in broken
+        if "commit_checks_generation_first" in broken and stale:
+            return Errors.ILLEGAL_GENERATION
+        if _index_of(group.members, request.member_id) < 0:
+            return Errors.UNKNOWN_MEMBER_ID
+        if stale:
+            return Errors.ILLEGAL_GENERATION
+        return None
+    return Errors.UNKNOWN_MEMBER_ID  # no member id, no generation, and the group is not Empty
+
+
+def _commit_response(offsets: tuple, error: int) -> OffsetCommitResponse:
+    return OffsetCommitResponse(tuple((partition, error) for partition, _ in offsets))
+
+
+# ---------------------------------------------------------------------------------------------
+# Time
+# ---------------------------------------------------------------------------------------------
+
+_JOIN, _SYNC, _HEARTBEAT, _PENDING = 0, 1, 2, 3
+
+
+def _earliest(group, heartbeat_early: int):
+    """The armed timer with the smallest (due time, seq) as (due, kind, key, deadline.at), or
+    None. A heartbeat deadline is due *heartbeat_early* ms before it (0 unless broken). Works on
+    a Group or a _Draft."""
+    best = None
+    best_due = best_seq = 0
+    d = group.join_deadline
+    if d is not None:
+        best, best_due, best_seq = (_JOIN, None, d.at), d.at, d.seq
+    d = group.sync_deadline
+    if d is not None and (best is None or d.at < best_due or (d.at == best_due and d.seq < best_seq)):
+        best, best_due, best_seq = (_SYNC, None, d.at), d.at, d.seq
+    for m in group.members:
+        d = m.heartbeat
+        if d is not None:
+            due = d.at - heartbeat_early
+            if best is None or due < best_due or (due == best_due and d.seq < best_seq):
+                best, best_due, best_seq = (_HEARTBEAT, m.member_id, d.at), due, d.seq
+    for member_id, d in group.pending_members:
+        if best is None or d.at < best_due or (d.at == best_due and d.seq < best_seq):
+            best, best_due, best_seq = (_PENDING, member_id, d.at), d.at, d.seq
+    return None if best is None else (best_due,) + best
+
+
+def next_deadline(group) -> int | None:
+    """The earliest armed deadline of *group* (ms), or None when nothing is armed."""
+    if group is None:
+        return None
+    best = _earliest(group, 0)
+    return None if best is None else best[0]
+
+
+def fire_timers(group, until, config, choose) -> Outcome:
+    """Run every deadline ``<= until``, earliest (at, seq) first, each at its own time, including
+    deadlines armed by the ones that fire. ``persist`` is the last record written."""
+    if group is None:
+        return Outcome(None)
+    early = config.heartbeat_interval_ms if "expiry_ignores_deadline" in config.broken else 0
+    best = _earliest(group, early)
+    if best is None or best[0] > until:
+        return Outcome(group)
+    d = _Draft(group, config, choose)
+    while best is not None and best[0] <= until:
+        now, kind, key, deadline_at = best
+        if kind == _JOIN:
+            d.on_join_deadline(now)
+        elif kind == _SYNC:
+            d.on_sync_deadline(now)
+        elif kind == _HEARTBEAT:
+            d.on_heartbeat_deadline(_index_of(d.members, key), deadline_at, now)
+        else:
+            d.on_pending_deadline(key, now)
+        best = _earliest(d, early)
+    return d.outcome()
+
+
+# ---------------------------------------------------------------------------------------------
+# Coordinator migration
+# ---------------------------------------------------------------------------------------------
+
+
+def unload(group) -> Outcome:
+    """Partition emigration (§1.13 ``onGroupUnloaded``): the group goes Dead; members parked in
+    JoinGroup (PreparingRebalance) or SyncGroup (CompletingRebalance) get NOT_COORDINATOR."""
+    if group is None:
+        return Outcome(None)
+    previous = group.state
+    replies = []
+    if previous == PREPARING_REBALANCE:
+        for m in group.members:
+            if m.awaiting_join is not None:
+                replies.append((m.awaiting_join, _error_join(Errors.NOT_COORDINATOR, m.member_id)))
+    elif previous in (STABLE, COMPLETING_REBALANCE):
+        for m in group.members:
+            if m.awaiting_sync is not None:
+                replies.append((m.awaiting_sync, SyncGroupResponse(error=Errors.NOT_COORDINATOR)))
+    return Outcome(None, tuple(replies), (("transition", previous, DEAD),))
+
+
+def load(persisted, now, config, choose) -> Outcome:
+    """Partition immigration (§1.13 ``onGroupLoaded``): rebuild the group from its persisted
+    record (Stable with members, else Empty); nothing parked, no pending or sync state, every
+    member gets a fresh session deadline; an over-capacity group rebalances."""
+    if persisted is None:
+        return Outcome(None)
+    d = _Draft(persisted, config, choose)
+    d.state = STABLE if persisted.members else EMPTY
+    d.members = [
+        _member(m, awaiting_join=None, awaiting_sync=None, is_new=False, heartbeat=None)
+        for m in persisted.members
+    ]
+    d.pending_members = []
+    d.pending_sync = frozenset()
+    d.new_member_added = False
+    d.join_deadline = None
+    d.initial_delay_remaining = None
+    d.sync_deadline = None
+    d.sync_generation = -1
+    if len(d.members) > config.group_max_size:
+        d.prepare_rebalance(now)
+    for i in range(len(d.members)):
+        d.reschedule_heartbeat(i, now)
+    return d.outcome()

@@ -1,0 +1,493 @@
+"""The client's member state machine: AbstractCoordinator and ConsumerCoordinator (reference §3).
+
+Entry points, each one action of the application or the heartbeat thread on a
+:class:`model.client.Step`:
+
+* :func:`consumer_poll` — ``KafkaConsumer.poll(Duration.ZERO)``: heartbeat poll timer reset,
+  coordinator discovery, ``ensureActiveGroup`` / ``joinGroupIfNeeded`` with a zero timer, then the
+  fetch poll. With a zero timer every backoff sleep is a no-op, exactly as in Kafka.
+* :func:`heartbeat_thread` — one iteration of the heartbeat thread's loop.
+* :func:`commit_async` — ``commitAsync`` of the offsets of the owned partitions.
+* :func:`close` — ``KafkaConsumer.close``: revoke, LeaveGroup (best effort), stop.
+
+Responses reach the handlers through :func:`dispatch`, called by the network client when a
+completion fires. Each handler follows the error table of the reference; a response sent under an
+older generation never resets the member (``generationUnchanged``), except where Kafka itself does
+(OffsetCommit's UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION outside PREPARING_REBALANCE).
+"""
+
+from __future__ import annotations
+
+from model import netclient as net
+from model.assignors import ASSIGNORS
+from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step
+from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, UNJOINED_GROUP, Errors, is_retriable, name_of
+from model.messages import (
+    NO_GENERATION,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    SyncGroupRequest,
+)
+
+PROTOCOL_TYPE = "consumer"
+
+# Failures after which joinGroupIfNeeded retries at once instead of returning.
+_REJOIN_AT_ONCE = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIRED})
+# JoinGroup errors that are fatal to the consumer (raised out of poll).
+_JOIN_FATAL = frozenset(
+    {
+        Errors.FENCED_INSTANCE_ID,
+        Errors.INCONSISTENT_GROUP_PROTOCOL,
+        Errors.INVALID_SESSION_TIMEOUT,
+        Errors.INVALID_GROUP_ID,
+        Errors.GROUP_AUTHORIZATION_FAILED,
+        Errors.GROUP_MAX_SIZE_REACHED,
+        Errors.UNSUPPORTED_VERSION,
+    }
+)
+
+
+# -- member state ----------------------------------------------------------------------------------
+
+
+def _set_state(s: Step, state: str) -> None:
+    if s.state != state:
+        s.log.append(("member_state", s.index, s.state, state))
+        s.state = state
+
+
+def _set_generation(s: Step, generation: int, member_id: str, protocol: str | None) -> None:
+    s.generation, s.member_id, s.protocol = generation, member_id, protocol
+
+
+def request_rejoin(s: Step) -> None:
+    s.rejoin_needed = True
+
+
+def reset_state_and_generation(s: Step, reset_member_id: bool) -> None:
+    _set_state(s, UNJOINED)
+    _set_generation(s, NO_GENERATION, "" if reset_member_id else s.member_id, None)
+
+
+def reset_state_and_rejoin(s: Step, reset_member_id: bool) -> None:
+    reset_state_and_generation(s, reset_member_id)
+    request_rejoin(s)
+    s.needs_join_prepare = True
+
+
+def _reset_on_response_error(s: Step, req, error: int, reset_member_id: bool) -> None:
+    """resetStateOnResponseError, logged so the properties can see which response caused it."""
+    s.log.append(("reset", s.index, req.api, error, req.sent_generation, s.generation_tuple))
+    reset_state_and_rejoin(s, reset_member_id)
+
+
+def _generation_unchanged(s: Step, req) -> bool:
+    return req.sent_generation == s.generation_tuple
+
+
+def rejoin_needed_or_pending(s: Step) -> bool:
+    return s.rejoin_needed or s.join_future is not None
+
+
+def _fail(s: Step, failure) -> None:
+    """An exception thrown out of poll to the application: the consumer is finished."""
+    s.fatal = name_of(failure)
+    s.log.append(("fatal", s.index, s.fatal))
+
+
+# -- coordinator discovery (§3.2) ------------------------------------------------------------------
+
+
+def mark_coordinator_unknown(s: Step, disconnected: bool, cause: str) -> None:
+    if s.coordinator is not None:
+        slot = s.coordinator_slot()
+        s.log.append(("coordinator_unknown", s.index, s.coordinator, cause))
+        s.coordinator = None
+        if not disconnected:
+            net.disconnect_async(s, slot)
+
+
+def coordinator_unknown(s: Step) -> bool:
+    """checkAndGetCoordinator() == null: a coordinator whose connection failed and is still in
+    reconnect backoff is marked unknown on the way."""
+    if s.coordinator is not None and net.is_unavailable(s, s.coordinator_slot()):
+        mark_coordinator_unknown(s, True, "coordinator unavailable")
+    return s.coordinator is None
+
+
+def lookup_coordinator(s: Step):
+    """The memoised FindCoordinator future, or an immediate failure when no node is available."""
+    if s.find_coordinator_request is None:
+        candidates = net.least_loaded_candidates(s)
+        if not candidates:
+            return ("failed", NO_AVAILABLE_BROKERS)
+        slot = candidates[0] if len(candidates) == 1 else s.choose("least_loaded", candidates)
+        s.find_coordinator_request = ("pending", net.send(s, slot, FindCoordinatorRequest(s.config.group_id)))
+    return s.find_coordinator_request
+
+
+def ensure_coordinator_ready(s: Step) -> bool:
+    """ensureCoordinatorReady with a zero timer: one lookup round."""
+    if not coordinator_unknown(s):
+        return True
+    future = lookup_coordinator(s)
+    net.poll(s, dispatch)
+    if future[0] == "pending":  # the memo now holds the outcome, if the response has fired
+        future = s.find_coordinator_request
+        if future[0] == "pending":
+            return False
+    if future[0] == "failed":
+        if not is_retriable(future[1]):
+            _fail(s, future[1])
+            return False
+        net.poll(s, dispatch)  # awaitMetadataUpdate(timer): one poll with an expired timer
+    elif s.coordinator is not None and net.is_unavailable(s, s.coordinator_slot()):
+        mark_coordinator_unknown(s, True, "coordinator unavailable")
+    s.find_coordinator_request = None
+    return not coordinator_unknown(s)
+
+
+def _on_find_coordinator(s: Step, req, result) -> None:
+    if isinstance(result, str):
+        s.find_coordinator_request = ("failed", result)
+        return
+    if result.error == Errors.NONE:
+        s.coordinator = result.node_id
+        s.log.append(("coordinator_found", s.index, result.node_id))
+        slot = s.coordinator_slot()
+        if net.can_connect(s, slot):  # client.tryConnect(coordinator)
+            net.initiate_connect(s, slot)
+        s.session_deadline_ms = s.now + s.config.session_timeout_ms  # heartbeat.resetSessionTimeout()
+        s.find_coordinator_request = ("succeeded",)
+    else:
+        s.find_coordinator_request = ("failed", result.error)
+
+
+# -- join / sync (§3.3, §3.4) ----------------------------------------------------------------------
+
+
+def on_join_prepare(s: Step) -> None:
+    """ConsumerCoordinator.onJoinPrepare (eager, no auto-commit): revoke, or lose, every owned partition."""
+    if s.assignment:
+        lost = s.generation == NO_GENERATION or s.member_id == ""
+        s.log.append(("lost" if lost else "revoke", s.index, s.assignment))
+        s.assignment = ()
+
+
+def on_join_complete(s: Step, assignment: tuple) -> None:
+    s.assignment = assignment
+    s.log.append(("assign", s.index, s.generation, s.member_id, assignment))
+
+
+def send_join_group(s: Step):
+    if coordinator_unknown(s):
+        return ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
+    cfg = s.config
+    timeout = cfg.request_timeout_ms if "join_timeout_not_extended" in cfg.broken else cfg.join_request_timeout_ms
+    subscription = (cfg.topic,)
+    request = JoinGroupRequest(
+        group_id=cfg.group_id,
+        member_id=s.member_id,
+        session_timeout_ms=cfg.session_timeout_ms,
+        rebalance_timeout_ms=cfg.rebalance_timeout_ms,
+        protocol_type=PROTOCOL_TYPE,
+        protocols=tuple((name, subscription) for name in cfg.protocols(s.index)),
+        client_id=cfg.client_id(s.index),
+    )
+    return ("pending", net.send(s, s.coordinator_slot(), request, timeout))
+
+
+def initiate_join_group(s: Step) -> None:
+    if s.join_future is None or ("double_join" in s.config.broken and s.join_future[0] == "pending"):
+        _set_state(s, PREPARING_REBALANCE)
+        s.join_future = send_join_group(s)
+
+
+def join_group_if_needed(s: Step) -> bool:
+    """joinGroupIfNeeded with a zero timer. Returns True when the member is STABLE with no rejoin needed."""
+    for _ in range(8):  # each round either returns or handles one completed join future
+        if not rejoin_needed_or_pending(s):
+            return True
+        if not ensure_coordinator_ready(s):
+            return False
+        if s.needs_join_prepare:
+            s.needs_join_prepare = False
+            on_join_prepare(s)
+        initiate_join_group(s)
+        net.poll(s, dispatch)
+        future = s.join_future
+        if future is None or future[0] == "pending":
+            return False
+        s.join_future = None
+        if future[0] == "succeeded":
+            if s.generation != NO_GENERATION and s.state == STABLE:
+                on_join_complete(s, future[1])
+                s.needs_join_prepare = True
+            else:
+                reset_state_and_rejoin(s, True)
+            continue
+        failure = future[1]
+        request_rejoin(s)
+        if failure in _REJOIN_AT_ONCE:
+            continue
+        if not is_retriable(failure):
+            _fail(s, failure)
+        return False
+    return False
+
+
+def _on_join_group(s: Step, req, result) -> None:
+    if s.join_future != ("pending", req.id):
+        return  # not the current join (cannot happen in Kafka: the future is memoised)
+    if isinstance(result, str):
+        _on_transport_failure(s, result)
+        s.join_future = ("failed", result)
+        return
+    error = result.error
+    if error == Errors.NONE:
+        if result.protocol_type is not None and result.protocol_type != PROTOCOL_TYPE:
+            s.join_future = ("failed", Errors.INCONSISTENT_GROUP_PROTOCOL)
+        elif s.state != PREPARING_REBALANCE:
+            s.join_future = ("failed", UNJOINED_GROUP)
+        else:
+            _set_state(s, COMPLETING_REBALANCE)
+            if s.heartbeat_thread:
+                _enable_heartbeat_thread(s)
+            _set_generation(s, result.generation_id, result.member_id, result.protocol_name)
+            s.log.append(("joined", s.index, result.generation_id, result.member_id, result.leader_id == result.member_id))
+            assignments = ()
+            if result.leader_id == result.member_id:
+                assignor = ASSIGNORS[result.protocol_name]
+                plan = assignor([m for m, _ in result.members], s.config.partitions)
+                assignments = tuple((m, plan[m]) for m, _ in result.members)
+            if coordinator_unknown(s):  # sendSyncGroupRequest: RequestFuture.coordinatorNotAvailable()
+                s.join_future = ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
+                return
+            sync = SyncGroupRequest(
+                s.config.group_id, result.generation_id, result.member_id, PROTOCOL_TYPE, result.protocol_name, assignments
+            )
+            s.join_future = ("pending", net.send(s, s.coordinator_slot(), sync))
+        return
+    if error == Errors.UNKNOWN_MEMBER_ID:
+        if _generation_unchanged(s, req):
+            _reset_on_response_error(s, req, error, True)
+    elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        mark_coordinator_unknown(s, False, name_of(error))
+    elif error == Errors.MEMBER_ID_REQUIRED:
+        _set_generation(s, NO_GENERATION, result.member_id, None)
+        request_rejoin(s)
+    elif error not in _JOIN_FATAL and error not in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS):
+        error = Errors.UNKNOWN_SERVER_ERROR  # KafkaException("Unexpected error in join group response")
+    s.join_future = ("failed", error)
+
+
+def _on_sync_group(s: Step, req, result) -> None:
+    if s.join_future != ("pending", req.id):
+        return
+    if isinstance(result, str):
+        _on_transport_failure(s, result)
+        s.join_future = ("failed", result)
+        return
+    error = result.error
+    if error == Errors.NONE:
+        if result.protocol_type is not None and result.protocol_type != PROTOCOL_TYPE:
+            s.join_future = ("failed", Errors.INCONSISTENT_GROUP_PROTOCOL)
+        elif s.generation != NO_GENERATION and s.state == COMPLETING_REBALANCE:
+            if result.protocol_name is not None and result.protocol_name != s.protocol:
+                s.join_future = ("failed", Errors.INCONSISTENT_GROUP_PROTOCOL)
+            else:
+                _set_state(s, STABLE)
+                s.rejoin_needed = False
+                s.join_future = ("succeeded", tuple(result.assignment))
+        else:
+            s.join_future = ("failed", Errors.ILLEGAL_GENERATION)
+        return
+    if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        if _generation_unchanged(s, req):
+            _reset_on_response_error(s, req, error, error == Errors.UNKNOWN_MEMBER_ID)
+    elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        mark_coordinator_unknown(s, False, name_of(error))
+    elif error not in (Errors.REBALANCE_IN_PROGRESS, Errors.GROUP_AUTHORIZATION_FAILED, Errors.FENCED_INSTANCE_ID):
+        error = Errors.UNKNOWN_SERVER_ERROR
+    s.join_future = ("failed", error)
+
+
+def _on_transport_failure(s: Step, failure: str) -> None:
+    """CoordinatorResponseHandler.onFailure: a disconnect marks the coordinator unknown."""
+    if failure == DISCONNECT:
+        mark_coordinator_unknown(s, True, DISCONNECT)
+
+
+# -- heartbeat (§3.5) ------------------------------------------------------------------------------
+
+
+def _enable_heartbeat_thread(s: Step) -> None:
+    """HeartbeatThread.enable: reset the heartbeat, session and poll timers."""
+    cfg = s.config
+    s.heartbeat_enabled = True
+    s.heartbeat_due_ms = s.now + cfg.heartbeat_interval_ms
+    s.session_deadline_ms = s.now + cfg.session_timeout_ms
+    s.poll_deadline_ms = s.now + cfg.max_poll_interval_ms
+
+
+def _receive_heartbeat(s: Step) -> None:
+    s.heartbeat_attempts = 0
+    s.session_deadline_ms = s.now + s.config.session_timeout_ms
+
+
+def _fail_heartbeat(s: Step) -> None:
+    s.heartbeat_attempts += 1
+    s.heartbeat_due_ms = s.now + s.config.retry_backoff_ms
+
+
+def heartbeat_thread(s: Step) -> None:
+    """One iteration of HeartbeatThread.run."""
+    if not s.live_now() or not s.heartbeat_thread or not s.heartbeat_enabled:
+        return
+    if s.state in (UNJOINED, PREPARING_REBALANCE) and "heartbeat_while_unjoined" not in s.config.broken:
+        s.heartbeat_enabled = False
+        return
+    net.poll(s, dispatch)  # pollNoWakeup
+    if coordinator_unknown(s):
+        if s.find_coordinator_request is not None:
+            s.find_coordinator_request = None
+        else:
+            lookup_coordinator(s)
+    elif s.now >= s.session_deadline_ms:
+        mark_coordinator_unknown(s, False, "session timed out without receiving a heartbeat response")
+    elif s.now >= s.poll_deadline_ms:
+        s.log.append(("poll_timeout", s.index))
+        maybe_leave_group(s)
+    elif s.now >= s.heartbeat_due_ms:
+        s.heartbeat_due_ms = s.now + s.config.heartbeat_interval_ms  # sentHeartbeat
+        s.log.append(("heartbeat_sent", s.index, s.state, s.generation))
+        net.send(s, s.coordinator_slot(), HeartbeatRequest(s.config.group_id, s.generation, s.member_id))
+
+
+def _on_heartbeat(s: Step, req, result) -> None:
+    if isinstance(result, str):
+        _on_transport_failure(s, result)
+        _fail_heartbeat(s)
+        return
+    error = result.error
+    if error == Errors.NONE:
+        _receive_heartbeat(s)
+    elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        mark_coordinator_unknown(s, False, name_of(error))
+        _fail_heartbeat(s)
+    elif error == Errors.REBALANCE_IN_PROGRESS:
+        if s.state == STABLE:
+            request_rejoin(s)
+        _receive_heartbeat(s)  # success, or RebalanceInProgressException: both count as liveness
+    elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
+        if _generation_unchanged(s, req) or "stale_response_resets" in s.config.broken:
+            _reset_on_response_error(s, req, error, error != Errors.ILLEGAL_GENERATION)
+            if error == Errors.FENCED_INSTANCE_ID:
+                _fail(s, error)
+            else:
+                _fail_heartbeat(s)
+        else:
+            _receive_heartbeat(s)  # ignored: the generation moved on
+    else:
+        _fail_heartbeat(s)
+
+
+# -- leave, commit, close --------------------------------------------------------------------------
+
+
+def maybe_leave_group(s: Step) -> None:
+    """maybeLeaveGroup: best-effort LeaveGroup for a joined dynamic member, then always reset."""
+    if not coordinator_unknown(s) and s.state != UNJOINED and s.member_id:
+        net.send(s, s.coordinator_slot(), LeaveGroupRequest(s.config.group_id, (s.member_id,)))
+        net.poll(s, dispatch)  # pollNoWakeup
+    s.log.append(("leave", s.index, s.member_id))
+    reset_state_and_rejoin(s, True)
+
+
+def _on_leave_group(s: Step, req, result) -> None:
+    if isinstance(result, str):
+        _on_transport_failure(s, result)
+
+
+def commit_async(s: Step) -> None:
+    """commitAsync of every owned partition at offset = the number of commits made so far."""
+    if not s.live_now():
+        return
+    s.commits += 1
+    if not s.assignment:
+        return  # nothing to commit: RequestFuture.voidSuccess()
+    if coordinator_unknown(s):
+        s.log.append(("commit_failed", s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
+        lookup_coordinator(s)
+        return
+    if s.state != STABLE:  # generationIfStable() == null
+        rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
+        s.log.append(("commit_failed", s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
+        return
+    offsets = tuple((p, s.commits) for p in s.assignment)
+    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets))
+
+
+def _on_offset_commit(s: Step, req, result) -> None:
+    if isinstance(result, str):
+        _on_transport_failure(s, result)
+        return
+    error = result.error
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT):
+        mark_coordinator_unknown(s, False, name_of(error))
+    elif error == Errors.REBALANCE_IN_PROGRESS:
+        request_rejoin(s)
+    elif error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        if _generation_unchanged(s, req) or s.state != PREPARING_REBALANCE:
+            _reset_on_response_error(s, req, error, error == Errors.UNKNOWN_MEMBER_ID)
+    elif error == Errors.GROUP_AUTHORIZATION_FAILED:
+        _fail(s, error)
+
+
+def close(s: Step) -> None:
+    """KafkaConsumer.close: onLeavePrepare revokes, maybeLeaveGroup, one last network poll."""
+    if not s.live_now():
+        return
+    if s.assignment:
+        s.log.append(("revoke", s.index, s.assignment))
+        s.assignment = ()
+    maybe_leave_group(s)
+    net.poll(s, dispatch)
+    s.closed = True
+    s.log.append(("closed", s.index))
+
+
+# -- the application's poll ------------------------------------------------------------------------
+
+
+def consumer_poll(s: Step) -> None:
+    """KafkaConsumer.poll(Duration.ZERO): ConsumerCoordinator.poll, then the fetch poll."""
+    if not s.live_now():
+        return
+    if s.heartbeat_thread:
+        s.poll_deadline_ms = s.now + s.config.max_poll_interval_ms  # pollHeartbeat → heartbeat.poll(now)
+    if not coordinator_unknown(s) or ensure_coordinator_ready(s):
+        if rejoin_needed_or_pending(s) and s.fatal is None:
+            if ensure_coordinator_ready(s):  # ensureActiveGroup
+                s.heartbeat_thread = True  # startHeartbeatThreadIfNeeded
+                join_group_if_needed(s)
+    if s.fatal is None:
+        net.poll(s, dispatch)  # pollForFetches
+
+
+_DISPATCH = {
+    "FindCoordinator": _on_find_coordinator,
+    "JoinGroup": _on_join_group,
+    "SyncGroup": _on_sync_group,
+    "Heartbeat": _on_heartbeat,
+    "LeaveGroup": _on_leave_group,
+    "OffsetCommit": _on_offset_commit,
+}
+
+
+def dispatch(s: Step, req, result) -> None:
+    """Fire one completion: the response handler of the request's API."""
+    _DISPATCH[req.api](s, req, result)

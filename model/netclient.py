@@ -1,0 +1,260 @@
+"""The request lifecycle: ConsumerNetworkClient over NetworkClient (protocol reference §4.1, §4.3).
+
+Every function works on a :class:`model.client.Step`. A request is *sent* into the per-node FIFO
+``unsent`` queue with its creation time; ``poll`` transmits what it can (``trySend`` stops at a
+node's first request whose node is not ready), fails unsent requests that waited strictly longer
+than their timeout (stopping at a node's first request that has not), fails the unsent requests of
+nodes whose connection failed, times out in-flight requests by disconnecting their node, and fires
+completions in FIFO order, each exactly once.
+
+What the transport does is not decided here: transmitted requests are handed to the world in
+``Step.transmitted``; connections the client closes are listed in ``Step.closed_slots``.
+"""
+
+from __future__ import annotations
+
+from model.client import CONNECTING, DISCONNECTED, READY, Conn, Request, Step
+from model.errors import DISCONNECT, REQUEST_TIMEOUT
+
+MAX_IN_FLIGHT_PER_CONNECTION = 5  # max.in.flight.requests.per.connection
+
+
+def send(s: Step, slot: int, body, timeout_ms: int | None = None) -> int:
+    """ConsumerNetworkClient.send: queue *body* for *slot*; nothing is transmitted until poll."""
+    req = Request(
+        id=s.next_request_id,
+        slot=slot,
+        body=body,
+        created_ms=s.now,
+        timeout_ms=s.config.request_timeout_ms if timeout_ms is None else timeout_ms,
+        sent_generation=(s.generation, s.member_id, s.protocol),
+    )
+    s.next_request_id += 1
+    s.set_slot("unsent", slot, s.unsent[slot] + (req,))
+    s.log.append(("send", s.index, req.id, slot, req.api, req.created_ms, req.timeout_ms))
+    return req.id
+
+
+def can_connect(s: Step, slot: int) -> bool:
+    conn = s.conns[slot]
+    return conn.state is None or (
+        conn.state == DISCONNECTED and s.now - conn.last_attempt_ms >= s.config.reconnect_backoff_ms
+    )
+
+
+def is_ready(s: Step, slot: int) -> bool:
+    return s.conns[slot].state == READY and len(s.in_flight[slot]) < MAX_IN_FLIGHT_PER_CONNECTION
+
+
+def ready(s: Step, slot: int) -> bool:
+    """NetworkClient.ready: true if a request can be sent now; otherwise start connecting if allowed."""
+    if is_ready(s, slot):
+        return True
+    if can_connect(s, slot):
+        initiate_connect(s, slot)
+    return False
+
+
+def initiate_connect(s: Step, slot: int) -> None:
+    conn = s.conns[slot]
+    s.set_slot("conns", slot, Conn(CONNECTING, s.now, conn.epoch + 1))
+    s.log.append(("connecting", s.index, slot))
+
+
+def is_unavailable(s: Step, slot: int) -> bool:
+    """ConsumerNetworkClient.isUnavailable: the connection failed and is still in reconnect backoff."""
+    conn = s.conns[slot]
+    return conn.state == DISCONNECTED and s.now - conn.last_attempt_ms < s.config.reconnect_backoff_ms
+
+
+def connection_failed(s: Step, slot: int) -> bool:
+    return s.conns[slot].state == DISCONNECTED
+
+
+def try_send(s: Step) -> None:
+    """trySend: per node, transmit in FIFO order while the node is ready; stop at the first that is not."""
+    for slot, queue in enumerate(s.unsent):
+        if not queue:
+            continue
+        order = queue[::-1] if "send_reorders" in s.config.broken else queue
+        sent = 0
+        for req in order:
+            if not ready(s, slot):
+                break
+            _transmit(s, req)
+            sent += 1
+        if sent:
+            remaining = order[sent:]
+            s.set_slot("unsent", slot, remaining[::-1] if "send_reorders" in s.config.broken else remaining)
+
+
+def _transmit(s: Step, req: Request) -> None:
+    sent = Request(req.id, req.slot, req.body, req.created_ms, req.timeout_ms, req.sent_generation, s.now)
+    s.set_slot("in_flight", req.slot, s.in_flight[req.slot] + (sent,))
+    s.transmitted.append(sent)
+    s.log.append(("transmit", s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
+
+
+def fail_expired_requests(s: Step) -> None:
+    """failExpiredRequests: a request expires when max(0, now - created) > its timeout (strict); the
+    scan of a node's queue stops at its first request that has not expired."""
+    broken = s.config.broken
+    for slot, queue in enumerate(s.unsent):
+        if not queue:
+            continue
+        kept = []
+        stopped = False
+        for req in queue:
+            elapsed = max(0, s.now - req.created_ms)
+            if stopped:
+                kept.append(req)
+            elif "expiry_never" not in broken and (
+                elapsed > req.timeout_ms or ("expiry_ge" in broken and elapsed == req.timeout_ms)
+            ):
+                s.log.append(("expire", s.index, req.id, slot, elapsed, req.timeout_ms))
+                _complete(s, req, REQUEST_TIMEOUT)
+                if "future_completed_twice" in broken:
+                    kept.append(req)  # forgot to remove it: it will be completed (or sent) again
+            else:
+                kept.append(req)
+                stopped = "expiry_no_stop" not in broken
+        if len(kept) != len(queue):
+            s.set_slot("unsent", slot, tuple(kept))
+
+
+def fail_unsent(s: Step, slot: int, failure: str) -> None:
+    queue = s.unsent[slot]
+    if queue:
+        s.set_slot("unsent", slot, ())  # remove the whole queue first, then complete each
+        for req in queue:
+            s.log.append(("fail_unsent", s.index, req.id, slot, failure))
+            _complete(s, req, failure)
+
+
+def check_disconnects(s: Step) -> None:
+    """checkDisconnects: fail every unsent request of a node whose connection has failed."""
+    if "disconnect_keeps_unsent" in s.config.broken:
+        return
+    for slot, queue in enumerate(s.unsent):
+        if queue and connection_failed(s, slot):
+            fail_unsent(s, slot, DISCONNECT)
+
+
+def disconnect(s: Step, slot: int) -> None:
+    """NetworkClient.disconnect: close the connection; in-flight requests complete as disconnected."""
+    conn = s.conns[slot]
+    if conn.state is None or conn.state == DISCONNECTED:
+        return
+    s.closed_slots.append(slot)
+    connection_lost(s, slot)
+
+
+def connection_lost(s: Step, slot: int) -> None:
+    """processDisconnection: the connection is DISCONNECTED as of now; in-flight requests complete
+    as disconnected, in send order."""
+    conn = s.conns[slot]
+    s.set_slot("conns", slot, Conn(DISCONNECTED, s.now, conn.epoch))
+    s.log.append(("disconnected", s.index, slot))
+    in_flight = s.in_flight[slot]
+    if in_flight:
+        s.set_slot("in_flight", slot, ())
+        for req in in_flight:
+            _complete(s, req, DISCONNECT)
+
+
+def disconnect_async(s: Step, slot: int) -> None:
+    """ConsumerNetworkClient.disconnectAsync: handled at the start of the next poll."""
+    if slot not in s.pending_disconnects:
+        s.pending_disconnects = s.pending_disconnects + (slot,)
+
+
+def handle_timed_out_requests(s: Step) -> None:
+    """NetworkClient.handleTimedOutRequests: a node with an in-flight request older than its timeout
+    (now - sendTime > requestTimeout) is disconnected."""
+    for slot, in_flight in enumerate(s.in_flight):
+        for req in in_flight:
+            if s.now - req.sent_ms > req.timeout_ms:
+                s.log.append(("inflight_timeout", s.index, req.id, slot))
+                disconnect(s, slot)
+                break
+
+
+def receive(s: Step, slot: int, request_id: int, response) -> bool:
+    """A response arrived on *slot*: it answers the oldest in-flight request (correlation ids are
+    checked in order). Returns False if no in-flight request matches (a stale connection)."""
+    in_flight = s.in_flight[slot]
+    if not in_flight or in_flight[0].id != request_id:
+        return False
+    s.set_slot("in_flight", slot, in_flight[1:])
+    _complete(s, in_flight[0], response)
+    return True
+
+
+def _complete(s: Step, req: Request, result) -> None:
+    """RequestFutureCompletionHandler: record the result; it fires later, from poll, in FIFO order."""
+    s.pending_completions = s.pending_completions + ((req, result),)
+    s.log.append(("queued", s.index, req.id))
+
+
+def fire_pending_completions(s: Step, dispatch) -> None:
+    """firePendingCompletedRequests: fire queued completions in the order they were queued;
+    completions queued while firing are fired in the same pass."""
+    lifo = "completions_lifo" in s.config.broken
+    while s.pending_completions:
+        if lifo:
+            req, result = s.pending_completions[-1]
+            s.pending_completions = s.pending_completions[:-1]
+        else:
+            req, result = s.pending_completions[0]
+            s.pending_completions = s.pending_completions[1:]
+        s.log.append(("complete", s.index, req.id, req.api, result if isinstance(result, str) else result.error))
+        dispatch(s, req, result)
+
+
+def poll(s: Step, dispatch) -> None:
+    """ConsumerNetworkClient.poll with a zero timer, in the reference's exact order."""
+    fire_pending_completions(s, dispatch)
+    if s.pending_disconnects:
+        for slot in s.pending_disconnects:
+            fail_unsent(s, slot, DISCONNECT)
+            disconnect(s, slot)
+        s.pending_disconnects = ()
+    try_send(s)
+    handle_timed_out_requests(s)  # NetworkClient.poll(0)
+    check_disconnects(s)
+    try_send(s)
+    fail_expired_requests(s)
+    fire_pending_completions(s, dispatch)
+    s.log.append(("polled", s.index))
+
+
+def least_loaded_candidates(s: Step) -> tuple:
+    """NetworkClient.leastLoadedNode scans the metadata nodes from a random offset, so every node
+    that the scan could return from some offset is allowed: ready nodes with nothing in flight;
+    else the ready nodes with the fewest in flight; else connecting nodes; else the connectable
+    nodes with the oldest last attempt. Empty when no node qualifies."""
+    brokers = s.config.brokers
+    idle, ready_counts, connecting, connectable = [], [], [], []
+    for slot in range(brokers):
+        if is_ready(s, slot):
+            n = len(s.in_flight[slot])
+            (idle if n == 0 else ready_counts).append((n, slot) if n else slot)
+        elif s.conns[slot].state == CONNECTING:
+            connecting.append(slot)
+        elif can_connect(s, slot):
+            connectable.append((s.conns[slot].last_attempt_ms, slot))
+    if idle:
+        return tuple(idle)
+    if ready_counts:
+        least = min(n for n, _ in ready_counts)
+        return tuple(slot for n, slot in ready_counts if n == least)
+    if connecting:
+        return tuple(connecting)
+    if connectable:
+        oldest = min(t for t, _ in connectable)
+        return tuple(slot for t, slot in connectable if t == oldest)
+    return ()
+
+
+def pending_request_count(s, slot: int) -> int:
+    return len(s.unsent[slot]) + len(s.in_flight[slot])

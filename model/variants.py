@@ -1,0 +1,116 @@
+"""Deliberately broken variants of the model (the quality tier).
+
+Each variant is a named switch, listed in ``Config.broken``; the model code checks the switch at the
+exact point where the bug lives, so a variant is one changed decision, never a copy of the model.
+Every ``always`` property in the catalogue has at least one variant here that violates it, and
+``tests/test_quality.py`` proves Hypothesis finds and shrinks each one.
+
+name -> (what the broken model does, the property it should violate)
+"""
+
+VARIANTS: dict[str, tuple[str, str]] = {
+    # server
+    "generation_not_bumped": (
+        "join completion leaves the generation unchanged",
+        "generation-advances-by-one",
+    ),
+    "generation_bumped_twice": (
+        "join completion raises the generation by two",
+        "generation-advances-by-one",
+    ),
+    "leader_not_repicked": (
+        "removing the leader leaves leader_id pointing at the removed member",
+        "leader-is-member",
+    ),
+    "assignment_not_cleared": (
+        "a follower that syncs after a failed leader sync keeps an assignment overlapping a fresh one",
+        "disjoint-assignments",
+    ),
+    "missing_members_keep_partitions": (
+        "the coordinator stores the leader's assignment without defaulting absent members, "
+        "and the leader assigns every partition to itself as well",
+        "disjoint-assignments",
+    ),
+    "sync_accepts_stale_generation": (
+        "SyncGroup does not check the generation",
+        "stable-member-generation-reached",
+    ),
+    "commit_accepts_stale_generation": (
+        "OffsetCommit does not check the generation",
+        "commit-fencing",
+    ),
+    "commit_checks_generation_first": (
+        "OffsetCommit checks the generation before the member id (wrong precedence)",
+        "commit-error-precedence",
+    ),
+    "heartbeat_none_while_preparing": (
+        "Heartbeat is answered NONE during PreparingRebalance",
+        "heartbeat-error-table",
+    ),
+    "join_completes_with_pending": (
+        "pending (MEMBER_ID_REQUIRED) members do not block join completion",
+        "join-completes-when-all-joined",
+    ),
+    "non_rejoined_kept": (
+        "members that did not rejoin survive join completion",
+        "new-generation-members-rejoined",
+    ),
+    "expiry_ignores_deadline": (
+        "session expiry removes a member one heartbeat interval before its deadline",
+        "no-early-session-expiry",
+    ),
+    "stable_skips_completing": (
+        "join completion jumps straight to Stable",
+        "legal-group-transitions",
+    ),
+    # client
+    "heartbeat_while_unjoined": (
+        "the heartbeat thread keeps sending heartbeats after the member lost its generation",
+        "heartbeat-only-when-joined",
+    ),
+    "double_join": (
+        "a JoinGroup is sent while the previous one is still outstanding",
+        "one-join-or-sync-in-flight",
+    ),
+    "stale_response_resets": (
+        "a Heartbeat error for an older generation resets the member anyway",
+        "no-reset-by-stale-response",
+    ),
+    "join_timeout_not_extended": (
+        "JoinGroup uses request.timeout.ms instead of max(request timeout, rebalance timeout + 5000)",
+        "join-request-timeout",
+    ),
+    "stable_without_sync": (
+        "a member becomes STABLE on the JoinGroup response, before SyncGroup",
+        "stable-member-generation-reached",
+    ),
+    # request lifecycle
+    "expiry_ge": (
+        "unsent expiry uses >= instead of > (a request at exactly its timeout is failed)",
+        "unsent-expiry-strict",
+    ),
+    "expiry_no_stop": (
+        "failExpiredRequests scans past the first non-expired request of a node",
+        "unsent-expiry-stops-at-first-live",
+    ),
+    "expiry_never": (
+        "failExpiredRequests never fails anything",
+        "unsent-expiry-strict",
+    ),
+    "disconnect_keeps_unsent": (
+        "checkDisconnects does not fail the unsent requests of a failed node",
+        "disconnect-fails-unsent",
+    ),
+    "future_completed_twice": (
+        "a timed-out request's future is completed again when its queue is failed by a disconnect",
+        "future-completes-once",
+    ),
+    "completions_lifo": (
+        "pending completions are fired newest first",
+        "completions-fifo",
+    ),
+    "send_reorders": (
+        "trySend transmits a node's unsent requests newest first",
+        "per-node-fifo",
+    ),
+}

@@ -1,0 +1,461 @@
+"""The model world: clients, brokers and the network between them, advanced one event at a time.
+
+A :class:`World` is an immutable value and :func:`step` is a pure function
+``(world, event) -> (world', log)``. Events are plain tuples (kind first, a ``pick`` last), so a
+schedule is a list of JSON arrays. An event that is not enabled in the current world (a delivery on
+an empty link, a poll of a crashed client, ...) changes nothing: that makes every prefix and every
+sub-sequence of a schedule a valid schedule, which is what shrinking needs.
+
+Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`model.client`):
+
+==========================================  ===================================================
+``("poll", c, pick)``                        the application calls ``poll(Duration.ZERO)``
+``("heartbeat", c, pick)``                   one iteration of the heartbeat thread
+``("commit", c, pick)``                      the application calls ``commitAsync()``
+``("close", c, pick)``                       the application calls ``close()``
+``("crash", c, pick)``                       the client process dies
+``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
+``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
+``("drop", c, slot, to_broker, pick)``       the head message of a link is lost
+``("disconnect", c, slot, processed, pick)`` the connection breaks; ``processed`` says whether the
+                                             broker had read the requests still in transit
+``("tick", ms, pick)``                       time advances; the coordinator's timers fire
+``("broker_crash", b, pick)``                a broker dies (leadership moves if it led the group)
+``("broker_restart", b, pick)``              a crashed broker comes back
+``("failover", b, pick)``                    the group's offsets partition moves to broker ``b``
+``("load", b, pick)``                        broker ``b`` finishes loading the group
+``("partition", c, b, pick)`` / ``("heal", c, b, pick)``  network partition between c and b
+==========================================  ===================================================
+
+``pick`` resolves the choices Kafka leaves open (least loaded node, leader re-pick, protocol-vote
+ties, whether a broken connection's requests were processed): see :func:`chooser`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model import broker as brk
+from model import group as grp
+from model import member
+from model import netclient as net
+from model.client import CONNECTING, READY, ClientState, Step, new_client
+from model.config import Config
+from model.messages import FindCoordinatorRequest
+from model.placement import initial_leader, partition_for
+
+
+@attrs.frozen(slots=True)
+class Link:
+    """One connection's two FIFO directions: ((deliver_at, request_id, epoch, message), ...)."""
+
+    to_broker: tuple = ()
+    to_client: tuple = ()
+
+
+EMPTY_LINK = Link()
+
+
+@attrs.frozen(slots=True)
+class World:
+    config: Config
+    now: int = 0
+    clients: tuple = ()  # ClientState per client
+    brokers: tuple = ()  # BrokerState per broker
+    leader: int | None = None  # leader of the group's __consumer_offsets partition
+    persisted: grp.Group | None = None  # the group record last written to __consumer_offsets
+    committed: tuple = ()  # ((partition, offset), ...) sorted by partition
+    links: tuple = ()  # links[c][slot]: Link
+    partitioned: frozenset = frozenset()  # {(client, broker)} pairs that cannot talk
+    steps: int = 0
+
+    @property
+    def group(self) -> grp.Group | None:
+        """The group as its current coordinator holds it (None while no broker has it loaded)."""
+        return None if self.leader is None else self.brokers[self.leader].group
+
+
+def initial_world(config: Config) -> World:
+    slots = 2 * config.brokers
+    leader = initial_leader(partition_for(config.group_id, config.offsets_partitions), config.brokers)
+    return World(
+        config=config,
+        clients=tuple(new_client(c, config.brokers) for c in range(config.clients)),
+        brokers=tuple(brk.BrokerState() for _ in range(config.brokers)),
+        leader=leader,
+        links=tuple((EMPTY_LINK,) * slots for _ in range(config.clients)),
+    )
+
+
+def chooser(pick: int, log: list):
+    """A ``choose(kind, candidates)`` that resolves successive choices from the digits of *pick*
+    (in the base of each choice's candidate count) and logs every choice it makes."""
+    state = [pick]
+
+    def choose(kind, candidates):
+        n = len(candidates)
+        value = state[0]
+        state[0] = value // n if value >= n else value * 7 + 3  # keep later choices varied
+        chosen = candidates[value % n]
+        log.append(("choice", kind, candidates, chosen))
+        return chosen
+
+    return choose
+
+
+class _Mut:
+    """Mutable working copy of the world-level fields for one step (never escapes :func:`step`).
+    Link rows are copied only when a link of that client changes."""
+
+    __slots__ = ("clients", "brokers", "links", "leader", "persisted", "committed", "partitioned", "now", "_copied")
+
+    def __init__(self, w: World):
+        self.clients = list(w.clients)
+        self.brokers = list(w.brokers)
+        self.links = list(w.links)
+        self._copied = set()
+        self.leader = w.leader
+        self.persisted = w.persisted
+        self.committed = w.committed
+        self.partitioned = w.partitioned
+        self.now = w.now
+
+    def set_link(self, c: int, slot: int, link) -> None:
+        row = self.links[c]
+        if c not in self._copied:
+            row = list(row)
+            self.links[c] = row
+            self._copied.add(c)
+        row[slot] = link
+
+    def frozen_links(self) -> tuple:
+        if not self._copied:
+            return None
+        return tuple(tuple(row) if c in self._copied else row for c, row in enumerate(self.links))
+
+
+def step(world: World, event: tuple) -> tuple[World, list]:
+    """Apply one event. Returns the new world and the step's log (observations for the properties)."""
+    log: list = []
+    handler = _EVENTS.get(event[0])
+    if handler is None:
+        raise ValueError(f"unknown event kind {event[0]!r} in {event!r}")
+    m = _Mut(world)
+    choose = chooser(event[-1], log)
+    changed = handler(world, m, event, choose, log)
+    if not changed:
+        return world, log
+    links = m.frozen_links()
+    new = World(
+        world.config,
+        m.now,
+        tuple(m.clients),
+        tuple(m.brokers),
+        m.leader,
+        m.persisted,
+        m.committed,
+        world.links if links is None else links,
+        m.partitioned,
+        world.steps + 1,
+    )
+    return new, log
+
+
+# -- client-side events -----------------------------------------------------------------------------
+
+
+def _run_client(world, m, c, choose, log, action) -> bool:
+    client = m.clients[c]
+    if not client.alive or client.closed or client.fatal is not None:
+        return False
+    s = Step(client, m.now, world.config, choose, log)
+    action(s)
+    _commit_client(world, m, s, choose, log)
+    return True
+
+
+def _commit_client(world, m, s: Step, choose, log) -> None:
+    """Freeze the client's step and hand its transmissions and closed connections to the network."""
+    c = s.index
+    latency = world.config.latency_ms
+    for slot in s.closed_slots:
+        _cut_link(world, m, c, slot, choose("processed", (False, True)), choose, log)
+    for req in s.transmitted:
+        link = m.links[c][req.slot]
+        epoch = s.conns[req.slot].epoch
+        m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, epoch, req.body),), link.to_client))
+    m.clients[c] = s.freeze()
+
+
+def _ev_poll(world, m, ev, choose, log):
+    return _run_client(world, m, ev[1], choose, log, member.consumer_poll)
+
+
+def _ev_heartbeat(world, m, ev, choose, log):
+    return _run_client(world, m, ev[1], choose, log, member.heartbeat_thread)
+
+
+def _ev_commit(world, m, ev, choose, log):
+    return _run_client(world, m, ev[1], choose, log, member.commit_async)
+
+
+def _ev_close(world, m, ev, choose, log):
+    return _run_client(world, m, ev[1], choose, log, member.close)
+
+
+def _ev_crash(world, m, ev, choose, log):
+    c = ev[1]
+    client = m.clients[c]
+    if not client.alive:
+        return False
+    m.clients[c] = attrs.evolve(client, alive=False)
+    # Requests already on the wire may still arrive; nothing will ever read the responses.
+    for slot, link in enumerate(m.links[c]):
+        m.set_link(c, slot, Link(link.to_broker, ()))
+    log.append(("crash", c))
+    return True
+
+
+def _broker_of(world, slot: int) -> int:
+    return slot % world.config.brokers
+
+
+def _ev_connect(world, m, ev, choose, log):
+    c, slot = ev[1], ev[2]
+    client = m.clients[c]
+    if not client.alive or client.conns[slot].state != CONNECTING:
+        return False
+    b = _broker_of(world, slot)
+    if (c, b) in m.partitioned:
+        return False  # the SYN goes nowhere: the attempt hangs
+    s = Step(client, m.now, world.config, choose, log)
+    if m.brokers[b].alive:
+        conn = s.conns[slot]
+        s.set_slot("conns", slot, attrs.evolve(conn, state=READY))
+        log.append(("connected", c, slot))
+    else:
+        net.connection_lost(s, slot)  # connection refused
+    m.set_link(c, slot, EMPTY_LINK)
+    _commit_client(world, m, s, choose, log)
+    return True
+
+
+def _ev_deliver(world, m, ev, choose, log):
+    c, slot, to_broker = ev[1], ev[2], ev[3]
+    link = m.links[c][slot]
+    b = _broker_of(world, slot)
+    if (c, b) in m.partitioned:
+        return False
+    if to_broker:
+        if not link.to_broker or link.to_broker[0][0] > m.now or not m.brokers[b].alive:
+            return False
+        (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
+        m.set_link(c, slot, Link(rest, link.to_client))
+        _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
+        return True
+    if not link.to_client or link.to_client[0][0] > m.now:
+        return False
+    (_, request_id, _epoch, response), rest = link.to_client[0], link.to_client[1:]
+    m.set_link(c, slot, Link(link.to_broker, rest))
+    client = m.clients[c]
+    if not client.alive:
+        return True
+    s = Step(client, m.now, world.config, choose, log)
+    if net.receive(s, slot, request_id, response):
+        log.append(("received", c, request_id, response.api, response.error))
+    _commit_client(world, m, s, choose, log)
+    return True
+
+
+def _ev_drop(world, m, ev, choose, log):
+    c, slot, to_broker = ev[1], ev[2], ev[3]
+    link = m.links[c][slot]
+    queue = link.to_broker if to_broker else link.to_client
+    if not queue:
+        return False
+    m.set_link(c, slot, Link(link.to_broker[1:], link.to_client) if to_broker else Link(link.to_broker, link.to_client[1:]))
+    log.append(("dropped", c, slot, bool(to_broker), queue[0][3].api))
+    return True
+
+
+def _ev_disconnect(world, m, ev, choose, log):
+    c, slot, processed = ev[1], ev[2], ev[3]
+    client = m.clients[c]
+    if not client.alive or client.conns[slot].state not in (READY, CONNECTING):
+        return False
+    _cut_link(world, m, c, slot, bool(processed), choose, log)
+    s = Step(client, m.now, world.config, choose, log)
+    net.connection_lost(s, slot)
+    _commit_client(world, m, s, choose, log)
+    return True
+
+
+def _cut_link(world, m, c, slot, processed: bool, choose, log) -> None:
+    """A connection breaks: if *processed*, the broker had read the requests still in transit and
+    handled them (their responses are lost with the connection); otherwise they are lost too."""
+    link = m.links[c][slot]
+    m.set_link(c, slot, EMPTY_LINK)
+    b = _broker_of(world, slot)
+    log.append(("link_cut", c, slot, processed, len(link.to_broker)))
+    if processed and m.brokers[b].alive:
+        for _, request_id, epoch, request in link.to_broker:
+            _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
+
+
+# -- broker-side events -----------------------------------------------------------------------------
+
+
+def _broker_handle(world, m, b, reply_to, request, choose, log) -> None:
+    broker = m.brokers[b]
+    if isinstance(request, FindCoordinatorRequest):
+        log.append(("handled", reply_to[0], reply_to[3], b, request, None, False, False))
+        _route(world, m, reply_to, brk.find_coordinator(request, m.leader, m.brokers), log)
+        return
+    log.append(("handled", reply_to[0], reply_to[3], b, request, broker.group, m.leader == b, broker.loading))
+    outcome = brk.handle_group_request(broker, m.leader == b, request, reply_to, m.now, world.config, choose)
+    _apply_outcome(world, m, b, outcome, log)
+
+
+def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
+    broker = m.brokers[b]
+    if outcome.group is not broker.group:
+        m.brokers[b] = brk.BrokerState(broker.alive, broker.loading, outcome.group)
+    if outcome.persist is not None:
+        m.persisted = outcome.persist
+    if outcome.committed:
+        offsets = dict(m.committed)
+        offsets.update(outcome.committed)
+        m.committed = tuple(sorted(offsets.items()))
+    for note in outcome.notes:
+        log.append(("server",) + note)
+    for reply_to, response in outcome.replies:
+        _route(world, m, reply_to, response, log)
+
+
+def _route(world, m, reply_to, response, log) -> None:
+    """Send a response back on the connection the request came from, if it still exists."""
+    c, slot, epoch, request_id = reply_to
+    client = m.clients[c]
+    conn = client.conns[slot]
+    log.append(("reply", c, request_id, response.api, response.error))
+    if client.alive and conn.state == READY and conn.epoch == epoch:
+        link = m.links[c][slot]
+        m.set_link(c, slot, Link(link.to_broker, link.to_client + ((m.now + world.config.latency_ms, request_id, epoch, response),)))
+
+
+def _ev_tick(world, m, ev, choose, log):
+    ms = ev[1]
+    if ms <= 0:
+        return False
+    m.now += ms
+    b = m.leader
+    if b is not None and m.brokers[b].alive and m.brokers[b].group is not None:
+        group = m.brokers[b].group
+        deadline = grp.next_deadline(group)
+        if deadline is not None and deadline <= m.now:
+            _apply_outcome(world, m, b, grp.fire_timers(group, m.now, world.config, choose), log)
+    return True
+
+
+def _move_leadership(world, m, to: int | None, log) -> None:
+    old = m.leader
+    if old is not None and m.brokers[old].alive and m.brokers[old].group is not None:
+        _apply_outcome(world, m, old, grp.unload(m.brokers[old].group), log)
+    if old is not None and m.brokers[old].alive:
+        broker = m.brokers[old]
+        m.brokers[old] = brk.BrokerState(broker.alive, False, None)
+    m.leader = to
+    if to is not None:
+        m.brokers[to] = brk.BrokerState(True, True, None)
+    log.append(("leader", old, to))
+
+
+def _ev_broker_crash(world, m, ev, choose, log):
+    b = ev[1]
+    if not m.brokers[b].alive:
+        return False
+    m.brokers[b] = brk.BrokerState(alive=False)
+    log.append(("broker_crash", b))
+    brokers = world.config.brokers
+    for c in range(world.config.clients):
+        client = m.clients[c]
+        s = Step(client, m.now, world.config, choose, log)
+        for slot in (b, brokers + b):
+            m.set_link(c, slot, EMPTY_LINK)
+            if client.alive and client.conns[slot].state in (READY, CONNECTING):
+                net.connection_lost(s, slot)
+        m.clients[c] = s.freeze()
+    if m.leader == b:
+        alive = tuple(x for x in range(brokers) if m.brokers[x].alive)
+        _move_leadership(world, m, choose("new_leader", alive) if alive else None, log)
+    return True
+
+
+def _ev_broker_restart(world, m, ev, choose, log):
+    b = ev[1]
+    if m.brokers[b].alive:
+        return False
+    m.brokers[b] = brk.BrokerState()
+    log.append(("broker_restart", b))
+    if m.leader is None:
+        _move_leadership(world, m, b, log)
+    return True
+
+
+def _ev_failover(world, m, ev, choose, log):
+    b = ev[1]
+    if not m.brokers[b].alive or m.leader == b:
+        return False
+    _move_leadership(world, m, b, log)
+    return True
+
+
+def _ev_load(world, m, ev, choose, log):
+    b = ev[1]
+    broker = m.brokers[b]
+    if m.leader != b or not broker.alive or not broker.loading:
+        return False
+    outcome = grp.load(m.persisted, m.now, world.config, choose)
+    m.brokers[b] = brk.BrokerState(True, False, broker.group)
+    _apply_outcome(world, m, b, outcome, log)
+    log.append(("loaded", b))
+    return True
+
+
+def _ev_partition(world, m, ev, choose, log):
+    pair = (ev[1], ev[2])
+    if pair in m.partitioned:
+        return False
+    m.partitioned = m.partitioned | {pair}
+    return True
+
+
+def _ev_heal(world, m, ev, choose, log):
+    pair = (ev[1], ev[2])
+    if pair not in m.partitioned:
+        return False
+    m.partitioned = m.partitioned - {pair}
+    return True
+
+
+_EVENTS = {
+    "poll": _ev_poll,
+    "heartbeat": _ev_heartbeat,
+    "commit": _ev_commit,
+    "close": _ev_close,
+    "crash": _ev_crash,
+    "connect": _ev_connect,
+    "deliver": _ev_deliver,
+    "drop": _ev_drop,
+    "disconnect": _ev_disconnect,
+    "tick": _ev_tick,
+    "broker_crash": _ev_broker_crash,
+    "broker_restart": _ev_broker_restart,
+    "failover": _ev_failover,
+    "load": _ev_load,
+    "partition": _ev_partition,
+    "heal": _ev_heal,
+}
+
+EVENT_KINDS = tuple(_EVENTS)
+FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close"})

@@ -1,0 +1,683 @@
+"""The property catalogue: what must always hold, what must eventually happen, what must be reached.
+
+Every property has a name, a kind, a one-paragraph statement and a source. The checks live in
+:class:`Checker`, which sees every step as ``(previous world, event, new world, step log)``:
+
+* ``always`` properties are checked after every step; the first violation ends the run;
+* ``eventually`` properties are checked once, after the disruptions stop and the world has had
+  quiet time to settle (:mod:`properties.settle`);
+* ``sometimes`` properties are counted as coverage: a campaign that never reaches one has a gap.
+
+Most checks read the step log (what was sent, transmitted, expired, completed, which notes the
+coordinator emitted); the rest compare the group or the clients before and after the step. A check
+never re-runs the model: where it needs the expected answer (an error-precedence table), it derives
+it from the reference independently.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model import group as grp
+from model.client import COMPLETING_REBALANCE, DISCONNECTED, PREPARING_REBALANCE, STABLE, UNJOINED
+from model.config import Config
+from model.errors import Errors, name_of
+from model.messages import HeartbeatRequest, OffsetCommitRequest
+
+ALWAYS, EVENTUALLY, SOMETIMES = "always", "eventually", "sometimes"
+REF = "../shared/docs/protocol.md"
+
+
+@attrs.frozen
+class Property:
+    name: str
+    kind: str
+    statement: str
+    source: str
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "statement": self.statement, "source": self.source}
+
+
+CATALOGUE = (
+    # ---------------------------------------------------------------- server, always
+    Property(
+        "generation-advances-by-one", ALWAYS,
+        "While one coordinator owns the group, its generation never decreases and every completed join "
+        "phase raises it by exactly one (also when the group becomes Empty). A coordinator that takes "
+        "over starts from the last persisted generation, which itself never decreases. Members rely on "
+        "the generation to fence stale requests; a skipped or repeated value lets two rebalances "
+        "share a generation.",
+        f"{REF} §1.6 initNextGeneration, §7",
+    ),
+    Property(
+        "leader-is-member", ALWAYS,
+        "A group with members has exactly one leader and it is one of its members; a group without "
+        "members has none. When the leader leaves or expires, another member is picked. A leader "
+        "outside the group would never send the assignment, stalling every follower's SyncGroup.",
+        f"{REF} §1.6 leader bookkeeping",
+    ),
+    Property(
+        "legal-group-transitions", ALWAYS,
+        "Every group state change follows the coordinator's table of valid previous states: "
+        "PreparingRebalance from Stable, CompletingRebalance or Empty; CompletingRebalance only from "
+        "PreparingRebalance; Stable only from CompletingRebalance; Empty only from "
+        "PreparingRebalance; Dead from anywhere.",
+        f"{REF} §1.2",
+    ),
+    Property(
+        "join-completes-when-all-joined", ALWAYS,
+        "A join phase completes early only when every known member has rejoined and no member id "
+        "handed out with MEMBER_ID_REQUIRED is still pending; otherwise it completes at the "
+        "rebalance deadline. Completing early with pending members leaves a consumer that was told "
+        "to rejoin out of the new generation.",
+        f"{REF} §1.1 hasAllMembersJoined, §1.5 DelayedJoin",
+    ),
+    Property(
+        "new-generation-members-rejoined", ALWAYS,
+        "Every member of a new generation sent a JoinGroup during the join phase; dynamic members "
+        "that did not rejoin are removed when the phase completes. A member that did not rejoin "
+        "does not know the new generation and would hold partitions nobody revoked.",
+        f"{REF} §1.6 step 1",
+    ),
+    Property(
+        "no-early-session-expiry", ALWAYS,
+        "The coordinator removes a member for missing heartbeats only once its session deadline has "
+        "been reached, never before; heartbeats, commits and join/sync activity push the deadline "
+        "as the reference lists. Expiring early rebalances healthy groups.",
+        f"{REF} §1.12",
+    ),
+    Property(
+        "disjoint-assignments", ALWAYS,
+        "Within one generation the assignments handed out by SyncGroup never give a partition to two "
+        "members: neither in what the coordinator stores nor among consumers that are STABLE in the "
+        "same generation. Two owners of a partition process its records twice.",
+        "design.md (properties); Vanlightly's NoDoubleClientAssignment, classic analogue",
+    ),
+    Property(
+        "stable-group-covers-partitions", ALWAYS,
+        "When the coordinator's group is Stable, the assignments it stored cover every partition of "
+        "the subscribed topic exactly once.",
+        f"{REF} §1.7 (leader assignment), assignors",
+    ),
+    Property(
+        "stable-member-generation-reached", ALWAYS,
+        "A consumer never believes it is STABLE in a generation the coordinator has not reached and "
+        "written: a STABLE member's generation is at most the generation of the group's last "
+        "persisted record.",
+        f"{REF} §1.7, §3.4 SyncGroup NONE",
+    ),
+    Property(
+        "assignment-matches-generation", ALWAYS,
+        "The partitions a consumer is assigned in generation g under member id m are exactly the "
+        "ones the coordinator stored for m in generation g: SyncGroup never hands a member an "
+        "assignment from another generation.",
+        f"{REF} §1.7 step 3 (generation check)",
+    ),
+    Property(
+        "commit-fencing", ALWAYS,
+        "An OffsetCommit the coordinator accepts carries the group's current generation (or, for a "
+        "consumer outside any group, a negative generation on an Empty group). A zombie of an older "
+        "generation must not overwrite the offsets of the partition's new owner.",
+        f"{REF} §1.10",
+    ),
+    Property(
+        "commit-error-precedence", ALWAYS,
+        "A rejected OffsetCommit gets the first applicable error of the reference's order: "
+        "COORDINATOR_NOT_AVAILABLE for a Dead group, then UNKNOWN_MEMBER_ID, then ILLEGAL_GENERATION, "
+        "then REBALANCE_IN_PROGRESS while CompletingRebalance. Clients act on the error: the wrong "
+        "one makes them reset (or keep) the wrong state.",
+        f"{REF} §1.10 validateOffsetCommit",
+    ),
+    Property(
+        "heartbeat-error-table", ALWAYS,
+        "Each Heartbeat gets the answer of the reference's table: validation (unknown member, then "
+        "generation) before the state; Empty → UNKNOWN_MEMBER_ID, PreparingRebalance → "
+        "REBALANCE_IN_PROGRESS, CompletingRebalance and Stable → NONE. Members learn of a rebalance "
+        "only through this answer.",
+        f"{REF} §1.8",
+    ),
+    # ---------------------------------------------------------------- client, always
+    Property(
+        "legal-member-transitions", ALWAYS,
+        "A consumer's member state moves only along the client's edges: UNJOINED → "
+        "PREPARING_REBALANCE → COMPLETING_REBALANCE → STABLE, back to PREPARING_REBALANCE to rejoin, "
+        "and to UNJOINED on a reset. In particular it reaches STABLE only from COMPLETING_REBALANCE, "
+        "i.e. only through a successful SyncGroup.",
+        f"{REF} §3.1, §3.4",
+    ),
+    Property(
+        "heartbeat-only-when-joined", ALWAYS,
+        "The heartbeat thread sends heartbeats only while the member is COMPLETING_REBALANCE or "
+        "STABLE; it disables itself once the member is UNJOINED or PREPARING_REBALANCE.",
+        f"{REF} §3.5",
+    ),
+    Property(
+        "one-join-or-sync-in-flight", ALWAYS,
+        "A consumer has at most one JoinGroup or SyncGroup outstanding (unsent or in flight): the join "
+        "future is memoised, so a retry or a wakeup never sends a second one.",
+        f"{REF} §3.3 initiateJoinGroup",
+    ),
+    Property(
+        "no-reset-by-stale-response", ALWAYS,
+        "A JoinGroup, SyncGroup or Heartbeat error answering a request sent under an older generation "
+        "never resets the member (generationUnchanged); otherwise a late answer from a past "
+        "rebalance would throw a freshly joined member out again.",
+        f"{REF} §3.4 CoordinatorResponseHandler",
+    ),
+    Property(
+        "join-request-timeout", ALWAYS,
+        "Every JoinGroup is sent with request timeout max(request.timeout.ms, rebalance timeout + 5000) "
+        "(guarded against overflow), because the coordinator may hold it for a whole rebalance.",
+        f"{REF} §3.3 sendJoinGroupRequest",
+    ),
+    # ---------------------------------------------------------------- request lifecycle, always
+    Property(
+        "unsent-expiry-strict", ALWAYS,
+        "An unsent request is failed with a timeout exactly when max(0, now - created) is strictly "
+        "greater than its timeout, at the first poll where that holds (unless an older live request "
+        "of its node is ahead of it), and a request failed that way is never transmitted afterwards.",
+        f"{REF} §4.1 failExpiredRequests",
+    ),
+    Property(
+        "unsent-expiry-stops-at-first-live", ALWAYS,
+        "failExpiredRequests scans each node's queue from the head and stops at the first request that "
+        "has not expired: an expired request behind a live one stays queued.",
+        f"{REF} §4.1 (the queue is treated as age-ordered)",
+    ),
+    Property(
+        "disconnect-fails-unsent", ALWAYS,
+        "After a poll, no request that was queued before the poll is still unsent for a node whose "
+        "connection has failed: checkDisconnects failed it with a DisconnectException.",
+        f"{REF} §4.1 checkDisconnects",
+    ),
+    Property(
+        "future-completes-once", ALWAYS,
+        "Every request future completes exactly once: a response, a disconnect or a timeout, never two "
+        "of them.",
+        f"{REF} §4.2 RequestFuture",
+    ),
+    Property(
+        "completions-fifo", ALWAYS,
+        "Completions fire in the order they were queued (pendingCompletion is a FIFO), so handlers see "
+        "responses in the order the network delivered them.",
+        f"{REF} §4.1 completion path",
+    ),
+    Property(
+        "per-node-fifo", ALWAYS,
+        "Requests to one node are transmitted in the order they were sent.",
+        f"{REF} §4.1 trySend",
+    ),
+    # ---------------------------------------------------------------- eventually
+    Property(
+        "eventually-stable", EVENTUALLY,
+        "After the disruptions stop, the group reaches Stable with every live consumer STABLE in the "
+        "group's generation, and the consumers' assignments cover every partition exactly once.",
+        "design.md (eventually); Vanlightly's EventuallyConverges",
+    ),
+    Property(
+        "eventually-requests-complete", EVENTUALLY,
+        "After the disruptions stop, no request of a live consumer stays outstanding longer than its "
+        "timeout: every future completes.",
+        f"{REF} §4",
+    ),
+    Property(
+        "eventually-coordinator-found", EVENTUALLY,
+        "After the disruptions stop, every live consumer knows the broker that currently coordinates "
+        "the group.",
+        f"{REF} §3.2",
+    ),
+    # ---------------------------------------------------------------- sometimes
+    *(
+        Property(f"group-state-{state}", SOMETIMES, f"The group reaches {state}.", f"{REF} §1.2")
+        for state in grp.GROUP_STATES
+    ),
+    *(
+        Property(f"member-state-{state}", SOMETIMES, f"A consumer reaches {state}.", f"{REF} §3.1")
+        for state in (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
+    ),
+    Property("leader-change", SOMETIMES, "A new generation has a different leader than the one before.", f"{REF} §1.6"),
+    Property("unsent-expired", SOMETIMES, "An unsent request expires in the unsent buffer.", f"{REF} §4.1"),
+    Property("member-fenced", SOMETIMES, "A consumer is reset by ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID.", f"{REF} §3.4"),
+    Property("coordinator-moved", SOMETIMES, "The group's coordinator moves to another broker.", f"{REF} §2"),
+    Property("member-id-required", SOMETIMES, "A consumer is answered MEMBER_ID_REQUIRED.", f"{REF} §1.4"),
+    Property("join-timeout", SOMETIMES, "A join phase completes at the rebalance deadline, not because all joined.", f"{REF} §1.5"),
+    Property("session-expired", SOMETIMES, "The coordinator removes a member whose session expired.", f"{REF} §1.12"),
+    Property("commit-accepted", SOMETIMES, "An OffsetCommit is accepted.", f"{REF} §1.10"),
+    Property("commit-fenced", SOMETIMES, "An OffsetCommit is rejected by generation fencing.", f"{REF} §1.10"),
+)
+
+BY_NAME = {p.name: p for p in CATALOGUE}
+ALWAYS_NAMES = tuple(p.name for p in CATALOGUE if p.kind == ALWAYS)
+EVENTUALLY_NAMES = tuple(p.name for p in CATALOGUE if p.kind == EVENTUALLY)
+SOMETIMES_NAMES = tuple(p.name for p in CATALOGUE if p.kind == SOMETIMES)
+
+
+@attrs.frozen
+class Violation:
+    property: str
+    message: str
+
+
+_JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+
+_LEGAL_MEMBER_EDGES = frozenset(
+    {
+        (UNJOINED, PREPARING_REBALANCE),
+        (PREPARING_REBALANCE, COMPLETING_REBALANCE),
+        (PREPARING_REBALANCE, UNJOINED),
+        (COMPLETING_REBALANCE, STABLE),
+        (COMPLETING_REBALANCE, UNJOINED),
+        (COMPLETING_REBALANCE, PREPARING_REBALANCE),
+        (STABLE, PREPARING_REBALANCE),
+        (STABLE, UNJOINED),
+    }
+)
+
+
+def expected_heartbeat_error(group, request: HeartbeatRequest) -> int:
+    """§1.8, derived from the reference independently of model.group."""
+    if group is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    if group.state == grp.DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if not any(m.member_id == request.member_id for m in group.members):
+        return Errors.UNKNOWN_MEMBER_ID
+    if request.generation_id != group.generation:
+        return Errors.ILLEGAL_GENERATION
+    return {
+        grp.EMPTY: Errors.UNKNOWN_MEMBER_ID,
+        grp.PREPARING_REBALANCE: Errors.REBALANCE_IN_PROGRESS,
+    }.get(group.state, Errors.NONE)
+
+
+def expected_commit_error(group, request: OffsetCommitRequest) -> int:
+    """§1.10 validateOffsetCommit and the state table, derived independently of model.group."""
+    gen, member_id = request.generation_id, request.member_id
+    if group is None:
+        return Errors.NONE if gen < 0 else Errors.ILLEGAL_GENERATION
+    if group.state == grp.DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if gen < 0 and group.state == grp.EMPTY:
+        return Errors.NONE
+    if gen >= 0 or member_id:
+        if not any(m.member_id == member_id for m in group.members):
+            return Errors.UNKNOWN_MEMBER_ID
+        if gen != group.generation:
+            return Errors.ILLEGAL_GENERATION
+    else:
+        return Errors.UNKNOWN_MEMBER_ID
+    if group.state == grp.COMPLETING_REBALANCE:
+        return Errors.REBALANCE_IN_PROGRESS
+    return Errors.NONE
+
+
+class Checker:
+    """Checks one run. Holds the little history some properties need (stored assignments per
+    generation, completed and expired request ids, queued completions, last transmitted id per node)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.stored: dict = {}  # (generation, member_id) -> assignment
+        self.completed: set = set()  # (client, request id)
+        self.expired: set = set()
+        self.queued: dict = {}  # client -> list of request ids queued, not yet fired
+        self.last_transmitted: dict = {}  # (client, slot) -> request id
+        self.coverage: dict = {name: 0 for name in SOMETIMES_NAMES}
+
+    # -- always ------------------------------------------------------------------------------
+    def check(self, prev, world, event, log) -> Violation | None:
+        """The first always property the step (prev --event--> world, log) violates, or None."""
+        violation = self._check_log(prev, world, event, log)
+        if violation is None and (world.brokers is not prev.brokers or world.persisted is not prev.persisted):
+            violation = self._check_group(prev, world, event, log)
+        if violation is None and world.clients is not prev.clients:
+            violation = self._check_clients(prev, world, event, log)
+        return violation
+
+    def _check_log(self, prev, world, event, log):
+        cfg = self.config
+        handled = None
+        for entry in log:
+            tag = entry[0]
+            if tag == "server":
+                v = self._check_note(prev, world, event, entry[1:], log)
+                if v:
+                    return v
+            elif tag == "send":
+                if entry[4] == "JoinGroup" and entry[6] != cfg.join_request_timeout_ms:
+                    return Violation(
+                        "join-request-timeout",
+                        f"client {entry[1]} sent JoinGroup {entry[2]} with timeout {entry[6]} ms, "
+                        f"expected max(request.timeout.ms, rebalance timeout + 5000) = {cfg.join_request_timeout_ms}",
+                    )
+            elif tag == "transmit":
+                c, rid, slot = entry[1], entry[2], entry[3]
+                if (c, rid) in self.expired:
+                    return Violation("unsent-expiry-strict", f"client {c} transmitted request {rid} after it had expired")
+                last = self.last_transmitted.get((c, slot), -1)
+                if rid < last:
+                    return Violation(
+                        "per-node-fifo", f"client {c} transmitted request {rid} to slot {slot} after the later request {last}"
+                    )
+                self.last_transmitted[(c, slot)] = rid
+            elif tag == "expire":
+                c, rid, slot, elapsed, timeout = entry[1:6]
+                if elapsed <= timeout:
+                    return Violation(
+                        "unsent-expiry-strict",
+                        f"client {c} expired request {rid} after {elapsed} ms with a timeout of {timeout} ms (expiry is strict: elapsed > timeout)",
+                    )
+                ahead = _ahead_in_queue(prev.clients[c].unsent[slot], rid)
+                still = {r.id for r in world.clients[c].unsent[slot]}
+                blocking = [r for r in ahead if r in still]
+                if blocking:
+                    return Violation(
+                        "unsent-expiry-stops-at-first-live",
+                        f"client {c} expired request {rid} on slot {slot} behind live request {blocking[0]}",
+                    )
+                self.expired.add((c, rid))
+                self.coverage["unsent-expired"] += 1
+            elif tag == "queued":
+                self.queued.setdefault(entry[1], []).append(entry[2])
+            elif tag == "complete":
+                c, rid = entry[1], entry[2]
+                if (c, rid) in self.completed:
+                    return Violation("future-completes-once", f"client {c}: request {rid} ({entry[3]}) completed a second time")
+                self.completed.add((c, rid))
+                queue = self.queued.get(c)
+                if queue:
+                    if queue[0] != rid:
+                        return Violation(
+                            "completions-fifo", f"client {c} fired request {rid}'s completion before request {queue[0]}'s, queued earlier"
+                        )
+                    queue.pop(0)
+            elif tag == "heartbeat_sent":
+                if entry[2] not in (COMPLETING_REBALANCE, STABLE):
+                    return Violation(
+                        "heartbeat-only-when-joined", f"client {entry[1]} sent a heartbeat while {entry[2]} (generation {entry[3]})"
+                    )
+            elif tag == "member_state":
+                c, old, new = entry[1:4]
+                if (old, new) not in _LEGAL_MEMBER_EDGES:
+                    return Violation("legal-member-transitions", f"client {c} moved from {old} to {new}")
+                self.coverage[f"member-state-{new}"] += 1
+            elif tag == "reset":
+                c, api, error, sent, current = entry[1:6]
+                if error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+                    self.coverage["member-fenced"] += 1
+                if api in ("JoinGroup", "SyncGroup", "Heartbeat") and sent != current:
+                    return Violation(
+                        "no-reset-by-stale-response",
+                        f"client {c} was reset by a {api} {name_of(error)} answering a request sent in generation "
+                        f"{sent[0]} while it was in generation {current[0]}",
+                    )
+            elif tag == "assign":
+                c, gen, member_id, parts = entry[1:5]
+                stored = self.stored.get((gen, member_id))
+                if stored != parts:
+                    return Violation(
+                        "assignment-matches-generation",
+                        f"client {c} was assigned {list(parts)} in generation {gen} as {member_id!r}, but the coordinator "
+                        f"stored {list(stored) if stored is not None else 'nothing'} for it in that generation",
+                    )
+            elif tag == "handled":
+                handled = entry
+            elif tag == "reply" and handled is not None and entry[1] == handled[1] and entry[2] == handled[2]:
+                v = self._check_reply(handled, entry)
+                handled = None
+                if v:
+                    return v
+            elif tag == "leader":
+                if entry[1] != entry[2] and entry[2] is not None and entry[1] is not None:
+                    self.coverage["coordinator-moved"] += 1
+            elif tag == "received" and entry[4] == Errors.MEMBER_ID_REQUIRED:
+                self.coverage["member-id-required"] += 1
+        return None
+
+    def _check_reply(self, handled, reply):
+        _, c, rid, b, request, group, is_leader, loading = handled
+        if not is_leader or loading:
+            return None
+        error = reply[4]
+        if isinstance(request, HeartbeatRequest):
+            expected = expected_heartbeat_error(group, request)
+            if error != expected:
+                return Violation(
+                    "heartbeat-error-table",
+                    f"Heartbeat of {request.member_id!r} (generation {request.generation_id}) to a group "
+                    f"{_describe(group)} was answered {name_of(error)}, expected {name_of(expected)}",
+                )
+        elif isinstance(request, OffsetCommitRequest):
+            expected = expected_commit_error(group, request)
+            if error != expected:
+                return Violation(
+                    "commit-error-precedence",
+                    f"OffsetCommit of {request.member_id!r} (generation {request.generation_id}) to a group "
+                    f"{_describe(group)} was answered {name_of(error)}, expected {name_of(expected)}",
+                )
+        return None
+
+    def _check_note(self, prev, world, event, note, log):
+        tag = note[0]
+        if tag == "join_complete":
+            gen_before, gen_after, members_after, leader, all_joined = note[1:6]
+            if gen_after != gen_before + 1:
+                return Violation(
+                    "generation-advances-by-one", f"a join phase completed moving generation {gen_before} to {gen_after}"
+                )
+            if not all_joined:
+                self.coverage["join-timeout"] += 1
+            pg = prev.group
+            if pg is not None and pg.leader_id is not None and leader is not None and leader != pg.leader_id:
+                self.coverage["leader-change"] += 1
+            if pg is not None:
+                rejoined_now = {e[4].member_id for e in log if e[0] == "handled" and e[4].api == "JoinGroup"}
+                for m in pg.members:
+                    if m.member_id in members_after and m.awaiting_join is None and m.member_id not in rejoined_now:
+                        return Violation(
+                            "new-generation-members-rejoined",
+                            f"member {m.member_id!r} is in generation {gen_after} but never rejoined during the join phase",
+                        )
+            wg = world.group
+            timed_out = (
+                event[0] == "tick" and pg is not None and pg.join_deadline is not None and pg.join_deadline.at <= world.now
+            )
+            if wg is not None and wg.pending_members and not timed_out:
+                return Violation(
+                    "join-completes-when-all-joined",
+                    f"join phase to generation {gen_after} completed early while member ids "
+                    f"{[p[0] for p in wg.pending_members]} were still pending",
+                )
+        elif tag == "member_removed":
+            member_id, reason, deadline_at = note[1:4]
+            if reason == "session":
+                self.coverage["session-expired"] += 1
+                if deadline_at is not None and deadline_at > world.now:
+                    return Violation(
+                        "no-early-session-expiry",
+                        f"member {member_id!r} was expired at {world.now} ms, before its session deadline {deadline_at} ms",
+                    )
+        elif tag == "assignment_stored":
+            gen, assignments = note[1], note[2]
+            seen = {}
+            for member_id, parts in assignments:
+                for p in parts:
+                    if p in seen:
+                        return Violation(
+                            "disjoint-assignments",
+                            f"generation {gen} stored partition {p} for both {seen[p]!r} and {member_id!r}",
+                        )
+                    seen[p] = member_id
+                self.stored[(gen, member_id)] = tuple(parts)
+        elif tag == "commit":
+            req_gen, member_id, group_gen, state, error = note[1:6]
+            if error == Errors.NONE:
+                self.coverage["commit-accepted"] += 1
+                if req_gen >= 0 and req_gen != group_gen:
+                    return Violation(
+                        "commit-fencing",
+                        f"OffsetCommit from {member_id!r} with generation {req_gen} was accepted while the group "
+                        f"was in generation {group_gen}",
+                    )
+            elif error == Errors.ILLEGAL_GENERATION:
+                self.coverage["commit-fenced"] += 1
+        elif tag == "transition":
+            old, new = note[1], note[2]
+            if old not in grp.VALID_PREVIOUS_STATES[new]:
+                return Violation("legal-group-transitions", f"the group moved from {old} to {new}")
+            self.coverage[f"group-state-{new}"] += 1
+        return None
+
+    def _check_group(self, prev, world, event, log):
+        g = world.group
+        pg = prev.group
+        if g is pg and world.persisted is prev.persisted:
+            return None
+        if prev.persisted is not None and world.persisted is not None:
+            if world.persisted.generation < prev.persisted.generation:
+                return Violation(
+                    "generation-advances-by-one",
+                    f"the persisted generation went back from {prev.persisted.generation} to {world.persisted.generation}",
+                )
+        if g is None:
+            return None
+        if pg is not None and prev.leader == world.leader and g.generation < pg.generation:
+            return Violation(
+                "generation-advances-by-one", f"the coordinator's generation went back from {pg.generation} to {g.generation}"
+            )
+        ids = [m.member_id for m in g.members]
+        if g.state != grp.DEAD:
+            if ids and g.leader_id not in ids:
+                return Violation(
+                    "leader-is-member", f"the leader {g.leader_id!r} is not among the members {ids} ({g.state}, generation {g.generation})"
+                )
+            if not ids and g.leader_id is not None:
+                return Violation("leader-is-member", f"the group has no members but leader {g.leader_id!r}")
+        if g.state == grp.STABLE:
+            owners: dict = {}
+            for m in g.members:
+                for p in m.assignment:
+                    if p in owners:
+                        return Violation(
+                            "disjoint-assignments",
+                            f"the Stable group (generation {g.generation}) gives partition {p} to {owners[p]!r} and {m.member_id!r}",
+                        )
+                    owners[p] = m.member_id
+            if len(owners) != self.config.partitions:
+                missing = sorted(set(range(self.config.partitions)) - set(owners))
+                return Violation(
+                    "stable-group-covers-partitions",
+                    f"the Stable group (generation {g.generation}) leaves partitions {missing} unassigned",
+                )
+        return None
+
+    def _check_clients(self, prev, world, event, log):
+        polled = None
+        any_stable_change = False
+        for c, client in enumerate(world.clients):
+            before = prev.clients[c]
+            if client is before or not client.alive:
+                continue
+            if client.state == STABLE and (
+                before.state != STABLE or before.generation != client.generation or before.assignment != client.assignment
+            ):
+                any_stable_change = True
+            outstanding = 0
+            for queue in client.unsent:
+                for r in queue:
+                    outstanding += r.body.api in _JOIN_OR_SYNC
+            for queue in client.in_flight:
+                for r in queue:
+                    outstanding += r.body.api in _JOIN_OR_SYNC
+            if outstanding > 1:
+                return Violation("one-join-or-sync-in-flight", f"client {c} has {outstanding} JoinGroup/SyncGroup requests outstanding")
+            if polled is None:
+                polled = {e[1] for e in log if e[0] == "polled"}
+            if c in polled:
+                first_new = before.next_request_id
+                for slot, queue in enumerate(client.unsent):
+                    if not queue:
+                        continue
+                    if client.conns[slot].state == DISCONNECTED:
+                        old = [r.id for r in queue if r.id < first_new]
+                        if old:
+                            return Violation(
+                                "disconnect-fails-unsent",
+                                f"client {c} still has requests {old} unsent for slot {slot} after a poll, although its connection failed",
+                            )
+                    if max(0, world.now - queue[0].created_ms) > queue[0].timeout_ms:
+                        return Violation(
+                            "unsent-expiry-strict",
+                            f"client {c}'s request {queue[0].id} waited {world.now - queue[0].created_ms} ms unsent "
+                            f"(timeout {queue[0].timeout_ms} ms) and was not failed by the poll",
+                        )
+        if any_stable_change:
+            persisted_gen = world.persisted.generation if world.persisted is not None else -1
+            stable_owner: dict = {}
+            for c, client in enumerate(world.clients):
+                if not client.alive or client.state != STABLE:
+                    continue
+                if client.generation > persisted_gen:
+                    return Violation(
+                        "stable-member-generation-reached",
+                        f"client {c} is STABLE in generation {client.generation}, but the coordinator has only "
+                        f"written generation {persisted_gen}",
+                    )
+                for p in client.assignment:
+                    key = (client.generation, p)
+                    if key in stable_owner:
+                        return Violation(
+                            "disjoint-assignments",
+                            f"clients {stable_owner[key]} and {c} are both STABLE in generation {client.generation} and both own partition {p}",
+                        )
+                    stable_owner[key] = c
+        return None
+
+    # -- eventually ---------------------------------------------------------------------------
+    def check_eventually(self, world) -> Violation | None:
+        live = [c for c in world.clients if c.live]
+        g = world.group
+        for c in live:
+            if c.coordinator != world.leader:
+                return Violation(
+                    "eventually-coordinator-found", f"client {c.index} believes the coordinator is {c.coordinator}, it is {world.leader}"
+                )
+        for c in live:
+            for queue in c.unsent + c.in_flight:
+                for r in queue:
+                    if world.now - r.created_ms > r.timeout_ms + self.config.request_timeout_ms:
+                        return Violation(
+                            "eventually-requests-complete",
+                            f"client {c.index}'s {r.api} request {r.id} is still outstanding {world.now - r.created_ms} ms after it was sent",
+                        )
+        if live:
+            if g is None or g.state != grp.STABLE:
+                return Violation("eventually-stable", f"the group did not settle: {_describe(g)}")
+            owners = {}
+            for c in live:
+                if c.state != STABLE or c.generation != g.generation:
+                    return Violation(
+                        "eventually-stable",
+                        f"client {c.index} is {c.state} in generation {c.generation} while the group is Stable in generation {g.generation}",
+                    )
+                for p in c.assignment:
+                    owners[p] = owners.get(p, 0) + 1
+            if sorted(owners) != list(range(self.config.partitions)) or any(n != 1 for n in owners.values()):
+                return Violation("eventually-stable", f"the live consumers' assignments do not cover every partition once: {owners}")
+        return None
+
+
+def _ahead_in_queue(queue, rid) -> list:
+    ahead = []
+    for r in queue:
+        if r.id == rid:
+            return ahead
+        ahead.append(r.id)
+    return []
+
+
+def _describe(group) -> str:
+    if group is None:
+        return "(absent)"
+    return f"{group.state} in generation {group.generation} with members {[m.member_id for m in group.members]}"

@@ -1,0 +1,228 @@
+"""The ``groupcheck`` command line.
+
+Commands (stable interface; exit 0 = ok, 1 = a property failed, 2 = usage error):
+
+* ``groupcheck properties [--json]`` — the property catalogue;
+* ``groupcheck run --seed N [--system model] [--steps K] [--clients C] [--brokers B] [--faults F] [--json]``
+  — one seeded interleaving, checked after every step;
+* ``groupcheck walk [--seeds N] [--seed-start S] ...`` — many seeded interleavings in one process
+  (the main job until the Spark campaign exists);
+* ``groupcheck bench --system model [--seconds S] [--json]`` — model steps per second on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from model.config import Config, ConfigError
+from properties.catalogue import CATALOGUE
+from properties.walker import FAULT_PROFILES, walk
+
+SYSTEMS = ("model",)
+
+
+class UsageError(Exception):
+    """A bad argument or configuration value: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line and exit 2, never a traceback
+        raise UsageError(message)
+
+
+def _non_negative_int(name):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_int(name):
+    def parse(text):
+        value = _non_negative_int(name)(text)
+        if value == 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got 0")
+        return value
+
+    return parse
+
+
+def _world_arguments(p: argparse.ArgumentParser, steps_default: int = 60) -> None:
+    p.add_argument("--system", default="model", help="system under check: model (default)")
+    p.add_argument("--steps", type=_positive_int("--steps"), default=steps_default, help="random events per interleaving")
+    p.add_argument("--clients", type=_positive_int("--clients"), default=3)
+    p.add_argument("--brokers", type=_positive_int("--brokers"), default=3)
+    p.add_argument("--partitions", type=_positive_int("--partitions"), default=6)
+    p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
+    p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
+                   help="run a deliberately broken model variant (see model/variants.py); repeatable")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="groupcheck", description="Check Kafka consumer-group protocol implementations against a reference model.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("properties", help="list the property catalogue")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("run", help="run one seeded interleaving")
+    p.add_argument("--seed", type=_non_negative_int("--seed"), required=True)
+    _world_arguments(p)
+
+    p = sub.add_parser("walk", help="run many seeded interleavings in this process")
+    p.add_argument("--seeds", type=_positive_int("--seeds"), default=1000)
+    p.add_argument("--seed-start", type=_non_negative_int("--seed-start"), default=0)
+    _world_arguments(p)
+
+    p = sub.add_parser("bench", help="measure model steps per second on one core")
+    p.add_argument("--system", default="model")
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _config(args) -> Config:
+    if args.system not in SYSTEMS:
+        raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
+    if args.faults not in FAULT_PROFILES:
+        raise UsageError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {args.faults!r}")
+    try:
+        return Config(clients=args.clients, brokers=args.brokers, partitions=args.partitions, broken=frozenset(args.broken))
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def replay_command(args, seed: int) -> str:
+    cmd = (
+        f"groupcheck run --system {args.system} --seed {seed} --steps {args.steps} --clients {args.clients} "
+        f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
+    )
+    return cmd + "".join(f" --broken {b}" for b in args.broken)
+
+
+def cmd_properties(args) -> int:
+    if args.json:
+        print(json.dumps([p.as_dict() for p in CATALOGUE], indent=2))
+        return 0
+    for p in CATALOGUE:
+        print(f"{p.name}  [{p.kind}]")
+        print(f"    {p.statement}")
+        print(f"    source: {p.source}\n")
+    return 0
+
+
+def cmd_run(args) -> int:
+    config = _config(args)
+    result = walk(args.seed, config, steps=args.steps, faults=args.faults)
+    v = result.violation
+    out = {
+        "seed": args.seed,
+        "system": args.system,
+        "steps": result.steps,
+        "verdict": result.verdict,
+        "property": v.property if v else None,
+        "step": result.step,
+        "trace_hash": result.trace_hash,
+        "replay": replay_command(args, args.seed),
+    }
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"seed {args.seed}: {result.verdict} after {result.steps} events (trace {result.trace_hash})")
+        if v:
+            print(f"property {v.property} failed at step {result.step}: {v.message}")
+            print("last events:")
+            for i, ev in list(enumerate(result.schedule))[-12:]:
+                print(f"  {i:5d}  {ev}")
+            print(f"replay: {out['replay']}")
+    return 0 if v is None else 1
+
+
+def cmd_walk(args) -> int:
+    config = _config(args)
+    start = time.perf_counter()
+    failures: dict = {}
+    events = 0
+    last = start
+    for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
+        result = walk(seed, config, steps=args.steps, faults=args.faults)
+        events += result.steps
+        if result.violation:
+            failures.setdefault(result.violation.property, []).append(seed)
+        now = time.perf_counter()
+        if not args.json and (now - last > 2 or i == args.seeds):
+            last = now
+            print(f"\r{i}/{args.seeds} interleavings, {i / (now - start):.0f}/s, {sum(map(len, failures.values()))} counterexamples",
+                  end="", file=sys.stderr, flush=True)
+    if not args.json:
+        print(file=sys.stderr)
+    seconds = time.perf_counter() - start
+    summary = {
+        "seed_start": args.seed_start,
+        "interleavings": args.seeds,
+        "events": events,
+        "seconds": round(seconds, 3),
+        "rate": round(args.seeds / seconds, 1),
+        "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.seeds} interleavings ({events} events) in {seconds:.1f} s")
+        if not failures:
+            print("no property failed")
+        for name, seeds in sorted(failures.items()):
+            print(f"FAILED {name}: {len(seeds)} interleavings, e.g. " + replay_command(args, seeds[0]))
+    return 1 if failures else 0
+
+
+def cmd_bench(args) -> int:
+    if args.system not in SYSTEMS:
+        raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
+    if args.seconds <= 0:
+        raise UsageError(f"--seconds must be positive, got {args.seconds}")
+    from properties.bench import bench_model
+
+    result = bench_model(args.seconds)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"model: {result['steps_per_second']:.0f} steps/s with every always property checked "
+            f"({result['unchecked_steps_per_second']:.0f} steps/s without checks), "
+            f"{result['clients']} clients, {result['brokers']} brokers, {result['partitions']} partitions, one core"
+        )
+    return 0
+
+
+COMMANDS = {"properties": cmd_properties, "run": cmd_run, "walk": cmd_walk, "bench": cmd_bench}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Hypothesis state machines over the model world.
+
+:class:`ModelMachine` drives a world of several clients and brokers through the very events a
+schedule contains. Each ``step`` rule draws one of the events enabled in the current world (so no
+draw is wasted on a delivery over an empty link), and a ``quiet`` rule runs a burst of quiet time
+(:func:`properties.walker.settle`) so that short sequences reach a Stable group and disrupt it.
+After every event the catalogue's ``always`` properties are checked; at teardown the disruptions
+stop and the ``eventually`` properties are checked after the world settles.
+
+Use :func:`machine_for` to get a machine class for a given configuration (a broken variant, a
+different size). The shrunk length of the last failing run is kept in ``last_failure`` so the
+quality tests can bound it.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from model.client import CONNECTING, READY
+from model.config import Config
+from model.world import initial_world, step
+from properties.catalogue import Checker
+from properties.walker import TICKS, settle
+
+
+def enabled(world, faults: bool) -> list:
+    """Every event enabled in *world*, in a fixed order (benign first, so shrinking prefers them)."""
+    events = []
+    for c, client in enumerate(world.clients):
+        if not client.alive:
+            continue
+        for slot, conn in enumerate(client.conns):
+            link = world.links[c][slot]
+            if link.to_broker and link.to_broker[0][0] <= world.now:
+                events.append(("deliver", c, slot, True))
+            if link.to_client and link.to_client[0][0] <= world.now:
+                events.append(("deliver", c, slot, False))
+            if conn.state == CONNECTING:
+                events.append(("connect", c, slot))
+        if client.live:
+            events.append(("poll", c))
+            if client.heartbeat_thread:
+                events.append(("heartbeat", c))
+            if client.assignment:
+                events.append(("commit", c))
+    if world.leader is not None and world.brokers[world.leader].loading:
+        events.append(("load", world.leader))
+    events += [("tick", ms) for ms in TICKS]
+    if faults:
+        for c, client in enumerate(world.clients):
+            if not client.alive:
+                continue
+            for slot, conn in enumerate(client.conns):
+                link = world.links[c][slot]
+                if link.to_broker:
+                    events.append(("drop", c, slot, True))
+                if link.to_client:
+                    events.append(("drop", c, slot, False))
+                if conn.state == READY:
+                    events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
+            if client.live:
+                events += [("crash", c), ("close", c)]
+            for b in range(world.config.brokers):
+                events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
+        for b, broker in enumerate(world.brokers):
+            events.append(("broker_crash" if broker.alive else "broker_restart", b))
+            if broker.alive and world.leader != b:
+                events.append(("failover", b))
+    return events
+
+
+class ModelMachine(RuleBasedStateMachine):
+    """Several clients, several brokers and the network, checked after every event."""
+
+    config = Config()
+    faults = True
+    max_faults = 6
+    check_eventually = True
+    last_failure: dict = {}
+
+    def __init__(self):
+        super().__init__()
+        self.world = initial_world(self.config)
+        self.checker = Checker(self.config)
+        self.schedule: list = []
+        self.faults_left = self.max_faults
+
+    def _apply(self, event: tuple) -> None:
+        new, log = step(self.world, event)
+        if new is self.world:
+            return
+        self.schedule.append(event)
+        violation = self.checker.check(self.world, new, event, log)
+        self.world = new
+        if violation is not None:
+            self._fail(violation)
+
+    def _fail(self, violation) -> None:
+        type(self).last_failure = {
+            "property": violation.property,
+            "message": violation.message,
+            "events": len(self.schedule),
+            "schedule": list(self.schedule),
+        }
+        raise AssertionError(f"{violation.property}: {violation.message}")
+
+    @rule(data=st.data())
+    def step(self, data):
+        events = enabled(self.world, self.faults and self.faults_left > 0)
+        event = data.draw(st.sampled_from(events), label="event")
+        pick = data.draw(st.integers(0, 7), label="pick")
+        if event[0] in ("drop", "disconnect", "crash", "close", "broker_crash", "failover", "partition"):
+            self.faults_left -= 1
+        self._apply(event + (pick,))
+
+    @rule(rounds=st.sampled_from((4, 40)))
+    def quiet(self, rounds):
+        """A burst of quiet time: deliveries, polls and heartbeats until the group is Stable."""
+        self.world, violation = settle(self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True)
+        if violation is not None:
+            self._fail(violation)
+
+    def teardown(self):
+        if not self.check_eventually or getattr(self, "world", None) is None:
+            return
+        self.world, violation = settle(self.world, self.checker, None, self.schedule)
+        if violation is not None:
+            self._fail(violation)
+
+
+_MACHINES: dict = {}
+
+
+def machine_for(config: Config, faults: bool = True, check_eventually: bool = True) -> type:
+    """A ModelMachine subclass bound to *config* (cached, so Hypothesis' database keys are stable)."""
+    key = (config, faults, check_eventually)
+    if key not in _MACHINES:
+        name = "ModelMachine_" + ("_".join(sorted(config.broken)) or "correct")
+        _MACHINES[key] = type(
+            name, (ModelMachine,), {"config": config, "faults": faults, "check_eventually": check_eventually, "last_failure": {}}
+        )
+    return _MACHINES[key]
+

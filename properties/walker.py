@@ -1,0 +1,256 @@
+"""The lean seeded walker: seed → schedule → verdict, without Hypothesis.
+
+A walk draws each event from the events enabled in the current world (so almost no step is
+wasted), applies it, and checks every ``always`` property. After ``steps`` events, if nothing broke,
+the disruptions stop and :func:`settle` gives the world quiet time; then the ``eventually``
+properties are checked. The events actually applied form the schedule: replaying it reproduces the
+run exactly, and the trace hash proves it.
+
+Fault profiles (``--faults``):
+
+* ``none``    — only the protocol's own traffic: polls, heartbeats, commits, connects, deliveries,
+  time, coordinator loads;
+* ``network`` — plus message drops, broken connections and client/broker partitions;
+* ``all``     — plus client crashes and closes, broker crashes and restarts, coordinator failover.
+
+At most ``max_faults`` disruptions happen in one walk, so that the eventually properties are
+meaningful.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import attrs
+
+from model.client import CONNECTING, READY
+from model.config import Config
+from model.world import World, initial_world, step
+from properties.catalogue import Checker, Violation
+
+FAULT_PROFILES = ("none", "network", "all")
+TICKS = (1, 5, 20, 100, 500, 1500, 4000)
+
+_NETWORK_FAULTS = ("drop", "disconnect", "partition", "heal")
+_ALL_FAULTS = _NETWORK_FAULTS + ("crash", "close", "broker_crash", "broker_restart", "failover")
+
+
+@attrs.frozen
+class RunResult:
+    seed: int
+    schedule: tuple  # the events applied, in order
+    verdict: str  # "ok" | "counterexample"
+    violation: Violation | None
+    step: int | None  # index of the failing event in schedule, or None
+    trace_hash: str
+    world: World
+    steps: int  # events applied
+
+
+def observe(world: World) -> tuple:
+    """The canonical observation hashed into the trace: time, group, members, committed offsets."""
+    g = world.group
+    group = None if g is None else (g.state, g.generation, g.leader_id, tuple(m.member_id for m in g.members))
+    return (
+        world.now,
+        world.leader,
+        group,
+        tuple((c.state, c.generation, c.member_id, c.assignment, c.coordinator, c.live) for c in world.clients),
+        world.committed,
+    )
+
+
+class Trace:
+    """Accumulates the canonical trace (event and observation per step) into a sha256 digest."""
+
+    def __init__(self):
+        self._h = hashlib.sha256()
+
+    def add(self, event: tuple, world: World) -> None:
+        self._h.update(repr((event, observe(world))).encode())
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()[:16]
+
+
+def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int) -> list:
+    """Candidate events for the next step, with repetition as weight."""
+    cfg = world.config
+    pick = rng.getrandbits(16)
+    events = []
+    brokers = cfg.brokers
+    for c, client in enumerate(world.clients):
+        if client.live:
+            events += [("poll", c, pick)] * 3
+            if client.heartbeat_thread:
+                events += [("heartbeat", c, pick)] * 2
+            if client.assignment:
+                events.append(("commit", c, pick))
+        if not client.alive:
+            continue
+        for slot, conn in enumerate(client.conns):
+            if conn.state == CONNECTING:
+                events += [("connect", c, slot, pick)] * 2
+            link = world.links[c][slot]
+            if link.to_broker and link.to_broker[0][0] <= world.now:
+                events += [("deliver", c, slot, True, pick)] * 4
+            if link.to_client and link.to_client[0][0] <= world.now:
+                events += [("deliver", c, slot, False, pick)] * 4
+            if faults != "none" and faults_left > 0:
+                if link.to_broker or link.to_client:
+                    events.append(("drop", c, slot, bool(link.to_broker) and not (link.to_client and pick & 1), pick))
+                if conn.state == READY and rng.random() < 0.3:
+                    events.append(("disconnect", c, slot, pick & 1, pick))
+    leader = world.leader
+    if leader is not None and world.brokers[leader].loading:
+        events += [("load", leader, pick)] * 2
+    events += [("tick", rng.choice(TICKS), pick)] * 3
+    if faults != "none" and faults_left > 0:
+        c = rng.randrange(cfg.clients)
+        b = rng.randrange(brokers)
+        if (c, b) in world.partitioned:
+            events.append(("heal", c, b, pick))
+        elif rng.random() < 0.3:
+            events.append(("partition", c, b, pick))
+        if faults == "all" and rng.random() < 0.15:
+            kind = rng.choice(("crash", "close", "broker_crash", "broker_restart", "failover", "failover"))
+            events.append((kind, c if kind in ("crash", "close") else b, pick))
+    return events
+
+
+FAULT_KINDS = frozenset(_ALL_FAULTS)
+
+
+def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
+           until_stable: bool = False):
+    """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
+    heartbeats with 250 ms of time between them, until the eventually properties hold or
+    *max_rounds* pass. Returns (world, violation or None): the first always violation met on the
+    way, or (unless *until_stable*, which only wants the quiet time) the eventually violation."""
+    def apply(w, ev):
+        nonlocal violation
+        new, log = step(w, ev)
+        if new is not w:
+            schedule.append(ev)
+            if trace is not None:
+                trace.add(ev, new)
+            if checker is not None and violation is None:
+                violation = checker.check(w, new, ev, log)
+        return new
+
+    violation = None
+    if not until_stable:
+        for c, b in sorted(world.partitioned):
+            world = apply(world, ("heal", c, b, 0))
+        for b, broker in enumerate(world.brokers):
+            if not broker.alive:
+                world = apply(world, ("broker_restart", b, 0))
+    for _ in range(max_rounds):
+        if violation is not None:
+            return world, violation
+        if world.leader is not None and world.brokers[world.leader].loading:
+            world = apply(world, ("load", world.leader, 0))
+        for _ in range(4):
+            for c, client in enumerate(world.clients):
+                if not client.alive:
+                    continue
+                for slot in range(len(client.conns)):
+                    if world.clients[c].conns[slot].state == CONNECTING:
+                        world = apply(world, ("connect", c, slot, 0))
+                    for to_broker in (True, False):
+                        while True:
+                            link = world.links[c][slot]
+                            queue = link.to_broker if to_broker else link.to_client
+                            if not queue or queue[0][0] > world.now:
+                                break
+                            before, world = world, apply(world, ("deliver", c, slot, to_broker, 0))
+                            if world is before:
+                                break  # partitioned or the broker is down
+            for c, client in enumerate(world.clients):
+                if client.live:
+                    if client.heartbeat_enabled:
+                        world = apply(world, ("heartbeat", c, 0))
+                    world = apply(world, ("poll", c, 0))
+            world = apply(world, ("tick", max(1, world.config.latency_ms), 0))
+        if checker is not None and violation is None and checker.check_eventually(world) is None:
+            return world, None
+        world = apply(world, ("tick", 250, 0))
+    if violation is None and checker is not None and not until_stable:
+        violation = checker.check_eventually(world)
+    return world, violation
+
+
+def walk(
+    seed: int,
+    config: Config,
+    steps: int = 50,
+    faults: str = "all",
+    max_faults: int = 6,
+    eventually: bool = True,
+    quiet_rate: float = 0.04,
+) -> RunResult:
+    """One seeded interleaving of the model world, checked after every step."""
+    rng = random.Random(seed)
+    world = initial_world(config)
+    checker = Checker(config)
+    trace = Trace()
+    schedule: list = []
+    faults_left = max_faults
+    violation = None
+    drawn = 0
+    while drawn < steps and violation is None:
+        if rng.random() < quiet_rate:
+            # a burst of quiet time: the group settles, so later disruptions hit a working group
+            world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True)
+            continue
+        events = enabled_events(world, rng, faults, faults_left)
+        event = events[rng.randrange(len(events))]
+        drawn += 1
+        new, log = step(world, event)
+        if new is world:
+            continue
+        schedule.append(event)
+        trace.add(event, new)
+        if event[0] in FAULT_KINDS:
+            faults_left -= 1
+        violation = checker.check(world, new, event, log)
+        world = new
+    if violation is None and eventually:
+        world, violation = settle(world, checker, trace, schedule)
+    return RunResult(
+        seed=seed,
+        schedule=tuple(schedule),
+        verdict="ok" if violation is None else "counterexample",
+        violation=violation,
+        step=None if violation is None else len(schedule) - 1,
+        trace_hash=trace.hexdigest(),
+        world=world,
+        steps=len(schedule),
+    )
+
+
+def replay(config: Config, schedule, eventually_after: int | None = None) -> RunResult:
+    """Re-run a schedule exactly, checking every step. The eventually properties are checked after
+    the whole schedule only if it was recorded with a settle phase (*eventually_after* = the number
+    of events before the settle phase began)."""
+    world = initial_world(config)
+    checker = Checker(config)
+    trace = Trace()
+    applied: list = []
+    violation = None
+    for event in schedule:
+        event = tuple(event)
+        new, log = step(world, event)
+        if new is world:
+            continue
+        applied.append(event)
+        trace.add(event, new)
+        violation = checker.check(world, new, event, log)
+        world = new
+        if violation is not None:
+            break
+    if violation is None and eventually_after is not None:
+        violation = checker.check_eventually(world)
+    return RunResult(0, tuple(applied), "ok" if violation is None else "counterexample", violation,
+                     None if violation is None else len(applied) - 1, trace.hexdigest(), world, len(applied))
