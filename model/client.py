@@ -71,6 +71,7 @@ class ClientState:
     index: int
     alive: bool = True
     closed: bool = False
+    closing_deadline_ms: int | None = None  # set by close(): awaiting pending coordinator requests until then
     fatal: str | None = None  # the exception a poll threw to the application, if any
     # -- AbstractCoordinator --
     state: str = UNJOINED
@@ -103,8 +104,14 @@ class ClientState:
         return (self.generation, self.member_id, self.protocol)
 
     @property
+    def closing(self) -> bool:
+        """close() was called and is still awaiting the coordinator's pending requests."""
+        return self.alive and not self.closed and self.closing_deadline_ms is not None
+
+    @property
     def live(self) -> bool:
-        return self.alive and not self.closed and self.fatal is None
+        """Running and not shutting down: the application still polls it as a group member."""
+        return self.alive and not self.closed and self.closing_deadline_ms is None and self.fatal is None
 
 
 def new_client(index: int, brokers: int) -> ClientState:
@@ -152,7 +159,7 @@ class Step:
         return (self.generation, self.member_id, self.protocol)
 
     def live_now(self) -> bool:
-        return self.alive and not self.closed and self.fatal is None
+        return self.alive and not self.closed and self.closing_deadline_ms is None and self.fatal is None
 
     def coordinator_slot(self) -> int | None:
         return None if self.coordinator is None else self.config.brokers + self.coordinator

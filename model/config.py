@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from model.variants import VARIANTS
+from model.variants import ALL_VARIANTS
 
 MAX_INT = 2**31 - 1
 MAX_LONG = 2**63 - 1
@@ -63,6 +63,7 @@ class Config:
     request_timeout_ms: int = attrs.field(default=8000, validator=_positive)  # Kafka 30000
     retry_backoff_ms: int = attrs.field(default=100, validator=_positive)  # Kafka 100 (flat, pre-3.7)
     reconnect_backoff_ms: int = attrs.field(default=50, validator=_positive)  # Kafka 50
+    close_timeout_ms: int = attrs.field(default=30_000, validator=_non_negative)  # KafkaConsumer.close() default 30 s
     latency_ms: int = attrs.field(default=1, validator=_non_negative)  # one-way link latency
 
     # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
@@ -75,9 +76,9 @@ class Config:
 
     @broken.validator
     def _check_broken(self, attribute, value):
-        unknown = sorted(set(value) - set(VARIANTS))
+        unknown = sorted(set(value) - set(ALL_VARIANTS))
         if unknown:
-            raise ConfigError(f"broken names unknown variants {unknown}; known: {sorted(VARIANTS)}")
+            raise ConfigError(f"broken names unknown variants {unknown}; known: {sorted(ALL_VARIANTS)}")
 
     def __attrs_post_init__(self):
         if self.heartbeat_interval_ms >= self.session_timeout_ms:

@@ -783,7 +783,8 @@ def handle_sync_group(group, request, reply_to, now, config, choose) -> Outcome:
             # is modelled as an immediate success.
             d.set_and_propagate_assignment(dict(request.assignments), now)
             d.transition(STABLE)
-            d.persist = d.freeze()
+            if "assignment_not_persisted" not in d.broken:
+                d.persist = d.freeze()
     else:  # Stable: hand out the stored assignment
         d.remove_pending_sync_member(member_id)
         member = d.members[i]
@@ -916,9 +917,9 @@ def _validate_offset_commit(group: Group, request, broken):
         stale = generation_id != group.generation and "commit_accepts_stale_generation" not in broken
         if "commit_checks_generation_first" in broken and stale:
             return Errors.ILLEGAL_GENERATION
-        if _index_of(group.members, request.member_id) < 0:
+        if _index_of(group.members, request.member_id) < 0 and "commit_skips_fencing" not in broken:
             return Errors.UNKNOWN_MEMBER_ID
-        if stale:
+        if stale and "commit_skips_fencing" not in broken:
             return Errors.ILLEGAL_GENERATION
         return None
     return Errors.UNKNOWN_MEMBER_ID  # no member id, no generation, and the group is not Empty

@@ -174,10 +174,13 @@ def on_join_prepare(s: Step) -> None:
     if s.assignment:
         lost = s.generation == NO_GENERATION or s.member_id == ""
         s.log.append(("lost" if lost else "revoke", s.index, s.assignment))
-        s.assignment = ()
+        if "partitions_not_revoked" not in s.config.broken:
+            s.assignment = ()
 
 
 def on_join_complete(s: Step, assignment: tuple) -> None:
+    if "partitions_not_revoked" in s.config.broken:
+        assignment = tuple(sorted(set(s.assignment) | set(assignment)))
     s.assignment = assignment
     s.log.append(("assign", s.index, s.generation, s.member_id, assignment))
 
@@ -253,7 +256,7 @@ def _on_join_group(s: Step, req, result) -> None:
         elif s.state != PREPARING_REBALANCE:
             s.join_future = ("failed", UNJOINED_GROUP)
         else:
-            _set_state(s, COMPLETING_REBALANCE)
+            _set_state(s, STABLE if "stable_without_sync" in s.config.broken else COMPLETING_REBALANCE)
             if s.heartbeat_thread:
                 _enable_heartbeat_thread(s)
             _set_generation(s, result.generation_id, result.member_id, result.protocol_name)
@@ -261,7 +264,8 @@ def _on_join_group(s: Step, req, result) -> None:
             assignments = ()
             if result.leader_id == result.member_id:
                 assignor = ASSIGNORS[result.protocol_name]
-                plan = assignor([m for m, _ in result.members], s.config.partitions)
+                partitions = s.config.partitions - ("assignor_drops_partition" in s.config.broken)
+                plan = assignor([m for m, _ in result.members], partitions)
                 assignments = tuple((m, plan[m]) for m, _ in result.members)
             if coordinator_unknown(s):  # sendSyncGroupRequest: RequestFuture.coordinatorNotAvailable()
                 s.join_future = ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
@@ -347,9 +351,12 @@ def heartbeat_thread(s: Step) -> None:
     """One iteration of HeartbeatThread.run."""
     if not s.live_now() or not s.heartbeat_thread or not s.heartbeat_enabled:
         return
+    state_at_start = s.state
     if s.state in (UNJOINED, PREPARING_REBALANCE) and "heartbeat_while_unjoined" not in s.config.broken:
         s.heartbeat_enabled = False
         return
+    # A completion fired by this poll may reset the member (say an OffsetCommit answered
+    # UNKNOWN_MEMBER_ID); Kafka does not re-check the state afterwards, so neither does the model.
     net.poll(s, dispatch)  # pollNoWakeup
     if coordinator_unknown(s):
         if s.find_coordinator_request is not None:
@@ -363,7 +370,7 @@ def heartbeat_thread(s: Step) -> None:
         maybe_leave_group(s)
     elif s.now >= s.heartbeat_due_ms:
         s.heartbeat_due_ms = s.now + s.config.heartbeat_interval_ms  # sentHeartbeat
-        s.log.append(("heartbeat_sent", s.index, s.state, s.generation))
+        s.log.append(("heartbeat_sent", s.index, state_at_start, s.state, s.generation))
         net.send(s, s.coordinator_slot(), HeartbeatRequest(s.config.group_id, s.generation, s.member_id))
 
 
@@ -448,16 +455,30 @@ def _on_offset_commit(s: Step, req, result) -> None:
 
 
 def close(s: Step) -> None:
-    """KafkaConsumer.close: onLeavePrepare revokes, maybeLeaveGroup, one last network poll."""
+    """KafkaConsumer.close → AbstractCoordinator.close: stop the heartbeat thread, revoke
+    (onLeavePrepare), maybeLeaveGroup, then await the coordinator's pending requests (the LeaveGroup,
+    pending commits) for up to close.timeout; later polls continue that wait (:func:`await_close`)."""
     if not s.live_now():
         return
+    s.heartbeat_thread = s.heartbeat_enabled = False
     if s.assignment:
         s.log.append(("revoke", s.index, s.assignment))
         s.assignment = ()
     maybe_leave_group(s)
-    net.poll(s, dispatch)
-    s.closed = True
-    s.log.append(("closed", s.index))
+    s.closing_deadline_ms = s.now + s.config.close_timeout_ms
+    s.log.append(("closing", s.index))
+    await_close(s)
+
+
+def await_close(s: Step) -> None:
+    """awaitPendingRequests(coordinator, timer): poll until the coordinator has nothing pending or
+    the close timer expires; if the coordinator is unknown, pending requests are abandoned."""
+    slot = None if coordinator_unknown(s) else s.coordinator_slot()
+    if slot is not None and net.pending_request_count(s, slot) and s.now < s.closing_deadline_ms:
+        net.poll(s, dispatch)
+    if slot is None or not net.pending_request_count(s, slot) or s.now >= s.closing_deadline_ms:
+        s.closed = True
+        s.log.append(("closed", s.index))
 
 
 # -- the application's poll ------------------------------------------------------------------------
@@ -465,6 +486,9 @@ def close(s: Step) -> None:
 
 def consumer_poll(s: Step) -> None:
     """KafkaConsumer.poll(Duration.ZERO): ConsumerCoordinator.poll, then the fetch poll."""
+    if s.closing_deadline_ms is not None and not s.closed:
+        await_close(s)
+        return
     if not s.live_now():
         return
     if s.heartbeat_thread:

@@ -149,7 +149,11 @@ CATALOGUE = (
     Property(
         "heartbeat-only-when-joined", ALWAYS,
         "The heartbeat thread sends heartbeats only while the member is COMPLETING_REBALANCE or "
-        "STABLE; it disables itself once the member is UNJOINED or PREPARING_REBALANCE.",
+        "STABLE: an iteration that begins UNJOINED or PREPARING_REBALANCE disables the thread and "
+        "sends nothing. (Kafka does not re-check the state after the iteration's own pollNoWakeup, "
+        "so a completion fired there that resets the member lets one heartbeat with generation -1 "
+        "out; the model keeps that behaviour and this property judges the state the iteration "
+        "began in.)",
         f"{REF} §3.5",
     ),
     Property(
@@ -395,7 +399,8 @@ class Checker:
             elif tag == "heartbeat_sent":
                 if entry[2] not in (COMPLETING_REBALANCE, STABLE):
                     return Violation(
-                        "heartbeat-only-when-joined", f"client {entry[1]} sent a heartbeat while {entry[2]} (generation {entry[3]})"
+                        "heartbeat-only-when-joined",
+                        f"client {entry[1]}'s heartbeat thread sent a heartbeat in an iteration that began {entry[2]} (generation {entry[4]})",
                     )
             elif tag == "member_state":
                 c, old, new = entry[1:4]

@@ -21,11 +21,11 @@ from model.client import CONNECTING, READY
 from model.config import Config
 from model.world import initial_world, step
 from properties.catalogue import Checker
-from properties.walker import TICKS, settle
+from properties.walker import TICKS, boundary_ticks, settle
 
 
-def enabled(world, faults: bool) -> list:
-    """Every event enabled in *world*, in a fixed order (benign first, so shrinking prefers them)."""
+def enabled(world) -> list:
+    """The protocol's own events enabled in *world* (no faults, no time), in a fixed order."""
     events = []
     for c, client in enumerate(world.clients):
         if not client.alive:
@@ -38,6 +38,8 @@ def enabled(world, faults: bool) -> list:
                 events.append(("deliver", c, slot, False))
             if conn.state == CONNECTING:
                 events.append(("connect", c, slot))
+        if client.closing:
+            events.append(("poll", c))
         if client.live:
             events.append(("poll", c))
             if client.heartbeat_thread:
@@ -46,27 +48,31 @@ def enabled(world, faults: bool) -> list:
                 events.append(("commit", c))
     if world.leader is not None and world.brokers[world.leader].loading:
         events.append(("load", world.leader))
-    events += [("tick", ms) for ms in TICKS]
-    if faults:
-        for c, client in enumerate(world.clients):
-            if not client.alive:
-                continue
-            for slot, conn in enumerate(client.conns):
-                link = world.links[c][slot]
-                if link.to_broker:
-                    events.append(("drop", c, slot, True))
-                if link.to_client:
-                    events.append(("drop", c, slot, False))
-                if conn.state == READY:
-                    events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
-            if client.live:
-                events += [("crash", c), ("close", c)]
-            for b in range(world.config.brokers):
-                events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
-        for b, broker in enumerate(world.brokers):
-            events.append(("broker_crash" if broker.alive else "broker_restart", b))
-            if broker.alive and world.leader != b:
-                events.append(("failover", b))
+    return events
+
+
+def fault_events(world) -> list:
+    """Every disruption possible in *world*, in a fixed order."""
+    events = []
+    for c, client in enumerate(world.clients):
+        if not client.alive:
+            continue
+        for slot, conn in enumerate(client.conns):
+            link = world.links[c][slot]
+            if link.to_broker:
+                events.append(("drop", c, slot, True))
+            if link.to_client:
+                events.append(("drop", c, slot, False))
+            if conn.state == READY:
+                events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
+        for b in range(world.config.brokers):
+            events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
+        if client.live:
+            events += [("close", c), ("crash", c)]
+    for b, broker in enumerate(world.brokers):
+        if broker.alive and world.leader != b:
+            events.append(("failover", b))
+        events.append(("broker_crash" if broker.alive else "broker_restart", b))
     return events
 
 
@@ -84,6 +90,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.world = initial_world(self.config)
         self.checker = Checker(self.config)
         self.schedule: list = []
+        self.rules = 0  # rule invocations (what Hypothesis shrinks)
         self.faults_left = self.max_faults
 
     def _apply(self, event: tuple) -> None:
@@ -101,22 +108,42 @@ class ModelMachine(RuleBasedStateMachine):
             "property": violation.property,
             "message": violation.message,
             "events": len(self.schedule),
+            "rules": self.rules,
             "schedule": list(self.schedule),
         }
         raise AssertionError(f"{violation.property}: {violation.message}")
 
     @rule(data=st.data())
     def step(self, data):
-        events = enabled(self.world, self.faults and self.faults_left > 0)
-        event = data.draw(st.sampled_from(events), label="event")
-        pick = data.draw(st.integers(0, 7), label="pick")
-        if event[0] in ("drop", "disconnect", "crash", "close", "broker_crash", "failover", "partition"):
+        """One of the protocol's own events: a delivery, a connect, a poll, a heartbeat, a commit."""
+        self.rules += 1
+        events = enabled(self.world)
+        if events:
+            event = data.draw(st.sampled_from(events), label="event")
+            self._apply(event + (data.draw(st.integers(0, 7), label="pick"),))
+
+    @rule(data=st.data())
+    def tick(self, data):
+        """Time passes: a small step, or exactly one of the configured timeouts."""
+        self.rules += 1
+        ms = data.draw(st.sampled_from(TICKS + boundary_ticks(self.world.config)), label="ms")
+        self._apply(("tick", ms, data.draw(st.integers(0, 7), label="pick")))
+
+    @rule(data=st.data())
+    def fault(self, data):
+        """A disruption, while the budget lasts."""
+        self.rules += 1
+        if not self.faults or self.faults_left <= 0:
+            return
+        event = data.draw(st.sampled_from(fault_events(self.world)), label="fault")
+        if event[0] not in ("heal", "broker_restart"):
             self.faults_left -= 1
-        self._apply(event + (pick,))
+        self._apply(event + (data.draw(st.integers(0, 7), label="pick"),))
 
     @rule(rounds=st.sampled_from((4, 40)))
     def quiet(self, rounds):
         """A burst of quiet time: deliveries, polls and heartbeats until the group is Stable."""
+        self.rules += 1
         self.world, violation = settle(self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True)
         if violation is not None:
             self._fail(violation)

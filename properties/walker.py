@@ -32,6 +32,20 @@ from properties.catalogue import Checker, Violation
 FAULT_PROFILES = ("none", "network", "all")
 TICKS = (1, 5, 20, 100, 500, 1500, 4000)
 
+
+def boundary_ticks(config: Config) -> tuple:
+    """Time steps equal to the configured timeouts: the edges where off-by-one bugs live."""
+    return tuple(sorted({
+        config.heartbeat_interval_ms,
+        config.session_timeout_ms,
+        config.request_timeout_ms,
+        config.request_timeout_ms + 1,
+        config.join_request_timeout_ms,
+        config.rebalance_timeout_ms,
+        config.initial_rebalance_delay_ms or 1,
+        config.reconnect_backoff_ms,
+    }))
+
 _NETWORK_FAULTS = ("drop", "disconnect", "partition", "heal")
 _ALL_FAULTS = _NETWORK_FAULTS + ("crash", "close", "broker_crash", "broker_restart", "failover")
 
@@ -81,6 +95,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     events = []
     brokers = cfg.brokers
     for c, client in enumerate(world.clients):
+        if client.closing:
+            events.append(("poll", c, pick))
         if client.live:
             events += [("poll", c, pick)] * 3
             if client.heartbeat_thread:
@@ -106,6 +122,7 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     if leader is not None and world.brokers[leader].loading:
         events += [("load", leader, pick)] * 2
     events += [("tick", rng.choice(TICKS), pick)] * 3
+    events.append(("tick", rng.choice(boundary_ticks(cfg)), pick))
     if faults != "none" and faults_left > 0:
         c = rng.randrange(cfg.clients)
         b = rng.randrange(brokers)
@@ -130,6 +147,8 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     way, or (unless *until_stable*, which only wants the quiet time) the eventually violation."""
     def apply(w, ev):
         nonlocal violation
+        if violation is not None:
+            return w  # stop at the first violation: the schedule ends with the failing event
         new, log = step(w, ev)
         if new is not w:
             schedule.append(ev)
@@ -168,7 +187,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                             if world is before:
                                 break  # partitioned or the broker is down
             for c, client in enumerate(world.clients):
-                if client.live:
+                if client.live or client.closing:
                     if client.heartbeat_enabled:
                         world = apply(world, ("heartbeat", c, 0))
                     world = apply(world, ("poll", c, 0))
