@@ -139,12 +139,47 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
 FAULT_KINDS = frozenset(_ALL_FAULTS)
 
 
+def _busy(world: World) -> bool:
+    """Something can move without time passing: messages on a link, requests not yet transmitted,
+    completions not yet fired. (An in-flight request the coordinator has parked is not busy.)"""
+    for c, client in enumerate(world.clients):
+        if not client.alive:
+            continue
+        if client.pending_completions or client.pending_disconnects:
+            return True
+        for slot in range(len(client.conns)):
+            link = world.links[c][slot]
+            if link.to_broker or link.to_client or client.unsent[slot]:
+                return True
+    return False
+
+
+def _next_quiet_tick(world: World) -> int:
+    """How far time may jump while nothing is in transit: to the next coordinator timer or client
+    heartbeat, at most 1 s (so every timer is met by a poll before it matters), at least 1 ms."""
+    targets = []
+    group = world.group
+    if group is not None:
+        from model.group import next_deadline
+
+        deadline = next_deadline(group)
+        if deadline is not None:
+            targets.append(deadline)
+    for client in world.clients:
+        if client.live and client.heartbeat_enabled:
+            targets.append(client.heartbeat_due_ms)
+    gap = min(targets) - world.now if targets else 1000
+    return max(1, min(gap, 1000))
+
+
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
            until_stable: bool = False):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
-    heartbeats with 250 ms of time between them, until the eventually properties hold or
-    *max_rounds* pass. Returns (world, violation or None): the first always violation met on the
-    way, or (unless *until_stable*, which only wants the quiet time) the eventually violation."""
+    heartbeats, until the eventually properties hold or *max_rounds* pass. Within a round, messages
+    flow (1 ms ticks for their latency) until nothing is in transit; between rounds time jumps to the
+    next timer (at most 1 s). Returns (world, violation or None): the first always violation met on
+    the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation."""
+
     def apply(w, ev):
         nonlocal violation
         if violation is not None:
@@ -154,7 +189,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             schedule.append(ev)
             if trace is not None:
                 trace.add(ev, new)
-            if checker is not None and violation is None:
+            if checker is not None:
                 violation = checker.check(w, new, ev, log)
         return new
 
@@ -165,12 +200,13 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
         for b, broker in enumerate(world.brokers):
             if not broker.alive:
                 world = apply(world, ("broker_restart", b, 0))
+    latency = max(1, world.config.latency_ms)
     for _ in range(max_rounds):
         if violation is not None:
             return world, violation
         if world.leader is not None and world.brokers[world.leader].loading:
             world = apply(world, ("load", world.leader, 0))
-        for _ in range(4):
+        for _ in range(8):
             for c, client in enumerate(world.clients):
                 if not client.alive:
                     continue
@@ -191,10 +227,12 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                     if client.heartbeat_enabled:
                         world = apply(world, ("heartbeat", c, 0))
                     world = apply(world, ("poll", c, 0))
-            world = apply(world, ("tick", max(1, world.config.latency_ms), 0))
+            if not _busy(world):
+                break
+            world = apply(world, ("tick", latency, 0))
         if checker is not None and violation is None and checker.check_eventually(world) is None:
             return world, None
-        world = apply(world, ("tick", 250, 0))
+        world = apply(world, ("tick", 250 if _busy(world) else _next_quiet_tick(world), 0))
     if violation is None and checker is not None and not until_stable:
         violation = checker.check_eventually(world)
     return world, violation

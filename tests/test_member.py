@@ -388,7 +388,9 @@ def test_join_none_when_no_longer_preparing_is_an_unjoined_group_failure():
 
 
 def test_join_member_id_required_keeps_the_returned_member_id_and_rejoins_at_once():
-    s = joining()
+    s = joining(assignment=(1,))
+    assert tags(s, "lost") == [("lost", 0, (1,))]  # onJoinPrepare ran once, before the first JoinGroup
+    s.assignment = (5,)  # would be dropped if onJoinPrepare ran again
     respond(s, "JoinGroup", JoinGroupResponse(Errors.MEMBER_ID_REQUIRED, member_id="m-new"))
     fire(s)
     assert s.generation_tuple == (-1, "m-new", None)
@@ -399,6 +401,7 @@ def test_join_member_id_required_keeps_the_returned_member_id_and_rejoins_at_onc
     assert second.body.member_id == "m-new"  # the next JoinGroup carries the id
     assert s.state == PREPARING_REBALANCE
     assert s.fatal is None
+    assert s.assignment == (5,)  # needsJoinPrepare stays false: no second onJoinPrepare
 
 
 def test_join_unknown_member_id_resets_member_id_when_generation_unchanged():
@@ -490,11 +493,19 @@ def test_join_fatal_errors_make_poll_fail_the_consumer(error):
     assert s.live_now() is False
 
 
-def test_join_unexpected_error_is_a_fatal_kafka_exception():
+@pytest.mark.parametrize(
+    "error",
+    [Errors.NON_EMPTY_GROUP, Errors.ILLEGAL_GENERATION, Errors.REQUEST_TIMED_OUT, Errors.UNKNOWN_TOPIC_OR_PARTITION],
+)
+def test_join_unexpected_error_is_a_fatal_kafka_exception(error):
+    """The "other" row: KafkaException("Unexpected error in join group response"), which is not
+    retriable even when the wire error's own exception would be (REQUEST_TIMED_OUT, ...), and is
+    not one of the immediate-rejoin exceptions (ILLEGAL_GENERATION)."""
     s = joining()
-    respond(s, "JoinGroup", JoinGroupResponse(Errors.NON_EMPTY_GROUP))
+    respond(s, "JoinGroup", JoinGroupResponse(error))
     member.consumer_poll(s)
     assert s.fatal is not None
+    assert sent(s, "JoinGroup") == []
 
 
 def test_join_transport_disconnect_marks_coordinator_unknown_without_disconnecting_again():
@@ -656,6 +667,33 @@ def test_sync_fatal_errors_fail_the_consumer(error):
     assert s.fatal == name_of(error)
 
 
+@pytest.mark.parametrize("error", [Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REQUEST_TIMED_OUT, Errors.NON_EMPTY_GROUP])
+def test_sync_unexpected_error_is_a_fatal_kafka_exception(error):
+    s = completing()
+    respond(s, "SyncGroup", SyncGroupResponse(error))
+    member.consumer_poll(s)
+    assert s.fatal is not None
+    assert sent(s, "JoinGroup") == []
+
+
+def test_sync_success_followed_by_a_reset_before_the_poll_rejoins_instead_of_completing():
+    """§3.3 step 5: the join future succeeded, but by the time the application's poll looks at it
+    the heartbeat thread has reset the generation → resetStateAndRejoin, no onJoinComplete."""
+    s = completing(generation=4)
+    s.session_deadline_ms = s.now + 100_000
+    s.now = s.poll_deadline_ms  # the poll timer expires in the same heartbeat iteration
+    respond(s, "SyncGroup", SyncGroupResponse(Errors.NONE, "consumer", "range", (3, 4)))
+    member.heartbeat_thread(s)  # fires the SyncGroup (→ STABLE), then leaves the group (→ reset)
+    assert s.join_future == ("succeeded", (3, 4))
+    assert s.state == UNJOINED and s.generation == -1
+    member.consumer_poll(s)
+    assert tags(s, "assign") == []
+    assert s.assignment == ()
+    (join,) = sent(s, "JoinGroup")
+    assert join.body.member_id == ""
+    assert s.state == PREPARING_REBALANCE
+
+
 # == Heartbeat thread (§3.5) ========================================================================
 
 
@@ -691,6 +729,23 @@ def test_heartbeat_thread_disables_itself_when_not_joined(state):
     s.state = STABLE
     member.heartbeat_thread(s)  # stays disabled until a JoinGroup succeeds
     assert sent(s, "Heartbeat") == []
+
+
+def test_heartbeat_thread_checks_the_state_before_its_poll_not_after():
+    """§3.5 loop order: the not-joined check comes before pollNoWakeup; a completion fired by that
+    poll that resets the member (here an OffsetCommit UNKNOWN_MEMBER_ID) does not stop the
+    heartbeat of the same iteration, which then carries the reset generation."""
+    s = stable()
+    member.commit_async(s)
+    fire(s)
+    respond(s, "OffsetCommit", OffsetCommitResponse(((0, Errors.UNKNOWN_MEMBER_ID),)))
+    s.now = s.heartbeat_due_ms
+    member.heartbeat_thread(s)
+    assert s.state == UNJOINED
+    (hb,) = sent(s, "Heartbeat")
+    assert (hb.body.generation_id, hb.body.member_id) == (-1, "")
+    member.heartbeat_thread(s)  # the next iteration disables the thread
+    assert s.heartbeat_enabled is False
 
 
 def test_heartbeat_session_timer_expiry_marks_the_coordinator_unknown():

@@ -12,8 +12,6 @@ request.timeout.ms 8000, reconnect.backoff.ms 50.
 
 from __future__ import annotations
 
-import pytest
-
 from model import netclient as net
 from model.client import CONNECTING, DISCONNECTED, READY, Conn, Step, new_client
 from model.config import Config

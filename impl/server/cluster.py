@@ -200,12 +200,13 @@ class Cluster:
             best_deadline = None
             for broker in brokers:
                 if broker.alive:
-                    d = broker.timer.next_deadline()
-                    if d is not None and d <= until_ms and (best_deadline is None or d < best_deadline):
+                    timer = broker.timer
+                    d = timer.next_deadline()
+                    if d is not None and timer.is_due(d, until_ms) and (best_deadline is None or d < best_deadline):
                         best, best_deadline = broker, d
-            if best is None:
+            if best is None or not best.timer.advance_clock(best_deadline):
                 break
-            executed = best.timer.advance_clock(best_deadline) or executed
+            executed = True
         for broker in brokers:
             if broker.alive:
                 executed = broker.timer.advance_clock(until_ms) or executed

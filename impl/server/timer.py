@@ -19,7 +19,7 @@ deadline, not from the end of the advance.  A task is due when ``deadline <= now
 from __future__ import annotations
 
 import heapq
-from typing import Any, Dict, Hashable, Iterable, List, Optional
+from typing import Dict, Hashable, Iterable, List, Optional
 
 from impl.errors import IllegalArgumentException
 from impl.time import MockTime

@@ -480,7 +480,7 @@ def test_leave_preparing_removes_and_completes_join(h):
 
 def test_leave_completing_rebalances(h):
     ids, generation, _ = h.completing_group(2)
-    parked = h.sync(ids[0], generation) if False else h.sync(ids[1], generation)
+    parked = h.sync(ids[1], generation)
     h.leave(ids[0])
     assert h.group().state is PREPARING_REBALANCE
     assert parked[0].error_code == code(E.REBALANCE_IN_PROGRESS)
