@@ -97,6 +97,11 @@ class ClientState:
     conns: tuple = ()  # per slot: Conn
     pending_completions: tuple = ()  # ((Request, result), ...) FIFO; result = response or failure name
     pending_disconnects: tuple = ()  # slots (disconnectAsync)
+    sending: tuple = ()  # slots whose last transmitted request's send has not completed yet
+    # What the transport has done that the client has not yet seen: ((kind, slot, epoch, payload), ...)
+    # with kind "received" (payload (request id, response)), "disconnected" or "connected". The
+    # NetworkClient picks them up in its poll (selector.poll), as Kafka does.
+    notices: tuple = ()
     next_request_id: int = 0
 
     @property

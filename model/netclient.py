@@ -43,7 +43,8 @@ def can_connect(s: Step, slot: int) -> bool:
 
 
 def is_ready(s: Step, slot: int) -> bool:
-    return s.conns[slot].state == READY and len(s.in_flight[slot]) < MAX_IN_FLIGHT_PER_CONNECTION
+    """canSendRequest: connected, the previous send on this connection completed, and room in flight."""
+    return s.conns[slot].state == READY and slot not in s.sending and len(s.in_flight[slot]) < MAX_IN_FLIGHT_PER_CONNECTION
 
 
 def ready(s: Step, slot: int) -> bool:
@@ -91,6 +92,7 @@ def try_send(s: Step) -> None:
 def _transmit(s: Step, req: Request) -> None:
     sent = Request(req.id, req.slot, req.body, req.created_ms, req.timeout_ms, req.sent_generation, s.now)
     s.set_slot("in_flight", req.slot, s.in_flight[req.slot] + (sent,))
+    s.sending = s.sending + (req.slot,)
     s.transmitted.append(sent)
     s.log.append(("transmit", s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
 
@@ -146,6 +148,8 @@ def disconnect(s: Step, slot: int) -> None:
     if conn.state is None or conn.state == DISCONNECTED:
         return
     s.closed_slots.append(slot)
+    if s.notices:  # selector.close drops whatever the channel had not yet delivered
+        s.notices = tuple(n for n in s.notices if n[1] != slot)
     connection_lost(s, slot)
 
 
@@ -154,6 +158,8 @@ def connection_lost(s: Step, slot: int) -> None:
     as disconnected, in send order."""
     conn = s.conns[slot]
     s.set_slot("conns", slot, Conn(DISCONNECTED, s.now, conn.epoch))
+    if slot in s.sending:
+        s.sending = tuple(x for x in s.sending if x != slot)
     s.log.append(("disconnected", s.index, slot))
     in_flight = s.in_flight[slot]
     if in_flight:
@@ -179,13 +185,38 @@ def handle_timed_out_requests(s: Step) -> None:
                 break
 
 
+def network_poll(s: Step) -> None:
+    """NetworkClient.poll(0) after selector.poll: completed sends, then received responses (each
+    answers the oldest in-flight request of its connection), then disconnections, then new
+    connections, then in-flight request timeouts."""
+    s.sending = ()  # handleCompletedSends: every send handed to the transport has been written
+    notices = s.notices
+    if notices:
+        s.notices = ()
+        for kind, slot, epoch, payload in notices:
+            if kind == "received" and epoch == s.conns[slot].epoch:
+                receive(s, slot, *payload)
+        for kind, slot, epoch, _ in notices:
+            conn = s.conns[slot]
+            if kind == "disconnected" and epoch == conn.epoch and conn.state in (READY, CONNECTING):
+                connection_lost(s, slot)
+        for kind, slot, epoch, _ in notices:
+            conn = s.conns[slot]
+            if kind == "connected" and epoch == conn.epoch and conn.state == CONNECTING:
+                s.set_slot("conns", slot, Conn(READY, conn.last_attempt_ms, conn.epoch))
+                s.log.append(("connected", s.index, slot))
+    if any(s.in_flight):
+        handle_timed_out_requests(s)
+
+
 def receive(s: Step, slot: int, request_id: int, response) -> bool:
-    """A response arrived on *slot*: it answers the oldest in-flight request (correlation ids are
-    checked in order). Returns False if no in-flight request matches (a stale connection)."""
+    """handleCompletedReceives for one response: it answers the oldest in-flight request of its
+    connection (correlation ids are checked in order). False if it answers nothing."""
     in_flight = s.in_flight[slot]
     if not in_flight or in_flight[0].id != request_id:
         return False
     s.set_slot("in_flight", slot, in_flight[1:])
+    s.log.append(("received", s.index, request_id, response.api, response.error))
     _complete(s, in_flight[0], response)
     return True
 
@@ -213,18 +244,23 @@ def fire_pending_completions(s: Step, dispatch) -> None:
 
 def poll(s: Step, dispatch) -> None:
     """ConsumerNetworkClient.poll with a zero timer, in the reference's exact order."""
-    fire_pending_completions(s, dispatch)
+    if s.pending_completions:
+        fire_pending_completions(s, dispatch)
     if s.pending_disconnects:
         for slot in s.pending_disconnects:
             fail_unsent(s, slot, DISCONNECT)
             disconnect(s, slot)
         s.pending_disconnects = ()
-    try_send(s)
-    handle_timed_out_requests(s)  # NetworkClient.poll(0)
-    check_disconnects(s)
-    try_send(s)
-    fail_expired_requests(s)
-    fire_pending_completions(s, dispatch)
+    has_unsent = any(s.unsent)
+    if has_unsent:
+        try_send(s)
+    network_poll(s)  # client.poll(0)
+    if has_unsent or any(s.unsent):  # (a completion handler may have sent meanwhile)
+        check_disconnects(s)
+        try_send(s)
+        fail_expired_requests(s)
+    if s.pending_completions:
+        fire_pending_completions(s, dispatch)
     s.log.append(("polled", s.index))
 
 

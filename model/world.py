@@ -39,7 +39,7 @@ from model import broker as brk
 from model import group as grp
 from model import member
 from model import netclient as net
-from model.client import CONNECTING, READY, ClientState, Step, new_client
+from model.client import CONNECTING, Step, new_client
 from model.config import Config
 from model.messages import FindCoordinatorRequest
 from model.placement import initial_leader, partition_for
@@ -47,10 +47,14 @@ from model.placement import initial_leader, partition_for
 
 @attrs.frozen(slots=True)
 class Link:
-    """One connection's two FIFO directions: ((deliver_at, request_id, epoch, message), ...)."""
+    """One connection's two FIFO directions: ((deliver_at, request_id, epoch, message), ...).
+    A link is open from the moment the connection is established until it breaks; ``epoch`` is the
+    client's connection epoch, so nothing crosses from one connection into the next."""
 
     to_broker: tuple = ()
     to_client: tuple = ()
+    open: bool = False
+    epoch: int = -1
 
 
 EMPTY_LINK = Link()
@@ -182,9 +186,15 @@ def _commit_client(world, m, s: Step, choose, log) -> None:
         _cut_link(world, m, c, slot, choose("processed", (False, True)), choose, log)
     for req in s.transmitted:
         link = m.links[c][req.slot]
-        epoch = s.conns[req.slot].epoch
-        m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, epoch, req.body),), link.to_client))
+        if link.open:  # else the connection broke: the request fails when the client sees it
+            m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, link.epoch, req.body),), link.to_client, True, link.epoch))
     m.clients[c] = s.freeze()
+
+
+def _notify(m, c: int, kind: str, slot: int, epoch: int, payload=None) -> None:
+    """The transport tells client *c* something; its NetworkClient sees it at its next poll."""
+    client = m.clients[c]
+    m.clients[c] = attrs.evolve(client, notices=client.notices + ((kind, slot, epoch, payload),))
 
 
 def _ev_poll(world, m, ev, choose, log):
@@ -211,7 +221,7 @@ def _ev_crash(world, m, ev, choose, log):
     m.clients[c] = attrs.evolve(client, alive=False)
     # Requests already on the wire may still arrive; nothing will ever read the responses.
     for slot, link in enumerate(m.links[c]):
-        m.set_link(c, slot, Link(link.to_broker, ()))
+        m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch))
     log.append(("crash", c))
     return True
 
@@ -223,20 +233,19 @@ def _broker_of(world, slot: int) -> int:
 def _ev_connect(world, m, ev, choose, log):
     c, slot = ev[1], ev[2]
     client = m.clients[c]
-    if not client.alive or client.conns[slot].state != CONNECTING:
+    conn = client.conns[slot]
+    if not client.alive or conn.state != CONNECTING or any(n[1] == slot for n in client.notices):
         return False
     b = _broker_of(world, slot)
     if (c, b) in m.partitioned:
         return False  # the SYN goes nowhere: the attempt hangs
-    s = Step(client, m.now, world.config, choose, log)
     if m.brokers[b].alive:
-        conn = s.conns[slot]
-        s.set_slot("conns", slot, attrs.evolve(conn, state=READY))
-        log.append(("connected", c, slot))
+        m.set_link(c, slot, Link((), (), True, conn.epoch))
+        _notify(m, c, "connected", slot, conn.epoch)
+        log.append(("link_open", c, slot))
     else:
-        net.connection_lost(s, slot)  # connection refused
-    m.set_link(c, slot, EMPTY_LINK)
-    _commit_client(world, m, s, choose, log)
+        _notify(m, c, "disconnected", slot, conn.epoch)  # connection refused
+        log.append(("connect_refused", c, slot))
     return True
 
 
@@ -250,20 +259,15 @@ def _ev_deliver(world, m, ev, choose, log):
         if not link.to_broker or link.to_broker[0][0] > m.now or not m.brokers[b].alive:
             return False
         (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
-        m.set_link(c, slot, Link(rest, link.to_client))
+        m.set_link(c, slot, Link(rest, link.to_client, link.open, link.epoch))
         _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
         return True
     if not link.to_client or link.to_client[0][0] > m.now:
         return False
-    (_, request_id, _epoch, response), rest = link.to_client[0], link.to_client[1:]
-    m.set_link(c, slot, Link(link.to_broker, rest))
-    client = m.clients[c]
-    if not client.alive:
-        return True
-    s = Step(client, m.now, world.config, choose, log)
-    if net.receive(s, slot, request_id, response):
-        log.append(("received", c, request_id, response.api, response.error))
-    _commit_client(world, m, s, choose, log)
+    (_, request_id, epoch, response), rest = link.to_client[0], link.to_client[1:]
+    m.set_link(c, slot, Link(link.to_broker, rest, link.open, link.epoch))
+    if m.clients[c].alive:
+        _notify(m, c, "received", slot, epoch, (request_id, response))
     return True
 
 
@@ -273,20 +277,21 @@ def _ev_drop(world, m, ev, choose, log):
     queue = link.to_broker if to_broker else link.to_client
     if not queue:
         return False
-    m.set_link(c, slot, Link(link.to_broker[1:], link.to_client) if to_broker else Link(link.to_broker, link.to_client[1:]))
+    if to_broker:
+        m.set_link(c, slot, Link(link.to_broker[1:], link.to_client, link.open, link.epoch))
+    else:
+        m.set_link(c, slot, Link(link.to_broker, link.to_client[1:], link.open, link.epoch))
     log.append(("dropped", c, slot, bool(to_broker), queue[0][3].api))
     return True
 
 
 def _ev_disconnect(world, m, ev, choose, log):
     c, slot, processed = ev[1], ev[2], ev[3]
-    client = m.clients[c]
-    if not client.alive or client.conns[slot].state not in (READY, CONNECTING):
+    link = m.links[c][slot]
+    if not m.clients[c].alive or not link.open:
         return False
     _cut_link(world, m, c, slot, bool(processed), choose, log)
-    s = Step(client, m.now, world.config, choose, log)
-    net.connection_lost(s, slot)
-    _commit_client(world, m, s, choose, log)
+    _notify(m, c, "disconnected", slot, link.epoch)
     return True
 
 
@@ -335,12 +340,11 @@ def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
 def _route(world, m, reply_to, response, log) -> None:
     """Send a response back on the connection the request came from, if it still exists."""
     c, slot, epoch, request_id = reply_to
-    client = m.clients[c]
-    conn = client.conns[slot]
     log.append(("reply", c, request_id, response.api, response.error))
-    if client.alive and conn.state == READY and conn.epoch == epoch:
-        link = m.links[c][slot]
-        m.set_link(c, slot, Link(link.to_broker, link.to_client + ((m.now + world.config.latency_ms, request_id, epoch, response),)))
+    link = m.links[c][slot]
+    if link.open and link.epoch == epoch:
+        entry = (m.now + world.config.latency_ms, request_id, epoch, response)
+        m.set_link(c, slot, Link(link.to_broker, link.to_client + (entry,), True, epoch))
 
 
 def _ev_tick(world, m, ev, choose, log):
@@ -378,13 +382,12 @@ def _ev_broker_crash(world, m, ev, choose, log):
     log.append(("broker_crash", b))
     brokers = world.config.brokers
     for c in range(world.config.clients):
-        client = m.clients[c]
-        s = Step(client, m.now, world.config, choose, log)
         for slot in (b, brokers + b):
-            m.set_link(c, slot, EMPTY_LINK)
-            if client.alive and client.conns[slot].state in (READY, CONNECTING):
-                net.connection_lost(s, slot)
-        m.clients[c] = s.freeze()
+            link = m.links[c][slot]
+            if link.open:
+                m.set_link(c, slot, EMPTY_LINK)
+                if m.clients[c].alive:
+                    _notify(m, c, "disconnected", slot, link.epoch)
     if m.leader == b:
         alive = tuple(x for x in range(brokers) if m.brokers[x].alive)
         _move_leadership(world, m, choose("new_leader", alive) if alive else None, log)

@@ -332,6 +332,8 @@ class Checker:
     # -- always ------------------------------------------------------------------------------
     def check(self, prev, world, event, log) -> Violation | None:
         """The first always property the step (prev --event--> world, log) violates, or None."""
+        self._polled = set()  # clients whose network client polled during the step
+        self._join_sync_sent = set()  # clients that sent a JoinGroup or SyncGroup during the step
         violation = self._check_log(prev, world, event, log)
         if violation is None and (world.brokers is not prev.brokers or world.persisted is not prev.persisted):
             violation = self._check_group(prev, world, event, log)
@@ -348,7 +350,11 @@ class Checker:
                 v = self._check_note(prev, world, event, entry[1:], log)
                 if v:
                     return v
+            elif tag == "polled":
+                self._polled.add(entry[1])
             elif tag == "send":
+                if entry[4] in _JOIN_OR_SYNC:
+                    self._join_sync_sent.add(entry[1])
                 if entry[4] == "JoinGroup" and entry[6] != cfg.join_request_timeout_ms:
                     return Violation(
                         "join-request-timeout",
@@ -578,7 +584,7 @@ class Checker:
         return None
 
     def _check_clients(self, prev, world, event, log):
-        polled = None
+        polled = self._polled
         any_stable_change = False
         for c, client in enumerate(world.clients):
             before = prev.clients[c]
@@ -588,17 +594,16 @@ class Checker:
                 before.state != STABLE or before.generation != client.generation or before.assignment != client.assignment
             ):
                 any_stable_change = True
-            outstanding = 0
-            for queue in client.unsent:
-                for r in queue:
-                    outstanding += r.body.api in _JOIN_OR_SYNC
-            for queue in client.in_flight:
-                for r in queue:
-                    outstanding += r.body.api in _JOIN_OR_SYNC
-            if outstanding > 1:
-                return Violation("one-join-or-sync-in-flight", f"client {c} has {outstanding} JoinGroup/SyncGroup requests outstanding")
-            if polled is None:
-                polled = {e[1] for e in log if e[0] == "polled"}
+            if c in self._join_sync_sent:  # only a send can raise the count
+                outstanding = 0
+                for queue in client.unsent:
+                    for r in queue:
+                        outstanding += r.body.api in _JOIN_OR_SYNC
+                for queue in client.in_flight:
+                    for r in queue:
+                        outstanding += r.body.api in _JOIN_OR_SYNC
+                if outstanding > 1:
+                    return Violation("one-join-or-sync-in-flight", f"client {c} has {outstanding} JoinGroup/SyncGroup requests outstanding")
             if c in polled:
                 first_new = before.next_request_id
                 for slot, queue in enumerate(client.unsent):

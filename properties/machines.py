@@ -17,7 +17,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from model.client import CONNECTING, READY
+from model.client import CONNECTING
 from model.config import Config
 from model.world import initial_world, step
 from properties.catalogue import Checker
@@ -63,7 +63,7 @@ def fault_events(world) -> list:
                 events.append(("drop", c, slot, True))
             if link.to_client:
                 events.append(("drop", c, slot, False))
-            if conn.state == READY:
+            if link.open:
                 events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
         for b in range(world.config.brokers):
             events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))

@@ -24,7 +24,7 @@ import random
 
 import attrs
 
-from model.client import CONNECTING, READY
+from model.client import CONNECTING
 from model.config import Config
 from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
@@ -116,7 +116,7 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             if faults != "none" and faults_left > 0:
                 if link.to_broker or link.to_client:
                     events.append(("drop", c, slot, bool(link.to_broker) and not (link.to_client and pick & 1), pick))
-                if conn.state == READY and rng.random() < 0.3:
+                if link.open and rng.random() < 0.3:
                     events.append(("disconnect", c, slot, pick & 1, pick))
     leader = world.leader
     if leader is not None and world.brokers[leader].loading:
@@ -145,7 +145,7 @@ def _busy(world: World) -> bool:
     for c, client in enumerate(world.clients):
         if not client.alive:
             continue
-        if client.pending_completions or client.pending_disconnects:
+        if client.pending_completions or client.pending_disconnects or client.notices:
             return True
         for slot in range(len(client.conns)):
             link = world.links[c][slot]

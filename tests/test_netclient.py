@@ -62,10 +62,18 @@ def tag_index(s: Step, tag: str, req_id: int | None = None) -> int:
     raise AssertionError(f"no {tag!r} entry for request {req_id} in {s.log}")
 
 
+def send_completed(s: Step) -> None:
+    """The transport wrote every pending send (what NetworkClient.poll's handleCompletedSends sees)."""
+    s.sending = ()
+
+
 def transmit_now(s: Step, slot: int, n: int, timeout_ms: int | None = None) -> list[int]:
-    """Send n requests on a READY slot and transmit them (try_send only), returning their ids."""
+    """Send n requests on a READY slot and transmit them one try_send per completed send,
+    returning their ids."""
     ids = [net.send(s, slot, body(i), timeout_ms) for i in range(n)]
-    net.try_send(s)
+    for _ in range(n):
+        net.try_send(s)
+        send_completed(s)
     assert [r.id for r in s.in_flight[slot]][-n:] == ids
     return ids
 
@@ -130,11 +138,38 @@ def test_try_send_transmits_in_fifo_order_on_a_ready_node():
     s = make()
     set_conn(s, 0, READY)
     ids = [net.send(s, 0, body(i)) for i in range(3)]
-    net.try_send(s)
+    for _ in ids:
+        net.try_send(s)
+        send_completed(s)
     assert [r.id for r in s.transmitted] == ids
     assert [r.id for r in s.in_flight[0]] == ids
     assert [e[2] for e in tags(s, "transmit")] == ids
     assert s.unsent[0] == ()
+
+
+def test_a_node_takes_no_new_request_until_its_previous_send_completed():
+    # canSendRequest requires the channel's last send to have completed (InFlightRequests.canSendMore).
+    s = make()
+    set_conn(s, 0, READY)
+    ids = [net.send(s, 0, body(i)) for i in range(2)]
+    net.try_send(s)
+    assert [r.id for r in s.in_flight[0]] == ids[:1]
+    assert [r.id for r in s.unsent[0]] == ids[1:]
+    net.try_send(s)  # still sending: nothing more
+    assert [r.id for r in s.unsent[0]] == ids[1:]
+    net.network_poll(s)  # handleCompletedSends
+    net.try_send(s)
+    assert [r.id for r in s.in_flight[0]] == ids
+
+
+def test_poll_transmits_at_most_two_requests_per_node():
+    # trySend before client.poll(0) and again after it: one send completes in between.
+    s = make()
+    set_conn(s, 0, READY)
+    ids = [net.send(s, 0, body(i)) for i in range(3)]
+    net.poll(s, Recorder())
+    assert [r.id for r in s.in_flight[0]] == ids[:2]
+    assert [r.id for r in s.unsent[0]] == ids[2:]
 
 
 def test_try_send_stops_at_a_not_ready_node_and_connects_once():
@@ -182,7 +217,9 @@ def test_try_send_stops_at_the_in_flight_cap():
     s = make()
     set_conn(s, 0, READY)
     ids = [net.send(s, 0, body(i)) for i in range(net.MAX_IN_FLIGHT_PER_CONNECTION + 2)]
-    net.try_send(s)
+    for _ in ids:
+        net.try_send(s)
+        send_completed(s)
     cap = net.MAX_IN_FLIGHT_PER_CONNECTION
     assert [r.id for r in s.in_flight[0]] == ids[:cap]
     assert [r.id for r in s.unsent[0]] == ids[cap:]
@@ -491,7 +528,9 @@ def test_receive_on_a_slot_with_nothing_in_flight_is_ignored():
 def _fill_in_flight(s: Step, slot: int, n: int) -> None:
     for i in range(n):
         net.send(s, slot, body(i))
-    net.try_send(s)
+    for _ in range(n):
+        net.try_send(s)
+        send_completed(s)
     assert len(s.in_flight[slot]) == n
 
 
