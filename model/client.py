@@ -69,6 +69,7 @@ NO_CONN = Conn()
 @attrs.frozen(slots=True)
 class ClientState:
     index: int
+    clock_offset_ms: int = 0  # this client's clock minus the world's (clock jumps)
     alive: bool = True
     closed: bool = False
     closing_deadline_ms: int | None = None  # set by close(): awaiting pending coordinator requests until then

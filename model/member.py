@@ -181,6 +181,8 @@ def on_join_prepare(s: Step) -> None:
 def on_join_complete(s: Step, assignment: tuple) -> None:
     if "partitions_not_revoked" in s.config.broken:
         assignment = tuple(sorted(set(s.assignment) | set(assignment)))
+    if "assignment_truncated" in s.config.broken:
+        assignment = assignment[:-1]
     s.assignment = assignment
     s.log.append(("assign", s.index, s.generation, s.member_id, assignment))
 

@@ -16,7 +16,7 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("crash", c, pick)``                       the client process dies
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
-``("drop", c, slot, to_broker, pick)``       the head message of a link is lost
+``("drop", c, slot, to_broker, pick)``       the head message of a link is lost; the link stalls
 ``("disconnect", c, slot, processed, pick)`` the connection breaks; ``processed`` says whether the
                                              broker had read the requests still in transit
 ``("tick", ms, pick)``                       time advances; the coordinator's timers fire
@@ -24,6 +24,7 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("broker_restart", b, pick)``              a crashed broker comes back
 ``("failover", b, pick)``                    the group's offsets partition moves to broker ``b``
 ``("load", b, pick)``                        broker ``b`` finishes loading the group
+``("clock_jump", c, ms, pick)``              client c's clock jumps by ms (may be negative)
 ``("partition", c, b, pick)`` / ``("heal", c, b, pick)``  network partition between c and b
 ==========================================  ===================================================
 
@@ -55,6 +56,14 @@ class Link:
     to_client: tuple = ()
     open: bool = False
     epoch: int = -1
+    # A message was lost: TCP cannot skip it, so nothing more crosses this connection until it
+    # breaks (the client's in-flight timeout does that). This is how a broker that never answers
+    # looks from the client: a Kafka broker mutes a connection until it has answered its request.
+    stalled: bool = False
+    # The request the broker is working on: a Kafka broker mutes a connection from the moment it
+    # reads a request until it has sent the response, so a request parked in the coordinator's
+    # purgatory (JoinGroup, SyncGroup) holds back every later request on the same connection.
+    processing: int | None = None
 
 
 EMPTY_LINK = Link()
@@ -172,7 +181,7 @@ def _run_client(world, m, c, choose, log, action) -> bool:
     client = m.clients[c]
     if not client.alive or client.closed or client.fatal is not None:
         return False
-    s = Step(client, m.now, world.config, choose, log)
+    s = Step(client, m.now + client.clock_offset_ms, world.config, choose, log)
     action(s)
     _commit_client(world, m, s, choose, log)
     return True
@@ -187,7 +196,7 @@ def _commit_client(world, m, s: Step, choose, log) -> None:
     for req in s.transmitted:
         link = m.links[c][req.slot]
         if link.open:  # else the connection broke: the request fails when the client sees it
-            m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, link.epoch, req.body),), link.to_client, True, link.epoch))
+            m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, link.epoch, req.body),), link.to_client, True, link.epoch, link.stalled, link.processing))
     m.clients[c] = s.freeze()
 
 
@@ -221,7 +230,7 @@ def _ev_crash(world, m, ev, choose, log):
     m.clients[c] = attrs.evolve(client, alive=False)
     # Requests already on the wire may still arrive; nothing will ever read the responses.
     for slot, link in enumerate(m.links[c]):
-        m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch))
+        m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch, link.stalled, link.processing))
     log.append(("crash", c))
     return True
 
@@ -253,19 +262,19 @@ def _ev_deliver(world, m, ev, choose, log):
     c, slot, to_broker = ev[1], ev[2], ev[3]
     link = m.links[c][slot]
     b = _broker_of(world, slot)
-    if (c, b) in m.partitioned:
+    if (c, b) in m.partitioned or link.stalled:
         return False
     if to_broker:
-        if not link.to_broker or link.to_broker[0][0] > m.now or not m.brokers[b].alive:
+        if not link.to_broker or link.to_broker[0][0] > m.now or not m.brokers[b].alive or link.processing is not None:
             return False
         (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
-        m.set_link(c, slot, Link(rest, link.to_client, link.open, link.epoch))
+        m.set_link(c, slot, Link(rest, link.to_client, link.open, link.epoch, False, request_id))
         _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
         return True
     if not link.to_client or link.to_client[0][0] > m.now:
         return False
     (_, request_id, epoch, response), rest = link.to_client[0], link.to_client[1:]
-    m.set_link(c, slot, Link(link.to_broker, rest, link.open, link.epoch))
+    m.set_link(c, slot, Link(link.to_broker, rest, link.open, link.epoch, False, link.processing))
     if m.clients[c].alive:
         _notify(m, c, "received", slot, epoch, (request_id, response))
     return True
@@ -278,9 +287,9 @@ def _ev_drop(world, m, ev, choose, log):
     if not queue:
         return False
     if to_broker:
-        m.set_link(c, slot, Link(link.to_broker[1:], link.to_client, link.open, link.epoch))
+        m.set_link(c, slot, Link(link.to_broker[1:], link.to_client, link.open, link.epoch, True, link.processing))
     else:
-        m.set_link(c, slot, Link(link.to_broker, link.to_client[1:], link.open, link.epoch))
+        m.set_link(c, slot, Link(link.to_broker, link.to_client[1:], link.open, link.epoch, True, link.processing))
     log.append(("dropped", c, slot, bool(to_broker), queue[0][3].api))
     return True
 
@@ -297,14 +306,18 @@ def _ev_disconnect(world, m, ev, choose, log):
 
 def _cut_link(world, m, c, slot, processed: bool, choose, log) -> None:
     """A connection breaks: if *processed*, the broker had read the requests still in transit and
-    handled them (their responses are lost with the connection); otherwise they are lost too."""
+    handled them, one at a time as its muted channel allows (their responses are lost with the
+    connection); otherwise they are lost too."""
     link = m.links[c][slot]
-    m.set_link(c, slot, EMPTY_LINK)
     b = _broker_of(world, slot)
     log.append(("link_cut", c, slot, processed, len(link.to_broker)))
-    if processed and m.brokers[b].alive:
-        for _, request_id, epoch, request in link.to_broker:
+    if processed and m.brokers[b].alive and not link.stalled:
+        while link.to_broker and link.processing is None:
+            (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
+            m.set_link(c, slot, Link(rest, link.to_client, link.open, link.epoch, False, request_id))
             _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
+            link = m.links[c][slot]
+    m.set_link(c, slot, EMPTY_LINK)
 
 
 # -- broker-side events -----------------------------------------------------------------------------
@@ -344,7 +357,8 @@ def _route(world, m, reply_to, response, log) -> None:
     link = m.links[c][slot]
     if link.open and link.epoch == epoch:
         entry = (m.now + world.config.latency_ms, request_id, epoch, response)
-        m.set_link(c, slot, Link(link.to_broker, link.to_client + (entry,), True, epoch))
+        processing = None if link.processing == request_id else link.processing  # the channel is unmuted
+        m.set_link(c, slot, Link(link.to_broker, link.to_client + (entry,), True, epoch, link.stalled, processing))
 
 
 def _ev_tick(world, m, ev, choose, log):
@@ -354,10 +368,9 @@ def _ev_tick(world, m, ev, choose, log):
     m.now += ms
     b = m.leader
     if b is not None and m.brokers[b].alive and m.brokers[b].group is not None:
-        group = m.brokers[b].group
-        deadline = grp.next_deadline(group)
-        if deadline is not None and deadline <= m.now:
-            _apply_outcome(world, m, b, grp.fire_timers(group, m.now, world.config, choose), log)
+        outcome = grp.fire_timers(m.brokers[b].group, m.now, world.config, choose)
+        if outcome.group is not m.brokers[b].group or outcome.replies or outcome.notes:
+            _apply_outcome(world, m, b, outcome, log)
     return True
 
 
@@ -425,6 +438,19 @@ def _ev_load(world, m, ev, choose, log):
     return True
 
 
+def _ev_clock_jump(world, m, ev, choose, log):
+    """Client c's clock jumps by ms (backwards if negative; never before 0). Only the client sees
+    it: brokers and the network keep the world's time."""
+    c, ms = ev[1], ev[2]
+    client = m.clients[c]
+    offset = max(client.clock_offset_ms + ms, -m.now)
+    if not client.alive or ms == 0 or offset == client.clock_offset_ms:
+        return False
+    m.clients[c] = attrs.evolve(client, clock_offset_ms=offset)
+    log.append(("clock_jump", c, ms))
+    return True
+
+
 def _ev_partition(world, m, ev, choose, log):
     pair = (ev[1], ev[2])
     if pair in m.partitioned:
@@ -456,9 +482,10 @@ _EVENTS = {
     "broker_restart": _ev_broker_restart,
     "failover": _ev_failover,
     "load": _ev_load,
+    "clock_jump": _ev_clock_jump,
     "partition": _ev_partition,
     "heal": _ev_heal,
 }
 
 EVENT_KINDS = tuple(_EVENTS)
-FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close"})
+FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "clock_jump"})

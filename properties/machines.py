@@ -21,7 +21,7 @@ from model.client import CONNECTING
 from model.config import Config
 from model.world import initial_world, step
 from properties.catalogue import Checker
-from properties.walker import TICKS, boundary_ticks, settle
+from properties.walker import CLOCK_JUMPS, TICKS, boundary_ticks, settle
 
 
 def enabled(world) -> list:
@@ -59,9 +59,9 @@ def fault_events(world) -> list:
             continue
         for slot, conn in enumerate(client.conns):
             link = world.links[c][slot]
-            if link.to_broker:
+            if link.to_broker and not link.stalled:
                 events.append(("drop", c, slot, True))
-            if link.to_client:
+            if link.to_client and not link.stalled:
                 events.append(("drop", c, slot, False))
             if link.open:
                 events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
@@ -69,6 +69,7 @@ def fault_events(world) -> list:
             events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
         if client.live:
             events += [("close", c), ("crash", c)]
+        events += [("clock_jump", c, ms) for ms in CLOCK_JUMPS]
     for b, broker in enumerate(world.brokers):
         if broker.alive and world.leader != b:
             events.append(("failover", b))
@@ -85,6 +86,8 @@ class ModelMachine(RuleBasedStateMachine):
     check_eventually = True
     last_failure: dict = {}
 
+    prefix: tuple = ()  # events applied before Hypothesis takes over (a scenario's starting point)
+
     def __init__(self):
         super().__init__()
         self.world = initial_world(self.config)
@@ -92,6 +95,17 @@ class ModelMachine(RuleBasedStateMachine):
         self.schedule: list = []
         self.rules = 0  # rule invocations (what Hypothesis shrinks)
         self.faults_left = self.max_faults
+        for event in self.prefix:
+            if event == ("quiet",):
+                self.world, violation = settle(
+                    self.world, self.checker, None, self.schedule, max_rounds=40, until_stable=True, max_events=150
+                )
+                if violation is not None:
+                    self._fail(violation)
+            else:
+                self._apply(tuple(event))
+
+    target: str | None = None  # when set, only a violation of this property fails the run
 
     def _apply(self, event: tuple) -> None:
         new, log = step(self.world, event)
@@ -100,7 +114,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.schedule.append(event)
         violation = self.checker.check(self.world, new, event, log)
         self.world = new
-        if violation is not None:
+        if violation is not None and (self.target is None or violation.property == self.target):
             self._fail(violation)
 
     def _fail(self, violation) -> None:
@@ -142,10 +156,13 @@ class ModelMachine(RuleBasedStateMachine):
 
     @rule(rounds=st.sampled_from((4, 40)))
     def quiet(self, rounds):
-        """A burst of quiet time: deliveries, polls and heartbeats until the group is Stable."""
+        """A burst of quiet time: deliveries, polls and heartbeats until the group is Stable (at
+        most 150 events, so a burst that cannot converge stays cheap)."""
         self.rules += 1
-        self.world, violation = settle(self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True)
-        if violation is not None:
+        self.world, violation = settle(
+            self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True, max_events=150
+        )
+        if violation is not None and (self.target is None or violation.property == self.target):
             self._fail(violation)
 
     def teardown(self):
@@ -159,13 +176,20 @@ class ModelMachine(RuleBasedStateMachine):
 _MACHINES: dict = {}
 
 
-def machine_for(config: Config, faults: bool = True, check_eventually: bool = True) -> type:
-    """A ModelMachine subclass bound to *config* (cached, so Hypothesis' database keys are stable)."""
-    key = (config, faults, check_eventually)
+def machine_for(config: Config, faults: bool = True, check_eventually: bool = True, prefix: tuple = (),
+                target: str | None = None) -> type:
+    """A ModelMachine subclass bound to *config*, an optional starting *prefix* of events (the
+    pseudo-event ``("quiet",)`` stands for a burst of quiet time) and an optional *target* property
+    (only its violations fail the run: the quality tier pins which property catches a variant).
+    Cached, so Hypothesis' database keys are stable."""
+    key = (config, faults, check_eventually, prefix, target)
     if key not in _MACHINES:
         name = "ModelMachine_" + ("_".join(sorted(config.broken)) or "correct")
         _MACHINES[key] = type(
-            name, (ModelMachine,), {"config": config, "faults": faults, "check_eventually": check_eventually, "last_failure": {}}
+            name,
+            (ModelMachine,),
+            {"config": config, "faults": faults, "check_eventually": check_eventually, "prefix": prefix,
+             "target": target, "last_failure": {}},
         )
     return _MACHINES[key]
 

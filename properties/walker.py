@@ -11,7 +11,8 @@ Fault profiles (``--faults``):
 * ``none``    — only the protocol's own traffic: polls, heartbeats, commits, connects, deliveries,
   time, coordinator loads;
 * ``network`` — plus message drops, broken connections and client/broker partitions;
-* ``all``     — plus client crashes and closes, broker crashes and restarts, coordinator failover.
+* ``all``     — plus client crashes and closes, broker crashes and restarts, coordinator failover,
+  client clock jumps (forwards and backwards).
 
 At most ``max_faults`` disruptions happen in one walk, so that the eventually properties are
 meaningful.
@@ -31,6 +32,7 @@ from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")
 TICKS = (1, 5, 20, 100, 500, 1500, 4000)
+CLOCK_JUMPS = (-9000, -3000, -500, 500, 3000, 9000)
 
 
 def boundary_ticks(config: Config) -> tuple:
@@ -47,7 +49,7 @@ def boundary_ticks(config: Config) -> tuple:
     }))
 
 _NETWORK_FAULTS = ("drop", "disconnect", "partition", "heal")
-_ALL_FAULTS = _NETWORK_FAULTS + ("crash", "close", "broker_crash", "broker_restart", "failover")
+_ALL_FAULTS = _NETWORK_FAULTS + ("crash", "close", "broker_crash", "broker_restart", "failover", "clock_jump")
 
 
 @attrs.frozen
@@ -114,7 +116,7 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             if link.to_client and link.to_client[0][0] <= world.now:
                 events += [("deliver", c, slot, False, pick)] * 4
             if faults != "none" and faults_left > 0:
-                if link.to_broker or link.to_client:
+                if (link.to_broker or link.to_client) and not link.stalled:
                     events.append(("drop", c, slot, bool(link.to_broker) and not (link.to_client and pick & 1), pick))
                 if link.open and rng.random() < 0.3:
                     events.append(("disconnect", c, slot, pick & 1, pick))
@@ -131,8 +133,11 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
         elif rng.random() < 0.3:
             events.append(("partition", c, b, pick))
         if faults == "all" and rng.random() < 0.15:
-            kind = rng.choice(("crash", "close", "broker_crash", "broker_restart", "failover", "failover"))
-            events.append((kind, c if kind in ("crash", "close") else b, pick))
+            kind = rng.choice(("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump"))
+            if kind == "clock_jump":
+                events.append((kind, c, rng.choice(CLOCK_JUMPS), pick))
+            else:
+                events.append((kind, c if kind in ("crash", "close") else b, pick))
     return events
 
 
@@ -167,22 +172,25 @@ def _next_quiet_tick(world: World) -> int:
             targets.append(deadline)
     for client in world.clients:
         if client.live and client.heartbeat_enabled:
-            targets.append(client.heartbeat_due_ms)
+            targets.append(client.heartbeat_due_ms - client.clock_offset_ms)
+    targets = [t for t in targets if t > world.now]  # an overdue timer is the polls' business
     gap = min(targets) - world.now if targets else 1000
     return max(1, min(gap, 1000))
 
 
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
-           until_stable: bool = False):
+           until_stable: bool = False, max_events: int | None = None):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
     heartbeats, until the eventually properties hold or *max_rounds* pass. Within a round, messages
     flow (1 ms ticks for their latency) until nothing is in transit; between rounds time jumps to the
     next timer (at most 1 s). Returns (world, violation or None): the first always violation met on
-    the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation."""
+    the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation.
+    *max_events* bounds a burst of quiet time that cannot converge (a partition, a dead broker)."""
+    budget_end = None if max_events is None else len(schedule) + max_events
 
     def apply(w, ev):
         nonlocal violation
-        if violation is not None:
+        if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
             return w  # stop at the first violation: the schedule ends with the failing event
         new, log = step(w, ev)
         if new is not w:
@@ -202,7 +210,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                 world = apply(world, ("broker_restart", b, 0))
     latency = max(1, world.config.latency_ms)
     for _ in range(max_rounds):
-        if violation is not None:
+        if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
             return world, violation
         if world.leader is not None and world.brokers[world.leader].loading:
             world = apply(world, ("load", world.leader, 0))
@@ -259,7 +267,8 @@ def walk(
     while drawn < steps and violation is None:
         if rng.random() < quiet_rate:
             # a burst of quiet time: the group settles, so later disruptions hit a working group
-            world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True)
+            world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
+                                      max_events=300)
             continue
         events = enabled_events(world, rng, faults, faults_left)
         event = events[rng.randrange(len(events))]

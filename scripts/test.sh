@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e . 
-python3 -m pytest "$@"
+python3 -m pytest -n 2 "$@"   # two workers: this machine kind has two cores
