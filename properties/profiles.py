@@ -13,7 +13,7 @@ _COMMON = dict(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 
-settings.register_profile("ci", max_examples=60, stateful_step_count=40, derandomize=True, print_blob=True, **_COMMON)
+settings.register_profile("ci", max_examples=200, stateful_step_count=40, derandomize=True, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=100, stateful_step_count=50, **_COMMON)
 settings.register_profile("nightly", max_examples=2000, stateful_step_count=100, **_COMMON)
 

@@ -30,8 +30,10 @@ LONG_SESSION = dict(clients=2, brokers=1, partitions=2, session_timeout_ms=12000
 
 # Zombie commits need a member to be expired while it still believes it is STABLE.
 THREE_ON_ONE = dict(clients=3, brokers=1, partitions=3)
+# Slow links keep several heartbeats in flight, so an answer can arrive after the member moved on.
+SLOW_LINKS = dict(clients=2, brokers=1, partitions=2, latency_ms=1500)
 # Longer rule sequences for the variants whose trigger takes more steps to set up.
-STEPS = {"commit_skips_fencing": 25, "commit_checks_generation_first": 25, "stale_response_resets": 25, "non_rejoined_kept": 25}
+STEPS = {"commit_skips_fencing": 25, "commit_checks_generation_first": 25, "non_rejoined_kept": 25}
 
 # Variants whose trigger needs a working group start from one (a burst of quiet time first).
 PREFIX = {"join_completes_with_pending": (("quiet",),), "commit_checks_generation_first": (("quiet",),)}
@@ -54,7 +56,7 @@ HYPOTHESIS_CASES = {
     "legal-member-transitions": ("stable_without_sync", SMALL),
     "heartbeat-only-when-joined": ("heartbeat_while_unjoined", SMALL),
     "one-join-or-sync-in-flight": ("double_join", SMALL),
-    "no-reset-by-stale-response": ("stale_response_resets", THREE_ON_ONE),
+    "no-reset-by-stale-response": ("stale_response_resets", SLOW_LINKS),
     "join-request-timeout": ("join_timeout_not_extended", SMALL),
     "unsent-expiry": ("expiry_never", SMALL),
     "disconnect-fails-unsent": ("disconnect_keeps_unsent", SMALL),
