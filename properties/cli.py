@@ -152,11 +152,14 @@ def cmd_walk(args) -> int:
     config = _config(args)
     start = time.perf_counter()
     failures: dict = {}
+    coverage: dict = {}
     events = 0
     last = start
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
         result = walk(seed, config, steps=args.steps, faults=args.faults)
         events += result.steps
+        for name, hits in result.coverage.items():
+            coverage[name] = coverage.get(name, 0) + hits
         if result.violation:
             failures.setdefault(result.violation.property, []).append(seed)
         now = time.perf_counter()
@@ -174,6 +177,7 @@ def cmd_walk(args) -> int:
         "seconds": round(seconds, 3),
         "rate": round(args.seeds / seconds, 1),
         "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
+        "coverage": dict(sorted(coverage.items())),
     }
     if args.json:
         print(json.dumps(summary))
@@ -183,6 +187,9 @@ def cmd_walk(args) -> int:
             print("no property failed")
         for name, seeds in sorted(failures.items()):
             print(f"FAILED {name}: {len(seeds)} interleavings, e.g. " + replay_command(args, seeds[0]))
+        never = [name for name, hits in sorted(coverage.items()) if hits == 0]
+        print("sometimes properties reached: " + ", ".join(f"{n} {h}" for n, h in sorted(coverage.items()) if h))
+        print("never reached (coverage gaps): " + (", ".join(never) if never else "none"))
     return 1 if failures else 0
 
 

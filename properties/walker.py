@@ -62,6 +62,7 @@ class RunResult:
     trace_hash: str
     world: World
     steps: int  # events applied
+    coverage: dict = attrs.field(factory=dict)  # sometimes property -> times reached
 
 
 def observe(world: World) -> tuple:
@@ -293,6 +294,7 @@ def walk(
         trace_hash=trace.hexdigest(),
         world=world,
         steps=len(schedule),
+        coverage=dict(checker.coverage),
     )
 
 

@@ -89,6 +89,8 @@ def test_walk_json_summary(capsys):
     summary = json.loads(out)
     assert summary["interleavings"] == 5 and summary["seed_start"] == 10
     assert summary["violations"] == {} and summary["events"] > 0
+    assert summary["coverage"]["group-state-Stable"] > 0  # fault-free or not, groups stabilise
+    assert set(summary["coverage"]) >= {"leader-change", "unsent-expired", "member-id-required"}
 
 
 def test_walk_reports_failing_seeds(capsys):
