@@ -151,6 +151,19 @@ def ensure_coordinator_ready(s: Step) -> bool:
 
 
 def _on_find_coordinator(s: Step, req, result) -> None:
+    _record_find_coordinator(s, result)
+    if s.held_commits:  # the listeners commitAsync attached to this lookup
+        held = [offsets for rid, offsets in s.held_commits if rid == req.id]
+        s.held_commits = tuple(h for h in s.held_commits if h[0] != req.id)
+        for offsets in held:
+            if s.find_coordinator_request == ("succeeded",):
+                _do_commit_async(s, offsets)
+                net.poll(s, dispatch)  # client.pollNoWakeup()
+            else:
+                s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
+
+
+def _record_find_coordinator(s: Step, result) -> None:
     if isinstance(result, str):
         s.find_coordinator_request = ("failed", result)
         return
@@ -422,21 +435,35 @@ def _on_leave_group(s: Step, req, result) -> None:
 
 
 def commit_async(s: Step) -> None:
-    """commitAsync of every owned partition at offset = the number of commits made so far."""
+    """ConsumerCoordinator.commitOffsetsAsync of every owned partition, at offset = the number of
+    commits made so far. With the coordinator unknown it tries once to find it (zero timer); if that
+    does not settle it, the commit waits on the lookup and is sent when the lookup succeeds (or
+    fails with it). Either way it ends with pollNoWakeup, so the commit can be transmitted."""
     if not s.live_now():
         return
     s.commits += 1
-    if not s.assignment:
-        return  # nothing to commit: RequestFuture.voidSuccess()
+    offsets = tuple((p, s.commits) for p in s.assignment)
+    if offsets:
+        if not coordinator_unknown(s) or ensure_coordinator_ready(s):
+            _do_commit_async(s, offsets)
+        else:
+            future = lookup_coordinator(s)
+            if future[0] == "pending":
+                s.held_commits = s.held_commits + ((future[1], offsets),)
+            else:
+                s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
+    net.poll(s, dispatch)  # client.pollNoWakeup()
+
+
+def _do_commit_async(s: Step, offsets: tuple) -> None:
+    """sendOffsetCommitRequest: fails locally without a coordinator or a stable generation."""
     if coordinator_unknown(s):
         s.log.append(("commit_failed", s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
-        lookup_coordinator(s)
         return
     if s.state != STABLE:  # generationIfStable() == null
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
         s.log.append(("commit_failed", s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
         return
-    offsets = tuple((p, s.commits) for p in s.assignment)
     net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets))
 
 
@@ -467,7 +494,8 @@ def close(s: Step) -> None:
         s.log.append(("revoke", s.index, s.assignment))
         s.assignment = ()
     maybe_leave_group(s)
-    s.closing_deadline_ms = s.now + s.config.close_timeout_ms
+    # KafkaConsumer.close(timeout) gives the coordinator min(timeout, request.timeout.ms)
+    s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
     s.log.append(("closing", s.index))
     await_close(s)
 

@@ -240,7 +240,7 @@ def test_discovery_group_authorization_failure_is_fatal():
 
 def test_mark_coordinator_unknown_disconnects_the_coordinator_connection_asynchronously():
     s = stable()
-    member.commit_async(s)  # an OffsetCommit queued on the coordinator connection
+    member._do_commit_async(s, ((0, 1),))  # an OffsetCommit queued (not yet transmitted) on the coordinator connection
     member.mark_coordinator_unknown(s, False, "test")
     assert s.coordinator is None
     assert s.pending_disconnects == (CSLOT,)
@@ -978,7 +978,8 @@ def test_close_revokes_then_leaves_then_awaits_the_leave_group():
     assert s.assignment == ()
     assert s.heartbeat_thread is False
     assert s.closed is False  # awaiting the LeaveGroup response
-    assert s.closing_deadline_ms == T0 + 30_000
+    # close(timeout) gives the coordinator min(timeout = 30 s, request.timeout.ms = 8 s)
+    assert s.closing_deadline_ms == T0 + min(30_000, s.config.request_timeout_ms) == T0 + 8_000
     s.now += 5
     respond(s, "LeaveGroup", LeaveGroupResponse(Errors.NONE))
     member.consumer_poll(s)
@@ -1167,3 +1168,39 @@ def test_full_join_from_scratch_two_phase():
     assert s.fatal is None
     states = [e[3] for e in tags(s, "member_state")]
     assert states == [PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE]
+
+
+# -- commitAsync (ConsumerCoordinator.commitOffsetsAsync) ---------------------------------------------
+
+
+def test_commit_async_transmits_at_once_with_pollnowakeup():
+    s = stable()
+    member.commit_async(s)
+    sent = [e for e in tags(s, "transmit") if e[4] == "OffsetCommit"]
+    assert len(sent) == 1  # commitAsync ends with client.pollNoWakeup()
+    (req,) = [r for r in s.in_flight[CSLOT] if r.api == "OffsetCommit"]
+    assert req.body.generation_id == s.generation and req.body.member_id == s.member_id
+    assert req.body.offsets == tuple((p, 1) for p in s.assignment)
+
+
+def test_commit_async_with_unknown_coordinator_waits_for_the_lookup_then_commits():
+    s = stable()
+    member.mark_coordinator_unknown(s, True, "test")
+    member.commit_async(s)
+    assert [e for e in tags(s, "send") if e[4] == "OffsetCommit"] == []
+    assert len(s.held_commits) == 1
+    (rid, offsets) = s.held_commits[0]
+    (lookup_slot,) = [slot for slot, q in enumerate(s.in_flight) if any(r.id == rid and r.api == "FindCoordinator" for r in q)]
+    respond(s, "FindCoordinator", FindCoordinatorResponse(Errors.NONE, 0), slot=lookup_slot)
+    fire(s)
+    assert s.held_commits == ()
+    commits = [e for e in tags(s, "send") if e[4] == "OffsetCommit"]
+    assert len(commits) == 1
+
+
+def test_commit_async_with_nothing_owned_sends_nothing_but_still_polls():
+    s = stable()
+    s.assignment = ()
+    member.commit_async(s)
+    assert [e for e in tags(s, "send") if e[4] == "OffsetCommit"] == []
+    assert tags(s, "polled")

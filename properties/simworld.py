@@ -1,0 +1,749 @@
+"""The simulated world that runs the *implementation* (``impl/``) under the model world's events.
+
+:class:`SimWorld` holds one :class:`impl.server.Cluster` and ``config.clients``
+:class:`impl.consumer.Consumer` instances, each over its own :class:`SimSelector` (an
+:class:`impl.network.selectable.Selectable`) whose connections are per-connection FIFO links with
+the semantics of :class:`model.world.Link`. :meth:`SimWorld.step` takes exactly the events of
+:mod:`model.world` (a tuple, kind first, ``pick`` last) and returns False when the event is not
+enabled (nothing changed), as the model does; :meth:`SimWorld.observe` returns the same shape as
+:func:`properties.walker.observe` of a model world, so the two can be compared step by step.
+
+Simulation choices (where the model leaves the transport open or does not model something):
+
+* **Metadata** is not modelled by the model. Each consumer starts with fresh metadata (every
+  broker and the subscribed topic) and ``metadata.max.age.ms`` so large that it never expires;
+  its NetworkClient's metadata updater is replaced by :class:`LocalMetadataUpdater`, which serves
+  a requested update (``awaitMetadataUpdate`` after a failed coordinator lookup) at once from the
+  cluster, with no request and no connection. (Should a Metadata request still reach the
+  selector, it is answered out of band at the same poll and never enters a link.)
+* **A send enters its link when the selector completes it** (at the NetworkClient's next
+  ``selector.poll``), which is when Kafka's Selector writes the bytes. The model puts a
+  transmitted request on the link at the end of the client's step.
+  With ``send_timing="send"`` the request is on the link as soon as NetworkClient hands it to the
+  selector (the model's timing; the send is still reported complete only at the next poll, so the
+  channel takes no new request before that).
+* **Transport notices** (received, disconnected, connected) reach the client at its next selector
+  poll, reported in slot order (``notice_order="slot"``, the default) or in arrival order
+  (``notice_order="arrival"``, the model's order).
+* **Connection-setup timeout** is not modelled (README): ``socket.connection.setup.timeout.ms``
+  is set out of reach, so a pending connect waits for its ``connect`` event as in the model.
+* **Choices**: member ids come from the brokers' seeded generators; leastLoadedNode's offset from
+  a per-client seeded generator; the event's ``pick`` decides (with :func:`model.world.chooser`)
+  the new leader after a broker crash and whether the broker processed the requests in transit
+  when the *client* closes a connection.
+* **close** is non-blocking: the ``close`` event runs Kafka's ``ConsumerCoordinator.close`` up
+  to its first wait, and every later ``poll`` event runs one more iteration of that wait (one
+  network poll), until nothing is pending for the coordinator or the close timer
+  (``min(close_timeout_ms, request.timeout.ms)``, as ``KafkaConsumer.close``) expires.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Dict, List, Optional, Tuple
+
+from impl.consumer import Consumer
+from impl.coordinator.abstract_coordinator import MemberState
+from impl.network.network_client import DefaultMetadataUpdater
+from impl.network.selectable import ChannelState, Selectable
+from impl.protocol import MetadataResponseBroker, MetadataResponseData
+from impl.server.cluster import Cluster, preferred_live_broker
+from impl.server.config import BrokerConfig
+from impl.server.group_metadata_manager import OffsetKey
+from impl.time import INT_MAX, MockTime
+from model.config import Config
+from model.world import chooser
+
+__all__ = ["SimWorld", "SimSelector", "SimLink"]
+
+_DISCONNECTED = ChannelState.NOT_CONNECTED_STATE
+
+
+class SimLink:
+    """One open connection: two FIFO directions of ``(deliver_at, correlation_id, message)``, as
+    :class:`model.world.Link` (``stalled`` after a drop, ``processing`` = the correlation id the
+    broker is working on: the channel is muted until its response is sent)."""
+
+    __slots__ = ("epoch", "to_broker", "to_client", "stalled", "processing")
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+        self.to_broker: List[Tuple[int, int, Any]] = []
+        self.to_client: List[Tuple[int, int, Any]] = []
+        self.stalled = False
+        self.processing: Optional[int] = None
+
+    def __repr__(self) -> str:
+        return "SimLink(epoch=%d, to_broker=%d, to_client=%d, stalled=%s, processing=%r)" % (
+            self.epoch, len(self.to_broker), len(self.to_client), self.stalled, self.processing)
+
+
+class SimSelector(Selectable):
+    """The transport of one consumer: slots ``0..B-1`` are the broker nodes, ``B..2B-1`` the
+    coordinator connections (node id ``Integer.MAX_VALUE - broker id``)."""
+
+    def __init__(self, world: "SimWorld", client: int) -> None:
+        self.world = world
+        self.client = client
+        slots = 2 * world.config.brokers
+        self.links: List[Optional[SimLink]] = [None] * slots
+        self.epochs = [0] * slots  # the epoch of the slot's current (or pending) connection
+        self.connecting: List[bool] = [False] * slots
+        self.notices: List[Tuple[str, int, int, Any]] = []  # (kind, slot, epoch, payload)
+        self._pending_sends: List[Tuple[int, int, Any]] = []  # (slot, correlation id, request)
+        self._oob: List[Tuple[int, int, int, Any]] = []  # out-of-band responses (slot, epoch, cid, resp)
+        self.completed_sends = []
+        self.completed_receives = []
+        self.disconnected = {}
+        self.connected = []
+
+    # -- ids ------------------------------------------------------------------------------
+    def slot_of(self, node_id: int) -> int:
+        brokers = self.world.config.brokers
+        if 0 <= node_id < brokers:
+            return node_id
+        b = INT_MAX - node_id
+        if 0 <= b < brokers:
+            return brokers + b
+        raise ValueError("unknown node id %r" % (node_id,))
+
+    def node_of(self, slot: int) -> int:
+        brokers = self.world.config.brokers
+        return slot if slot < brokers else INT_MAX - (slot - brokers)
+
+    # -- Selectable -----------------------------------------------------------------------
+    def connect(self, node_id: int, host: str, port: int) -> None:
+        slot = self.slot_of(node_id)
+        self._forget(slot)
+        self.epochs[slot] += 1
+        self.connecting[slot] = True
+
+    def send(self, destination: int, payload) -> None:
+        correlation_id, request = payload
+        slot = self.slot_of(destination)
+        if self.world.send_timing == "send":
+            self._put_on_link(slot, correlation_id, request)
+        self._pending_sends.append((slot, correlation_id, request))
+
+    def _put_on_link(self, slot: int, correlation_id: int, request) -> bool:
+        link = self.links[slot]
+        if link is None:
+            return False  # the connection broke meanwhile: the disconnect fails the request
+        world = self.world
+        if request.api_key in ("Metadata", "ApiVersions"):
+            world.answer_out_of_band(self, slot, link, correlation_id, request)
+        else:
+            link.to_broker.append((world.now + world.config.latency_ms, correlation_id, request))
+        return True
+
+    def poll(self, timeout_ms: int) -> None:
+        self.completed_sends = []
+        self.completed_receives = []
+        self.disconnected = {}
+        self.connected = []
+        world = self.world
+        sends, self._pending_sends = self._pending_sends, []
+        for slot, correlation_id, request in sends:
+            if world.send_timing == "send":
+                if self.links[slot] is not None:
+                    self.completed_sends.append((self.node_of(slot), correlation_id))
+            elif self._put_on_link(slot, correlation_id, request):
+                self.completed_sends.append((self.node_of(slot), correlation_id))
+        notices, self.notices = self.notices, []
+        oob, self._oob = self._oob, []
+        received, disconnected, connected = [], [], []
+        for kind, slot, epoch, payload in notices:
+            if epoch != self.epochs[slot]:
+                continue
+            if kind == "received":
+                received.append((slot, payload))
+            elif kind == "disconnected":
+                disconnected.append(slot)
+            else:
+                connected.append(slot)
+        for slot, epoch, correlation_id, response in oob:
+            if epoch == self.epochs[slot] and self.links[slot] is not None:
+                received.append((slot, (correlation_id, response)))
+        if world.notice_order == "slot":
+            received.sort(key=lambda r: r[0])  # stable: FIFO within a slot
+            disconnected.sort()
+            connected.sort()
+        for slot, (correlation_id, response) in received:
+            self.completed_receives.append((self.node_of(slot), correlation_id, response))
+        for slot in disconnected:
+            self.disconnected[self.node_of(slot)] = _DISCONNECTED
+        for slot in connected:
+            self.connected.append(self.node_of(slot))
+
+    def close(self, node_id: int) -> None:
+        """The client closes the connection: the broker may or may not have read the requests in
+        transit (the event's pick decides, as in the model); nothing more is reported for it."""
+        slot = self.slot_of(node_id)
+        link = self.links[slot]
+        if link is not None:
+            self.world.cut_link(self.client, slot, self.world.choose("processed", (False, True)))
+        self._forget(slot)
+
+    def is_channel_ready(self, node_id: int) -> bool:
+        return self.links[self.slot_of(node_id)] is not None
+
+    def close_all(self) -> None:
+        """The consumer closed: forget what it had not yet seen. The links stay as they are, as
+        in the model (what is in transit may still reach the broker; no one reads the answers)."""
+        for slot in range(len(self.links)):
+            self._forget(slot)
+
+    def _forget(self, slot: int) -> None:
+        self.connecting[slot] = False
+        self.notices = [n for n in self.notices if n[1] != slot]
+        self._pending_sends = [s for s in self._pending_sends if s[0] != slot]
+        self._oob = [r for r in self._oob if r[0] != slot]
+
+    def has_notice(self, slot: int) -> bool:
+        return any(n[1] == slot for n in self.notices)
+
+
+class SteerableRandom(random.Random):
+    """A seeded generator whose next ``randrange(n)`` calls (leastLoadedNode's scan offset) can be
+    steered so that the scan picks a given slot: the offset starts the scan at the target (a ready
+    idle node or the oldest connectable node is the first found), or just after it when the target
+    is connecting (the last connecting node found wins)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self._targets: List[int] = []
+        self._network_client = None
+
+    def steer(self, targets: List[int], network_client) -> None:
+        self._targets = list(targets)
+        self._network_client = network_client
+
+    def randrange(self, *args, **kwargs):  # noqa: D401 - same contract as random.Random
+        if self._targets and len(args) == 1 and not kwargs:
+            n = args[0]
+            target = self._targets.pop(0)
+            nodes = [node.id for node in self._network_client.metadata_updater.fetch_nodes()]
+            if target in nodes and len(nodes) == n:
+                index = nodes.index(target)
+                if self._network_client.connection_states.is_preparing_connection(target):
+                    index = (index + 1) % n
+                super().randrange(n)  # keep the generator's own sequence in step
+                return index
+        return super().randrange(*args, **kwargs)
+
+
+class LocalMetadataUpdater(DefaultMetadataUpdater):
+    """Metadata refresh is not modelled: a due update is served at once from the cluster (every
+    broker, dead or alive, and the subscribed topic), without a request or a connection, so it
+    never holds back a send (``NetworkClient.isReady``) nor opens a connection of its own."""
+
+    __slots__ = ("_world",)
+
+    def __init__(self, metadata, world: "SimWorld") -> None:
+        super().__init__(metadata)
+        self._world = world
+
+    def _refresh_if_due(self, now: int) -> None:
+        md = self.metadata
+        if md.time_to_next_update(now) == 0:
+            md.update(md.request_version(), self._world.metadata_response(), False, now)
+
+    def is_update_due(self, now: int) -> bool:
+        self._refresh_if_due(now)
+        return False
+
+    def maybe_update(self, now: int) -> int:
+        self._refresh_if_due(now)
+        return max(1, self.metadata.time_to_next_update(now))
+
+
+_STATE_NAMES = {
+    MemberState.UNJOINED: "UNJOINED",
+    MemberState.PREPARING_REBALANCE: "PREPARING_REBALANCE",
+    MemberState.COMPLETING_REBALANCE: "COMPLETING_REBALANCE",
+    MemberState.STABLE: "STABLE",
+}
+
+
+class SimWorld:
+    """The implementation world: brokers, consumers and the simulated network, one event at a time."""
+
+    def __init__(self, config: Config, seed: int, notice_order: str = "slot", send_timing: str = "poll") -> None:
+        if notice_order not in ("slot", "arrival"):
+            raise ValueError("notice_order must be 'slot' or 'arrival', got %r" % (notice_order,))
+        if send_timing not in ("poll", "send"):
+            raise ValueError("send_timing must be 'poll' or 'send', got %r" % (send_timing,))
+        self.send_timing = send_timing
+        self.config = config
+        self.seed = seed
+        self.notice_order = notice_order
+        self.now = 0
+        self.steps = 0
+        self._choose = chooser(0, [])
+        self._restarting: Optional[int] = None
+        self.cluster_time = MockTime()
+        self.group_partition: int = -1
+        broker_config = BrokerConfig(
+            group_min_session_timeout_ms=config.min_session_timeout_ms,
+            group_max_session_timeout_ms=config.max_session_timeout_ms,
+            group_initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+            group_max_size=config.group_max_size,
+            new_member_join_timeout_ms=config.new_member_join_timeout_ms,
+        )
+        self.cluster = Cluster(config.brokers, offsets_partitions=config.offsets_partitions,
+                               topics={config.topic: config.partitions}, time=self.cluster_time,
+                               rng=random.Random(seed), config=broker_config,
+                               chooser=self._leader_chooser)
+        self.group_partition = self.cluster.partition_for(config.group_id)
+        self.partitioned: set = set()
+        self.clock_offsets = [0] * config.clients
+        self.alive = [True] * config.clients
+        self.failed: List[Optional[str]] = [None] * config.clients
+        self.closing: List[Optional[Any]] = [None] * config.clients  # close state while closing
+        self.closed = [False] * config.clients
+        self.commits = [0] * config.clients
+        self.times: List[MockTime] = []
+        self.selectors: List[SimSelector] = []
+        self.consumers: List[Consumer] = []
+        self._rngs: List[SteerableRandom] = []
+        for c in range(config.clients):
+            clock = MockTime()
+            selector = SimSelector(self, c)
+            rng = SteerableRandom(seed * 1000 + c + 1)
+            self._rngs.append(rng)
+            consumer = Consumer(self._consumer_config(c), clock, selector, rng)
+            consumer.subscribe([config.topic])
+            self._seed_metadata(consumer)
+            self.times.append(clock)
+            self.selectors.append(selector)
+            self.consumers.append(consumer)
+
+    # -- construction ---------------------------------------------------------------------
+    def _consumer_config(self, c: int) -> Dict[str, Any]:
+        cfg = self.config
+        return {
+            "bootstrap.servers": list(range(cfg.brokers)),
+            "group.id": cfg.group_id,
+            "client.id": cfg.client_id(c),
+            "session.timeout.ms": cfg.session_timeout_ms,
+            "heartbeat.interval.ms": cfg.heartbeat_interval_ms,
+            "max.poll.interval.ms": cfg.max_poll_interval_ms,
+            "request.timeout.ms": cfg.request_timeout_ms,
+            "retry.backoff.ms": cfg.retry_backoff_ms,
+            "reconnect.backoff.ms": cfg.reconnect_backoff_ms,
+            "partition.assignment.strategy": list(cfg.protocols(c)),
+            "metadata.max.age.ms": 2**62,  # metadata refresh is not modelled
+            # the connection-setup timeout is not modelled either (a connect hangs until the
+            # connect event): make it unreachable
+            "socket.connection.setup.timeout.ms": 2**62,
+        }
+
+    def metadata_response(self) -> MetadataResponseData:
+        """What a consumer's metadata holds: every broker (the model's clients always know all B
+        nodes) and the subscribed topic."""
+        cluster = self.cluster
+        brokers = [MetadataResponseBroker(b.broker_id, b.host, b.port) for b in cluster.brokers]
+        return MetadataResponseData(brokers=brokers,
+                                    topics=cluster.topic_metadata([self.config.topic]),
+                                    cluster_id=cluster.cluster_id, controller_id=cluster.controller_id())
+
+    def _seed_metadata(self, consumer: Consumer) -> None:
+        md = consumer.metadata
+        md.update(md.request_version(), self.metadata_response(), False, 0)
+        consumer.network_client.metadata_updater = LocalMetadataUpdater(md, self)
+
+    # -- choices --------------------------------------------------------------------------
+    def choose(self, kind: str, candidates: tuple):
+        return self._choose(kind, candidates)
+
+    def _leader_chooser(self, partition: int, live: List[int], num_brokers: int) -> Optional[int]:
+        if partition != self.group_partition:
+            return preferred_live_broker(partition, live, num_brokers)
+        if not live:
+            return None
+        forced = self._restarting
+        if forced is not None:
+            return forced  # the model moves a leaderless group to the restarted broker
+        return self.choose("new_leader", tuple(live))
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def leader(self) -> Optional[int]:
+        return self.cluster.offsets_partition_leader(self.group_partition)
+
+    def broker_of(self, slot: int) -> int:
+        return slot % self.config.brokers
+
+    def client_live(self, c: int) -> bool:
+        return self.alive[c] and not self.closed[c] and self.closing[c] is None and self.failed[c] is None
+
+    def _coordinator_of(self, c: int) -> Optional[int]:
+        coordinator = self.consumers[c].coordinator.coordinator
+        return None if coordinator is None else INT_MAX - coordinator.id
+
+    def _group(self):
+        b = self.leader
+        if b is None or not self.cluster.is_alive(b):
+            return None
+        manager = self.cluster.broker(b).group_coordinator.group_manager
+        if manager.is_group_loading(self.config.group_id):
+            return None
+        return manager.get_group(self.config.group_id)
+
+    def committed(self) -> tuple:
+        offsets = {}
+        for key, value in self.cluster.offsets_log.read(self.group_partition):
+            if isinstance(key, OffsetKey) and key.group == self.config.group_id and \
+                    key.topic_partition.topic == self.config.topic:
+                offsets[key.topic_partition.partition] = value.offset
+        return tuple(sorted(offsets.items()))
+
+    def observe(self) -> tuple:
+        """The shape of :func:`properties.walker.observe`: (now, leader, group, clients, committed)."""
+        g = self._group()
+        group = None if g is None else (g.state.value, g.generation_id, g.leader_id, tuple(g.members))
+        clients = []
+        for c, consumer in enumerate(self.consumers):
+            coord = consumer.coordinator
+            gen = coord.generation
+            assignment = tuple(sorted(tp.partition for tp in consumer.subscriptions.assigned_partitions()
+                                      if tp.topic == self.config.topic))
+            clients.append((_STATE_NAMES[coord.state], gen.generation_id, gen.member_id, assignment,
+                            self._coordinator_of(c), self.client_live(c)))
+        return (self.now, self.leader, group, tuple(clients), self.committed())
+
+    # -- the network ----------------------------------------------------------------------
+    def answer_out_of_band(self, selector: SimSelector, slot: int, link: SimLink, correlation_id: int, request) -> None:
+        b = self.broker_of(slot)
+        broker = self.cluster.broker(b)
+        if not broker.alive:
+            return  # the broker-crash event breaks the connection
+        out: list = []
+        version = broker.config.api_versions[request.api_key][1]
+        broker.handle(request, version, self.config.client_id(selector.client), out.append)
+        for response in out:
+            selector._oob.append((slot, link.epoch, correlation_id, response))
+
+    def _handle(self, c: int, slot: int, link: SimLink, correlation_id: int, request) -> None:
+        """The broker reads the request: the channel is muted until the response is sent."""
+        link.processing = correlation_id
+        selector = self.selectors[c]
+        b = self.broker_of(slot)
+        broker = self.cluster.broker(b)
+        if request.api_key == "JoinGroup":
+            version = self.config.join_group_version
+        else:
+            version = broker.config.api_versions[request.api_key][1]
+
+        def callback(response) -> None:
+            if selector.links[slot] is link:
+                link.to_client.append((self.now + self.config.latency_ms, correlation_id, response))
+            if link.processing == correlation_id:
+                link.processing = None  # the channel is unmuted
+
+        broker.handle(request, version, self.config.client_id(c), callback)
+
+    def cut_link(self, c: int, slot: int, processed: bool) -> None:
+        """A connection breaks: if *processed*, the broker handles the requests still in transit,
+        one at a time as its muted channel allows; their responses are lost with the connection."""
+        selector = self.selectors[c]
+        link = selector.links[slot]
+        if link is None:
+            return
+        b = self.broker_of(slot)
+        if processed and self.cluster.is_alive(b) and not link.stalled:
+            while link.to_broker and link.processing is None:
+                _, correlation_id, request = link.to_broker.pop(0)
+                self._handle(c, slot, link, correlation_id, request)
+        selector.links[slot] = None
+
+    # -- events ---------------------------------------------------------------------------
+    def step(self, event, follow: Optional[List[Tuple[str, Any]]] = None) -> bool:
+        """Apply one event of :mod:`model.world`; False if it was not enabled (nothing changed).
+
+        *follow* (optional) is a list of ``(kind, chosen)`` choices to make instead of deriving
+        them from the event's pick (a differential check passes the model's choices of the same
+        event, from its log): ``least_loaded`` steers the client's leastLoadedNode scan to the
+        chosen slot; ``processed`` and ``new_leader`` are taken as given."""
+        kind = event[0]
+        handler = getattr(self, "_ev_" + kind, None)
+        if handler is None:
+            raise ValueError("unknown event kind %r" % (kind,))
+        fallback = chooser(event[-1], [])
+        if follow:
+            queue = list(follow)
+
+            def choose(kind_, candidates):
+                for i, (k, chosen) in enumerate(queue):
+                    if k == kind_:
+                        del queue[i]
+                        if chosen in candidates:
+                            return chosen
+                        break
+                return fallback(kind_, candidates)
+
+            self._choose = choose
+            if kind in ("poll", "heartbeat", "commit", "close"):
+                targets = [chosen for k, chosen in follow if k == "least_loaded"]
+                self._rngs[event[1]].steer(targets, self.consumers[event[1]].network_client)
+        else:
+            self._choose = fallback
+        try:
+            applied = handler(event)
+        finally:
+            if follow and kind in ("poll", "heartbeat", "commit", "close"):
+                self._rngs[event[1]].steer([], None)
+        if applied:
+            self.steps += 1
+        return applied
+
+    def _set_clock(self, c: int) -> None:
+        # a MockTime never goes backwards; a clock jump may, so the value is set directly
+        self.times[c]._now_ms = self.now + self.clock_offsets[c]
+
+    def _client_runnable(self, c: int) -> bool:
+        return self.alive[c] and not self.closed[c] and self.failed[c] is None
+
+    def _guard(self, c: int, action) -> None:
+        """Run an application call; an exception thrown to the application ends the consumer."""
+        try:
+            action()
+        except Exception as e:  # noqa: BLE001 - any exception out of poll is fatal here
+            self.failed[c] = type(e).__name__
+
+    def _ev_poll(self, ev) -> bool:
+        c = ev[1]
+        if not self._client_runnable(c):
+            return False
+        if self.closing[c] is not None:
+            self._guard(c, lambda: self._continue_close(c))
+            return True
+        self._guard(c, lambda: self.consumers[c].poll(0))
+        return True
+
+    def _ev_heartbeat(self, ev) -> bool:
+        c = ev[1]
+        if not self._client_runnable(c):
+            return False
+        if self.closing[c] is None:
+            self.consumers[c].heartbeat_thread.run_once()
+        return True
+
+    def _ev_commit(self, ev) -> bool:
+        c = ev[1]
+        if not self._client_runnable(c):
+            return False
+        if self.closing[c] is None:
+            self.commits[c] += 1
+            consumer = self.consumers[c]
+            owned = consumer.subscriptions.assigned_partitions()
+            if owned:
+                offsets = {tp: self.commits[c] for tp in owned}
+                self._guard(c, lambda: consumer.commit_async(offsets))
+        return True
+
+    def _ev_close(self, ev) -> bool:
+        c = ev[1]
+        if not self._client_runnable(c):
+            return False
+        if self.closing[c] is None:
+            self._guard(c, lambda: self._begin_close(c))
+        return True
+
+    # close, non-blocking: ConsumerCoordinator.close then AbstractCoordinator.close
+    def _begin_close(self, c: int) -> None:
+        consumer = self.consumers[c]
+        timer = consumer.time.timer(min(self.config.close_timeout_ms, consumer.request_timeout_ms))
+        self.closing[c] = {"timer": timer, "phase": "commits", "node": None}
+        consumer.coordinator.client.disable_wakeups()
+        self._continue_close(c)
+
+    def _continue_close(self, c: int) -> None:
+        consumer = self.consumers[c]
+        coord = consumer.coordinator
+        state = self.closing[c]
+        timer = state["timer"]
+        timer.update()
+        if state["phase"] == "commits":
+            if coord.pending_async_commits > 0 and timer.not_expired():
+                zero = consumer.time.timer(0)
+                coord.ensure_coordinator_ready(zero)
+                coord.client.poll(zero)
+                coord.invoke_completed_offset_commit_callbacks()
+                timer.update()
+                if coord.pending_async_commits > 0 and timer.not_expired():
+                    return
+            # super.close(timer)
+            coord.close_heartbeat_thread()
+            if coord.rebalance_config.leave_group_on_close:
+                coord.on_leave_prepare()
+                coord.maybe_leave_group("the consumer is being closed")
+            state["node"] = coord.check_and_get_coordinator()
+            state["phase"] = "await"
+            self._await_step(c, poll=False)
+            return
+        self._await_step(c, poll=True)
+
+    def _await_step(self, c: int, poll: bool) -> None:
+        """One iteration of awaitPendingRequests(coordinator, timer); then the consumer closes."""
+        consumer = self.consumers[c]
+        state = self.closing[c]
+        timer, node = state["timer"], state["node"]
+        client = consumer.coordinator.client
+        if node is not None and poll and client.has_pending_requests(node) and timer.not_expired():
+            client.poll(consumer.time.timer(0))
+            timer.update()
+        if node is None or not client.has_pending_requests(node) or not timer.not_expired():
+            try:
+                consumer.client.close()
+            finally:
+                consumer.closed = True
+                self.closed[c] = True
+
+    def _ev_crash(self, ev) -> bool:
+        c = ev[1]
+        if not self.alive[c]:
+            return False
+        self.alive[c] = False
+        selector = self.selectors[c]
+        for link in selector.links:
+            if link is not None:
+                link.to_client.clear()  # nothing will ever read the responses
+        selector.notices = []
+        return True
+
+    def _ev_connect(self, ev) -> bool:
+        c, slot = ev[1], ev[2]
+        selector = self.selectors[c]
+        if not self.alive[c] or not selector.connecting[slot] or selector.has_notice(slot):
+            return False
+        b = self.broker_of(slot)
+        if (c, b) in self.partitioned:
+            return False  # the SYN goes nowhere: the attempt hangs
+        selector.connecting[slot] = False
+        epoch = selector.epochs[slot]
+        if self.cluster.is_alive(b):
+            selector.links[slot] = SimLink(epoch)
+            selector.notices.append(("connected", slot, epoch, None))
+        else:
+            selector.notices.append(("disconnected", slot, epoch, None))  # connection refused
+        return True
+
+    def _ev_deliver(self, ev) -> bool:
+        c, slot, to_broker = ev[1], ev[2], ev[3]
+        selector = self.selectors[c]
+        link = selector.links[slot]
+        b = self.broker_of(slot)
+        if link is None or (c, b) in self.partitioned or link.stalled:
+            return False
+        if to_broker:
+            if (not link.to_broker or link.to_broker[0][0] > self.now or not self.cluster.is_alive(b)
+                    or link.processing is not None):
+                return False
+            _, correlation_id, request = link.to_broker.pop(0)
+            self._handle(c, slot, link, correlation_id, request)
+            return True
+        if not link.to_client or link.to_client[0][0] > self.now:
+            return False
+        _, correlation_id, response = link.to_client.pop(0)
+        if self.alive[c]:
+            selector.notices.append(("received", slot, link.epoch, (correlation_id, response)))
+        return True
+
+    def _ev_drop(self, ev) -> bool:
+        c, slot, to_broker = ev[1], ev[2], ev[3]
+        link = self.selectors[c].links[slot]
+        if link is None:
+            return False
+        queue = link.to_broker if to_broker else link.to_client
+        if not queue:
+            return False
+        queue.pop(0)
+        link.stalled = True
+        return True
+
+    def _ev_disconnect(self, ev) -> bool:
+        c, slot, processed = ev[1], ev[2], ev[3]
+        selector = self.selectors[c]
+        link = selector.links[slot]
+        if not self.alive[c] or link is None:
+            return False
+        self.cut_link(c, slot, bool(processed))
+        selector.notices.append(("disconnected", slot, link.epoch, None))
+        return True
+
+    def _ev_tick(self, ev) -> bool:
+        ms = ev[1]
+        if ms <= 0:
+            return False
+        self.now += ms
+        for c in range(self.config.clients):
+            self._set_clock(c)
+        self.cluster.advance_clock(self.now)
+        return True
+
+    def _ev_broker_crash(self, ev) -> bool:
+        b = ev[1]
+        if not self.cluster.is_alive(b):
+            return False
+        brokers = self.config.brokers
+        for c, selector in enumerate(self.selectors):
+            for slot in (b, brokers + b):
+                link = selector.links[slot]
+                if link is not None:
+                    selector.links[slot] = None
+                    if self.alive[c]:
+                        selector.notices.append(("disconnected", slot, link.epoch, None))
+        self.cluster.crash(b)
+        return True
+
+    def _ev_broker_restart(self, ev) -> bool:
+        b = ev[1]
+        if self.cluster.is_alive(b):
+            return False
+        self._restarting = b
+        try:
+            self.cluster.restart(b)
+        finally:
+            self._restarting = None
+        return True
+
+    def _ev_failover(self, ev) -> bool:
+        b = ev[1]
+        if not self.cluster.is_alive(b) or self.leader == b:
+            return False
+        self.cluster.move_leadership(self.group_partition, b)
+        return True
+
+    def _ev_load(self, ev) -> bool:
+        b = ev[1]
+        if self.leader != b or not self.cluster.is_alive(b):
+            return False
+        manager = self.cluster.broker(b).group_coordinator.group_manager
+        if not manager.is_partition_loading(self.group_partition):
+            return False
+        self.cluster.finish_loading(b, self.group_partition)
+        return True
+
+    def _ev_clock_jump(self, ev) -> bool:
+        c, ms = ev[1], ev[2]
+        offset = max(self.clock_offsets[c] + ms, -self.now)
+        if not self.alive[c] or ms == 0 or offset == self.clock_offsets[c]:
+            return False
+        self.clock_offsets[c] = offset
+        self._set_clock(c)
+        return True
+
+    def _ev_partition(self, ev) -> bool:
+        pair = (ev[1], ev[2])
+        if pair in self.partitioned:
+            return False
+        self.partitioned.add(pair)
+        return True
+
+    def _ev_heal(self, ev) -> bool:
+        pair = (ev[1], ev[2])
+        if pair not in self.partitioned:
+            return False
+        self.partitioned.discard(pair)
+        return True
