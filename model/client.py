@@ -99,7 +99,7 @@ class ClientState:
     conns: tuple = ()  # per slot: Conn
     pending_completions: tuple = ()  # ((Request, result), ...) FIFO; result = response or failure name
     pending_disconnects: tuple = ()  # slots (disconnectAsync)
-    sending: tuple = ()  # slots whose last transmitted request's send has not completed yet
+    sending: tuple = ()  # requests handed to the selector whose bytes are not written yet (one per slot)
     # What the transport has done that the client has not yet seen: ((kind, slot, epoch, payload), ...)
     # with kind "received" (payload (request id, response)), "disconnected" or "connected". The
     # NetworkClient picks them up in its poll (selector.poll), as Kafka does.

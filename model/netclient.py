@@ -44,7 +44,12 @@ def can_connect(s: Step, slot: int) -> bool:
 
 def is_ready(s: Step, slot: int) -> bool:
     """canSendRequest: connected, the previous send on this connection completed, and room in flight."""
-    return s.conns[slot].state == READY and slot not in s.sending and len(s.in_flight[slot]) < MAX_IN_FLIGHT_PER_CONNECTION
+    if s.conns[slot].state != READY or len(s.in_flight[slot]) >= MAX_IN_FLIGHT_PER_CONNECTION:
+        return False
+    for req in s.sending:
+        if req.slot == slot:
+            return False
+    return True
 
 
 def ready(s: Step, slot: int) -> bool:
@@ -92,8 +97,7 @@ def try_send(s: Step) -> None:
 def _transmit(s: Step, req: Request) -> None:
     sent = Request(req.id, req.slot, req.body, req.created_ms, req.timeout_ms, req.sent_generation, s.now)
     s.set_slot("in_flight", req.slot, s.in_flight[req.slot] + (sent,))
-    s.sending = s.sending + (req.slot,)
-    s.transmitted.append(sent)
+    s.sending = s.sending + (sent,)  # selector.send stages it; the next selector.poll writes it
     s.log.append(("transmit", s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
 
 
@@ -158,8 +162,8 @@ def connection_lost(s: Step, slot: int) -> None:
     as disconnected, in send order."""
     conn = s.conns[slot]
     s.set_slot("conns", slot, Conn(DISCONNECTED, s.now, conn.epoch))
-    if slot in s.sending:
-        s.sending = tuple(x for x in s.sending if x != slot)
+    if s.sending:
+        s.sending = tuple(r for r in s.sending if r.slot != slot)
     s.log.append(("disconnected", s.index, slot))
     in_flight = s.in_flight[slot]
     if in_flight:
@@ -185,11 +189,19 @@ def handle_timed_out_requests(s: Step) -> None:
                 break
 
 
+def complete_sends(s: Step) -> None:
+    """selector.poll writes every staged send to its connection (handleCompletedSends): only now
+    does the request travel, and the channel can take the next one."""
+    if s.sending:
+        s.transmitted.extend(s.sending)
+        s.sending = ()
+
+
 def network_poll(s: Step) -> None:
     """NetworkClient.poll(0) after selector.poll: completed sends, then received responses (each
     answers the oldest in-flight request of its connection), then disconnections, then new
     connections, then in-flight request timeouts."""
-    s.sending = ()  # handleCompletedSends: every send handed to the transport has been written
+    complete_sends(s)
     notices = s.notices
     if notices:
         s.notices = ()

@@ -116,6 +116,17 @@ def chooser(pick: int, log: list):
     return choose
 
 
+def _preferring(choose, prefer: dict, log: list):
+    def chosen(kind, candidates):
+        value = prefer.get(kind)
+        if value is not None and value in candidates:
+            log.append(("choice", kind, candidates, value))
+            return value
+        return choose(kind, candidates)
+
+    return chosen
+
+
 class _Mut:
     """Mutable working copy of the world-level fields for one step (never escapes :func:`step`).
     Link rows are copied only when a link of that client changes."""
@@ -147,14 +158,19 @@ class _Mut:
         return tuple(tuple(row) if c in self._copied else row for c, row in enumerate(self.links))
 
 
-def step(world: World, event: tuple) -> tuple[World, list]:
-    """Apply one event. Returns the new world and the step's log (observations for the properties)."""
+def step(world: World, event: tuple, prefer: dict | None = None) -> tuple[World, list]:
+    """Apply one event. Returns the new world and the step's log (observations for the properties).
+
+    *prefer* (kind -> value) overrides the event's pick for those kinds of choice when the value is
+    among the allowed candidates: this is how the model follows a choice the implementation made."""
     log: list = []
     handler = _EVENTS.get(event[0])
     if handler is None:
         raise ValueError(f"unknown event kind {event[0]!r} in {event!r}")
     m = _Mut(world)
     choose = chooser(event[-1], log)
+    if prefer:
+        choose = _preferring(choose, prefer, log)
     changed = handler(world, m, event, choose, log)
     if not changed:
         return world, log

@@ -401,7 +401,7 @@ class SimWorld:
     def observe(self) -> tuple:
         """The shape of :func:`properties.walker.observe`: (now, leader, group, clients, committed)."""
         g = self._group()
-        group = None if g is None else (g.state.value, g.generation_id, g.leader_id, tuple(g.members))
+        group = None if g is None else (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name)
         clients = []
         for c, consumer in enumerate(self.consumers):
             coord = consumer.coordinator

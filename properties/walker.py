@@ -68,7 +68,7 @@ class RunResult:
 def observe(world: World) -> tuple:
     """The canonical observation hashed into the trace: time, group, members, committed offsets."""
     g = world.group
-    group = None if g is None else (g.state, g.generation, g.leader_id, tuple(m.member_id for m in g.members))
+    group = None if g is None else (g.state, g.generation, g.leader_id, tuple(m.member_id for m in g.members), g.protocol_name)
     return (
         world.now,
         world.leader,

@@ -64,7 +64,7 @@ def tag_index(s: Step, tag: str, req_id: int | None = None) -> int:
 
 def send_completed(s: Step) -> None:
     """The transport wrote every pending send (what NetworkClient.poll's handleCompletedSends sees)."""
-    s.sending = ()
+    net.complete_sends(s)
 
 
 def transmit_now(s: Step, slot: int, n: int, timeout_ms: int | None = None) -> list[int]:
@@ -209,8 +209,11 @@ def test_try_send_a_not_ready_node_does_not_hold_back_other_nodes():
     a = net.send(s, 0, body(0))
     b = net.send(s, 1, body(1))
     net.try_send(s)
-    assert [r.id for r in s.transmitted] == [b]
+    assert [r.id for r in s.in_flight[1]] == [b]
     assert [r.id for r in s.unsent[0]] == [a]
+    assert s.transmitted == []  # staged: written by the next selector poll
+    net.complete_sends(s)
+    assert [r.id for r in s.transmitted] == [b]
 
 
 def test_try_send_stops_at_the_in_flight_cap():
