@@ -62,7 +62,7 @@ HYPOTHESIS_CASES = {
     "disconnect-fails-unsent": ("disconnect_keeps_unsent", SMALL),
     "future-completes-once": ("future_completed_twice", SMALL),
     "completions-fifo": ("completions_lifo", SMALL),
-    "per-node-fifo": ("send_reorders", SMALL),
+    "per-node-fifo": ("send_reorders", SLOW_LINKS),
 }
 
 
