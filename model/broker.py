@@ -83,9 +83,14 @@ def prelude_response(request, error: int):
     return OffsetCommitResponse(tuple((p, error) for p, _ in request.offsets))
 
 
-def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose) -> g.Outcome:
-    """Run a group API request on *broker*: prelude, then the coordinator's handler."""
+def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose,
+                         member_seq: int = 0) -> g.Outcome:
+    """Run a group API request on *broker*: prelude, then the coordinator's handler. *member_seq* is
+    the number of member ids issued so far by any coordinator: a group created here continues from it."""
     error = prelude_error(request, is_leader, broker.loading)
     if error != Errors.NONE or (broker.loading and isinstance(request, HeartbeatRequest)):
         return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))
-    return _HANDLERS[type(request)](broker.group, request, reply_to, now, config, choose)
+    handler = _HANDLERS[type(request)]
+    if broker.group is None and handler in (g.handle_join_group, g.handle_offset_commit):
+        return handler(None, request, reply_to, now, config, choose, member_seq)
+    return handler(broker.group, request, reply_to, now, config, choose)

@@ -83,7 +83,7 @@ class ClientState:
     rejoin_needed: bool = True
     needs_join_prepare: bool = True
     join_future: tuple | None = None
-    find_coordinator_request: int | None = None  # memoised FindCoordinator request id
+    find_coordinator_request: tuple | None = None  # memoised lookup future: ("pending", request id), ("succeeded",) or ("failed", error)
     heartbeat_thread: bool = False  # started
     heartbeat_enabled: bool = False
     heartbeat_due_ms: int = 0  # heartbeat timer deadline

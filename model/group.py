@@ -654,8 +654,9 @@ class _Draft:
 # ---------------------------------------------------------------------------------------------
 
 
-def handle_join_group(group, request, reply_to, now, config, choose) -> Outcome:
-    """JoinGroup (§1.4 from step 2; the broker has run the prelude)."""
+def handle_join_group(group, request, reply_to, now, config, choose, member_seq: int = 0) -> Outcome:
+    """JoinGroup (§1.4 from step 2; the broker has run the prelude). *member_seq*: where a group
+    this coordinator creates starts its member ids (ids must never repeat across coordinators)."""
     member_id = request.member_id
     if not (
         config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms
@@ -664,7 +665,7 @@ def handle_join_group(group, request, reply_to, now, config, choose) -> Outcome:
     if group is None:
         if member_id != UNKNOWN_MEMBER_ID:
             return Outcome(None, ((reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id)),))
-        group = Group(group_id=request.group_id)
+        group = Group(group_id=request.group_id, member_seq=member_seq)
     d = _Draft(group, config, choose)
     if not _accept_joining_member(d, member_id, config):
         d.remove((member_id,), "max_size")
@@ -874,7 +875,7 @@ def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome
     return d.outcome()
 
 
-def handle_offset_commit(group, request, reply_to, now, config, choose) -> Outcome:
+def handle_offset_commit(group, request, reply_to, now, config, choose, member_seq: int = 0) -> Outcome:
     """OffsetCommit with generation fencing (§1.10 from step 2)."""
     offsets = request.offsets
     generation_id = request.generation_id
@@ -883,7 +884,7 @@ def handle_offset_commit(group, request, reply_to, now, config, choose) -> Outco
             error = Errors.ILLEGAL_GENERATION
             note = ("commit", generation_id, request.member_id, None, None, error)
             return Outcome(None, ((reply_to, _commit_response(offsets, error)),), (note,))
-        group = Group(group_id=request.group_id)  # a "simple" consumer's group
+        group = Group(group_id=request.group_id, member_seq=member_seq)  # a "simple" consumer's group
     state = group.state
     error = _validate_offset_commit(group, request, config.broken)
     stored = False
@@ -1015,13 +1016,14 @@ def unload(group) -> Outcome:
     return Outcome(None, tuple(replies), (("transition", previous, DEAD),))
 
 
-def load(persisted, now, config, choose) -> Outcome:
+def load(persisted, now, config, choose, member_seq: int = 0) -> Outcome:
     """Partition immigration (§1.13 ``onGroupLoaded``): rebuild the group from its persisted
     record (Stable with members, else Empty); nothing parked, no pending or sync state, every
     member gets a fresh session deadline; an over-capacity group rebalances."""
     if persisted is None:
         return Outcome(None)
     d = _Draft(persisted, config, choose)
+    d.member_seq = max(d.member_seq, member_seq)  # ids handed out after the record was written stay taken
     d.state = STABLE if persisted.members else EMPTY
     d.members = [
         _member(m, awaiting_join=None, awaiting_sync=None, is_new=False, heartbeat=None)

@@ -151,22 +151,25 @@ def ensure_coordinator_ready(s: Step) -> bool:
 
 
 def _on_find_coordinator(s: Step, req, result) -> None:
-    _record_find_coordinator(s, result)
+    outcome = _record_find_coordinator(s, result)
+    if s.find_coordinator_request == ("pending", req.id):
+        s.find_coordinator_request = outcome  # the memoised future completes; an older lookup's does not touch it
     if s.held_commits:  # the listeners commitAsync attached to this lookup
         held = [offsets for rid, offsets in s.held_commits if rid == req.id]
         s.held_commits = tuple(h for h in s.held_commits if h[0] != req.id)
         for offsets in held:
-            if s.find_coordinator_request == ("succeeded",):
+            if outcome == ("succeeded",):
                 _do_commit_async(s, offsets)
                 net.poll(s, dispatch)  # client.pollNoWakeup()
             else:
                 s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
 
 
-def _record_find_coordinator(s: Step, result) -> None:
+def _record_find_coordinator(s: Step, result) -> tuple:
+    """FindCoordinatorResponseHandler: adopt the coordinator a successful answer names (whichever
+    lookup it answers) and return the outcome of that lookup's future."""
     if isinstance(result, str):
-        s.find_coordinator_request = ("failed", result)
-        return
+        return ("failed", result)
     if result.error == Errors.NONE:
         s.coordinator = result.node_id
         s.log.append(("coordinator_found", s.index, result.node_id))
@@ -174,9 +177,8 @@ def _record_find_coordinator(s: Step, result) -> None:
         if net.can_connect(s, slot):  # client.tryConnect(coordinator)
             net.initiate_connect(s, slot)
         s.session_deadline_ms = s.now + s.config.session_timeout_ms  # heartbeat.resetSessionTimeout()
-        s.find_coordinator_request = ("succeeded",)
-    else:
-        s.find_coordinator_request = ("failed", result.error)
+        return ("succeeded",)
+    return ("failed", result.error)
 
 
 # -- join / sync (§3.3, §3.4) ----------------------------------------------------------------------

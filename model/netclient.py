@@ -16,7 +16,7 @@ from __future__ import annotations
 from model.client import CONNECTING, DISCONNECTED, READY, Conn, Request, Step
 from model.errors import DISCONNECT, REQUEST_TIMEOUT
 
-MAX_IN_FLIGHT_PER_CONNECTION = 5  # max.in.flight.requests.per.connection
+MAX_IN_FLIGHT_PER_CONNECTION = 100  # KafkaConsumer fixes it (ConsumerUtils: "a fixed large enough value"); 5 is the producer default
 
 
 def send(s: Step, slot: int, body, timeout_ms: int | None = None) -> int:

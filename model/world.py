@@ -81,6 +81,7 @@ class World:
     links: tuple = ()  # links[c][slot]: Link
     partitioned: frozenset = frozenset()  # {(client, broker)} pairs that cannot talk
     steps: int = 0
+    member_seq: int = 0  # member ids issued by any coordinator so far: Kafka's are UUIDs, never reused
 
     @property
     def group(self) -> grp.Group | None:
@@ -131,7 +132,8 @@ class _Mut:
     """Mutable working copy of the world-level fields for one step (never escapes :func:`step`).
     Link rows are copied only when a link of that client changes."""
 
-    __slots__ = ("clients", "brokers", "links", "leader", "persisted", "committed", "partitioned", "now", "_copied")
+    __slots__ = ("clients", "brokers", "links", "leader", "persisted", "committed", "partitioned", "now", "member_seq",
+                 "_copied")
 
     def __init__(self, w: World):
         self.clients = list(w.clients)
@@ -143,6 +145,7 @@ class _Mut:
         self.committed = w.committed
         self.partitioned = w.partitioned
         self.now = w.now
+        self.member_seq = w.member_seq
 
     def set_link(self, c: int, slot: int, link) -> None:
         row = self.links[c]
@@ -186,6 +189,7 @@ def step(world: World, event: tuple, prefer: dict | None = None) -> tuple[World,
         world.links if links is None else links,
         m.partitioned,
         world.steps + 1,
+        m.member_seq,
     )
     return new, log
 
@@ -346,7 +350,7 @@ def _broker_handle(world, m, b, reply_to, request, choose, log) -> None:
         _route(world, m, reply_to, brk.find_coordinator(request, m.leader, m.brokers), log)
         return
     log.append(("handled", reply_to[0], reply_to[3], b, request, broker.group, m.leader == b, broker.loading))
-    outcome = brk.handle_group_request(broker, m.leader == b, request, reply_to, m.now, world.config, choose)
+    outcome = brk.handle_group_request(broker, m.leader == b, request, reply_to, m.now, world.config, choose, m.member_seq)
     _apply_outcome(world, m, b, outcome, log)
 
 
@@ -354,6 +358,8 @@ def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
     broker = m.brokers[b]
     if outcome.group is not broker.group:
         m.brokers[b] = brk.BrokerState(broker.alive, broker.loading, outcome.group)
+        if outcome.group is not None and outcome.group.member_seq > m.member_seq:
+            m.member_seq = outcome.group.member_seq
     if outcome.persist is not None:
         m.persisted = outcome.persist
     if outcome.committed:
@@ -447,7 +453,7 @@ def _ev_load(world, m, ev, choose, log):
     broker = m.brokers[b]
     if m.leader != b or not broker.alive or not broker.loading:
         return False
-    outcome = grp.load(m.persisted, m.now, world.config, choose)
+    outcome = grp.load(m.persisted, m.now, world.config, choose, m.member_seq)
     m.brokers[b] = brk.BrokerState(True, False, broker.group)
     _apply_outcome(world, m, b, outcome, log)
     log.append(("loaded", b))

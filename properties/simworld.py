@@ -173,7 +173,8 @@ class SimSelector(Selectable):
         for slot in disconnected:
             self.disconnected[self.node_of(slot)] = _DISCONNECTED
         for slot in connected:
-            self.connected.append(self.node_of(slot))
+            if slot not in disconnected:  # Selector.close: `connected` never holds a closed channel
+                self.connected.append(self.node_of(slot))
 
     def close(self, node_id: int) -> None:
         """The client closes the connection: the broker may or may not have read the requests in
@@ -185,7 +186,13 @@ class SimSelector(Selectable):
         self._forget(slot)
 
     def is_channel_ready(self, node_id: int) -> bool:
-        return self.links[self.slot_of(node_id)] is not None
+        """Kafka's Selector learns that the peer closed a channel only at its next poll: until
+        then a cut connection's channel still looks ready (a send on it fails at that poll)."""
+        slot = self.slot_of(node_id)
+        if self.links[slot] is not None:
+            return True
+        epoch = self.epochs[slot]
+        return any(kind == "disconnected" and s == slot and e == epoch for kind, s, e, _ in self.notices)
 
     def close_all(self) -> None:
         """The consumer closed: forget what it had not yet seen. The links stay as they are, as
