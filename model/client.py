@@ -152,6 +152,7 @@ class Step:
         self.log = log
         self.transmitted = []
         self.closed_slots = []
+        self.aborted = []  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
 
     def freeze(self) -> ClientState:
         return ClientState(*_GET_FIELDS(self))

@@ -146,18 +146,21 @@ def check_disconnects(s: Step) -> None:
             fail_unsent(s, slot, DISCONNECT)
 
 
-def disconnect(s: Step, slot: int) -> None:
-    """NetworkClient.disconnect: close the connection; in-flight requests complete as disconnected."""
+def disconnect(s: Step, slot: int, requested: bool = False) -> None:
+    """Close the connection; in-flight requests complete as disconnected. *requested*: the client
+    asked for it (NetworkClient.disconnect, from disconnectAsync), so the failures go to
+    abortedSends and complete at the next NetworkClient.poll, which then does nothing else; an
+    in-flight timeout's disconnect completes them in the poll that found it."""
     conn = s.conns[slot]
     if conn.state is None or conn.state == DISCONNECTED:
         return
     s.closed_slots.append(slot)
     if s.notices:  # selector.close drops whatever the channel had not yet delivered
         s.notices = tuple(n for n in s.notices if n[1] != slot)
-    connection_lost(s, slot)
+    connection_lost(s, slot, requested)
 
 
-def connection_lost(s: Step, slot: int) -> None:
+def connection_lost(s: Step, slot: int, aborted: bool = False) -> None:
     """processDisconnection: the connection is DISCONNECTED as of now; in-flight requests complete
     as disconnected, in send order."""
     conn = s.conns[slot]
@@ -169,7 +172,10 @@ def connection_lost(s: Step, slot: int) -> None:
     if in_flight:
         s.set_slot("in_flight", slot, ())
         for req in in_flight:
-            _complete(s, req, DISCONNECT)
+            if aborted:
+                s.aborted.append((req, DISCONNECT))
+            else:
+                _complete(s, req, DISCONNECT)
 
 
 def disconnect_async(s: Step, slot: int) -> None:
@@ -200,7 +206,13 @@ def complete_sends(s: Step) -> None:
 def network_poll(s: Step) -> None:
     """NetworkClient.poll(0) after selector.poll: completed sends, then received responses (each
     answers the oldest in-flight request of its connection), then disconnections, then new
-    connections, then in-flight request timeouts."""
+    connections, then in-flight request timeouts. With aborted sends waiting, it only completes
+    those and returns: the selector is not polled."""
+    if s.aborted:
+        aborted, s.aborted = s.aborted, []
+        for req, result in aborted:
+            _complete(s, req, result)
+        return
     complete_sends(s)
     notices = s.notices
     if notices:
@@ -261,7 +273,7 @@ def poll(s: Step, dispatch) -> None:
     if s.pending_disconnects:
         for slot in s.pending_disconnects:
             fail_unsent(s, slot, DISCONNECT)
-            disconnect(s, slot)
+            disconnect(s, slot, requested=True)
         s.pending_disconnects = ()
     has_unsent = any(s.unsent)
     if has_unsent:
@@ -280,7 +292,7 @@ def least_loaded_candidates(s: Step) -> tuple:
     """NetworkClient.leastLoadedNode scans the metadata nodes from a random offset, so every node
     that the scan could return from some offset is allowed: ready nodes with nothing in flight;
     else the ready nodes with the fewest in flight; else connecting nodes; else the connectable
-    nodes with the oldest last attempt. Empty when no node qualifies."""
+    nodes with the oldest last attempt (0 for a node never tried). Empty when no node qualifies."""
     brokers = s.config.brokers
     idle, ready_counts, connecting, connectable = [], [], [], []
     for slot in range(brokers):
@@ -290,7 +302,9 @@ def least_loaded_candidates(s: Step) -> tuple:
         elif s.conns[slot].state == CONNECTING:
             connecting.append(slot)
         elif can_connect(s, slot):
-            connectable.append((s.conns[slot].last_attempt_ms, slot))
+            conn = s.conns[slot]
+            # ClusterConnectionStates.lastConnectAttemptMs is 0 for a node with no state yet
+            connectable.append((0 if conn.state is None else conn.last_attempt_ms, slot))
     if idle:
         return tuple(idle)
     if ready_counts:

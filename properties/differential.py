@@ -24,11 +24,22 @@ import re
 import attrs
 
 from model.config import Config
+from properties.catalogue import ALWAYS, Property
 from model.world import initial_world, step
 from properties.simworld import SimWorld
 from properties.walker import observe
 
 _FOLLOWED_BY_MODEL = ("leader", "protocol")
+
+AGREEMENT = Property(
+    "impl-matches-model", ALWAYS,
+    "After every event the implementation's canonical observation (time, partition leader, group "
+    "state, generation, leader, members and protocol, each consumer's member state, generation, "
+    "member id, assignment, coordinator and liveness, committed offsets; member ids aliased) equals "
+    "the model's, and both apply exactly the same events. Where Kafka leaves a choice open, any "
+    "outcome the model allows is accepted.",
+    "issue 3 (differential check)",
+)
 _CLIENT = re.compile(r"^consumer-(\d+)-")
 
 
@@ -71,12 +82,40 @@ class Divergence:
     impl_applied: bool
     recent: tuple  # the events before it
 
+    def describe(self) -> str:
+        """One line: the event and the first fields where the two sides differ."""
+        if self.model_applied != self.impl_applied:
+            side = "the model" if self.model_applied else "the implementation"
+            return f"{self.event!r} was applied only by {side}"
+        return f"after {self.event!r}: " + "; ".join(differences(self.model, self.impl)[:3])
+
 
 @attrs.frozen
 class DiffResult:
     seed: int
     steps: int  # events both sides applied
     divergence: Divergence | None
+
+
+_FIELDS = ("now", "partition leader", "group", "clients", "committed")
+_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol")
+_CLIENT_FIELDS = ("member state", "generation", "member id", "assignment", "coordinator", "live")
+
+
+def differences(model: tuple, impl: tuple) -> list:
+    """Human-readable differences between two canonical observations, most specific first."""
+    out = []
+    for name, a, b in zip(_FIELDS, model, impl):
+        if a == b:
+            continue
+        if name == "group" and a is not None and b is not None:
+            out += [f"group {f}: model {x!r}, impl {y!r}" for f, x, y in zip(_GROUP_FIELDS, a, b) if x != y]
+        elif name == "clients":
+            for c, (ma, ia) in enumerate(zip(a, b)):
+                out += [f"client {c} {f}: model {x!r}, impl {y!r}" for f, x, y in zip(_CLIENT_FIELDS, ma, ia) if x != y]
+        else:
+            out.append(f"{name}: model {a!r}, impl {b!r}")
+    return out
 
 
 def _alternatives(log: list):
@@ -89,31 +128,73 @@ def _alternatives(log: list):
         yield dict(zip(kinds, values))
 
 
+class Differential:
+    """The implementation world beside a model world, one event at a time.
+
+    :meth:`after` is called with every event the model was offered (applied or not), the model's
+    world before and after it, and the step log. It applies the event to the implementation,
+    compares the canonical observations, lets the model follow the coordinator's choices, and
+    checks the always properties that can be read off the implementation's own state
+    (:class:`properties.impl_checks.ImplChecker`). It returns the model world to continue from
+    (the followed one) and the first problem, or None."""
+
+    def __init__(self, config: Config, seed: int):
+        from properties.impl_checks import ImplChecker
+
+        self.config = config
+        self.sim = SimWorld(config, seed)
+        self.model_alias, self.impl_alias = Aliases(), Aliases()
+        self.impl_checker = ImplChecker(config)
+        self.snapshot = self.impl_checker.snapshot(self.sim)
+        self.recent: list = []
+        self.index = 0
+        self.divergence: Divergence | None = None
+        self.last_model_obs = self.last_impl_obs = None
+
+    def after(self, world, event: tuple, new, log: list):
+        from properties.catalogue import Violation
+
+        event = tuple(event)
+        follow = [(e[1], e[3]) for e in log if e[0] == "choice"]
+        impl_applied = self.sim.step(event, follow=follow)
+        model_applied = new is not world
+        if not model_applied and not impl_applied:
+            return new, None
+        impl_obs = canonical(self.sim.observe(), self.impl_alias)
+        model_obs = canonical(observe(new), self.model_alias)
+        if model_obs != impl_obs and impl_applied and model_applied:
+            for prefer in _alternatives(log):
+                candidate, _ = step(world, event, prefer=prefer)
+                trial = Aliases()
+                trial._by_id, trial._per_client = dict(self.model_alias._by_id), dict(self.model_alias._per_client)
+                if canonical(observe(candidate), trial) == impl_obs:
+                    new, self.model_alias, model_obs = candidate, trial, impl_obs
+                    break
+        index = self.index
+        self.index += 1
+        self.last_model_obs, self.last_impl_obs = model_obs, impl_obs
+        if model_applied != impl_applied or model_obs != impl_obs:
+            self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
+                                         tuple(self.recent[-10:]))
+            return new, Violation(AGREEMENT.name, self.divergence.describe())
+        self.recent.append(event)
+        snapshot = self.impl_checker.snapshot(self.sim)
+        violation = self.impl_checker.check(self.snapshot, snapshot, event)
+        self.snapshot = snapshot
+        return new, violation
+
+
 def compare(config: Config, schedule, seed: int = 0) -> DiffResult:
     """Run *schedule* on both worlds; stop at the first divergence."""
     world = initial_world(config)
-    sim = SimWorld(config, seed)
-    model_alias, impl_alias = Aliases(), Aliases()
+    diff = Differential(config, seed)
     applied = 0
-    for i, event in enumerate(schedule):
+    for event in schedule:
         event = tuple(event)
         new, log = step(world, event)
-        follow = [(e[1], e[3]) for e in log if e[0] == "choice"]
-        impl_applied = sim.step(event, follow=follow)
-        impl_obs = canonical(sim.observe(), impl_alias)
-        model_obs = canonical(observe(new), model_alias)
-        if model_obs != impl_obs and impl_applied:
-            for prefer in _alternatives(log):
-                candidate, _ = step(world, event, prefer=prefer)
-                trial_alias = Aliases()
-                trial_alias._by_id, trial_alias._per_client = dict(model_alias._by_id), dict(model_alias._per_client)
-                if canonical(observe(candidate), trial_alias) == impl_obs:
-                    new, model_alias, model_obs = candidate, trial_alias, impl_obs
-                    break
-        model_applied = new is not world
-        if model_applied != impl_applied or model_obs != impl_obs:
-            return DiffResult(seed, applied, Divergence(i, event, model_obs, impl_obs, model_applied, impl_applied,
-                                                        tuple(tuple(e) for e in schedule[max(0, i - 10):i])))
+        new, problem = diff.after(world, event, new, log)
+        if diff.divergence is not None:
+            return DiffResult(seed, applied, diff.divergence)
+        applied += new is not world
         world = new
-        applied += model_applied
     return DiffResult(seed, applied, None)

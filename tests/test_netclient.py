@@ -579,9 +579,13 @@ def test_least_loaded_connectable_takes_the_oldest_attempt():
     assert net.least_loaded_candidates(s) == (1,)
 
 
-def test_least_loaded_never_connected_node_is_the_oldest_attempt():
+def test_least_loaded_never_connected_node_counts_as_attempted_at_zero():
+    # ClusterConnectionStates.lastConnectAttemptMs is 0 for a node with no state: it ties with a
+    # node last tried at time 0 (the scan offset decides) and beats one tried later.
     s = make(now=1000, brokers=3)
     set_conn(s, 0, DISCONNECTED, last_attempt_ms=0)
+    assert net.least_loaded_candidates(s) == (0, 1, 2)
+    set_conn(s, 0, DISCONNECTED, last_attempt_ms=500)
     assert net.least_loaded_candidates(s) == (1, 2)
 
 
@@ -627,6 +631,26 @@ def test_poll_pending_disconnect_is_handled_before_try_send():
     assert s.closed_slots == [2]
     assert s.conns[2].state == DISCONNECTED
     assert s.pending_disconnects == ()
+
+
+def test_requested_disconnect_completes_through_aborted_sends_and_skips_the_selector():
+    # NetworkClient.disconnect puts the in-flight failures in abortedSends; the next
+    # NetworkClient.poll completes those and returns without polling the selector, so a
+    # disconnection the transport reported on another node waits for the poll after.
+    s = make(now=10, brokers=2)
+    set_conn(s, 2, READY)
+    set_conn(s, 0, READY)
+    (on_coordinator,) = transmit_now(s, 2, 1)
+    (on_broker,) = transmit_now(s, 0, 1)
+    s.notices = (("disconnected", 0, 1, None),)
+    net.disconnect_async(s, 2)
+    rec = Recorder()
+    net.poll(s, rec)
+    assert rec.calls == [(on_coordinator, DISCONNECT)]
+    assert s.conns[0].state == READY and s.notices  # not yet seen
+    net.poll(s, rec)
+    assert rec.calls == [(on_coordinator, DISCONNECT), (on_broker, DISCONNECT)]
+    assert s.conns[0].state == DISCONNECTED
 
 
 def test_disconnect_async_is_recorded_once():

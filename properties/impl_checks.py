@@ -1,0 +1,118 @@
+"""The catalogue's always properties, read off the implementation's own state.
+
+The differential check compares observations, which catches most bugs as a disagreement with the
+model. These checks judge the implementation by itself, so that a bug is also reported under the
+property it breaks, and so that the implementation is held to the properties even where the
+observation does not reach (stored assignments, outstanding requests, the persisted record).
+
+They work on *snapshots*: after every event, :meth:`ImplChecker.snapshot` reads the
+implementation's state (the coordinator's group, the group record in ``__consumer_offsets``, each
+consumer's member state, generation, assignment and outstanding JoinGroup/SyncGroup requests), and
+:meth:`ImplChecker.check` compares it with the snapshot before the event. The checks derive
+nothing from the model, and only claim what one snapshot pair can show:
+
+* ``leader-is-member`` — a group with members has a leader among them, one without has none;
+* ``generation-advances-by-one`` — while one coordinator holds the group its generation never
+  decreases; a new coordinator starts at least at the generation of the persisted record;
+* ``stable-group-covers-partitions`` — a Stable group's stored assignments cover every partition
+  exactly once;
+* ``disjoint-assignments`` — consumers STABLE in one generation own disjoint partitions;
+* ``stable-member-generation-reached`` — a STABLE consumer's generation is at most the generation
+  of the group's last persisted record;
+* ``assignment-matches-generation`` — a STABLE consumer holds what the coordinator stored for its
+  member id in its generation;
+* ``legal-member-transitions`` — a consumer becomes STABLE only from COMPLETING_REBALANCE;
+* ``one-join-or-sync-in-flight`` — at most one JoinGroup or SyncGroup outstanding per consumer.
+"""
+
+from __future__ import annotations
+
+from model.config import Config
+from properties.catalogue import Violation
+
+_JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+
+
+def _partitions(assignment) -> tuple | None:
+    if assignment is None:
+        return None
+    parts = getattr(assignment, "partitions", assignment)
+    return tuple(sorted(tp.partition for tp in parts))
+
+
+class ImplChecker:
+    """Always properties over successive snapshots of one :class:`properties.simworld.SimWorld`."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.stored: dict = {}  # (generation, member id) -> partitions the coordinator stored
+
+    def snapshot(self, sim) -> tuple:
+        """(partition leader, group, persisted generation, clients); plain values only."""
+        from impl.server.group_metadata_manager import GroupMetadataKey
+
+        g = sim._group()
+        group = None
+        if g is not None:
+            stored = tuple(sorted((m.member_id, _partitions(m.assignment)) for m in g.members.values()))
+            group = (id(g), g.state.value, g.generation_id, g.leader_id, tuple(sorted(g.members)), stored)
+        persisted = None
+        for key, value in sim.cluster.offsets_log.read(sim.group_partition):
+            if isinstance(key, GroupMetadataKey) and key.group == self.config.group_id:
+                persisted = None if value is None else value.generation
+        clients = []
+        for consumer, obs in zip(sim.consumers, sim.observe()[3]):
+            state, generation, member_id, assignment, _coordinator, _live = obs
+            outstanding = sum(1 for queue in consumer.client.unsent._unsent.values() for r in queue
+                              if r.request.api_key in _JOIN_OR_SYNC)
+            outstanding += sum(1 for queue in consumer.network_client.in_flight_requests._requests.values()
+                               for r in queue if r.header.api_key in _JOIN_OR_SYNC)
+            clients.append((state, generation, member_id, assignment, outstanding))
+        return (sim.leader, group, persisted, tuple(clients))
+
+    def check(self, prev: tuple, now: tuple, event: tuple) -> Violation | None:
+        leader, group, persisted, clients = now
+        if group is not None:
+            _gid, state, generation, leader_id, members, stored = group
+            if members and leader_id not in members:
+                return _v("leader-is-member", f"leader {leader_id!r} is not among the members {list(members)}")
+            if not members and leader_id is not None:
+                return _v("leader-is-member", f"the group has no members but leader {leader_id!r}")
+            old = prev[1]
+            if old is not None and old[0] == group[0] and generation < old[2]:
+                return _v("generation-advances-by-one", f"generation went from {old[2]} to {generation}")
+            if (old is None or old[0] != group[0]) and persisted is not None and generation < persisted:
+                return _v("generation-advances-by-one",
+                          f"a coordinator took over at generation {generation}, below the persisted {persisted}")
+            for member_id, partitions in stored:
+                if partitions is not None and state in ("CompletingRebalance", "Stable"):
+                    self.stored.setdefault((generation, member_id), partitions)
+            if state == "Stable":
+                owned = sorted(p for _, parts in stored for p in (parts or ()))
+                if owned != list(range(self.config.partitions)):
+                    return _v("stable-group-covers-partitions", f"the Stable group's stored assignments cover {owned}")
+        owners: dict = {}
+        for c, ((state, generation, member_id, assignment, outstanding), before) in enumerate(zip(clients, prev[3])):
+            if outstanding > 1:
+                return _v("one-join-or-sync-in-flight", f"consumer {c} has {outstanding} JoinGroup/SyncGroup outstanding")
+            if state == "STABLE" and before[0] not in ("STABLE", "COMPLETING_REBALANCE"):
+                return _v("legal-member-transitions", f"consumer {c} went from {before[0]} to STABLE")
+            if state != "STABLE":
+                continue
+            if persisted is not None and generation > persisted:
+                return _v("stable-member-generation-reached",
+                          f"consumer {c} is STABLE in generation {generation}; the persisted record has {persisted}")
+            expected = self.stored.get((generation, member_id))
+            if expected is not None and tuple(sorted(assignment)) != expected:
+                return _v("assignment-matches-generation",
+                          f"consumer {c} holds {list(assignment)} in generation {generation}; the coordinator stored {list(expected)}")
+            for p in assignment:
+                other = owners.setdefault((generation, p), c)
+                if other != c:
+                    return _v("disjoint-assignments",
+                              f"consumers {other} and {c} both own partition {p} in generation {generation}")
+        return None
+
+
+def _v(name: str, message: str) -> Violation:
+    return Violation(name, "implementation: " + message)
