@@ -129,7 +129,8 @@ def _alternatives(log: list):
 
 
 class Differential:
-    """The implementation world beside a model world, one event at a time.
+    """The implementation world beside a model world, one event at a time (a companion of
+    :func:`properties.walker.walk`).
 
     :meth:`after` is called with every event the model was offered (applied or not), the model's
     world before and after it, and the step log. It applies the event to the implementation,
@@ -159,16 +160,16 @@ class Differential:
         impl_applied = self.sim.step(event, follow=follow)
         model_applied = new is not world
         if not model_applied and not impl_applied:
-            return new, None
+            return new, log, None
         impl_obs = canonical(self.sim.observe(), self.impl_alias)
         model_obs = canonical(observe(new), self.model_alias)
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
-                candidate, _ = step(world, event, prefer=prefer)
+                candidate, candidate_log = step(world, event, prefer=prefer)
                 trial = Aliases()
                 trial._by_id, trial._per_client = dict(self.model_alias._by_id), dict(self.model_alias._per_client)
                 if canonical(observe(candidate), trial) == impl_obs:
-                    new, self.model_alias, model_obs = candidate, trial, impl_obs
+                    new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break
         index = self.index
         self.index += 1
@@ -176,12 +177,16 @@ class Differential:
         if model_applied != impl_applied or model_obs != impl_obs:
             self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
                                          tuple(self.recent[-10:]))
-            return new, Violation(AGREEMENT.name, self.divergence.describe())
+            return new, log, Violation(AGREEMENT.name, self.divergence.describe())
         self.recent.append(event)
         snapshot = self.impl_checker.snapshot(self.sim)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
-        return new, violation
+        return new, log, violation
+
+    def view(self) -> tuple:
+        """The implementation's canonical observation after the last event."""
+        return self.last_impl_obs
 
 
 def compare(config: Config, schedule, seed: int = 0) -> DiffResult:
@@ -192,7 +197,7 @@ def compare(config: Config, schedule, seed: int = 0) -> DiffResult:
     for event in schedule:
         event = tuple(event)
         new, log = step(world, event)
-        new, problem = diff.after(world, event, new, log)
+        new, _log, _problem = diff.after(world, event, new, log)
         if diff.divergence is not None:
             return DiffResult(seed, applied, diff.divergence)
         applied += new is not world

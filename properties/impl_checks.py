@@ -19,8 +19,9 @@ nothing from the model, and only claim what one snapshot pair can show:
 * ``disjoint-assignments`` — consumers STABLE in one generation own disjoint partitions;
 * ``stable-member-generation-reached`` — a STABLE consumer's generation is at most the generation
   of the group's last persisted record;
-* ``assignment-matches-generation`` — a STABLE consumer holds what the coordinator stored for its
-  member id in its generation;
+* ``assignment-matches-generation`` — when a STABLE consumer's assignment changes, it becomes what
+  the coordinator stored for its member id in its generation (the SyncGroup answer makes the
+  member STABLE; the assignment follows at the application's next poll, in onJoinComplete);
 * ``legal-member-transitions`` — a consumer becomes STABLE only from COMPLETING_REBALANCE;
 * ``one-join-or-sync-in-flight`` — at most one JoinGroup or SyncGroup outstanding per consumer.
 """
@@ -84,9 +85,10 @@ class ImplChecker:
             if (old is None or old[0] != group[0]) and persisted is not None and generation < persisted:
                 return _v("generation-advances-by-one",
                           f"a coordinator took over at generation {generation}, below the persisted {persisted}")
-            for member_id, partitions in stored:
-                if partitions is not None and state in ("CompletingRebalance", "Stable"):
-                    self.stored.setdefault((generation, member_id), partitions)
+            if state == "Stable":  # the leader's assignment is stored on the way to Stable; before, it is the last generation's
+                for member_id, partitions in stored:
+                    if partitions is not None:
+                        self.stored.setdefault((generation, member_id), partitions)
             if state == "Stable":
                 owned = sorted(p for _, parts in stored for p in (parts or ()))
                 if owned != list(range(self.config.partitions)):
@@ -103,7 +105,8 @@ class ImplChecker:
                 return _v("stable-member-generation-reached",
                           f"consumer {c} is STABLE in generation {generation}; the persisted record has {persisted}")
             expected = self.stored.get((generation, member_id))
-            if expected is not None and tuple(sorted(assignment)) != expected:
+            changed = assignment != before[3]  # onJoinComplete applies it after SyncGroup made the member STABLE
+            if changed and expected is not None and tuple(sorted(assignment)) != expected:
                 return _v("assignment-matches-generation",
                           f"consumer {c} holds {list(assignment)} in generation {generation}; the coordinator stored {list(expected)}")
             for p in assignment:

@@ -63,6 +63,7 @@ class RunResult:
     world: World
     steps: int  # events applied
     coverage: dict = attrs.field(factory=dict)  # sometimes property -> times reached
+    companion: object = None  # the implementation world checked beside the model (system impl), if any
 
 
 def observe(world: World) -> tuple:
@@ -86,6 +87,10 @@ class Trace:
 
     def add(self, event: tuple, world: World) -> None:
         self._h.update(repr((event, observe(world))).encode())
+
+    def mix(self, value) -> None:
+        """Fold in something beyond the model's observation (the implementation's, where it differs)."""
+        self._h.update(repr(value).encode())
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()[:16]
@@ -180,13 +185,14 @@ def _next_quiet_tick(world: World) -> int:
 
 
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
-           until_stable: bool = False, max_events: int | None = None):
+           until_stable: bool = False, max_events: int | None = None, companion=None):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
     heartbeats, until the eventually properties hold or *max_rounds* pass. Within a round, messages
     flow (1 ms ticks for their latency) until nothing is in transit; between rounds time jumps to the
     next timer (at most 1 s). Returns (world, violation or None): the first always violation met on
     the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation.
-    *max_events* bounds a burst of quiet time that cannot converge (a partition, a dead broker)."""
+    *max_events* bounds a burst of quiet time that cannot converge (a partition, a dead broker).
+    *companion* (see :func:`walk`) sees every event too."""
     budget_end = None if max_events is None else len(schedule) + max_events
 
     def apply(w, ev):
@@ -194,6 +200,10 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
         if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
             return w  # stop at the first violation: the schedule ends with the failing event
         new, log = step(w, ev)
+        if companion is not None:
+            new, log, violation = _beside(companion, w, ev, new, log, schedule, trace)
+            if violation is not None:
+                return new
         if new is not w:
             schedule.append(ev)
             if trace is not None:
@@ -247,6 +257,18 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     return world, violation
 
 
+def _beside(companion, world, event, new, log, schedule, trace):
+    """Run *event* on the companion too. On a problem the event ends the schedule (whether or not
+    the model applied it), and the companion's view is folded into the trace."""
+    new, log, problem = companion.after(world, event, new, log)
+    if problem is not None:
+        schedule.append(event)
+        if trace is not None:
+            trace.add(event, new)
+            trace.mix(companion.view())
+    return new, log, problem
+
+
 def walk(
     seed: int,
     config: Config,
@@ -255,8 +277,14 @@ def walk(
     max_faults: int = 6,
     eventually: bool = True,
     quiet_rate: float = 0.04,
+    companion=None,
 ) -> RunResult:
-    """One seeded interleaving of the model world, checked after every step."""
+    """One seeded interleaving of the model world, checked after every step.
+
+    *companion* (optional) is a second world that takes every event the model is offered, such as
+    the implementation beside the model (:class:`properties.differential.Differential`): its
+    ``after(world, event, new, log)`` returns the model world and log to continue from and a
+    :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem."""
     rng = random.Random(seed)
     world = initial_world(config)
     checker = Checker(config)
@@ -269,12 +297,17 @@ def walk(
         if rng.random() < quiet_rate:
             # a burst of quiet time: the group settles, so later disruptions hit a working group
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
-                                      max_events=300)
+                                      max_events=300, companion=companion)
             continue
         events = enabled_events(world, rng, faults, faults_left)
         event = events[rng.randrange(len(events))]
         drawn += 1
         new, log = step(world, event)
+        if companion is not None:
+            new, log, violation = _beside(companion, world, event, new, log, schedule, trace)
+            if violation is not None:
+                world = new
+                break
         if new is world:
             continue
         schedule.append(event)
@@ -284,7 +317,7 @@ def walk(
         violation = checker.check(world, new, event, log)
         world = new
     if violation is None and eventually:
-        world, violation = settle(world, checker, trace, schedule)
+        world, violation = settle(world, checker, trace, schedule, companion=companion)
     return RunResult(
         seed=seed,
         schedule=tuple(schedule),
@@ -295,13 +328,15 @@ def walk(
         world=world,
         steps=len(schedule),
         coverage=dict(checker.coverage),
+        companion=companion,
     )
 
 
-def replay(config: Config, schedule, eventually_after: int | None = None) -> RunResult:
-    """Re-run a schedule exactly, checking every step. The eventually properties are checked after
-    the whole schedule only if it was recorded with a settle phase (*eventually_after* = the number
-    of events before the settle phase began)."""
+def replay(config: Config, schedule, eventually_after: int | None = None, companion=None) -> RunResult:
+    """Re-run a schedule exactly, checking every step (and on the *companion*, if given, as
+    :func:`walk`). The eventually properties are checked after the whole schedule only if it was
+    recorded with a settle phase (*eventually_after* = the number of events before the settle
+    phase began)."""
     world = initial_world(config)
     checker = Checker(config)
     trace = Trace()
@@ -310,6 +345,11 @@ def replay(config: Config, schedule, eventually_after: int | None = None) -> Run
     for event in schedule:
         event = tuple(event)
         new, log = step(world, event)
+        if companion is not None:
+            new, log, violation = _beside(companion, world, event, new, log, applied, trace)
+            if violation is not None:
+                world = new
+                break
         if new is world:
             continue
         applied.append(event)
@@ -321,4 +361,5 @@ def replay(config: Config, schedule, eventually_after: int | None = None) -> Run
     if violation is None and eventually_after is not None:
         violation = checker.check_eventually(world)
     return RunResult(0, tuple(applied), "ok" if violation is None else "counterexample", violation,
-                     None if violation is None else len(applied) - 1, trace.hexdigest(), world, len(applied))
+                     None if violation is None else len(applied) - 1, trace.hexdigest(), world, len(applied),
+                     dict(checker.coverage), companion)

@@ -1,0 +1,75 @@
+"""The systems groupcheck can check, behind one interface: one seeded interleaving, or a replay.
+
+* ``model`` — the reference model alone, checked against the catalogue after every event;
+* ``impl``  — the implementation (``impl/``) run beside the model on the same schedule: the model
+  draws the events, both worlds apply them, their observations must agree, and the always
+  properties are checked on both (:mod:`properties.differential`, :mod:`properties.impl_checks`).
+
+Both return a :class:`properties.walker.RunResult`; for ``impl``, ``RunResult.companion`` is the
+:class:`properties.differential.Differential` with the implementation's side.
+"""
+
+from __future__ import annotations
+
+from model.config import Config
+from properties.walker import RunResult, replay as replay_model, walk
+
+SYSTEMS = ("impl", "model")
+
+
+def _companion(system: str, config: Config, seed: int):
+    if system == "model":
+        return None
+    if system == "impl":
+        from properties.differential import Differential
+
+        return Differential(config, seed)
+    raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, got {system!r}")
+
+
+def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "all", max_faults: int = 6,
+        eventually: bool = True) -> RunResult:
+    """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash."""
+    return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
+                companion=_companion(system, config, seed))
+
+
+def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False) -> RunResult:
+    """Re-run *schedule* exactly on *system* (*seed* seeds the implementation's own generators:
+    member ids, leastLoadedNode's offsets). *check_eventually*: judge the eventually properties
+    after the last event (for a schedule that ended with a settle phase)."""
+    return replay_model(config, schedule, eventually_after=len(schedule) if check_eventually else None,
+                        companion=_companion(system, config, seed))
+
+
+def states(result: RunResult) -> dict:
+    """Both sides' canonical state after the run's last event (the implementation's only for impl)."""
+    from properties.differential import Aliases, canonical
+    from properties.walker import observe
+
+    out = {"model": _plain(canonical(observe(result.world), Aliases()))}
+    companion = result.companion
+    if companion is not None:
+        divergence = companion.divergence
+        if divergence is not None:
+            out = {"model": _plain(divergence.model), "impl": _plain(divergence.impl)}
+        elif companion.last_impl_obs is not None:
+            out = {"model": _plain(companion.last_model_obs), "impl": _plain(companion.last_impl_obs)}
+    return out
+
+
+_OBS_FIELDS = ("now", "partition_leader", "group", "clients", "committed")
+_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol")
+_CLIENT_FIELDS = ("member_state", "generation", "member_id", "assignment", "coordinator", "live")
+
+
+def _plain(obs: tuple) -> dict:
+    """A canonical observation as JSON-ready named fields."""
+    now, leader, group, clients, committed = obs
+    return {
+        "now": now,
+        "partition_leader": leader,
+        "group": None if group is None else dict(zip(_GROUP_FIELDS, (list(v) if isinstance(v, tuple) else v for v in group))),
+        "clients": [dict(zip(_CLIENT_FIELDS, (list(v) if isinstance(v, tuple) else v for v in c))) for c in clients],
+        "committed": {str(p): o for p, o in committed},
+    }
