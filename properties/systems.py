@@ -28,10 +28,11 @@ def _companion(system: str, config: Config, seed: int):
 
 
 def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "all", max_faults: int = 6,
-        eventually: bool = True) -> RunResult:
-    """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash."""
+        eventually: bool = True, on_step=None) -> RunResult:
+    """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash.
+    *on_step(world, event, new_world, log)* is called after every applied event (coverage)."""
     return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
-                companion=_companion(system, config, seed))
+                companion=_companion(system, config, seed), on_step=on_step)
 
 
 def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False) -> RunResult:

@@ -185,14 +185,14 @@ def _next_quiet_tick(world: World) -> int:
 
 
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
-           until_stable: bool = False, max_events: int | None = None, companion=None):
+           until_stable: bool = False, max_events: int | None = None, companion=None, on_step=None):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
     heartbeats, until the eventually properties hold or *max_rounds* pass. Within a round, messages
     flow (1 ms ticks for their latency) until nothing is in transit; between rounds time jumps to the
     next timer (at most 1 s). Returns (world, violation or None): the first always violation met on
     the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation.
     *max_events* bounds a burst of quiet time that cannot converge (a partition, a dead broker).
-    *companion* (see :func:`walk`) sees every event too."""
+    *companion* and *on_step* (see :func:`walk`) see every event too."""
     budget_end = None if max_events is None else len(schedule) + max_events
 
     def apply(w, ev):
@@ -210,6 +210,8 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                 trace.add(ev, new)
             if checker is not None:
                 violation = checker.check(w, new, ev, log)
+            if on_step is not None:
+                on_step(w, ev, new, log)
         return new
 
     violation = None
@@ -278,13 +280,16 @@ def walk(
     eventually: bool = True,
     quiet_rate: float = 0.04,
     companion=None,
+    on_step=None,
 ) -> RunResult:
     """One seeded interleaving of the model world, checked after every step.
 
     *companion* (optional) is a second world that takes every event the model is offered, such as
     the implementation beside the model (:class:`properties.differential.Differential`): its
     ``after(world, event, new, log)`` returns the model world and log to continue from and a
-    :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem."""
+    :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem.
+    *on_step* (optional) is called as ``on_step(world, event, new_world, log)`` after every applied
+    event (coverage collection)."""
     rng = random.Random(seed)
     world = initial_world(config)
     checker = Checker(config)
@@ -297,7 +302,7 @@ def walk(
         if rng.random() < quiet_rate:
             # a burst of quiet time: the group settles, so later disruptions hit a working group
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
-                                      max_events=300, companion=companion)
+                                      max_events=300, companion=companion, on_step=on_step)
             continue
         events = enabled_events(world, rng, faults, faults_left)
         event = events[rng.randrange(len(events))]
@@ -315,9 +320,11 @@ def walk(
         if event[0] in FAULT_KINDS:
             faults_left -= 1
         violation = checker.check(world, new, event, log)
+        if on_step is not None:
+            on_step(world, event, new, log)
         world = new
     if violation is None and eventually:
-        world, violation = settle(world, checker, trace, schedule, companion=companion)
+        world, violation = settle(world, checker, trace, schedule, companion=companion, on_step=on_step)
     return RunResult(
         seed=seed,
         schedule=tuple(schedule),
