@@ -73,6 +73,7 @@ class ClientState:
     alive: bool = True
     closed: bool = False
     closing_deadline_ms: int | None = None  # set by close(): awaiting pending coordinator requests until then
+    closing_clock_ms: int = 0  # the close timer's time (a Kafka Timer never goes backwards)
     fatal: str | None = None  # the exception a poll threw to the application, if any
     # -- AbstractCoordinator --
     state: str = UNJOINED
@@ -89,6 +90,10 @@ class ClientState:
     heartbeat_due_ms: int = 0  # heartbeat timer deadline
     session_deadline_ms: int = 0
     poll_deadline_ms: int = 0
+    # The Heartbeat's timers' time. Kafka's Timer.update keeps max(now, its current time), and
+    # every Heartbeat method updates all three timers, so after a backward clock jump the
+    # heartbeat, session and poll timers wait for the clock to catch up (see member.heartbeat_now).
+    heartbeat_clock_ms: int = 0
     heartbeat_attempts: int = 0
     assignment: tuple = ()  # partitions owned (after onJoinComplete, until revoked)
     commits: int = 0  # commits issued, also the offset value committed (monotone, readable)

@@ -122,9 +122,13 @@ def lookup_coordinator(s: Step):
     """The memoised FindCoordinator future, or an immediate failure when no node is available."""
     if s.find_coordinator_request is None:
         candidates = net.least_loaded_candidates(s)
-        if not candidates:
+        if len(candidates) > 1:
+            slot = s.choose("least_loaded", candidates)
+        else:  # no choice to make, but logged all the same: every leastLoadedNode call is one entry
+            slot = candidates[0] if candidates else None
+            s.log.append(("choice", "least_loaded", candidates, slot))
+        if slot is None:
             return ("failed", NO_AVAILABLE_BROKERS)
-        slot = candidates[0] if len(candidates) == 1 else s.choose("least_loaded", candidates)
         s.find_coordinator_request = ("pending", net.send(s, slot, FindCoordinatorRequest(s.config.group_id)))
     return s.find_coordinator_request
 
@@ -137,8 +141,8 @@ def ensure_coordinator_ready(s: Step) -> bool:
     net.poll(s, dispatch)
     if future[0] == "pending":  # the memo now holds the outcome, if the response has fired
         future = s.find_coordinator_request
-        if future[0] == "pending":
-            return False
+        if future[0] == "pending":  # ran out of time; an older lookup's answer may have found it meanwhile
+            return not coordinator_unknown(s)
     if future[0] == "failed":
         if not is_retriable(future[1]):
             _fail(s, future[1])
@@ -176,7 +180,7 @@ def _record_find_coordinator(s: Step, result) -> tuple:
         slot = s.coordinator_slot()
         if net.can_connect(s, slot):  # client.tryConnect(coordinator)
             net.initiate_connect(s, slot)
-        s.session_deadline_ms = s.now + s.config.session_timeout_ms  # heartbeat.resetSessionTimeout()
+        s.session_deadline_ms = heartbeat_now(s) + s.config.session_timeout_ms  # heartbeat.resetSessionTimeout()
         return ("succeeded",)
     return ("failed", result.error)
 
@@ -207,7 +211,10 @@ def send_join_group(s: Step):
         return ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
     cfg = s.config
     timeout = cfg.request_timeout_ms if "join_timeout_not_extended" in cfg.broken else cfg.join_request_timeout_ms
-    subscription = (cfg.topic,)
+    # ConsumerProtocol Subscription (v2+): topics, owned partitions (none after an eager
+    # onJoinPrepare) and the member's generation. The coordinator compares these bytes
+    # (member.matches), so a follower rejoining with another generation triggers a rebalance.
+    subscription = ((cfg.topic,), tuple(sorted(s.assignment)), s.generation)
     request = JoinGroupRequest(
         group_id=cfg.group_id,
         member_id=s.member_id,
@@ -345,23 +352,31 @@ def _on_transport_failure(s: Step, failure: str) -> None:
 # -- heartbeat (§3.5) ------------------------------------------------------------------------------
 
 
+def heartbeat_now(s: Step) -> int:
+    """Heartbeat.update(now): the heartbeat, session and poll timers' time, max(now, their time)."""
+    if s.now > s.heartbeat_clock_ms:
+        s.heartbeat_clock_ms = s.now
+    return s.heartbeat_clock_ms
+
+
 def _enable_heartbeat_thread(s: Step) -> None:
     """HeartbeatThread.enable: reset the heartbeat, session and poll timers."""
     cfg = s.config
     s.heartbeat_enabled = True
-    s.heartbeat_due_ms = s.now + cfg.heartbeat_interval_ms
-    s.session_deadline_ms = s.now + cfg.session_timeout_ms
-    s.poll_deadline_ms = s.now + cfg.max_poll_interval_ms
+    now = heartbeat_now(s)
+    s.heartbeat_due_ms = now + cfg.heartbeat_interval_ms
+    s.session_deadline_ms = now + cfg.session_timeout_ms
+    s.poll_deadline_ms = now + cfg.max_poll_interval_ms
 
 
 def _receive_heartbeat(s: Step) -> None:
     s.heartbeat_attempts = 0
-    s.session_deadline_ms = s.now + s.config.session_timeout_ms
+    s.session_deadline_ms = heartbeat_now(s) + s.config.session_timeout_ms
 
 
 def _fail_heartbeat(s: Step) -> None:
     s.heartbeat_attempts += 1
-    s.heartbeat_due_ms = s.now + s.config.retry_backoff_ms
+    s.heartbeat_due_ms = heartbeat_now(s) + s.config.retry_backoff_ms
 
 
 def heartbeat_thread(s: Step) -> None:
@@ -380,13 +395,13 @@ def heartbeat_thread(s: Step) -> None:
             s.find_coordinator_request = None
         else:
             lookup_coordinator(s)
-    elif s.now >= s.session_deadline_ms:
+    elif heartbeat_now(s) >= s.session_deadline_ms:
         mark_coordinator_unknown(s, False, "session timed out without receiving a heartbeat response")
-    elif s.now >= s.poll_deadline_ms:
+    elif heartbeat_now(s) >= s.poll_deadline_ms:
         s.log.append(("poll_timeout", s.index))
         maybe_leave_group(s)
-    elif s.now >= s.heartbeat_due_ms:
-        s.heartbeat_due_ms = s.now + s.config.heartbeat_interval_ms  # sentHeartbeat
+    elif heartbeat_now(s) >= s.heartbeat_due_ms:
+        s.heartbeat_due_ms = heartbeat_now(s) + s.config.heartbeat_interval_ms  # sentHeartbeat
         s.log.append(("heartbeat_sent", s.index, state_at_start, s.state, s.generation))
         net.send(s, s.coordinator_slot(), HeartbeatRequest(s.config.group_id, s.generation, s.member_id))
 
@@ -497,6 +512,7 @@ def close(s: Step) -> None:
         s.assignment = ()
     maybe_leave_group(s)
     # KafkaConsumer.close(timeout) gives the coordinator min(timeout, request.timeout.ms)
+    s.closing_clock_ms = s.now
     s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
     s.log.append(("closing", s.index))
     await_close(s)
@@ -505,10 +521,11 @@ def close(s: Step) -> None:
 def await_close(s: Step) -> None:
     """awaitPendingRequests(coordinator, timer): poll until the coordinator has nothing pending or
     the close timer expires; if the coordinator is unknown, pending requests are abandoned."""
+    s.closing_clock_ms = max(s.closing_clock_ms, s.now)  # timer.update()
     slot = None if coordinator_unknown(s) else s.coordinator_slot()
-    if slot is not None and net.pending_request_count(s, slot) and s.now < s.closing_deadline_ms:
+    if slot is not None and net.pending_request_count(s, slot) and s.closing_clock_ms < s.closing_deadline_ms:
         net.poll(s, dispatch)
-    if slot is None or not net.pending_request_count(s, slot) or s.now >= s.closing_deadline_ms:
+    if slot is None or not net.pending_request_count(s, slot) or s.closing_clock_ms >= s.closing_deadline_ms:
         s.closed = True
         s.log.append(("closed", s.index))
 
@@ -524,7 +541,7 @@ def consumer_poll(s: Step) -> None:
     if not s.live_now():
         return
     if s.heartbeat_thread:
-        s.poll_deadline_ms = s.now + s.config.max_poll_interval_ms  # pollHeartbeat → heartbeat.poll(now)
+        s.poll_deadline_ms = heartbeat_now(s) + s.config.max_poll_interval_ms  # pollHeartbeat → heartbeat.poll(now)
     if not coordinator_unknown(s) or ensure_coordinator_ready(s):
         if rejoin_needed_or_pending(s) and s.fatal is None:
             if ensure_coordinator_ready(s):  # ensureActiveGroup

@@ -263,8 +263,8 @@ def _ev_connect(world, m, ev, choose, log):
     c, slot = ev[1], ev[2]
     client = m.clients[c]
     conn = client.conns[slot]
-    if not client.alive or conn.state != CONNECTING or any(n[1] == slot for n in client.notices):
-        return False
+    if not client.alive or client.closed or conn.state != CONNECTING or any(n[1] == slot for n in client.notices):
+        return False  # (a closed consumer closed its selector: a pending connection attempt is abandoned)
     b = _broker_of(world, slot)
     if (c, b) in m.partitioned:
         return False  # the SYN goes nowhere: the attempt hangs
