@@ -3,8 +3,10 @@
 Commands (stable interface; exit 0 = ok, 1 = a property failed, 2 = usage error):
 
 * ``groupcheck properties [--json]`` — the property catalogue;
-* ``groupcheck run --seed N [--system model] [--steps K] [--clients C] [--brokers B] [--faults F] [--json]``
-  — one seeded interleaving, checked after every step;
+* ``groupcheck run --seed N [--system impl|model] [--steps K] [--clients C] [--brokers B] [--faults F]
+  [--out FILE] [--json]`` — one seeded interleaving, checked after every step (``impl``, the
+  default: the implementation beside the model); ``--out`` writes a counterexample file;
+* ``groupcheck replay FILE [--json]`` — reproduce a counterexample file, as a per-step table;
 * ``groupcheck walk [--seeds N] [--seed-start S] ...`` — many seeded interleavings in one process
   (the main job until the Spark campaign exists);
 * ``groupcheck bench --system model [--seconds S] [--json]`` — model steps per second on one core.
@@ -19,9 +21,8 @@ import time
 
 from model.config import Config, ConfigError
 from properties.catalogue import CATALOGUE
-from properties.walker import FAULT_PROFILES, walk
-
-SYSTEMS = ("model",)
+from properties.systems import SYSTEMS
+from properties.walker import FAULT_PROFILES
 
 
 class UsageError(Exception):
@@ -56,8 +57,9 @@ def _positive_int(name):
     return parse
 
 
-def _world_arguments(p: argparse.ArgumentParser, steps_default: int = 60) -> None:
-    p.add_argument("--system", default="model", help="system under check: model (default)")
+def _world_arguments(p: argparse.ArgumentParser, steps_default: int = 60, system_default: str = "impl") -> None:
+    p.add_argument("--system", default=system_default,
+                   help=f"system under check: impl (the implementation beside the model) or model (default {system_default})")
     p.add_argument("--steps", type=_positive_int("--steps"), default=steps_default, help="random events per interleaving")
     p.add_argument("--clients", type=_positive_int("--clients"), default=3)
     p.add_argument("--brokers", type=_positive_int("--brokers"), default=3)
@@ -77,12 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run one seeded interleaving")
     p.add_argument("--seed", type=_non_negative_int("--seed"), required=True)
+    p.add_argument("--out", metavar="FILE", help="write the counterexample (if any) to FILE as JSON")
     _world_arguments(p)
+
+    p = sub.add_parser("replay", help="reproduce a counterexample file, step by step")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("walk", help="run many seeded interleavings in this process")
     p.add_argument("--seeds", type=_positive_int("--seeds"), default=1000)
     p.add_argument("--seed-start", type=_non_negative_int("--seed-start"), default=0)
-    _world_arguments(p)
+    _world_arguments(p, system_default="model")
 
     p = sub.add_parser("bench", help="measure model steps per second on one core")
     p.add_argument("--system", default="model")
@@ -104,7 +111,7 @@ def _config(args) -> Config:
 
 def replay_command(args, seed: int) -> str:
     cmd = (
-        f"groupcheck run --system {args.system} --seed {seed} --steps {args.steps} --clients {args.clients} "
+        f"groupcheck run --seed {seed} --system {args.system} --steps {args.steps} --clients {args.clients} "
         f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
     )
     return cmd + "".join(f" --broken {b}" for b in args.broken)
@@ -122,9 +129,17 @@ def cmd_properties(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from properties import counterexample, systems
+
     config = _config(args)
-    result = walk(args.seed, config, steps=args.steps, faults=args.faults)
+    if args.out:
+        _check_writable(args.out)
+    result = systems.run(args.system, args.seed, config, steps=args.steps, faults=args.faults)
     v = result.violation
+    if v is not None and args.out:
+        document = counterexample.build(result, system=args.system, seed=args.seed, config=config, steps=args.steps,
+                                        faults=args.faults)
+        counterexample.write(args.out, document)
     out = {
         "seed": args.seed,
         "system": args.system,
@@ -134,6 +149,7 @@ def cmd_run(args) -> int:
         "step": result.step,
         "trace_hash": result.trace_hash,
         "replay": replay_command(args, args.seed),
+        "out": args.out if v is not None and args.out else None,
     }
     if args.json:
         print(json.dumps(out))
@@ -145,10 +161,34 @@ def cmd_run(args) -> int:
             for i, ev in list(enumerate(result.schedule))[-12:]:
                 print(f"  {i:5d}  {ev}")
             print(f"replay: {out['replay']}")
+            if out["out"]:
+                print(f"counterexample written to {args.out}; replay it with: groupcheck replay {args.out}")
+        elif args.out:
+            print(f"no counterexample, so nothing was written to {args.out}")
     return 0 if v is None else 1
 
 
+def _check_writable(path: str) -> None:
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--out {path}: folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"--out {path}: is a directory")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--out {path}: folder {folder} is not writable")
+
+
+def cmd_replay(args) -> int:
+    from properties.replay import replay_file
+
+    return replay_file(args.file, as_json=args.json)
+
+
 def cmd_walk(args) -> int:
+    from properties import systems
+
     config = _config(args)
     start = time.perf_counter()
     failures: dict = {}
@@ -156,7 +196,7 @@ def cmd_walk(args) -> int:
     events = 0
     last = start
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
-        result = walk(seed, config, steps=args.steps, faults=args.faults)
+        result = systems.run(args.system, seed, config, steps=args.steps, faults=args.faults)
         events += result.steps
         for name, hits in result.coverage.items():
             coverage[name] = coverage.get(name, 0) + hits
@@ -212,7 +252,7 @@ def cmd_bench(args) -> int:
     return 0
 
 
-COMMANDS = {"properties": cmd_properties, "run": cmd_run, "walk": cmd_walk, "bench": cmd_bench}
+COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench}
 
 
 def main(argv=None) -> int:
@@ -229,6 +269,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("groupcheck: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -35,12 +35,13 @@ def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "
                 companion=_companion(system, config, seed), on_step=on_step)
 
 
-def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False) -> RunResult:
+def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False,
+           on_step=None) -> RunResult:
     """Re-run *schedule* exactly on *system* (*seed* seeds the implementation's own generators:
     member ids, leastLoadedNode's offsets). *check_eventually*: judge the eventually properties
     after the last event (for a schedule that ended with a settle phase)."""
     return replay_model(config, schedule, eventually_after=len(schedule) if check_eventually else None,
-                        companion=_companion(system, config, seed))
+                        companion=_companion(system, config, seed), on_step=on_step)
 
 
 def states(result: RunResult) -> dict:

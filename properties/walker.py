@@ -201,7 +201,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             return w  # stop at the first violation: the schedule ends with the failing event
         new, log = step(w, ev)
         if companion is not None:
-            new, log, violation = _beside(companion, w, ev, new, log, schedule, trace)
+            new, log, violation = _beside(companion, checker, w, ev, new, log, schedule, trace)
             if violation is not None:
                 return new
         if new is not w:
@@ -259,15 +259,19 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     return world, violation
 
 
-def _beside(companion, world, event, new, log, schedule, trace):
+def _beside(companion, checker, world, event, new, log, schedule, trace):
     """Run *event* on the companion too. On a problem the event ends the schedule (whether or not
-    the model applied it), and the companion's view is folded into the trace."""
+    the model applied it) and the companion's view is folded into the trace; but if the model's
+    own step broke a property, that is the violation reported (a broken model explains a
+    disagreement, not the other way round)."""
     new, log, problem = companion.after(world, event, new, log)
     if problem is not None:
         schedule.append(event)
         if trace is not None:
             trace.add(event, new)
             trace.mix(companion.view())
+        if checker is not None and new is not world:
+            problem = checker.check(world, new, event, log) or problem
     return new, log, problem
 
 
@@ -309,7 +313,7 @@ def walk(
         drawn += 1
         new, log = step(world, event)
         if companion is not None:
-            new, log, violation = _beside(companion, world, event, new, log, schedule, trace)
+            new, log, violation = _beside(companion, checker, world, event, new, log, schedule, trace)
             if violation is not None:
                 world = new
                 break
@@ -339,7 +343,7 @@ def walk(
     )
 
 
-def replay(config: Config, schedule, eventually_after: int | None = None, companion=None) -> RunResult:
+def replay(config: Config, schedule, eventually_after: int | None = None, companion=None, on_step=None) -> RunResult:
     """Re-run a schedule exactly, checking every step (and on the *companion*, if given, as
     :func:`walk`). The eventually properties are checked after the whole schedule only if it was
     recorded with a settle phase (*eventually_after* = the number of events before the settle
@@ -353,7 +357,7 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
         event = tuple(event)
         new, log = step(world, event)
         if companion is not None:
-            new, log, violation = _beside(companion, world, event, new, log, applied, trace)
+            new, log, violation = _beside(companion, checker, world, event, new, log, applied, trace)
             if violation is not None:
                 world = new
                 break
@@ -362,6 +366,8 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
         applied.append(event)
         trace.add(event, new)
         violation = checker.check(world, new, event, log)
+        if on_step is not None:
+            on_step(world, event, new, log)
         world = new
         if violation is not None:
             break

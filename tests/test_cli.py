@@ -31,10 +31,10 @@ def test_run_json_has_the_documented_fields(capsys):
     code, out, _ = run(capsys, "run", "--system", "model", "--seed", "3", "--json")
     assert code == 0
     result = json.loads(out)
-    assert set(result) == {"seed", "system", "steps", "verdict", "property", "step", "trace_hash", "replay"}
+    assert set(result) == {"seed", "system", "steps", "verdict", "property", "step", "trace_hash", "replay", "out"}
     assert result["verdict"] == "ok" and result["property"] is None and result["step"] is None
     assert result["seed"] == 3 and result["system"] == "model" and result["steps"] > 0
-    assert result["replay"].startswith("groupcheck run --system model --seed 3 ")
+    assert result["replay"].startswith("groupcheck run --seed 3 --system model ")
 
 
 def test_run_counterexample_exits_1_and_names_the_property(capsys):
@@ -68,7 +68,8 @@ def test_run_human_output_reports_the_failure(capsys):
         (["run", "--seed", "x"], "--seed must be an integer, got 'x'"),
         (["run", "--seed", "-1"], "--seed must be >= 0, got -1"),
         (["run", "--seed", "1", "--faults", "chaos"], "--faults must be one of none, network, all, got 'chaos'"),
-        (["run", "--seed", "1", "--system", "kafka"], "--system must be one of model, got 'kafka'"),
+        (["run", "--seed", "1", "--system", "kafka"], "--system must be one of impl, model, got 'kafka'"),
+        (["run", "--seed", "1", "--out", "/nonexistent-dir/x.json"], "--out /nonexistent-dir/x.json: folder /nonexistent-dir does not exist"),
         (["run", "--seed", "1", "--clients", "0"], "--clients must be >= 1, got 0"),
         (["run", "--seed", "1", "--broken", "nope"], "unknown variants ['nope']"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -104,3 +105,80 @@ def test_bench_prints_its_figure(capsys):
     assert code == 0
     result = json.loads(out)
     assert result["steps_per_second"] > 0 and result["clients"] == 3 and result["brokers"] == 3
+
+
+def test_run_defaults_to_the_implementation_beside_the_model(capsys):
+    code, out, _ = run(capsys, "run", "--seed", "4", "--steps", "40", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["system"] == "impl" and result["verdict"] == "ok"
+    _, out, _ = run(capsys, "run", "--seed", "4", "--steps", "40", "--system", "model", "--json")
+    # the model follows the implementation's choices, so an agreeing run has the model's trace
+    assert json.loads(out)["trace_hash"] == result["trace_hash"]
+
+
+def test_counterexample_file_replays_exactly(capsys, tmp_path):
+    path = tmp_path / "cx.json"
+    code, out, _ = run(capsys, "run", "--seed", "0", "--broken", "double_join", "--out", str(path), "--json")
+    assert code == 1
+    first = json.loads(out)
+    document = json.loads(path.read_text())
+    assert document["format"] == "groupcheck-counterexample" and document["version"] == 1
+    assert document["property"] == first["property"] == "one-join-or-sync-in-flight"
+    assert document["failing_step"] == len(document["schedule"]) - 1
+    assert document["config"]["broken"] == ["double_join"] and document["tool"]["name"] == "groupcheck"
+    assert set(document["state"]) == {"model", "impl"}
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    replayed = json.loads(out)
+    assert code == 1 and replayed["reproduced"] is True
+    assert replayed["trace_hash"] == first["trace_hash"]
+    assert len(replayed["steps"]) == len(document["schedule"])
+    assert {"time", "event", "members", "group", "responses"} <= set(replayed["steps"][0])
+    code, out, _ = run(capsys, "replay", str(path))
+    assert "reproduced exactly" in out and "one-join-or-sync-in-flight failed at step" in out
+
+
+def test_a_passing_run_writes_no_counterexample(capsys, tmp_path):
+    path = tmp_path / "cx.json"
+    code, out, _ = run(capsys, "run", "--seed", "4", "--steps", "20", "--out", str(path))
+    assert code == 0 and not path.exists() and "nothing was written" in out
+
+
+def test_an_edited_schedule_does_not_reproduce(capsys, tmp_path):
+    path = tmp_path / "cx.json"
+    run(capsys, "run", "--seed", "0", "--broken", "double_join", "--out", str(path))
+    document = json.loads(path.read_text())
+    document["schedule"] = document["schedule"][:5]
+    path.write_text(json.dumps(document))
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    replayed = json.loads(out)
+    assert code == 0 and replayed["reproduced"] is False and replayed["property"] is None
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("not json at all", "not valid JSON"),
+        ('{"format": "something-else"}', "not a groupcheck counterexample file"),
+        ('{"format": "groupcheck-counterexample", "version": 99}', "format version 99 is not supported"),
+        ('{"format": "groupcheck-counterexample", "version": 1, "system": "impl"}', "field 'seed' is missing"),
+    ],
+)
+def test_corrupt_counterexample_files_get_one_clear_error(capsys, tmp_path, content, needle):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_counterexample_with_a_bad_config_or_event_is_refused(capsys, tmp_path):
+    path = tmp_path / "cx.json"
+    run(capsys, "run", "--seed", "0", "--broken", "double_join", "--out", str(path))
+    document = json.loads(path.read_text())
+    bad = dict(document, config=dict(document["config"], clients=0))
+    path.write_text(json.dumps(bad))
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "bad config: clients must be a positive integer, got 0" in err
+    bad = dict(document, schedule=document["schedule"][:3] + [["teleport", 0, 1]])
+    path.write_text(json.dumps(bad))
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "cannot be replayed" in err and "teleport" in err

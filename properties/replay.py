@@ -1,0 +1,121 @@
+"""``groupcheck replay FILE``: reproduce a counterexample file and show its trace.
+
+The schedule is re-run exactly on the recorded system (for ``impl``, the implementation beside
+the model, with the recorded seed for the implementation's own generators). The run reproduces
+the counterexample when its trace hash equals the recorded one. The trace is printed as a table,
+one row per event: the time, the event, each member's state and generation, the group's state and
+generation, and the responses the coordinator sent during the event; then the failing property
+and both sides' state after the failing event.
+
+Exit status: 1 when the replay fails a property (the counterexample still reproduces), 0 when the
+schedule now passes (the bug is fixed, or the file was edited), 2 for a file that cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from model.errors import name_of
+from properties import counterexample, systems
+
+_STATE_SHORT = {"UNJOINED": "UNJ", "PREPARING_REBALANCE": "PREP", "COMPLETING_REBALANCE": "COMPL", "STABLE": "STABLE"}
+_GROUP_SHORT = {"Empty": "Empty", "PreparingRebalance": "Preparing", "CompletingRebalance": "Completing",
+                "Stable": "Stable", "Dead": "Dead"}
+
+
+def _row(index: int, event: tuple, world, log: list) -> dict:
+    group = world.group
+    members = []
+    for c in world.clients:
+        if not c.alive:
+            members.append("crashed")
+        elif c.closed:
+            members.append("closed")
+        else:
+            members.append(f"{_STATE_SHORT.get(c.state, c.state)}/g{c.generation}")
+    responses = [f"c{e[1]} {e[3]} {name_of(e[4]) if not isinstance(e[4], str) else e[4]}" for e in log if e[0] == "reply"]
+    return {
+        "step": index,
+        "time": world.now,
+        "event": list(event),
+        "members": members,
+        "group": None if group is None else f"{_GROUP_SHORT.get(group.state, group.state)}/g{group.generation}",
+        "responses": responses,
+    }
+
+
+def replay_file(path: str, as_json: bool = False) -> int:
+    try:
+        document, config = counterexample.load(path)
+    except counterexample.CounterexampleError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
+    rows: list = []
+
+    def on_step(world, event, new, log):
+        rows.append(_row(len(rows), event, new, log))
+
+    try:
+        result = systems.replay(document["system"], config, [tuple(e) for e in document["schedule"]],
+                                seed=document["seed"], check_eventually=document["check_eventually"], on_step=on_step)
+    except (ValueError, TypeError, IndexError, KeyError) as e:  # an event the world cannot take
+        print(f"groupcheck: error: {path}: the schedule cannot be replayed ({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
+    if result.violation is not None and len(rows) < len(result.schedule):
+        # the failing event was not applied by the model (the implementation applied it alone)
+        event = result.schedule[-1]
+        rows.append({"step": len(rows), "time": result.world.now, "event": list(event), "members": [], "group": None,
+                     "responses": [], "note": "applied by the implementation only"})
+    v = result.violation
+    reproduced = result.trace_hash == document["trace_hash"] and v is not None and v.property == document["property"]
+    summary = {
+        "file": path,
+        "system": document["system"],
+        "seed": document["seed"],
+        "reproduced": reproduced,
+        "trace_hash": result.trace_hash,
+        "expected_trace_hash": document["trace_hash"],
+        "property": v.property if v else None,
+        "message": v.message if v else None,
+        "step": result.step,
+        "steps": rows,
+        "state": systems.states(result),
+    }
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        _print_table(summary, document, config.clients)
+    return 1 if v is not None else 0
+
+
+def _print_table(summary: dict, document: dict, clients: int) -> None:
+    print(f"{summary['file']}: {document['system']} system, seed {document['seed']}, {len(document['schedule'])} events; "
+          f"recorded property {document['property']}")
+    header = f"{'step':>5}  {'time':>7}  {'event':<30}  " + "  ".join(f"{'c' + str(c):<12}" for c in range(clients)) + \
+        f"  {'group':<14}  responses"
+    print(header)
+    print("-" * len(header))
+    for row in summary["steps"]:
+        event = " ".join(str(x) for x in row["event"][:-1])  # the pick is noise to a reader
+        members = "  ".join(f"{m:<12}" for m in row["members"]) if row["members"] else \
+            f"({row.get('note', '')})".ljust(14 * clients)
+        print(f"{row['step']:>5}  {row['time']:>7}  {event:<30}  {members}  {row['group'] or '-':<14}  "
+              + "; ".join(row["responses"]))
+    if summary["property"]:
+        print(f"\nproperty {summary['property']} failed at step {summary['step']}: {summary['message']}")
+        state = summary["state"]
+        if "impl" in state:
+            print("state after the failing step (model | implementation):")
+            for key in ("now", "partition_leader", "group", "committed"):
+                mark = "" if state["model"][key] == state["impl"][key] else "   <-- differs"
+                print(f"  {key}: {state['model'][key]} | {state['impl'][key]}{mark}")
+            for c, (m, i) in enumerate(zip(state["model"]["clients"], state["impl"]["clients"])):
+                mark = "" if m == i else "   <-- differs"
+                print(f"  client {c}: {m} | {i}{mark}")
+    else:
+        print("\nno property failed: the schedule passes now")
+    if summary["reproduced"]:
+        print(f"reproduced exactly (trace {summary['trace_hash']})")
+    else:
+        print(f"NOT reproduced: trace {summary['trace_hash']}, recorded {summary['expected_trace_hash']}")
