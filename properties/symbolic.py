@@ -763,8 +763,9 @@ def ev_offset_commit(x, p) -> None:
                 reschedule_heartbeat(x, i, now)
     x.output("error", error)
     x.oblige("commit-error-precedence", error == expected)
-    x.oblige("commit-fencing", implies(error == NONE, any_(
-        all_(rg >= 0, rg == gen, present), all_(rg < 0, state == E))))
+    # The catalogue's statement: an accepted commit carries the current generation, or a negative
+    # one on an Empty group (a consumer outside any group).
+    x.oblige("commit-fencing", implies(error == NONE, any_(all_(rg >= 0, rg == gen), all_(rg < 0, state == E))))
 
 
 def timers(x, early):
@@ -1147,13 +1148,20 @@ class Encoding:
         verdict = solver.check()
         return verdict, (solver.model() if verdict == z3.sat else solver.reason_unknown() if verdict == z3.unknown else None)
 
-    def step_query(self, name, event, which: str = "all"):
+    def step_query(self, name, event, which: str = "all", everything: bool = False):
         """J(pre) ∧ T(pre, post) ∧ ¬(what must hold after): *which* is "all" (property and its
-        strengthening), "property" or "support"."""
+        strengthening), "property" or "support". ``everything``: J is every invariant and state
+        property at once (the teeth start from such a state, so that replays start from a state
+        the correct model could be in)."""
         params, dom, x = self.steps[event]
         _, _, support, _ = PROPERTIES[name]
         state_inv = PROPERTIES[name][0]
-        j_pre = all_(_invariant(support, self.pre, self.cfg), True if state_inv is None else state_inv(self.pre, self.cfg))
+        if everything:
+            j_pre = all_(inv_well_formed(self.pre, self.cfg), _invariant(tuple(INVARIANTS), self.pre, self.cfg),
+                         *[spec[0](self.pre, self.cfg) for spec in PROPERTIES.values() if spec[0] is not None])
+        else:
+            j_pre = all_(_invariant(support, self.pre, self.cfg),
+                         True if state_inv is None else state_inv(self.pre, self.cfg))
         prop = property_holds(name, self.pre, x, event, self.cfg)
         supp = _invariant(support, x.s, self.cfg)
         goal = {"all": all_(prop, supp), "property": prop, "support": supp}[which]
@@ -1186,7 +1194,7 @@ class Encoding:
     def find_violation(self, name, timeout_ms: int = 60_000):
         """A counterexample to the property itself (teeth): (event, counterexample) or None."""
         for event in EVENTS:
-            verdict, info = self._check(self.step_query(name, event, which="property"), timeout_ms)
+            verdict, info = self._check(self.step_query(name, event, which="property", everything=True), timeout_ms)
             if verdict == z3.sat:
                 return event, self.counterexample(event, info)
         return None
@@ -1338,16 +1346,30 @@ def observe_values(vals: dict, n: int, parts: int) -> dict:
     return observe_groups(*to_groups(vals, n, parts), n, parts)
 
 
-def concrete_request(event: str, params: dict, n: int):
+def id_of(group, slot: int) -> str:
+    """The member id the group holds in *slot* (member or pending), else the slot's default id."""
+    if slot == -1:
+        return ""
+    if group is not None:
+        for m in group.members:
+            if slot_of(m.member_id) == slot:
+                return m.member_id
+        for pending_id, _ in group.pending_members:
+            if slot_of(pending_id) == slot:
+                return pending_id
+    return slot_id(slot)
+
+
+def concrete_request(event: str, params: dict, n: int, group=None):
     """The model request (and where its answer goes) for an event's parameters."""
     who = params.get("who", -1)
-    member_id = "" if who == -1 else slot_id(who)
+    member_id = id_of(group, who)
     if event == "JoinGroup":
         client = f"m{params['k']}" if who == -1 else f"m{who}"
         return JoinGroupRequest("g", member_id, params["st"], params["rt"], "consumer", PROTOS[params["proto"]],
                                 client_id=client), ("join", who)
     if event == "SyncGroup":
-        assignments = tuple((slot_id(i), tuple(q for q, b in enumerate(params["sa"][i]) if b)) for i in range(n))
+        assignments = tuple((id_of(group, i), tuple(q for q, b in enumerate(params["sa"][i]) if b)) for i in range(n))
         return SyncGroupRequest("g", params["gen"], member_id, None, None, assignments), ("sync", who, params["gen"])
     if event == "Heartbeat":
         return HeartbeatRequest("g", params["gen"], member_id), ("req",)
@@ -1375,7 +1397,7 @@ def model_step(event: str, group, persisted, params: dict, config: Config, n: in
     Timer events fire the model's own earliest timer (``fire_timers``' loop body, once) and check
     it is the one the event names."""
     if event in _HANDLERS:
-        request, reply_to = concrete_request(event, params, n)
+        request, reply_to = concrete_request(event, params, n, group)
         outcome = _HANDLERS[event](group, request, reply_to, params["t"], config, lowest_choose)
         return outcome, outcome.persist or persisted, params["t"], request
     if event == "Failover":
@@ -1433,6 +1455,11 @@ def concrete_violations(event, group, persisted, outcome, persisted_after, now, 
         v = checker.check(prev, world, None, log[:k] if k < len(log) else log)
         if v is not None:
             found.add(v.property)
+    for note in outcome.notes:
+        # The catalogue's checker judges commit-fencing for non-negative generations; its statement
+        # also admits a negative generation only on an Empty group.
+        if note[0] == "commit" and note[5] == Errors.NONE and note[1] < 0 and note[4] not in (None, grp.EMPTY):
+            found.add("commit-fencing")
     for reply_to, response in outcome.replies:
         if response.api != "SyncGroup" or response.error != Errors.NONE:
             continue
@@ -1463,3 +1490,117 @@ def replay(cex: dict):
     outcome, persisted_after, now, request = model_step(cex["event"], group, persisted, params, config, n)
     violated = concrete_violations(cex["event"], group, persisted, outcome, persisted_after, now, request, config)
     return violated, outcome, persisted_after
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement: the encoding and the executable model on the same concrete state and event
+# ---------------------------------------------------------------------------------------------
+
+
+def values_from_groups(group, persisted, n: int, parts: int) -> dict:
+    """A concrete state of the encoding (Python values) from model.group values. Fields the model
+    does not hold (a free slot's, an unarmed deadline's) get fixed filler values."""
+    vals = {k: (False if b else 0) for k, b in schema(n, parts)}
+    vals.update(leader=-1, p_leader=-1, sync_gen=-1)
+    if group is not None:
+        vals.update(exists=True, state=STATE_CODE[group.state], gen=group.generation,
+                    leader=slot_of(group.leader_id), nma=group.new_member_added,
+                    join=group.join_deadline is not None, sync=group.sync_deadline is not None,
+                    sync_gen=group.sync_generation, idr_set=group.initial_delay_remaining is not None,
+                    idr=group.initial_delay_remaining or 0)
+        if group.join_deadline is not None:
+            vals["join_at"] = group.join_deadline.at
+        if group.sync_deadline is not None:
+            vals["sync_at"] = group.sync_deadline.at
+        for m in group.members:
+            i = slot_of(m.member_id)
+            vals[("present", i)] = True
+            vals[("rt", i)], vals[("st", i)] = m.rebalance_timeout_ms, m.session_timeout_ms
+            vals[("proto", i)] = PROTOS.index(m.protocols)
+            for q in m.assignment:
+                vals[("asg", i, q)] = True
+            vals[("aj", i)] = m.awaiting_join is not None
+            vals[("as", i)] = m.awaiting_sync is not None
+            vals[("asgen", i)] = m.awaiting_sync[2] if m.awaiting_sync is not None else 0
+            vals[("new", i)] = m.is_new
+            vals[("hb", i)] = m.heartbeat is not None
+            vals[("hb_at", i)] = m.heartbeat.at if m.heartbeat is not None else 0
+        for member_id, d in group.pending_members:
+            vals[("pending", slot_of(member_id))] = True
+            vals[("pend_at", slot_of(member_id))] = d.at
+        for member_id in group.pending_sync:
+            vals[("ps", slot_of(member_id))] = True
+    if persisted is not None:
+        vals.update(p_exists=True, p_gen=persisted.generation, p_leader=slot_of(persisted.leader_id))
+        for m in persisted.members:
+            i = slot_of(m.member_id)
+            vals[("p_present", i)] = True
+            vals[("p_rt", i)], vals[("p_st", i)] = m.rebalance_timeout_ms, m.session_timeout_ms
+            vals[("p_proto", i)] = PROTOS.index(m.protocols)
+            for q in m.assignment:
+                vals[("p_asg", i, q)] = True
+    return vals
+
+
+def config_values(config: Config) -> dict:
+    return {"v4": config.require_known_member_id, "gms": config.group_max_size,
+            "min_st": config.min_session_timeout_ms, "max_st": config.max_session_timeout_ms,
+            "nmjt": config.new_member_join_timeout_ms, "ird": config.initial_rebalance_delay_ms,
+            "hbi": config.heartbeat_interval_ms, "nparts": config.partitions}
+
+
+class Disagreement(AssertionError):
+    """The encoding and the executable model part ways on a concrete step."""
+
+
+def agree(event: str, group, persisted, params: dict, config: Config, n: int, parts: int):
+    """Run *event* through the encoding (on concrete values) and through the executable model and
+    raise :class:`Disagreement` unless they reach the same state, answer the same error and judge
+    every property alike. Returns the model's (group, persisted) after the step, or None when
+    the step is outside the encoding's bound (no free slot for a new member id)."""
+    vals = values_from_groups(group, persisted, n, parts)
+    x = run(event, vals, config_values(config), dict(params), n, parts, config.broken, picks="lowest")
+    if not all(a is True for a in x.assumptions):
+        return None
+    outcome, persisted_after, now, request = model_step(event, group, persisted, params, config, n)
+    mine = observe_values(x.s, n, parts)
+    theirs = observe_groups(outcome.group, persisted_after, n, parts)
+    if mine != theirs:
+        keys = sorted(set(mine) | set(theirs), key=str)
+        diff = {k: (mine.get(k), theirs.get(k)) for k in keys if mine.get(k) != theirs.get(k)}
+        raise Disagreement(f"{event} {params}: encoding vs model differ on {diff}")
+    if "error" in x.out:
+        response = next(r for to, r in outcome.replies if to == ("req",))
+        if x.out["error"] != int(response.error):
+            raise Disagreement(f"{event} {params}: encoding answers {x.out['error']}, model {response.error}")
+    judged = {name for name in PROPERTIES
+              if property_holds(name, vals, x, event, config_values(config)) is not True}
+    violated = concrete_violations(event, group, persisted, outcome, persisted_after, now, request, config)
+    if judged != violated:
+        raise Disagreement(f"{event} {params}: encoding judges {sorted(judged)} violated, model {sorted(violated)}")
+    return outcome.group, persisted_after
+
+
+def z3_step(enc: Encoding, event: str, vals: dict, cfg: dict, params: dict) -> dict:
+    """The z3 terms of *enc*'s transition evaluated by z3 itself (substitute and simplify) on
+    concrete values: the check that the Python folding and z3 read the encoding alike."""
+    p_sym, _, x = enc.steps[event]
+    pairs = [(v, _val(v, vals[k])) for k, v in enc.pre.items()]
+    pairs += [(v, _val(v, cfg[k])) for k, v in enc.cfg.items()]
+    for k, v in p_sym.items():
+        if k == "sa":
+            pairs += [(b, z3.BoolVal(params["sa"][i][q])) for i, row in enumerate(v) for q, b in enumerate(row)]
+        elif k != "strict" and k in params:
+            pairs.append((v, _val(v, params[k])))
+    out = {}
+    for k, e in x.s.items():
+        if isinstance(e, (bool, int)):
+            out[k] = e
+        else:
+            r = z3.simplify(z3.substitute(e, *pairs))
+            out[k] = z3.is_true(r) if z3.is_bool(r) else r.as_long()
+    return out
+
+
+def _val(var, value):
+    return z3.BoolVal(bool(value)) if z3.is_bool(var) else z3.IntVal(int(value))
