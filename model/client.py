@@ -74,6 +74,8 @@ class ClientState:
     closed: bool = False
     closing_deadline_ms: int | None = None  # set by close(): awaiting pending coordinator requests until then
     closing_clock_ms: int = 0  # the close timer's time (a Kafka Timer never goes backwards)
+    closing_commits: bool = False  # close() is still waiting for commitAsync calls held on a coordinator lookup
+    closing_slot: int | None = None  # the coordinator connection close() awaits (fixed when the wait begins)
     fatal: str | None = None  # the exception a poll threw to the application, if any
     # -- AbstractCoordinator --
     state: str = UNJOINED

@@ -501,29 +501,47 @@ def _on_offset_commit(s: Step, req, result) -> None:
 
 
 def close(s: Step) -> None:
-    """KafkaConsumer.close → AbstractCoordinator.close: stop the heartbeat thread, revoke
-    (onLeavePrepare), maybeLeaveGroup, then await the coordinator's pending requests (the LeaveGroup,
-    pending commits) for up to close.timeout; later polls continue that wait (:func:`await_close`)."""
+    """KafkaConsumer.close(timeout) with min(timeout, request.timeout.ms) for the coordinator.
+    ConsumerCoordinator.close first waits (polling) for the commitAsync calls held on a coordinator
+    lookup; then AbstractCoordinator.close stops the heartbeat thread, revokes (onLeavePrepare),
+    sends the LeaveGroup (maybeLeaveGroup) and awaits the coordinator's pending requests. The
+    model runs this without blocking: every later poll is one more iteration of the current wait
+    (:func:`continue_close`)."""
     if not s.live_now():
         return
+    s.closing_clock_ms = s.now
+    s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
+    s.closing_commits = True
+    s.log.append(("closing", s.index))
+    continue_close(s)
+
+
+def continue_close(s: Step) -> None:
+    """One iteration of close()'s current wait (see :func:`close`)."""
+    s.closing_clock_ms = max(s.closing_clock_ms, s.now)  # timer.update()
+    if not s.closing_commits:
+        await_close(s, poll=True)
+        return
+    if s.held_commits and s.closing_clock_ms < s.closing_deadline_ms:
+        ensure_coordinator_ready(s)
+        net.poll(s, dispatch)
+        if s.held_commits:
+            return
+    s.closing_commits = False
     s.heartbeat_thread = s.heartbeat_enabled = False
     if s.assignment:
         s.log.append(("revoke", s.index, s.assignment))
         s.assignment = ()
     maybe_leave_group(s)
-    # KafkaConsumer.close(timeout) gives the coordinator min(timeout, request.timeout.ms)
-    s.closing_clock_ms = s.now
-    s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
-    s.log.append(("closing", s.index))
-    await_close(s)
+    s.closing_slot = None if coordinator_unknown(s) else s.coordinator_slot()
+    await_close(s, poll=False)
 
 
-def await_close(s: Step) -> None:
-    """awaitPendingRequests(coordinator, timer): poll until the coordinator has nothing pending or
-    the close timer expires; if the coordinator is unknown, pending requests are abandoned."""
-    s.closing_clock_ms = max(s.closing_clock_ms, s.now)  # timer.update()
-    slot = None if coordinator_unknown(s) else s.coordinator_slot()
-    if slot is not None and net.pending_request_count(s, slot) and s.closing_clock_ms < s.closing_deadline_ms:
+def await_close(s: Step, poll: bool) -> None:
+    """awaitPendingRequests(coordinator, timer): poll until the coordinator connection has nothing
+    pending or the close timer expires (no wait at all if the coordinator was unknown)."""
+    slot = s.closing_slot
+    if poll and slot is not None and net.pending_request_count(s, slot) and s.closing_clock_ms < s.closing_deadline_ms:
         net.poll(s, dispatch)
     if slot is None or not net.pending_request_count(s, slot) or s.closing_clock_ms >= s.closing_deadline_ms:
         s.closed = True
@@ -536,7 +554,7 @@ def await_close(s: Step) -> None:
 def consumer_poll(s: Step) -> None:
     """KafkaConsumer.poll(Duration.ZERO): ConsumerCoordinator.poll, then the fetch poll."""
     if s.closing_deadline_ms is not None and not s.closed:
-        await_close(s)
+        continue_close(s)
         return
     if not s.live_now():
         return

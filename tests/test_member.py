@@ -974,7 +974,7 @@ def test_close_revokes_then_leaves_then_awaits_the_leave_group():
     revoke_at = first_index(s, lambda e: e[0] == "revoke")
     leave_at = first_index(s, lambda e: e[0] == "send" and e[4] == "LeaveGroup")
     closing_at = first_index(s, lambda e: e[0] == "closing")
-    assert revoke_at < leave_at < closing_at
+    assert closing_at < revoke_at < leave_at
     assert s.assignment == ()
     assert s.heartbeat_thread is False
     assert s.closed is False  # awaiting the LeaveGroup response
@@ -984,6 +984,36 @@ def test_close_revokes_then_leaves_then_awaits_the_leave_group():
     respond(s, "LeaveGroup", LeaveGroupResponse(Errors.NONE))
     member.consumer_poll(s)
     assert s.closed is True
+
+
+def test_close_first_waits_for_commits_held_on_a_coordinator_lookup():
+    # ConsumerCoordinator.close polls while pendingAsyncCommits > 0 (commitAsync calls held on a
+    # lookup) before AbstractCoordinator.close revokes and leaves.
+    s = stable()
+    member.mark_coordinator_unknown(s, True, "test")
+    member.commit_async(s)
+    ((rid, _),) = s.held_commits
+    member.close(s)
+    assert s.closing_commits and s.assignment == (0, 1, 2) and not tags(s, "revoke")
+    assert all(e[4] != "LeaveGroup" for e in tags(s, "send"))
+    member.consumer_poll(s)  # still no answer to the lookup: still waiting
+    assert s.closing_commits and not s.closed
+    (lookup_slot,) = [slot for slot, q in enumerate(s.in_flight) if any(r.id == rid for r in q)]
+    respond(s, "FindCoordinator", FindCoordinatorResponse(Errors.NONE, COORD), slot=lookup_slot)
+    member.consumer_poll(s)
+    commit_at = first_index(s, lambda e: e[0] == "send" and e[4] == "OffsetCommit")
+    leave_at = first_index(s, lambda e: e[0] == "send" and e[4] == "LeaveGroup")
+    assert commit_at < leave_at and not s.closing_commits and s.assignment == ()
+
+
+def test_close_gives_up_on_held_commits_when_its_timer_expires():
+    s = stable()
+    member.mark_coordinator_unknown(s, True, "test")
+    member.commit_async(s)
+    member.close(s)
+    s.now = s.closing_deadline_ms
+    member.consumer_poll(s)
+    assert not s.closing_commits and tags(s, "revoke")
 
 
 def test_close_awaits_pending_commits_too():
