@@ -710,6 +710,57 @@ def test_heartbeat_is_sent_only_when_due():
     assert s.heartbeat_due_ms == T0 + 2 * HB_INTERVAL  # sentHeartbeat resets the heartbeat timer
 
 
+def test_heartbeat_timers_never_go_back_with_the_clock():
+    # Kafka's Timer.update keeps max(now, current): after a backward clock jump the heartbeat is
+    # due when the clock has caught up, not earlier (and the session timer does not restart).
+    s = stable()
+    s.now = T0 + HB_INTERVAL - 10
+    member.heartbeat_thread(s)
+    s.now = T0 - 5000  # the clock jumps back
+    member.heartbeat_thread(s)
+    assert sent(s, "Heartbeat") == [] and s.heartbeat_clock_ms == T0 + HB_INTERVAL - 10
+    s.now = T0 + HB_INTERVAL - 1
+    member.heartbeat_thread(s)
+    assert sent(s, "Heartbeat") == []
+    s.now = T0 + HB_INTERVAL
+    member.heartbeat_thread(s)
+    assert len(sent(s, "Heartbeat")) == 1
+
+
+def test_join_group_metadata_carries_owned_partitions_and_generation():
+    # ConsumerProtocol Subscription v2: the coordinator compares these bytes (member.matches), so
+    # a follower that rejoins with another generation makes a Stable group rebalance.
+    s = stable()
+    s.coordinator = COORD
+    request = member.send_join_group(s)
+    (join,) = [r for r in s.unsent[CSLOT] + s.in_flight[CSLOT] if r.api == "JoinGroup"]
+    assert request[0] == "pending"
+    topics, owned, generation = join.body.protocols[0][1]
+    assert topics == (s.config.topic,) and owned == (0, 1, 2) and generation == 3
+
+
+def test_ensure_coordinator_ready_counts_a_coordinator_found_by_an_older_lookup():
+    s = fresh()
+    s.set_slot("conns", 0, Conn(READY, 0, 1))
+    s.find_coordinator_request = ("pending", 99)  # this lookup's answer has not come
+    s.coordinator = COORD  # but an older lookup's answer found the coordinator meanwhile
+    s.set_slot("conns", B + COORD, Conn(READY, 0, 1))
+    assert member.ensure_coordinator_ready(s) is True
+
+
+def test_an_older_lookups_answer_does_not_complete_the_memoised_one():
+    s = fresh()
+    s.set_slot("conns", 0, Conn(READY, 0, 1))
+    member.lookup_coordinator(s)  # request A
+    (a,) = s.unsent[0]
+    s.find_coordinator_request = None  # the heartbeat thread cleared the memo
+    member.lookup_coordinator(s)  # request B
+    memo = s.find_coordinator_request
+    assert memo[0] == "pending" and memo[1] != a.id
+    member.dispatch(s, a, REQUEST_TIMEOUT)  # A times out
+    assert s.find_coordinator_request == memo
+
+
 def test_heartbeat_is_sent_in_completing_rebalance():
     s = completing(generation=4)
     s.now = s.heartbeat_due_ms

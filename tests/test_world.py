@@ -81,3 +81,51 @@ def test_committed_offsets_reach_the_log():
             assert all(offset > 0 for _, offset in result.world.committed)
             return
     pytest.fail("no walk of 40 committed an offset")
+
+
+def test_closed_consumer_abandons_its_pending_connection():
+    from properties.walker import walk as _walk
+
+    world = initial_world(Config())
+    world, _ = step(world, ("poll", 0, 0))  # starts a lookup: a connection attempt
+    (slot,) = [i for i, c in enumerate(world.clients[0].conns) if c.state == "CONNECTING"]
+    world, _ = step(world, ("close", 0, 0))
+    assert world.clients[0].closed
+    after, _ = step(world, ("connect", 0, slot, 0))
+    assert after is world  # not enabled
+
+
+def test_member_ids_never_repeat_across_coordinators():
+    """Kafka's member ids are UUIDs; the model's come from a world-wide sequence, so a coordinator
+    that creates the group afresh, or loads an older record, does not hand out an id again."""
+    from model.messages import JoinGroupRequest
+
+    config = Config()
+    request = JoinGroupRequest(config.group_id, "", config.session_timeout_ms, config.rebalance_timeout_ms,
+                               "consumer", (("range", ((config.topic,), (), -1)),), "consumer-0")
+    choose = lambda kind, cands: cands[0]  # noqa: E731
+    first = grp.handle_join_group(None, request, ("r", 0), 0, config, choose)
+    again = grp.handle_join_group(None, request, ("r", 0), 0, config, choose, member_seq=first.group.member_seq)
+    (_, r1), (_, r2) = first.replies[0], again.replies[0]
+    assert r1.member_id and r2.member_id and r1.member_id != r2.member_id
+    loaded = grp.load(first.group, 0, config, choose, member_seq=again.group.member_seq)
+    assert loaded.group.member_seq == again.group.member_seq
+    # and the world threads the sequence through every coordinator
+    result = walk(3, config, steps=80)
+    assert result.world.member_seq >= (result.world.group.member_seq if result.world.group else 0)
+
+
+def _impl_json(seed: int, hashseed: str) -> dict:
+    env = dict(os.environ, PYTHONHASHSEED=hashseed)
+    out = subprocess.run(
+        [sys.executable, "-m", "properties.cli", "run", "--system", "impl", "--seed", str(seed), "--json"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_impl_same_seed_same_trace_hash_across_processes_and_hash_seeds():
+    a = _impl_json(9, "0")
+    b = _impl_json(9, "4242")
+    assert a["trace_hash"] == b["trace_hash"] and a["steps"] == b["steps"] and a["system"] == "impl"
