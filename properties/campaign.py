@@ -1,0 +1,683 @@
+"""Spark campaigns: many seeded interleavings, shrunk and clustered counterexamples, a report.
+
+Two ways to run the same job::
+
+    groupcheck campaign --interleavings 20000 [--system impl|model] [--master local[*]] ...
+    spark-submit properties/campaign.py --interleavings 20000 ...      # any master, any directory
+
+The job:
+
+1. The seed range ``[seed_start, seed_start + interleavings)`` is split into small tasks (a few
+   seconds of work each, ``--task-size`` seeds), submitted as a sequence of Spark jobs ("waves",
+   two in flight), so the cluster stays busy while finished waves are already safe on the driver
+   (an interrupted campaign writes what it has, marked partial).
+2. Each task runs the lean seeded walker (:func:`properties.systems.run`, not Hypothesis) over its
+   seeds, collecting coverage through the walker's ``on_step`` hook
+   (:mod:`properties.coverage`). The first failing interleaving of each failure *signature* in the
+   task is shrunk right there on the executor (:mod:`properties.shrink`, within
+   ``--shrink-seconds``) and turned into a counterexample document; the other failures of that
+   signature are only counted. A task returns compact rows (one per interleaving), its coverage
+   counts and its counterexamples.
+3. The driver merges the tasks' results (sums, and the smallest counterexample per signature; the
+   merge is order-independent, so the counts equal a single-process run over the same seeds, even
+   when Spark re-runs a task whose worker died), then writes the report
+   (:mod:`properties.report`): ``results.json``, ``counterexamples/<signature>.json``,
+   ``summary.md``, ``index.html`` and ``interleavings.jsonl.gz`` (rows Spark SQL can read).
+
+Local masters get Spark's task retries (``local[N]`` becomes ``local[N,4]``: in local mode Spark
+otherwise fails a job at the first task failure). For a non-local master the job zips the
+project's own packages (``model``, ``impl``, ``properties``) and ships them with
+``SparkContext.addPyFile``, so executors need only Python and the declared dependencies.
+
+Exit status: 0 when no ``always`` property failed, 1 when one did, 2 on a usage error (bad
+arguments, an unwritable ``--out``, no Java), 130 when interrupted (after writing the partial
+report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from datetime import datetime, timezone
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script (spark-submit properties/campaign.py): find the project
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+ROOT = Path(__file__).resolve().parent.parent
+FORMAT = "groupcheck-campaign"
+VERSION = 1
+ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
+EXAMPLE_SEEDS = 5
+DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 400, ("impl", True): 25, ("impl", False): 80}
+
+
+class CampaignError(Exception):
+    """A problem the user can fix (bad argument, unwritable folder, no Java): one line, exit 2."""
+
+
+# --------------------------------------------------------------------------------------------------
+# executor side
+# --------------------------------------------------------------------------------------------------
+
+class _NoMutant:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _mutant(name):
+    if not name:
+        return _NoMutant()
+    from properties import mutants
+
+    return mutants.applied(name)
+
+
+def kind_of(property_name: str) -> str:
+    """always / eventually / sometimes; the differential property (impl-matches-model) is always."""
+    from properties.catalogue import ALWAYS, BY_NAME
+
+    prop = BY_NAME.get(property_name)
+    return prop.kind if prop is not None else ALWAYS
+
+
+def run_range(plan: dict, start: int, stop: int) -> dict:
+    """Run seeds ``[start, stop)`` as one task: rows, coverage, shrunk counterexamples.
+
+    *plan* is a plain dict (see :func:`make_plan`); everything returned is plain data, small
+    enough to send back to the driver."""
+    from model.config import Config
+    from properties import counterexample
+    from properties.coverage import Coverage
+    from properties.shrink import shrink, signature, timeline
+    from properties.systems import run
+
+    began = time.perf_counter()
+    config = counterexample.config_from_dict(plan["config"])
+    coverage = Coverage()
+    rows = []
+    failures: dict = {}
+    crash = plan.get("crash_once")
+    with _mutant(plan.get("mutant")):
+        for seed in range(start, stop):
+            if crash and seed == crash["seed"] and not os.path.exists(crash["marker"]):
+                # test hook: the Python worker dies mid-task, once; Spark must retry the task
+                Path(crash["marker"]).write_text(str(seed))
+                os._exit(3)
+            coverage.start_run(seed)
+            result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
+                         max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step)
+            coverage.end_run(result)
+            group = result.world.group
+            generation = group.generation if group is not None else -1
+            v = result.violation
+            if v is None:
+                rows.append((seed, result.steps, generation, None, None, None))
+                continue
+            sig = signature(v)
+            rows.append((seed, result.steps, generation, v.property, sig, result.step))
+            entry = failures.get(sig)
+            if entry is None:
+                entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
+                shrunk = shrink(plan["system"], config, result.schedule, seed, v, budget_seconds=plan["shrink_seconds"])
+                doc = counterexample.build(shrunk.result, system=plan["system"], seed=seed, config=config,
+                                           steps=plan["steps"], faults=plan["faults"])
+                doc["mutant"] = plan.get("mutant")
+                doc["campaign"] = {
+                    "signature": sig,
+                    "original_events": shrunk.original_events,
+                    "shrunk_events": len(shrunk.schedule),
+                    "shrink_replays": shrunk.replays,
+                    "shrink_seconds": shrunk.seconds,
+                    "locally_minimal": shrunk.complete,
+                    "reproduced": shrunk.reproduced,
+                    "original_message": v.message,
+                }
+                doc["timeline"] = timeline(plan["system"], config, shrunk.schedule, seed)
+                entry["counterexample"] = doc
+            entry["count"] += 1
+            if len(entry["seeds"]) < EXAMPLE_SEEDS:
+                entry["seeds"].append(seed)
+    return {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
+            "seconds": time.perf_counter() - began}
+
+
+def _task_function(plan: dict, done_acc, failed_acc):
+    """The mapPartitions function: one (start, stop) range per partition."""
+
+    def task(ranges):
+        for start, stop in ranges:
+            part = run_range(plan, start, stop)
+            done_acc.add(stop - start)
+            failed_acc.add(sum(1 for r in part["rows"] if r[3] is not None))
+            yield part
+
+    return task
+
+
+# --------------------------------------------------------------------------------------------------
+# driver side: merging
+# --------------------------------------------------------------------------------------------------
+
+class Totals:
+    """The driver's running merge of task results; independent of the order tasks finish in."""
+
+    def __init__(self):
+        from properties.coverage import empty
+
+        self.rows: list = []
+        self.coverage = empty()
+        self.failures: dict = {}
+        self.task_seconds = 0.0
+        self.tasks = 0
+
+    def add(self, part: dict) -> None:
+        from properties.coverage import merge
+
+        self.rows.extend(part["rows"])
+        self.coverage = merge(self.coverage, part["coverage"])
+        self.task_seconds += part["seconds"]
+        self.tasks += 1
+        for sig, entry in part["failures"].items():
+            mine = self.failures.get(sig)
+            if mine is None:
+                self.failures[sig] = {**entry, "seeds": list(entry["seeds"])}
+                continue
+            mine["count"] += entry["count"]
+            mine["seeds"] = sorted(mine["seeds"] + entry["seeds"])[:EXAMPLE_SEEDS]
+            if _smaller(entry["counterexample"], mine["counterexample"]):
+                mine["counterexample"] = entry["counterexample"]
+
+    @property
+    def done(self) -> int:
+        return len(self.rows)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r[3] is not None)
+
+
+def _smaller(a: dict, b: dict) -> bool:
+    return (len(a["schedule"]), a["seed"]) < (len(b["schedule"]), b["seed"])
+
+
+def choose_task_size(args, cores: int) -> int:
+    """Seeds per task: ``--task-size``, else a few seconds of work, but small enough that every core
+    gets several tasks (progress moves, and a straggler does not hold up the end)."""
+    if args.task_size:
+        return args.task_size
+    default = DEFAULT_TASK_SIZE[(args.system, args.eventually)]
+    return max(1, min(default, -(-args.interleavings // (8 * max(1, cores)))))
+
+
+def task_ranges(seed_start: int, interleavings: int, task_size: int) -> list:
+    return [(s, min(s + task_size, seed_start + interleavings))
+            for s in range(seed_start, seed_start + interleavings, task_size)]
+
+
+def run_local(plan: dict, ranges: list, progress=None) -> Totals:
+    """The same tasks in this process, one after the other (tests, the benchmark's baseline)."""
+    totals = Totals()
+    for start, stop in ranges:
+        totals.add(run_range(plan, start, stop))
+        if progress is not None:
+            progress(totals.done, totals.failed)
+    return totals
+
+
+def run_spark(spark, plan: dict, ranges: list, progress=None, wave_tasks: int | None = None) -> tuple[Totals, bool]:
+    """Run the tasks on *spark*; returns (totals, interrupted). Tasks go out in waves of
+    *wave_tasks* (default 4 per core), two waves in flight, so that an interrupt keeps every wave
+    that finished."""
+    sc = spark.sparkContext
+    done_acc, failed_acc = sc.accumulator(0), sc.accumulator(0)
+    fn = _task_function(plan, done_acc, failed_acc)
+    per_wave = wave_tasks or max(4, 4 * sc.defaultParallelism)
+    waves = [ranges[i:i + per_wave] for i in range(0, len(ranges), per_wave)]
+
+    def job(wave):
+        sc.setJobDescription(f"groupcheck seeds {wave[0][0]}..{wave[-1][1] - 1}")
+        return sc.parallelize(wave, len(wave)).mapPartitions(fn).collect()
+
+    totals = Totals()
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groupcheck-wave")
+    futures = [pool.submit(job, w) for w in waves]
+    pending = set(futures)
+    try:
+        while pending:
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for f in finished:
+                for part in f.result():
+                    totals.add(part)
+            if progress is not None:
+                progress(max(done_acc.value, totals.done), max(failed_acc.value, totals.failed))
+    except KeyboardInterrupt:
+        interrupted = True
+        for f in futures:
+            f.cancel()
+        sc.cancelAllJobs()
+        for f in futures:
+            if f in pending and f.done() and not f.cancelled() and f.exception() is None:
+                for part in f.result():
+                    totals.add(part)
+    finally:
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+    return totals, interrupted
+
+
+# --------------------------------------------------------------------------------------------------
+# Spark session
+# --------------------------------------------------------------------------------------------------
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return True
+    return shutil.which("java") is not None
+
+
+def is_local(master: str | None) -> bool:
+    return master is None or master.startswith("local")
+
+
+def with_retries(master: str, max_failures: int = 4) -> str:
+    """``local`` / ``local[N]`` / ``local[*]`` → ``local[N,max_failures]`` (Spark's local mode
+    fails a job at the first task failure otherwise); other masters unchanged."""
+    if master == "local":
+        return f"local[1,{max_failures}]"
+    m = re.fullmatch(r"local\[(\*|\d+)\]", master)
+    if m:
+        return f"local[{m.group(1)},{max_failures}]"
+    return master
+
+
+def project_zip(directory: str) -> str:
+    """The project's own packages as a zip for ``addPyFile`` (executors on other machines)."""
+    path = os.path.join(directory, "groupcheck-project.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in ("model", "impl", "properties"):
+            for f in sorted((ROOT / package).rglob("*.py")):
+                z.write(f, f.relative_to(ROOT).as_posix())
+    return path
+
+
+def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failures: int = 4, extra_conf: dict | None = None,
+                log_path: str | None = None):
+    """An embedded, quiet Spark session: log level error, no UI, no console progress bar, loopback
+    for local masters, task retries. *master* None = whatever spark-submit configured.
+    *log_path*: where the JVM's (and its Python workers') stderr goes — the JVM prints a few lines
+    at start-up that no log configuration silences, and a worker that dies prints its stack there."""
+    if not java_available():
+        raise CampaignError("Java not found: Spark needs a Java runtime (17); install one "
+                            "(apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise CampaignError("pyspark is not installed (pip install -e . installs it)") from None
+    conf_dir = tempfile.mkdtemp(prefix="groupcheck-spark-conf-")
+    Path(conf_dir, "log4j2.properties").write_text(_LOG4J)
+    os.environ["SPARK_CONF_DIR"] = conf_dir
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    local = is_local(master)
+    if local:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+        # local workers are processes on this machine: let them import the project from its source
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if str(ROOT) not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + paths)
+    builder = SparkSession.builder.appName(app)
+    if master is not None:
+        builder = builder.master(with_retries(master, max_failures))
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.task.maxFailures": str(max_failures),
+        "spark.python.worker.reuse": "true",
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+    }
+    if local:
+        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    conf.update(extra_conf or {})
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    saved = None
+    if log_path is not None:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)  # inherited by the JVM that getOrCreate launches
+        os.close(fd)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # the JVM did not start: say so in one line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CampaignError(f"Spark did not start: {first}" + (f" (see {log_path})" if log_path else "")) from None
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+    spark.sparkContext.setLogLevel("ERROR")
+    # ship the project's own code: executors (local workers, or another machine's) need only Python
+    # and the declared dependencies, whatever the working directory or installation
+    spark.sparkContext.addPyFile(project_zip(conf_dir))
+    return spark
+
+
+def executor_count(sc) -> int:
+    if is_local(sc.master):
+        return 1
+    try:
+        return max(1, sc._jsc.sc().getExecutorMemoryStatus().size() - 1)
+    except Exception:
+        return 0
+
+
+def versions(spark=None) -> dict:
+    import platform
+    from importlib import metadata
+
+    from properties.counterexample import tool_version
+
+    out = {"groupcheck": tool_version(), "python": platform.python_version()}
+    for dist in ("pyspark", "attrs", "hypothesis", "z3-solver"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    if spark is not None:
+        try:
+            out["java"] = spark.sparkContext._jvm.System.getProperty("java.version")
+        except Exception:
+            out["java"] = None
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------------
+
+def _int(name, minimum):
+    def parse(text):
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _float(name):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {value}")
+        return value
+
+    return parse
+
+
+def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
+    from properties.walker import FAULT_PROFILES
+
+    p.add_argument("--interleavings", type=_int("--interleavings", 1), default=20000, help="seeds to run (default 20000)")
+    p.add_argument("--seed-start", type=_int("--seed-start", 0), default=0)
+    p.add_argument("--steps", type=_int("--steps", 1), default=40, help="random events per interleaving (default 40)")
+    p.add_argument("--clients", type=_int("--clients", 1), default=3)
+    p.add_argument("--brokers", type=_int("--brokers", 1), default=3)
+    p.add_argument("--partitions", type=_int("--partitions", 1), default=6)
+    p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
+    p.add_argument("--max-faults", type=_int("--max-faults", 0), default=6, help="disruptions per interleaving (default 6)")
+    p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default) or model")
+    p.add_argument("--no-eventually", dest="eventually", action="store_false",
+                   help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
+    p.add_argument("--mutant", default=None, metavar="NAME", help="run against a mutated implementation (groupcheck mutants)")
+    p.add_argument("--master", default=None if script else "local[*]",
+                   help="Spark master (default local[*]" + ("; under spark-submit: the one it was given)" if script else ")"))
+    p.add_argument("--out", default=None, metavar="DIR", help="report folder (default reports/<campaign-id>/, reports/latest links to it)")
+    p.add_argument("--baseline", default=None, metavar="RESULTS.json", help="an earlier results.json: mark clusters new, known or fixed")
+    p.add_argument("--task-size", type=_int("--task-size", 1), default=None, help="seeds per Spark task (default: a few seconds of work)")
+    p.add_argument("--shrink-seconds", type=_float("--shrink-seconds"), default=20.0, help="time budget per counterexample (default 20)")
+    p.add_argument("--local", action="store_true", help="no Spark: run every task in this process (for comparison)")
+    p.add_argument("--json", action="store_true", help="print results.json on stdout")
+    p.add_argument("--crash-once", default=None, help=argparse.SUPPRESS)  # test hook: SEED:MARKER
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``groupcheck campaign`` (called from properties.cli.build_parser)."""
+    p = subparsers.add_parser("campaign", help="run a Spark campaign over many seeds and write a report",
+                              description="Run many seeded interleavings on Spark, shrink and cluster the "
+                                          "counterexamples, and write a report folder.")
+    add_arguments(p)
+    return p
+
+
+def make_plan(args) -> dict:
+    """Validate the arguments (CampaignError on anything wrong) and build the executors' plan."""
+    from model.config import Config, ConfigError
+    from properties.counterexample import config_to_dict
+    from properties.systems import SYSTEMS
+    from properties.walker import FAULT_PROFILES
+
+    if args.system not in SYSTEMS:
+        raise CampaignError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
+    if args.faults not in FAULT_PROFILES:
+        raise CampaignError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {args.faults!r}")
+    try:
+        config = Config(clients=args.clients, brokers=args.brokers, partitions=args.partitions)
+    except ConfigError as e:
+        raise CampaignError(str(e)) from None
+    if args.mutant:
+        if args.system != "impl":
+            raise CampaignError("--mutant mutates the implementation: use it with --system impl")
+        try:
+            from properties.mutants import MUTANTS
+        except ImportError:
+            raise CampaignError("--mutant: this groupcheck has no mutants yet (properties/mutants.py)") from None
+        if args.mutant not in MUTANTS:
+            raise CampaignError(f"--mutant must be one of {', '.join(sorted(MUTANTS))}, got {args.mutant!r}")
+    crash = None
+    if args.crash_once:
+        seed, _, marker = args.crash_once.partition(":")
+        crash = {"seed": int(seed), "marker": marker}
+    return {
+        "system": args.system,
+        "config": config_to_dict(config),
+        "steps": args.steps,
+        "faults": args.faults,
+        "max_faults": args.max_faults,
+        "eventually": args.eventually,
+        "mutant": args.mutant,
+        "shrink_seconds": args.shrink_seconds,
+        "crash_once": crash,
+    }
+
+
+def campaign_id(args, now: datetime) -> str:
+    return (f"{now.strftime('%Y%m%d-%H%M%S')}-{args.system}" + (f"-{args.mutant}" if args.mutant else "")
+            + f"-s{args.seed_start}-n{args.interleavings}")
+
+
+def prepare_out(args, cid: str) -> tuple[Path, bool]:
+    """The report folder, created and checked writable now (not after an hour of work)."""
+    default = args.out is None
+    out = Path("reports") / cid if default else Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".groupcheck-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise CampaignError(f"cannot write the report to {out}: {e.strerror or e}") from None
+    return out, default
+
+
+def _load_baseline(path):
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise CampaignError(f"--baseline {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CampaignError(f"--baseline {path}: not a readable results.json ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("clusters"), list):
+        raise CampaignError(f"--baseline {path}: not a groupcheck campaign results.json")
+    return doc
+
+
+class Progress:
+    """Live progress on stderr: interleavings done of total, rate, counterexamples so far."""
+
+    def __init__(self, total: int, stream=None):
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.start = time.perf_counter()
+        self.last = 0.0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def __call__(self, done: int, failed: int, final: bool = False) -> None:
+        now = time.perf_counter()
+        if not final and now - self.last < (1.0 if self.tty else 10.0):
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        line = (f"{done:,}/{self.total:,} interleavings ({100 * done / self.total:.0f}%), "
+                f"{done / elapsed:,.0f}/s, {failed:,} counterexamples, {elapsed:,.0f} s")
+        print(("\r" + line + "   ") if self.tty else line, end="\n" if (final or not self.tty) else "",
+              file=self.stream, flush=True)
+
+
+def cmd_campaign(args) -> int:
+    """``groupcheck campaign``: validate, run, write the report, return the exit status (a
+    CampaignError is one line on stderr and exit status 2)."""
+    try:
+        return _campaign(args)
+    except CampaignError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _campaign(args) -> int:
+    from properties import report
+
+    started = datetime.now(timezone.utc)
+    plan = make_plan(args)
+    baseline = _load_baseline(args.baseline)
+    cid = campaign_id(args, started)
+    out, default_out = prepare_out(args, cid)
+    progress = Progress(args.interleavings)
+    spark = None
+    master = "in-process" if args.local else args.master
+    executors, cores = 1, 1
+    try:
+        if args.local:
+            task_size = choose_task_size(args, 1)
+            ranges = task_ranges(args.seed_start, args.interleavings, task_size)
+            start = time.perf_counter()
+            try:
+                totals = run_local(plan, ranges, progress)
+                interrupted = False
+            except KeyboardInterrupt:
+                totals, interrupted = Totals(), True
+            seconds = time.perf_counter() - start
+        else:
+            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
+            spark = start_spark(args.master, log_path=str(out / "spark.log"))
+            sc = spark.sparkContext
+            master, executors, cores = sc.master, executor_count(sc), sc.defaultParallelism
+            task_size = choose_task_size(args, cores)
+            ranges = task_ranges(args.seed_start, args.interleavings, task_size)
+            print(f"groupcheck: campaign {cid}: {args.interleavings:,} interleavings of {args.system} "
+                  f"in {len(ranges)} tasks on {master} ({cores} cores)", file=sys.stderr, flush=True)
+            progress.start = time.perf_counter()
+            start = time.perf_counter()
+            totals, interrupted = run_spark(spark, plan, ranges, progress)
+            seconds = time.perf_counter() - start
+        progress(totals.done, totals.failed, final=True)
+        results = report.assemble(
+            campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
+            master=master, executors=executors, cores=cores, tasks=len(ranges), task_size=task_size,
+            versions=versions(spark), partial=interrupted, baseline=baseline, out=out)
+        report.write(out, results, totals)
+        if default_out:
+            _link_latest(out)
+    finally:
+        if spark is not None:
+            spark.stop()
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        print(report.console_summary(results, out))
+    if interrupted:
+        print("groupcheck: interrupted; the report is partial", file=sys.stderr)
+        return 130
+    return 1 if any(c["kind"] == "always" and c["status"] != "fixed" for c in results["clusters"]) else 0
+
+
+def _link_latest(out: Path) -> None:
+    latest = out.parent / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(out.name, target_is_directory=True)
+    except OSError:
+        pass  # a filesystem without symlinks: the campaign folder is still there
+
+
+def main(argv=None) -> int:
+    """spark-submit entry point: the same arguments as ``groupcheck campaign``."""
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise CampaignError(message)
+
+    parser = _Parser(prog="campaign.py", description=__doc__.split("\n\n")[0])
+    add_arguments(parser, script=True)
+    try:
+        args = parser.parse_args(argv)
+        return _campaign(args)
+    except CampaignError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("groupcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    # import the module by its package name, so Spark pickles the task functions by reference
+    # (executors import them from the shipped project) instead of by value from __main__
+    from properties.campaign import main as _main
+
+    sys.exit(_main())

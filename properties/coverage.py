@@ -1,0 +1,170 @@
+"""Coverage of a campaign: what the interleavings reached, and what they never reached.
+
+A :class:`Coverage` is fed by the walker's ``on_step`` hook (one call per applied event) and by
+each finished run; it counts
+
+* group states entered and group-state transitions (``Empty→PreparingRebalance``; ``-`` is "no
+  group yet"),
+* member states entered and member-state transitions of the consumers,
+* error codes in the coordinator's replies, per API (``JoinGroup:MEMBER_ID_REQUIRED``),
+* the ``sometimes`` properties (the catalogue's own counters),
+* distinct *abstract states* — the group's state and each consumer's member state (``down`` for a
+  crashed or closed one) — with the first seed that reached each, so the campaign can plot how the
+  number of distinct states grows with the interleavings explored (a flat curve means more of the
+  same seeds will not find new behaviour).
+
+Everything is a plain dict of counts, so partial coverages from Spark tasks merge by addition (and
+by ``min`` for first seeds) in any order with the same result. The hook is on the hot path of every
+step, so it does identity checks first and touches only what changed.
+"""
+
+from __future__ import annotations
+
+from model import group as grp
+from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED
+from model.errors import name_of
+from properties.catalogue import SOMETIMES_NAMES
+
+MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
+NO_GROUP = "-"
+
+
+def legal_group_transitions() -> list:
+    """Every (from, to) group transition the coordinator's table allows (§1.2)."""
+    return sorted((old, new) for new, olds in grp.VALID_PREVIOUS_STATES.items() for old in olds if old != new)
+
+
+def legal_member_transitions() -> list:
+    """Every (from, to) member-state edge the catalogue's legal-member-transitions allows (§3.1)."""
+    from properties import catalogue
+
+    return sorted(getattr(catalogue, "_LEGAL_MEMBER_EDGES", ()))
+
+
+class Coverage:
+    """Counts for one task (or a whole campaign after :meth:`merge`)."""
+
+    __slots__ = ("group_states", "group_transitions", "member_states", "member_transitions", "errors",
+                 "sometimes", "abstract_first", "seed")
+
+    def __init__(self):
+        self.group_states: dict = {}
+        self.group_transitions: dict = {}
+        self.member_states: dict = {}
+        self.member_transitions: dict = {}
+        self.errors: dict = {}
+        self.sometimes: dict = {name: 0 for name in SOMETIMES_NAMES}
+        self.abstract_first: dict = {}  # abstract state key -> first seed that reached it
+        self.seed = 0
+
+    # -- collection (executor side, hot path) --------------------------------------------------
+    def on_step(self, world, event, new, log) -> None:
+        """The walker's ``on_step`` hook: called after every applied event."""
+        pg, ng = world.group, new.group
+        changed = False
+        if pg is not ng:
+            old = pg.state if pg is not None else NO_GROUP
+            state = ng.state if ng is not None else NO_GROUP
+            if old != state:
+                key = (old, state)
+                self.group_transitions[key] = self.group_transitions.get(key, 0) + 1
+                self.group_states[state] = self.group_states.get(state, 0) + 1
+                changed = True
+        if world.clients is not new.clients:
+            for before, after in zip(world.clients, new.clients):
+                if before is not after and (before.state != after.state or before.alive != after.alive):
+                    if before.state != after.state:
+                        key = (before.state, after.state)
+                        self.member_transitions[key] = self.member_transitions.get(key, 0) + 1
+                        self.member_states[after.state] = self.member_states.get(after.state, 0) + 1
+                    changed = True
+        for entry in log:
+            if entry[0] == "reply":
+                key = (entry[3], entry[4])
+                self.errors[key] = self.errors.get(key, 0) + 1
+        if changed:
+            key = (ng.state if ng is not None else NO_GROUP,
+                   tuple(c.state if c.alive else "down" for c in new.clients))
+            if key not in self.abstract_first:
+                self.abstract_first[key] = self.seed
+
+    def start_run(self, seed: int) -> None:
+        self.seed = seed
+
+    def end_run(self, result) -> None:
+        for name, hits in result.coverage.items():
+            if name in self.sometimes:
+                self.sometimes[name] += hits
+
+    # -- aggregation (driver side) ------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Compact, picklable, JSON-ready form (string keys, sorted)."""
+        return {
+            "group_states": dict(sorted(self.group_states.items())),
+            "group_transitions": {f"{a}→{b}": n for (a, b), n in sorted(self.group_transitions.items())},
+            "member_states": dict(sorted(self.member_states.items())),
+            "member_transitions": {f"{a}→{b}": n for (a, b), n in sorted(self.member_transitions.items())},
+            "errors": {f"{api}:{name_of(code)}": n for (api, code), n in sorted(self.errors.items())},
+            "sometimes": dict(self.sometimes),
+            "abstract_first": {_abstract_name(k): s for k, s in sorted(self.abstract_first.items(), key=lambda kv: _abstract_name(kv[0]))},
+        }
+
+
+def _abstract_name(key) -> str:
+    group_state, members = key
+    return f"{group_state} | {' '.join(members)}"
+
+
+def empty() -> dict:
+    return Coverage().to_dict()
+
+
+def merge(a: dict, b: dict) -> dict:
+    """Two coverage dicts (from :meth:`Coverage.to_dict`) merged; order-independent."""
+    out = {}
+    for field in ("group_states", "group_transitions", "member_states", "member_transitions", "errors", "sometimes"):
+        merged = dict(a.get(field, {}))
+        for k, n in b.get(field, {}).items():
+            merged[k] = merged.get(k, 0) + n
+        out[field] = dict(sorted(merged.items()))
+    first = dict(a.get("abstract_first", {}))
+    for k, s in b.get("abstract_first", {}).items():
+        first[k] = min(s, first.get(k, s))
+    out["abstract_first"] = dict(sorted(first.items()))
+    return out
+
+
+def summarise(cov: dict, seed_start: int, interleavings: int, points: int = 60) -> dict:
+    """The campaign's coverage section: counts, what was seen and never seen, and the growth curve
+    of distinct abstract states (interleavings explored → distinct states reached)."""
+    seen_group = {tuple(k.split("→")) for k in cov["group_transitions"]}
+    seen_member = {tuple(k.split("→")) for k in cov["member_transitions"]}
+    group_never = [f"{a}→{b}" for a, b in legal_group_transitions() if (a, b) not in seen_group]
+    member_never = [f"{a}→{b}" for a, b in legal_member_transitions() if (a, b) not in seen_member]
+    group_states_never = [s for s in grp.GROUP_STATES if s not in cov["group_states"]]
+    member_states_never = [s for s in MEMBER_STATES if s not in cov["member_states"]]
+    sometimes_never = [k for k, n in cov["sometimes"].items() if n == 0]
+    firsts = sorted(s - seed_start for s in cov["abstract_first"].values())
+    curve = []
+    if interleavings > 0:
+        marks = sorted({max(1, round(interleavings * i / points)) for i in range(1, points + 1)})
+        j = 0
+        for m in marks:
+            while j < len(firsts) and firsts[j] < m:
+                j += 1
+            curve.append([m, j])
+    return {
+        "group_states": cov["group_states"],
+        "group_states_never": group_states_never,
+        "group_transitions": cov["group_transitions"],
+        "group_transitions_never": group_never,
+        "member_states": cov["member_states"],
+        "member_states_never": member_states_never,
+        "member_transitions": cov["member_transitions"],
+        "member_transitions_never": member_never,
+        "errors": cov["errors"],
+        "sometimes": cov["sometimes"],
+        "sometimes_never": sometimes_never,
+        "abstract_states": len(cov["abstract_first"]),
+        "abstract_states_curve": curve,
+    }

@@ -1,0 +1,605 @@
+"""The campaign report: ``results.json``, ``summary.md``, ``index.html``, counterexample files and
+the per-interleaving rows.
+
+* ``results.json`` is the machine-readable record (format ``groupcheck-campaign``, version 1);
+  everything else is rendered from it and from the counterexample documents, so the files never
+  disagree.
+* ``index.html`` is self-contained: inline CSS and inline SVG plots, no script, no external asset,
+  so it works offline, attached to a ticket or opened from a CI artifact.
+* ``interleavings.jsonl.gz`` has one JSON object per interleaving (seed, events, final generation,
+  and for a failure its property, signature and failing step); Spark SQL reads it with
+  ``spark.read.json(path)``.
+
+Per cluster the report shows the shrunk schedule as a per-member timeline (one column per
+consumer, one for time and brokers; the event in the column of the member it concerns and every
+member's state after it), the model-versus-implementation difference at the failing step, the
+replay command, and a ready-to-paste pytest regression test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from properties import campaign as _campaign
+from properties.catalogue import ALWAYS, CATALOGUE, EVENTUALLY, SOMETIMES
+from properties.counterexample import write as write_counterexample
+from properties.coverage import summarise
+
+
+# --------------------------------------------------------------------------------------------------
+# results.json
+# --------------------------------------------------------------------------------------------------
+
+def proofs_table() -> dict | None:
+    """The latest z3 proof run (reports/proofs-latest.json), if there is one."""
+    for path in (Path("reports") / "proofs-latest.json", _campaign.ROOT / "reports" / "proofs-latest.json"):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("rows"), list):
+            return {"path": str(path), "rows": doc["rows"]}
+    return None
+
+
+def replay_command(path: str, mutant: str | None = None) -> str:
+    return f"groupcheck replay {path}" + (f" --mutant {mutant}" if mutant else "")
+
+
+def _histogram(values: list, bins: int = 20) -> list:
+    """[[low, high, count], ...] over *values* (integers), equal-width bins."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    width = max(1, -(-(hi - lo + 1) // bins))
+    counts: dict = {}
+    for v in values:
+        b = (v - lo) // width
+        counts[b] = counts.get(b, 0) + 1
+    return [[lo + b * width, lo + (b + 1) * width - 1, counts.get(b, 0)] for b in range((hi - lo) // width + 1)]
+
+
+def _property_kinds(system: str) -> list:
+    props = [(p.name, p.kind, p.statement) for p in CATALOGUE]
+    if system == "impl":
+        from properties.differential import AGREEMENT
+
+        props.insert(0, (AGREEMENT.name, AGREEMENT.kind, AGREEMENT.statement))
+    return props
+
+
+def assemble(*, campaign_id, started, plan, args, totals, seconds, master, executors, cores, tasks, task_size,
+             versions, partial, baseline, out) -> dict:
+    """The results.json document of a (possibly partial) campaign."""
+    rows = sorted(totals.rows)
+    interleavings = len(rows)
+    events = sum(r[1] for r in rows)
+    clusters = []
+    for sig, entry in sorted(totals.failures.items()):
+        doc = entry["counterexample"]
+        path = str(Path(out) / "counterexamples" / f"{sig}.json")
+        clusters.append({
+            "signature": sig,
+            "property": entry["property"],
+            "kind": _campaign.kind_of(entry["property"]),
+            "count": entry["count"],
+            "example_seeds": entry["seeds"],
+            "counterexample": f"counterexamples/{sig}.json",
+            "message": doc["message"],
+            "seed": doc["seed"],
+            "shrunk_events": len(doc["schedule"]),
+            "original_events": doc["campaign"]["original_events"],
+            "locally_minimal": doc["campaign"]["locally_minimal"],
+            "replay": replay_command(path, plan.get("mutant")),
+            "status": None,
+        })
+    if baseline is not None:
+        known = {c["signature"]: c for c in baseline.get("clusters", []) if c.get("status") != "fixed"}
+        for c in clusters:
+            c["status"] = "known" if c["signature"] in known else "new"
+        mine = {c["signature"] for c in clusters}
+        for sig, c in sorted(known.items()):
+            if sig not in mine:
+                clusters.append({**c, "count": 0, "status": "fixed", "replay": c.get("replay")})
+    clusters.sort(key=lambda c: (c["status"] == "fixed", c["kind"] != ALWAYS, -c["count"], c["signature"]))
+    per_property: dict = {}
+    for r in rows:
+        if r[3] is not None:
+            per_property[r[3]] = per_property.get(r[3], 0) + 1
+    coverage = summarise(totals.coverage, args.seed_start, interleavings)
+    verdicts = []
+    for name, kind, statement in _property_kinds(plan["system"]):
+        failing = per_property.get(name, 0)
+        if kind == SOMETIMES:
+            hits = coverage["sometimes"].get(name, 0)
+            verdict = "reached" if hits else "never reached"
+            verdicts.append({"property": name, "kind": kind, "verdict": verdict, "count": hits})
+            continue
+        if failing:
+            verdict = "violated"
+        elif kind == EVENTUALLY and not plan["eventually"]:
+            verdict = "not checked"
+        else:
+            verdict = "held"
+        verdicts.append({"property": name, "kind": kind, "verdict": verdict, "count": failing,
+                         "clusters": sum(1 for c in clusters if c["property"] == name and c["status"] != "fixed")})
+    generations: dict = {}
+    for r in rows:
+        generations[r[2]] = generations.get(r[2], 0) + 1
+    config = {k: plan[k] for k in ("system", "steps", "faults", "max_faults", "eventually", "mutant", "shrink_seconds")}
+    config.update(clients=args.clients, brokers=args.brokers, partitions=args.partitions, task_size=task_size,
+                  model_config=plan["config"])
+    return {
+        "format": _campaign.FORMAT,
+        "version": _campaign.VERSION,
+        "campaign_id": campaign_id,
+        "partial": partial,
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": config,
+        "versions": versions,
+        "seed_range": {"start": args.seed_start, "stop": args.seed_start + args.interleavings,
+                       "requested": args.interleavings, "completed": interleavings},
+        "master": master,
+        "executors": executors,
+        "cores": cores,
+        "tasks": tasks,
+        "interleavings": interleavings,
+        "steps": events,
+        "seconds": round(seconds, 3),
+        "rate": round(interleavings / seconds, 1) if seconds > 0 else None,
+        "violations": sum(per_property.values()),
+        "violations_by_property": dict(sorted(per_property.items())),
+        "verdict": "fail" if any(c["kind"] == ALWAYS and c["status"] != "fixed" for c in clusters) else "pass",
+        "properties": verdicts,
+        "clusters": clusters,
+        "coverage": coverage,
+        "histograms": {
+            "events": _histogram([r[1] for r in rows]),
+            "generation": [[g, n] for g, n in sorted(generations.items())],
+        },
+        "proofs": proofs_table(),
+        "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
+                  "counterexamples": "counterexamples/"},
+    }
+
+
+def write(out, results: dict, totals) -> None:
+    """Write every file of the report into *out*."""
+    out = Path(out)
+    cx_dir = out / "counterexamples"
+    cx_dir.mkdir(parents=True, exist_ok=True)
+    docs = {}
+    for sig, entry in sorted(totals.failures.items()):
+        doc = entry["counterexample"]
+        write_counterexample(cx_dir / f"{sig}.json", doc)
+        docs[sig] = doc
+    with gzip.open(out / "interleavings.jsonl.gz", "wt", encoding="utf-8", compresslevel=5) as f:
+        for r in sorted(totals.rows):
+            f.write(json.dumps(dict(zip(_campaign.ROW_FIELDS, r)), separators=(",", ":")))
+            f.write("\n")
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (out / "summary.md").write_text(markdown(results, docs), encoding="utf-8")
+    (out / "index.html").write_text(html_report(results, docs), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------------
+# text
+# --------------------------------------------------------------------------------------------------
+
+def console_summary(results: dict, out) -> str:
+    lines = [_headline(results)]
+    for c in results["clusters"]:
+        if c["status"] == "fixed":
+            lines.append(f"  fixed   {c['signature']}")
+            continue
+        status = f" [{c['status']}]" if c["status"] else ""
+        lines.append(f"  {c['kind']:<10} {c['property']}: {c['count']:,} interleavings{status}, shrunk to "
+                     f"{c['shrunk_events']} events; replay: {c['replay']}")
+    lines.append(f"report: {Path(out) / 'index.html'} (summary.md, results.json beside it)")
+    return "\n".join(lines)
+
+
+def _headline(r: dict) -> str:
+    failing = [p["property"] for p in r["properties"] if p["verdict"] == "violated"]
+    partial = " (PARTIAL: interrupted)" if r["partial"] else ""
+    head = (f"{r['interleavings']:,} interleavings ({r['steps']:,} events) in {r['seconds']:,.1f} s, "
+            f"{r['rate'] or 0:,.0f}/s on {r['master']}{partial}: ")
+    if not failing:
+        return head + "no property failed"
+    return head + f"{r['violations']:,} failing interleavings, {len(failing)} properties violated: " + ", ".join(failing)
+
+
+def pytest_test(doc: dict, cluster: dict) -> str:
+    """A self-contained regression test: replays the shrunk schedule and asserts the property holds
+    (it fails while the bug is there)."""
+    name = "test_" + cluster["signature"].replace("-", "_")
+    schedule = ",\n".join(f"    {tuple(e)!r}" for e in doc["schedule"])
+    mutant = doc.get("mutant")
+    note = (f"# Found against mutant {mutant!r}: under `with properties.mutants.applied({mutant!r}):` this test fails;\n"
+            f"# against the real implementation it passes.\n") if mutant else ""
+    return (
+        f"# Regression test from groupcheck campaign {cluster.get('campaign_id', '')}, cluster {cluster['signature']}.\n"
+        f"# {doc['property']}: {doc['message']}\n{note}"
+        "from properties.counterexample import config_from_dict\n"
+        "from properties.systems import replay\n\n"
+        f"CONFIG = {doc['config']!r}\n"
+        f"SCHEDULE = [\n{schedule},\n]\n\n\n"
+        f"def {name}():\n"
+        f"    result = replay({doc['system']!r}, config_from_dict(CONFIG), SCHEDULE, seed={doc['seed']!r}, "
+        f"check_eventually={doc['check_eventually']!r})\n"
+        f"    assert result.violation is None, result.violation\n"
+    )
+
+
+def _flatten(value, prefix="") -> dict:
+    out = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = value
+    return out
+
+
+def state_difference(doc: dict) -> list:
+    """[(field, model value, impl value, differs)] at the failing step (impl system), else []."""
+    state = doc.get("state") or {}
+    if "impl" not in state:
+        return []
+    model, impl = _flatten(state["model"]), _flatten(state["impl"])
+    keys = list(dict.fromkeys(list(model) + list(impl)))
+    return [(k, model.get(k), impl.get(k), model.get(k) != impl.get(k)) for k in keys]
+
+
+def markdown(r: dict, docs: dict) -> str:
+    c = r["config"]
+    L = [f"# groupcheck campaign {r['campaign_id']}", ""]
+    if r["partial"]:
+        L += ["**PARTIAL: the campaign was interrupted; figures cover the interleavings that finished.**", ""]
+    L += [f"**Verdict: {'FAIL' if r['verdict'] == 'fail' else 'PASS'}.** " + _headline(r), ""]
+    L += ["| system | mutant | clients | brokers | partitions | faults | steps | eventually | seeds |",
+          "|---|---|---|---|---|---|---|---|---|",
+          f"| {c['system']} | {c['mutant'] or '-'} | {c['clients']} | {c['brokers']} | {c['partitions']} | {c['faults']} "
+          f"| {c['steps']} | {'yes' if c['eventually'] else 'no'} | {r['seed_range']['start']}–{r['seed_range']['stop'] - 1} |", ""]
+    L += ["## Verdict per property", "", "| property | kind | verdict | failing interleavings |", "|---|---|---|---|"]
+    for p in r["properties"]:
+        if p["kind"] != SOMETIMES:
+            L.append(f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['count']:,} |")
+    L += ["", "## Counterexample clusters", ""]
+    if not r["clusters"]:
+        L += ["None: no property failed.", ""]
+    for cl in r["clusters"]:
+        status = f" — **{cl['status']}**" if cl["status"] else ""
+        L += [f"### `{cl['signature']}`{status}", ""]
+        if cl["status"] == "fixed":
+            L += ["In the baseline, not seen in this campaign.", ""]
+            continue
+        doc = docs[cl["signature"]]
+        L += [f"- property: `{cl['property']}` ({cl['kind']}); {cl['count']:,} interleavings; example seeds "
+              f"{', '.join(map(str, cl['example_seeds']))}",
+              f"- shrunk from {cl['original_events']} to {cl['shrunk_events']} events"
+              f"{'' if cl['locally_minimal'] else ' (shrink budget ran out: not yet locally minimal)'}",
+              f"- message: {doc['message']}",
+              f"- replay: `{cl['replay']}`", "", "```"]
+        for row in doc.get("timeline", []):
+            mark = "  <-- fails here" if row["i"] == doc["failing_step"] else ""
+            notes = ("  [" + "; ".join(row["notes"]) + "]") if row["notes"] else ""
+            L.append(f"{row['i']:4d} {row['actor']:>7}  {row['what']}{notes}{mark}")
+        L += ["```", ""]
+        diff = [d for d in state_difference(doc) if d[3]]
+        if diff:
+            L += ["Model versus implementation at the failing step:", "", "| field | model | implementation |", "|---|---|---|"]
+            L += [f"| {k} | {json.dumps(m)} | {json.dumps(i)} |" for k, m, i, _ in diff]
+            L.append("")
+    cov = r["coverage"]
+    L += ["## Coverage", "",
+          f"- distinct abstract states (group state × member states): {cov['abstract_states']}",
+          f"- group states never reached: {', '.join(cov['group_states_never']) or 'none'}",
+          f"- member states never reached: {', '.join(cov['member_states_never']) or 'none'}",
+          f"- group transitions never seen: {', '.join(cov['group_transitions_never']) or 'none'}",
+          f"- member transitions never seen: {', '.join(cov['member_transitions_never']) or 'none'}",
+          f"- sometimes properties never reached: {', '.join(cov['sometimes_never']) or 'none'}",
+          f"- error codes answered (API:error count): " + ", ".join(f"{k} {v:,}" for k, v in cov["errors"].items()), "",
+          "| sometimes property | times reached |", "|---|---|"]
+    L += [f"| `{k}` | {v:,} |" for k, v in cov["sometimes"].items()]
+    L += ["", "## Proofs (z3)", ""]
+    proofs = r.get("proofs")
+    if proofs is None:
+        L += ["No proof run yet (reports/proofs-latest.json is missing).", ""]
+    else:
+        L += ["| property | bound | result | seconds |", "|---|---|---|---|"]
+        L += [f"| `{p.get('property')}` | {p.get('bound')} | {p.get('result')} | {p.get('seconds')} |" for p in proofs["rows"]]
+        L.append("")
+    L += ["## Throughput", "",
+          f"{r['interleavings']:,} interleavings, {r['steps']:,} events, {r['seconds']:,.1f} s (job only), "
+          f"{r['rate'] or 0:,.1f} interleavings/s on {r['master']} ({r['cores']} cores, {r['executors']} executors, "
+          f"{r['tasks']} tasks of {c['task_size']} seeds).", "",
+          "Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()), ""]
+    return "\n".join(L)
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#1d2330;margin:0;background:#f5f6f8}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:34px 0 10px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
+h3{font-size:15px;margin:0 0 6px}
+.sub{color:#5b6475;margin:0 0 16px}
+.banner{padding:12px 16px;border-radius:6px;font-weight:600;margin:10px 0 18px}
+.pass{background:#e3f4e8;color:#17602e;border:1px solid #a7d8b6}.fail{background:#fbe5e5;color:#8a1c1c;border:1px solid #eab0b0}
+.partial{background:#fff4d6;color:#7a5600;border:1px solid #ecd38a}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}
+.fig{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:8px 12px}.fig b{display:block;font-size:20px}
+.fig span{color:#5b6475;font-size:12px}
+table{border-collapse:collapse;background:#fff;font-size:13px}
+th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:top}th{background:#eef0f4}
+.badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600}
+.b-held,.b-reached{background:#e3f4e8;color:#17602e}.b-violated{background:#fbe5e5;color:#8a1c1c}
+.b-never,.b-not{background:#fff4d6;color:#7a5600}.b-new{background:#fbe5e5;color:#8a1c1c}.b-known{background:#e8ecf5;color:#33415c}
+.b-fixed{background:#e3f4e8;color:#17602e}
+.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px}
+.plot{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px}
+.plot h3{font-size:13px;color:#33415c}
+.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:14px 16px;margin:0 0 18px}
+pre{background:#111827;color:#e5e7eb;padding:10px 12px;border-radius:5px;overflow:auto;font-size:12px;line-height:1.4}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.tl td{font-size:12px;white-space:nowrap}.tl td.ev{background:#eef4ff;white-space:normal;min-width:150px}
+.tl .n{color:#5b6475;font-size:11px;display:block;white-space:normal}
+.tl td.st{color:#7b8494}.tl td.ch{color:#1d2330;font-weight:600;background:#fffbe6}
+.tl tr.failrow td{border-top:2px solid #c62828;border-bottom:2px solid #c62828}.tl tr.failrow td.ev{background:#fbe5e5}
+.diff td.d{background:#fbe5e5;font-weight:600}
+details summary{cursor:pointer;color:#33415c;font-weight:600;margin:8px 0}
+.gaps li{margin:2px 0}
+.muted{color:#5b6475}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def svg_bars(items: list, width: int = 520, bar_h: int = 18, color: str = "#c62828") -> str:
+    """Horizontal bar chart: [(label, value)]."""
+    if not items:
+        return '<p class="muted">Nothing to plot: no counterexample.</p>'
+    label_w = 250
+    top = 6
+    h = top + len(items) * (bar_h + 6) + 6
+    vmax = max(v for _, v in items) or 1
+    parts = [f'<svg width="{width}" height="{h}" role="img">']
+    for i, (label, v) in enumerate(items):
+        y = top + i * (bar_h + 6)
+        w = max(1, (width - label_w - 60) * v / vmax)
+        parts.append(f'<text x="{label_w - 6}" y="{y + bar_h - 5}" text-anchor="end" font-size="11" fill="#1d2330">{_e(label)}</text>')
+        parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}" rx="2"/>')
+        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + bar_h - 5}" font-size="11" fill="#1d2330">{v:,}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _axes(width, height, left, bottom, xmax_label, ymax_label, xlabel, ylabel) -> list:
+    return [
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" stroke="#8a93a5"/>',
+        f'<line x1="{left}" y1="10" x2="{left}" y2="{height - bottom}" stroke="#8a93a5"/>',
+        f'<text x="{left - 4}" y="16" text-anchor="end" font-size="10" fill="#5b6475">{_e(ymax_label)}</text>',
+        f'<text x="{left - 4}" y="{height - bottom}" text-anchor="end" font-size="10" fill="#5b6475">0</text>',
+        f'<text x="{width - 10}" y="{height - bottom + 14}" text-anchor="end" font-size="10" fill="#5b6475">{_e(xmax_label)}</text>',
+        f'<text x="{(left + width) / 2}" y="{height - 4}" text-anchor="middle" font-size="11" fill="#33415c">{_e(xlabel)}</text>',
+        f'<text x="12" y="{(height - bottom) / 2}" text-anchor="middle" font-size="11" fill="#33415c" '
+        f'transform="rotate(-90 12 {(height - bottom) / 2})">{_e(ylabel)}</text>',
+    ]
+
+
+def svg_histogram(bins: list, xlabel: str, width: int = 520, height: int = 200, color: str = "#3b6fd4") -> str:
+    """Vertical bars: [[label_low, label_high, count]] or [[value, count]]."""
+    if not bins:
+        return '<p class="muted">No data.</p>'
+    bins = [b if len(b) == 3 else [b[0], b[0], b[1]] for b in bins]
+    left, bottom = 52, 34
+    n = len(bins)
+    cmax = max(b[2] for b in bins) or 1
+    plot_w = width - left - 12
+    bw = plot_w / n
+    parts = [f'<svg width="{width}" height="{height}" role="img">']
+    parts += _axes(width, height, left, bottom, "", f"{cmax:,}", xlabel, "interleavings")
+    for i, (lo, hi, c) in enumerate(bins):
+        bh = (height - bottom - 12) * c / cmax
+        x = left + i * bw
+        label = f"{lo}" if lo == hi else f"{lo}–{hi}"
+        parts.append(f'<rect x="{x + 1:.1f}" y="{height - bottom - bh:.1f}" width="{max(1, bw - 2):.1f}" height="{bh:.1f}" fill="{color}">'
+                     f'<title>{_e(label)}: {c:,}</title></rect>')
+        if n <= 12 or i % max(1, n // 8) == 0:
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{height - bottom + 13}" text-anchor="middle" font-size="10" fill="#5b6475">{_e(lo)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_line(points: list, xlabel: str, ylabel: str, width: int = 520, height: int = 200, color: str = "#2e7d32") -> str:
+    if not points:
+        return '<p class="muted">No data.</p>'
+    left, bottom = 52, 34
+    xmax = max(p[0] for p in points) or 1
+    ymax = max(p[1] for p in points) or 1
+    sx = lambda x: left + (width - left - 12) * x / xmax  # noqa: E731
+    sy = lambda y: (height - bottom) - (height - bottom - 12) * y / ymax  # noqa: E731
+    path = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate([[0, 0]] + points))
+    parts = [f'<svg width="{width}" height="{height}" role="img">']
+    parts += _axes(width, height, left, bottom, f"{xmax:,}", f"{ymax:,}", xlabel, ylabel)
+    parts.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _badge(text: str) -> str:
+    return f'<span class="badge b-{_e(text.split()[0])}">{_e(text)}</span>'
+
+
+def _timeline_html(doc: dict, clients: int) -> str:
+    rows = doc.get("timeline") or []
+    lanes = ["time", "brokers"] + [f"c{i}" for i in range(clients)]
+    head = "".join(f"<th>{_e(l)}</th>" for l in ["#", "time / brokers"] + [f"consumer c{i}" for i in range(clients)] + ["group"])
+    out = [f'<table class="tl"><tr>{head}</tr>']
+    prev_members = [["UNJOINED", -1]] * clients
+    prev_group = None
+    for row in rows:
+        fail = row["i"] == doc["failing_step"]
+        cells = [f"<td>{row['i']}</td>"]
+        event_html = f"<b>{_e(row['what'])}</b>" + "".join(f'<span class="n">{_e(n)}</span>' for n in row["notes"])
+        actor = row["actor"]
+        if actor in ("time", "brokers"):
+            cells.append(f'<td class="ev">{event_html}</td>')
+        else:
+            cells.append('<td class="st"></td>')
+        for c in range(clients):
+            state, gen = row["members"][c]
+            changed = [state, gen] != list(prev_members[c])
+            text = f"{state} g{gen}"
+            if actor == f"c{c}":
+                cells.append(f'<td class="ev{" ch" if changed else ""}">{event_html}<span class="n">→ {_e(text)}</span></td>')
+            else:
+                cells.append(f'<td class="{"ch" if changed else "st"}">{_e(text) if changed else "·"}</td>')
+        group = row["group"]
+        gtext = "no group" if group is None else f"{group[0]} g{group[1]}"
+        gchanged = group != prev_group
+        cells.append(f'<td class="{"ch" if gchanged else "st"}">{_e(gtext) if gchanged else "·"}</td>')
+        out.append(f'<tr{" class=failrow" if fail else ""}>' + "".join(cells) + "</tr>")
+        prev_members = row["members"]
+        prev_group = group
+    out.append("</table>")
+    _ = lanes
+    return "".join(out)
+
+
+def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
+    status = _badge(cl["status"]) if cl["status"] else ""
+    if cl["status"] == "fixed" or doc is None:
+        return (f'<div class="card"><h3><code>{_e(cl["signature"])}</code> {status}</h3>'
+                f'<p>In the baseline, not seen in this campaign.</p></div>')
+    minimal = "" if cl["locally_minimal"] else " (the shrink budget ran out before it was locally minimal)"
+    parts = [f'<div class="card" id="{_e(cl["signature"])}"><h3><code>{_e(cl["signature"])}</code> {status} '
+             f'{_badge(cl["kind"])}</h3>',
+             f'<p><b>{_e(cl["property"])}</b> failed in <b>{cl["count"]:,}</b> interleavings '
+             f'(example seeds {_e(", ".join(map(str, cl["example_seeds"])))}). '
+             f'Shrunk from {cl["original_events"]} to <b>{cl["shrunk_events"]}</b> events{minimal}.</p>',
+             f'<p>{_e(doc["message"])}</p>',
+             f'<p class="muted">Replay:</p><pre><code>{_e(cl["replay"])}</code></pre>',
+             '<p class="muted">The shrunk schedule, one column per consumer (the event in the column of the member it '
+             'concerns, with what it sent and received; elsewhere a member\'s state after the event when it changed). '
+             'The failing event is outlined in red.</p>',
+             _timeline_html(doc, clients)]
+    diff = state_difference(doc)
+    if diff:
+        differing = [d for d in diff if d[3]]
+        parts.append('<h3 style="margin-top:14px">Model versus implementation after the failing step</h3>')
+        if not differing:
+            parts.append('<p class="muted">The two sides agree here; the property failed on the implementation\'s '
+                         'own state or on a property both share.</p>')
+        rows = differing or diff
+        parts.append('<table class="diff"><tr><th>field</th><th>model</th><th>implementation</th></tr>' + "".join(
+            f'<tr><td>{_e(k)}</td><td class="{"d" if d else ""}">{_e(json.dumps(m))}</td>'
+            f'<td class="{"d" if d else ""}">{_e(json.dumps(i))}</td></tr>' for k, m, i, d in rows) + "</table>")
+    parts.append('<details><summary>Ready-to-paste pytest test</summary><pre><code>'
+                 + _e(pytest_test(doc, cl)) + "</code></pre></details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def html_report(r: dict, docs: dict) -> str:
+    """The self-contained index.html."""
+    c = r["config"]
+    verdict_cls = "fail" if r["verdict"] == "fail" else "pass"
+    body = [f"<h1>groupcheck campaign</h1><p class=sub><code>{_e(r['campaign_id'])}</code> · started {_e(r['started_at'])}</p>"]
+    if r["partial"]:
+        body.append('<div class="banner partial">PARTIAL: the campaign was interrupted; the figures cover the '
+                     f'{r["interleavings"]:,} interleavings that finished (of {r["seed_range"]["requested"]:,}).</div>')
+    body.append(f'<div class="banner {verdict_cls}">{"FAIL" if verdict_cls == "fail" else "PASS"} — {_e(_headline(r))}</div>')
+    figs = [
+        (f"{r['interleavings']:,}", "interleavings"), (f"{r['steps']:,}", "events"),
+        (f"{r['seconds']:,.1f} s", "job time"), (f"{r['rate'] or 0:,.0f}/s", "interleavings per second"),
+        (f"{r['violations']:,}", "failing interleavings"), (str(sum(1 for x in r["clusters"] if x["status"] != "fixed")), "clusters"),
+        (f"{r['coverage']['abstract_states']:,}", "distinct abstract states"),
+        (_e(c["system"]) + (f" / {_e(c['mutant'])}" if c["mutant"] else ""), "system" + (" / mutant" if c["mutant"] else "")),
+    ]
+    body.append('<div class="figs">' + "".join(f'<div class="fig"><b>{v}</b><span>{_e(k)}</span></div>' for v, k in figs) + "</div>")
+    body.append(f'<p class="muted">{c["clients"]} clients, {c["brokers"]} brokers, {c["partitions"]} partitions, faults '
+                f'<code>{_e(c["faults"])}</code> (at most {c["max_faults"]} per interleaving), {c["steps"]} random events '
+                f'per interleaving{", then the settle phase and the eventually properties" if c["eventually"] else " (no settle phase)"}; '
+                f'seeds {r["seed_range"]["start"]}–{r["seed_range"]["stop"] - 1}; master <code>{_e(r["master"])}</code>, '
+                f'{r["cores"]} cores, {r["tasks"]} tasks.</p>')
+    # verdicts
+    body.append("<h2>Verdict per property</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>failing interleavings</th></tr>")
+    for p in r["properties"]:
+        if p["kind"] != SOMETIMES:
+            body.append(f"<tr><td><code>{_e(p['property'])}</code></td><td>{_e(p['kind'])}</td><td>{_badge(p['verdict'])}</td>"
+                        f"<td>{p['count']:,}</td></tr>")
+    body.append("</table>")
+    # plots
+    cov = r["coverage"]
+    body.append('<h2>Plots</h2><div class="plots">')
+    body.append('<div class="plot"><h3>Counterexamples per property (failing interleavings)</h3>'
+                + svg_bars(sorted(r["violations_by_property"].items(), key=lambda kv: -kv[1])) + "</div>")
+    body.append('<div class="plot"><h3>Coverage over the campaign: distinct abstract states reached</h3>'
+                + svg_line(cov["abstract_states_curve"], "interleavings explored", "distinct states") + "</div>")
+    body.append('<div class="plot"><h3>Trace length (events per interleaving)</h3>'
+                + svg_histogram(r["histograms"]["events"], "events") + "</div>")
+    body.append('<div class="plot"><h3>Final group generation</h3>'
+                + svg_histogram(r["histograms"]["generation"], "generation (-1: no group)", color="#7b4fc4") + "</div>")
+    body.append("</div>")
+    # clusters
+    body.append("<h2>Counterexample clusters</h2>")
+    if not r["clusters"]:
+        body.append("<p>None: no property failed in this campaign.</p>")
+    for cl in r["clusters"]:
+        body.append(_cluster_html({**cl, "campaign_id": r["campaign_id"]}, docs.get(cl["signature"]), c["clients"]))
+    # coverage
+    body.append("<h2>Coverage</h2><ul class=gaps>")
+    for label, key in (("Group states never reached", "group_states_never"), ("Member states never reached", "member_states_never"),
+                       ("Group transitions never seen", "group_transitions_never"),
+                       ("Member transitions never seen", "member_transitions_never"),
+                       ("Sometimes properties never reached", "sometimes_never")):
+        items = cov[key]
+        body.append(f"<li><b>{label}:</b> " + (", ".join(f"<code>{_e(x)}</code>" for x in items) if items else "none") + "</li>")
+    body.append("</ul>")
+    body.append('<div class="plots">')
+    body.append('<div class="plot"><h3>Sometimes properties (times reached)</h3>'
+                + svg_bars(list(cov["sometimes"].items()), color="#2e7d32") + "</div>")
+    body.append('<div class="plot"><h3>Coordinator answers (API:error)</h3>'
+                + svg_bars(sorted(cov["errors"].items(), key=lambda kv: -kv[1]), color="#3b6fd4") + "</div>")
+    body.append('<div class="plot"><h3>Group transitions</h3>'
+                + svg_bars(list(cov["group_transitions"].items()), color="#7b4fc4") + "</div>")
+    body.append('<div class="plot"><h3>Member transitions</h3>'
+                + svg_bars(list(cov["member_transitions"].items()), color="#7b4fc4") + "</div>")
+    body.append("</div>")
+    # proofs
+    body.append("<h2>Proofs (z3)</h2>")
+    proofs = r.get("proofs")
+    if proofs is None:
+        body.append('<p class="muted">No proof run yet (<code>reports/proofs-latest.json</code> is missing).</p>')
+    else:
+        body.append("<table><tr><th>property</th><th>bound</th><th>result</th><th>seconds</th><th>reason</th></tr>" + "".join(
+            f"<tr><td><code>{_e(p.get('property'))}</code></td><td>{_e(p.get('bound'))}</td><td>{_e(p.get('result'))}</td>"
+            f"<td>{_e(p.get('seconds'))}</td><td>{_e(p.get('reason') or '')}</td></tr>" for p in proofs["rows"]) + "</table>")
+    # run
+    body.append("<h2>Run</h2><table>" + "".join(
+        f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in (
+            ("master", r["master"]), ("executors", r["executors"]), ("cores", r["cores"]), ("tasks", r["tasks"]),
+            ("seed range", f"{r['seed_range']['start']}–{r['seed_range']['stop'] - 1}"), ("job seconds", r["seconds"]),
+            ("finished", r["finished_at"]), *(("version: " + k, v) for k, v in r["versions"].items()))) + "</table>")
+    body.append('<p class="muted">Files beside this page: <code>results.json</code>, <code>summary.md</code>, '
+                '<code>counterexamples/</code>, <code>interleavings.jsonl.gz</code> '
+                '(<code>spark.read.json("interleavings.jsonl.gz")</code>).</p>')
+    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+            "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
+            f"<title>groupcheck campaign {_e(r['campaign_id'])}</title><style>{_CSS}</style></head><body><main>"
+            + "\n".join(body) + "</main></body></html>\n")
