@@ -91,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-start", type=_non_negative_int("--seed-start"), default=0)
     _world_arguments(p, system_default="model")
 
+    from properties.campaign import add_parser as add_campaign_parser
+
+    add_campaign_parser(sub)
+
     p = sub.add_parser("bench", help="measure model steps per second on one core")
     p.add_argument("--system", default="model")
     p.add_argument("--seconds", type=float, default=10.0)
@@ -252,7 +256,14 @@ def cmd_bench(args) -> int:
     return 0
 
 
-COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench}
+def _cmd_campaign(args) -> int:
+    from properties.campaign import cmd_campaign
+
+    return cmd_campaign(args)
+
+
+COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
+            "campaign": _cmd_campaign}
 
 
 def main(argv=None) -> int:
