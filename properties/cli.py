@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_campaign_parser(sub)
 
+    from properties.mutants import add_parser as add_mutants_parser
+
+    add_mutants_parser(sub)
+
     p = sub.add_parser("bench", help="measure model steps per second on one core")
     p.add_argument("--system", default="model")
     p.add_argument("--seconds", type=float, default=10.0)
@@ -262,8 +266,14 @@ def _cmd_campaign(args) -> int:
     return cmd_campaign(args)
 
 
+def _cmd_mutants(args) -> int:
+    from properties.mutants import cmd_mutants
+
+    return cmd_mutants(args)
+
+
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
-            "campaign": _cmd_campaign}
+            "campaign": _cmd_campaign, "mutants": _cmd_mutants}
 
 
 def main(argv=None) -> int:

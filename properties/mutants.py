@@ -1,0 +1,829 @@
+"""Mutation analysis of the implementation (``groupcheck mutants``, issue 3).
+
+A *mutant* is one realistic bug in ``impl/`` — the kind a Kafka engineer could write — applied at
+run time by :func:`applied`, which replaces one function or method with a copy of it that differs
+in exactly one decision (marked ``# MUTANT:``) and restores the original on exit, also when the
+body raises. Files on disk are never touched.
+
+A mutant is *killed* by an interleaving (``properties.systems.run("impl", seed, ...)``) when the
+mutated implementation reports a violation there (the implementation disagrees with the model, a
+catalogue always property breaks on either side, or the implementation raises out of the world)
+**and** the unmutated implementation passes the very same interleaving (so known divergences of the
+unmutated implementation are never counted as kills). Interleaving ``i`` of a search is seed ``i``
+under fault profile ``profiles[i % len(profiles)]``; the same budget gives the same verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from collections import OrderedDict
+from typing import Callable, Dict, List, Optional, Tuple
+
+import attrs
+
+from model.config import Config
+
+DEFAULT_BUDGET = 5000
+DEFAULT_STEPS = 60
+PROFILES = ("none", "network", "all")
+
+
+@attrs.frozen
+class Mutant:
+    name: str
+    description: str
+    target: str  # dotted path of the replaced function or method
+    kind: str  # the kind of bug
+    _replacement: Callable[[], Callable] = attrs.field(repr=False)  # builds the mutated function
+
+    def owner_and_attr(self) -> Tuple[object, str]:
+        import importlib
+
+        parts = self.target.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for p in parts[i:-1]:
+                obj = getattr(obj, p)
+            return obj, parts[-1]
+        raise ValueError(f"cannot resolve {self.target!r}")
+
+
+# ============================================================================================
+# The mutated functions. Each is the original body with one change, marked "# MUTANT:".
+# ============================================================================================
+
+# ---- ConsumerNetworkClient (§4.1) -----------------------------------------------------------
+
+def _unsent_expiry_ge():
+    def remove_expired_requests(self, now):
+        expired_requests = []
+        for requests in self._unsent.values():
+            while requests:
+                request = requests[0]
+                elapsed_ms = now - request.created_time_ms
+                if elapsed_ms < 0:
+                    elapsed_ms = 0
+                if elapsed_ms >= request.request_timeout_ms:  # MUTANT: >= instead of >
+                    expired_requests.append(request)
+                    requests.popleft()
+                else:
+                    break
+        return expired_requests
+    return remove_expired_requests
+
+
+def _unsent_expiry_no_node_stop():
+    def remove_expired_requests(self, now):
+        expired_requests = []
+        for requests in self._unsent.values():
+            for request in list(requests):  # MUTANT: scans the whole queue, no stop at the first live request
+                elapsed_ms = now - request.created_time_ms
+                if elapsed_ms < 0:
+                    elapsed_ms = 0
+                if elapsed_ms > request.request_timeout_ms:
+                    expired_requests.append(request)
+                    requests.remove(request)
+        return expired_requests
+    return remove_expired_requests
+
+
+def _unsent_expiry_global_stop():
+    def remove_expired_requests(self, now):
+        expired_requests = []
+        for requests in self._unsent.values():
+            while requests:
+                request = requests[0]
+                elapsed_ms = now - request.created_time_ms
+                if elapsed_ms < 0:
+                    elapsed_ms = 0
+                if elapsed_ms > request.request_timeout_ms:
+                    expired_requests.append(request)
+                    requests.popleft()
+                else:
+                    return expired_requests  # MUTANT: stops the whole scan, not just this node's queue
+        return expired_requests
+    return remove_expired_requests
+
+
+def _check_disconnects_keeps_unsent():
+    def check_disconnects(self, now):
+        # MUTANT: the unsent requests of a node whose connection failed are not failed; they stay
+        # queued until they expire or the node reconnects
+        return None
+    return check_disconnects
+
+
+def _check_disconnects_fails_in_place():
+    from impl.network.network_client import ClientResponse
+
+    def check_disconnects(self, now):
+        client = self.client
+        for node in self.unsent.nodes():
+            if client.connection_failed(node):
+                requests = self.unsent.request_iterator(node)  # MUTANT: the queue is not removed first
+                for request in list(requests):
+                    handler = request.callback
+                    authentication_exception = client.authentication_exception(node)
+                    handler.on_complete(ClientResponse(
+                        request.make_header(), handler, request.destination,
+                        request.created_time_ms, now, True, None, authentication_exception, None))
+    return check_disconnects
+
+
+def _pending_disconnects_not_disconnected():
+    from impl.errors import DisconnectException
+
+    def _handle_pending_disconnects(self):
+        pending = self.pending_disconnects
+        while pending:
+            node = pending.popleft()
+            self._fail_unsent_requests(node, DisconnectException.INSTANCE)
+            # MUTANT: self.client.disconnect(node.id) forgotten: the connection and its in-flight
+            # requests stay
+    return _handle_pending_disconnects
+
+
+def _completions_lifo():
+    def _fire_pending_completed_requests(self):
+        pending = self.pending_completion
+        completed_requests_fired = False
+        while pending:
+            completion_handler = pending.pop()  # MUTANT: newest first (pop instead of popleft)
+            completion_handler.fire_completion()
+            completed_requests_fired = True
+        if completed_requests_fired:
+            self.client.wakeup()
+    return _fire_pending_completed_requests
+
+
+# ---- RequestFuture (§4.2) --------------------------------------------------------------------
+
+def _future_listeners_kept_fire_success():
+    def _fire_success(self):
+        value = self._result
+        for listener in list(self._listeners):  # MUTANT: listeners are iterated, not polled: they stay registered
+            listener.on_success(value)
+    return _fire_success
+
+
+def _future_listeners_kept_fire_failure():
+    def _fire_failure(self):
+        e = self._result
+        for listener in list(self._listeners):  # MUTANT: listeners are iterated, not polled: they stay registered
+            listener.on_failure(e)
+    return _fire_failure
+
+
+def _future_late_listener_dropped():
+    def add_listener(self, listener):
+        self._listeners.append(listener)
+        # MUTANT: a future that is already complete does not fire the new listener
+    return add_listener
+
+
+# ---- NetworkClient (§4.3) --------------------------------------------------------------------
+
+def _inflight_timeout_ignored():
+    def _handle_timed_out_requests(self, responses, now):
+        # MUTANT: an in-flight request past its timeout never disconnects the node
+        return None
+    return _handle_timed_out_requests
+
+
+def _inflight_timeout_from_creation():
+    def nodes_with_timed_out_requests(self, now):
+        out = []
+        for node, q in self._requests.items():
+            for r in q:
+                if r.time_elapsed_since_create_ms(now) > r.request_timeout_ms:  # MUTANT: since creation, not since send
+                    out.append(node)
+                    break
+        return out
+    return nodes_with_timed_out_requests
+
+
+def _can_send_more_ignores_send_completed():
+    def can_send_more(self, node):
+        q = self._requests.get(node)
+        # MUTANT: does not wait for the newest send to complete
+        return (not q) or len(q) < self.max_in_flight_requests_per_connection
+    return can_send_more
+
+
+def _reconnect_ignores_backoff():
+    from impl.network.network_client import ConnectionState
+
+    def can_connect(self, node_id, now):
+        state = self._node_state.get(node_id)
+        if state is None:
+            return True
+        return ConnectionState.is_disconnected(state.state)  # MUTANT: the reconnect backoff is not checked
+    return can_connect
+
+
+def _reconnect_backoff_gt():
+    from impl.network.network_client import ConnectionState
+
+    def can_connect(self, node_id, now):
+        state = self._node_state.get(node_id)
+        if state is None:
+            return True
+        return (ConnectionState.is_disconnected(state.state)
+                and now - state.last_connect_attempt_ms > state.reconnect_backoff_ms)  # MUTANT: > instead of >=
+    return can_connect
+
+
+# ---- client coordinator (§3) -----------------------------------------------------------------
+
+def _heartbeat_stale_response_resets():
+    from impl.coordinator.abstract_coordinator import MemberState, group_authorization_exception
+    from impl.errors import Errors, KafkaException
+
+    def handle(self, heartbeat_response, future):
+        c = self.coordinator
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error is Errors.NONE:
+            future.complete(None)
+        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
+            c.mark_coordinator_unknown(False, "error response " + error.name)
+            future.raise_(error)
+        elif error is Errors.REBALANCE_IN_PROGRESS:
+            if c.state is MemberState.STABLE:
+                c.request_rejoin("group is already rebalancing")
+                future.raise_(error)
+            else:
+                future.complete(None)
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
+            # MUTANT: no generationUnchanged() check: an answer to a heartbeat of an older
+            # generation resets the member
+            c.reset_state_on_response_error("Heartbeat", error, error is not Errors.ILLEGAL_GENERATION)
+            future.raise_(error)
+        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
+            future.raise_(group_authorization_exception(c.rebalance_config.group_id))
+        else:
+            future.raise_(KafkaException("Unexpected error in heartbeat response: " + error.message))
+    return handle
+
+
+def _heartbeat_while_unjoined():
+    from impl.coordinator.abstract_coordinator import _HeartbeatListener
+
+    def run_once(self):
+        c = self.coordinator
+        try:
+            if self.closed:
+                return "closed"
+            if not self.enabled:
+                return "disabled"
+            if self.has_failed():  # MUTANT: c.state.has_not_joined_group() is not checked
+                self.disable()
+                return "disable"
+            c.client.poll_no_wakeup()
+            now = c.time.milliseconds()
+            if c.coordinator_unknown():
+                if c.find_coordinator_future is not None:
+                    c.clear_find_coordinator_future()
+                    tag = "clear-lookup"
+                else:
+                    c.lookup_coordinator()
+                    tag = "lookup"
+                return tag
+            if c.heartbeat.session_timeout_expired(now):
+                c.mark_coordinator_unknown(False, "session timed out without receiving a heartbeat response")
+                return "session-expired"
+            if c.heartbeat.poll_timeout_expired(now):
+                c.maybe_leave_group("consumer poll timeout has expired.")
+                return "poll-expired"
+            if not c.heartbeat.should_heartbeat(now):
+                return "not-due"
+            c.heartbeat.sent_heartbeat(now)
+            heartbeat_future = c.send_heartbeat_request()
+            heartbeat_future.add_listener(_HeartbeatListener(self))
+            return "heartbeat"
+        except Exception as e:  # noqa: BLE001 - as the original
+            self.failed = e
+            self.closed = True
+            return "failed"
+    return run_once
+
+
+def _join_timeout_not_extended():
+    def join_group_request_timeout_ms(self):
+        # MUTANT: the JoinGroup uses request.timeout.ms, not max(request timeout, rebalance timeout + 5000)
+        return self.client.default_request_timeout_ms()
+    return join_group_request_timeout_ms
+
+
+def _commit_without_generation():
+    from impl.coordinator.consumer_coordinator import (
+        NO_GENERATION, NO_LEADER_EPOCH, CommitFailedException, OffsetCommitRequestData,
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetCommitResponseHandler,
+        RebalanceInProgressException)
+    from impl.errors import IllegalArgumentException
+    from impl.future import RequestFuture
+
+    def send_offset_commit_request(self, offsets):
+        if not offsets:
+            return RequestFuture.void_success()
+        coordinator = self.check_and_get_coordinator()
+        if coordinator is None:
+            return RequestFuture.coordinator_not_available()
+        request_topic_data = {}
+        for tp, offset_and_metadata in offsets.items():
+            if offset_and_metadata.offset < 0:
+                return RequestFuture.failure(IllegalArgumentException("Invalid offset: %d" % offset_and_metadata.offset))
+            topic = request_topic_data.get(tp.topic)
+            if topic is None:
+                topic = request_topic_data[tp.topic] = OffsetCommitRequestTopic(tp.topic)
+            topic.partitions.append(OffsetCommitRequestPartition(
+                partition_index=tp.partition,
+                committed_offset=offset_and_metadata.offset,
+                committed_metadata=offset_and_metadata.metadata,
+                committed_leader_epoch=NO_LEADER_EPOCH if offset_and_metadata.leader_epoch is None
+                else offset_and_metadata.leader_epoch))
+        if self.subscriptions.has_auto_assigned_partitions():
+            generation = self.generation_if_stable()
+            group_instance_id = self.rebalance_config.group_instance_id
+            if generation is None:
+                if self.rebalance_in_progress():
+                    return RequestFuture.failure(RebalanceInProgressException(
+                        "Offset commit cannot be completed since the consumer is undergoing a rebalance"))
+                return RequestFuture.failure(CommitFailedException(
+                    "Offset commit cannot be completed since the consumer is not part of an active group"))
+            generation = NO_GENERATION  # MUTANT: the commit does not carry the member's generation
+        else:
+            generation = NO_GENERATION
+            group_instance_id = None
+        data = OffsetCommitRequestData(group_id=self.rebalance_config.group_id,
+                                       generation_id=generation.generation_id,
+                                       member_id=generation.member_id,
+                                       group_instance_id=group_instance_id,
+                                       topics=list(request_topic_data.values()))
+        return self.client.send(coordinator, data).compose(
+            OffsetCommitResponseHandler(self, offsets, generation))
+    return send_offset_commit_request
+
+
+# ---- server: GroupCoordinator / GroupMetadata (§1) -------------------------------------------
+
+def _generation_not_bumped():
+    from impl.server.group_metadata import COMPLETING_REBALANCE, EMPTY
+
+    def init_next_generation(self, now_ms=None):
+        # MUTANT: self.generation_id += 1 forgotten
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self.transition_to(COMPLETING_REBALANCE)
+        else:
+            self.protocol_name = None
+            self.transition_to(EMPTY)
+        self.current_state_timestamp = now_ms
+        self.clear_pending_sync_members()
+    return init_next_generation
+
+
+def _sync_accepts_stale_generation():
+    from impl.errors import Errors
+    from impl.server.group_metadata import DEAD
+
+    def validate_sync_group(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id):
+        if group.state is DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        error = self.validate_current_member(group, member_id, group_instance_id)
+        if error is not None:
+            return error
+        # MUTANT: validate_generation(group, generation_id) is not called
+        if protocol_type is not None and group.protocol_type != protocol_type:
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        if protocol_name is not None and group.protocol_name != protocol_name:
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        return None
+    return validate_sync_group
+
+
+def _commit_accepts_stale_generation():
+    from impl.errors import Errors
+    from impl.protocol import UNKNOWN_MEMBER_ID
+    from impl.server.group_metadata import DEAD, EMPTY
+
+    def validate_offset_commit(self, group, generation_id, member_id, group_instance_id):
+        if group.state is DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.state is EMPTY:
+            return None
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            error = self.validate_current_member(group, member_id, group_instance_id)
+            if error is not None:
+                return error
+            return None  # MUTANT: the generation is not validated
+        return Errors.UNKNOWN_MEMBER_ID
+    return validate_offset_commit
+
+
+def _commit_accepts_unknown_member():
+    from impl.errors import Errors
+    from impl.protocol import UNKNOWN_MEMBER_ID
+    from impl.server.group_metadata import DEAD, EMPTY
+
+    def validate_offset_commit(self, group, generation_id, member_id, group_instance_id):
+        if group.state is DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.state is EMPTY:
+            return None
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            # MUTANT: validate_current_member is not called: a member that was removed may commit
+            return self.validate_generation(group, generation_id)
+        return Errors.UNKNOWN_MEMBER_ID
+    return validate_offset_commit
+
+
+def _leader_not_repicked():
+    def remove(self, member_id):
+        member = self.members.pop(member_id, None)
+        if member is not None:
+            self._dec_supported_protocols(member)
+            if member.awaiting_join_callback is not None:
+                self.num_members_awaiting_join -= 1
+            if member.group_instance_id is not None:
+                self.static_members.pop(member.group_instance_id, None)
+        # MUTANT: the leader is not re-picked when the leader is removed
+        self.pending_members.pop(member_id, None)
+        self.pending_sync_members.pop(member_id, None)
+    return remove
+
+
+def _heartbeat_none_while_preparing():
+    from impl.errors import Errors, IllegalStateException
+    from impl.protocol import HeartbeatResponseData
+    from impl.server.group_coordinator import HEARTBEAT, _NONE
+    from impl.server.group_metadata import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+
+    def handle_heartbeat(self, group_id, member_id, group_instance_id, generation_id, response_callback):
+        error = self.validate_group_status(group_id, HEARTBEAT)
+        if error is not None:
+            if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
+                error = _NONE
+            response_callback(HeartbeatResponseData(error_code=error.value))
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            error = Errors.UNKNOWN_MEMBER_ID
+        else:
+            error = self.validate_heartbeat(group, generation_id, member_id, group_instance_id)
+            if error is None:
+                state = group.state
+                if state is EMPTY:
+                    error = Errors.UNKNOWN_MEMBER_ID
+                elif state is COMPLETING_REBALANCE or state is STABLE:
+                    self.complete_and_schedule_next_heartbeat_expiration(group, group.members[member_id])
+                    error = _NONE
+                elif state is PREPARING_REBALANCE:
+                    self.complete_and_schedule_next_heartbeat_expiration(group, group.members[member_id])
+                    error = _NONE  # MUTANT: NONE instead of REBALANCE_IN_PROGRESS
+                else:
+                    raise IllegalStateException("Reached unexpected condition for Dead group " + group_id)
+        response_callback(HeartbeatResponseData(error_code=error.value))
+    return handle_heartbeat
+
+
+def _pending_members_never_expire():
+    def add_pending_member_expiration(self, group, pending_member_id, timeout_ms):
+        # MUTANT: no DelayedHeartbeat is scheduled for a pending (MEMBER_ID_REQUIRED) member
+        return None
+    return add_pending_member_expiration
+
+
+def _session_expiry_off_by_one():
+    from impl.server.group_coordinator import DelayedHeartbeat, member_key
+
+    def complete_and_schedule_next_expiration(self, group, member, timeout_ms):
+        key = member_key(group.group_id, member.member_id)
+        member.heartbeat_satisfied = True
+        self.heartbeat_purgatory.check_and_complete(key)
+        member.heartbeat_satisfied = False
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedHeartbeat(self, group, member.member_id, False, timeout_ms - 1), (key,))  # MUTANT: timeout - 1
+    return complete_and_schedule_next_expiration
+
+
+def _join_ignores_pending_members():
+    def has_all_members_joined(self):
+        # MUTANT: members handed out with MEMBER_ID_REQUIRED (pending) do not hold back join completion
+        return len(self.members) == self.num_members_awaiting_join
+    return has_all_members_joined
+
+
+def _non_rejoined_kept():
+    def on_complete_join(self, group):
+        from impl.server.group_metadata import DEAD, EMPTY
+        from impl.server.group_coordinator import DelayedJoin, group_join_key, _ignore_store_error
+
+        # MUTANT: dynamic members that did not rejoin are not removed at join completion
+        if group.state is DEAD:
+            return
+        if not group.maybe_elect_new_joined_leader() and group.members:
+            self.rebalance_purgatory.try_complete_else_watch(
+                DelayedJoin(self, group, group.rebalance_timeout_ms()), (group_join_key(group.group_id),))
+            return
+        group.init_next_generation(self.time.milliseconds())
+        if group.state is EMPTY:
+            self.group_manager.store_group(group, {}, _ignore_store_error)
+            return
+        leader_id = group.leader_id
+        for member in list(group.members.values()):
+            member_id = member.member_id
+            group.maybe_invoke_join_callback(member, self._join_result(group, member_id, member_id == leader_id))
+            self.complete_and_schedule_next_heartbeat_expiration(group, member)
+            member.is_new = False
+            group.add_pending_sync_member(member_id)
+        self.schedule_pending_sync(group)
+    return on_complete_join
+
+
+# ============================================================================================
+# The catalogue of mutants
+# ============================================================================================
+
+_CNC = "impl.consumer_network_client"
+_NC = "impl.network.network_client"
+_AC = "impl.coordinator.abstract_coordinator"
+_CC = "impl.coordinator.consumer_coordinator"
+_GC = "impl.server.group_coordinator.GroupCoordinator"
+_GM = "impl.server.group_metadata.GroupMetadata"
+
+_DEFS = [
+    # ConsumerNetworkClient
+    ("unsent_expiry_ge", "failExpiredRequests fails an unsent request at exactly its timeout (>= instead of >)",
+     f"{_CNC}.UnsentRequests.remove_expired_requests", "off-by-one", _unsent_expiry_ge),
+    ("unsent_expiry_no_node_stop", "failExpiredRequests scans a node's whole queue instead of stopping at its first live request",
+     f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit", _unsent_expiry_no_node_stop),
+    ("unsent_expiry_global_stop", "failExpiredRequests stops at the first live request of any node, leaving other nodes' expired requests",
+     f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit", _unsent_expiry_global_stop),
+    ("disconnect_keeps_unsent", "checkDisconnects does not fail the unsent requests of a node whose connection failed",
+     f"{_CNC}.ConsumerNetworkClient.check_disconnects", "missing step", _check_disconnects_keeps_unsent),
+    ("disconnect_fails_in_place", "checkDisconnects fails the unsent requests without removing them, so they are sent and completed again",
+     f"{_CNC}.ConsumerNetworkClient.check_disconnects", "future completed twice", _check_disconnects_fails_in_place),
+    ("pending_disconnect_not_disconnected", "handlePendingDisconnects fails the coordinator's unsent requests but never disconnects it",
+     f"{_CNC}.ConsumerNetworkClient._handle_pending_disconnects", "missing step", _pending_disconnects_not_disconnected),
+    ("completions_lifo", "pending completions are fired newest first",
+     f"{_CNC}.ConsumerNetworkClient._fire_pending_completed_requests", "wrong order", _completions_lifo),
+    # RequestFuture
+    ("future_listeners_refire", "a future's listeners stay registered after firing, so a late listener re-fires the earlier ones",
+     "impl.future.RequestFuture._fire_success+_fire_failure", "listener fired twice", None),
+    ("future_late_listener_dropped", "a listener added to a future that is already complete is never fired",
+     "impl.future.RequestFuture.add_listener", "missing step", _future_late_listener_dropped),
+    # NetworkClient
+    ("inflight_timeout_ignored", "an in-flight request past its timeout never disconnects the node",
+     f"{_NC}.NetworkClient._handle_timed_out_requests", "missing step", _inflight_timeout_ignored),
+    ("inflight_timeout_from_creation", "the in-flight timeout is measured from the request's creation, not from its send",
+     f"{_NC}.InFlightRequests.nodes_with_timed_out_requests", "wrong timestamp", _inflight_timeout_from_creation),
+    ("send_before_previous_completed", "canSendMore does not wait for the channel's previous send to complete",
+     f"{_NC}.InFlightRequests.can_send_more", "missing check", _can_send_more_ignores_send_completed),
+    ("reconnect_ignores_backoff", "a disconnected node may be reconnected at once, without waiting for reconnect.backoff.ms",
+     f"{_NC}.ClusterConnectionStates.can_connect", "missing check", _reconnect_ignores_backoff),
+    ("reconnect_backoff_gt", "a disconnected node may be reconnected only after more than reconnect.backoff.ms (> instead of >=)",
+     f"{_NC}.ClusterConnectionStates.can_connect", "off-by-one", _reconnect_backoff_gt),
+    # client coordinator
+    ("stale_heartbeat_resets", "a Heartbeat error answering an older generation resets the member (generation check missing)",
+     f"{_AC}.HeartbeatResponseHandler.handle", "missing check", _heartbeat_stale_response_resets),
+    ("heartbeat_while_unjoined", "the heartbeat thread keeps heartbeating after the member left its generation",
+     f"{_AC}.HeartbeatThread.run_once", "missing check", _heartbeat_while_unjoined),
+    ("join_timeout_not_extended", "JoinGroup is sent with request.timeout.ms instead of max(request timeout, rebalance timeout + 5000)",
+     f"{_AC}.AbstractCoordinator.join_group_request_timeout_ms", "wrong timeout", _join_timeout_not_extended),
+    ("commit_without_generation", "OffsetCommit is sent without the member's generation and member id",
+     f"{_CC}.ConsumerCoordinator.send_offset_commit_request", "missing field", _commit_without_generation),
+    # server
+    ("generation_not_bumped", "join completion does not increment the generation",
+     f"{_GM}.init_next_generation", "missing step", _generation_not_bumped),
+    ("sync_accepts_stale_generation", "SyncGroup does not validate the generation",
+     f"{_GC}.validate_sync_group", "missing check", _sync_accepts_stale_generation),
+    ("commit_accepts_stale_generation", "OffsetCommit does not validate the generation",
+     f"{_GC}.validate_offset_commit", "missing check", _commit_accepts_stale_generation),
+    ("commit_accepts_unknown_member", "OffsetCommit does not check that the member is in the group",
+     f"{_GC}.validate_offset_commit", "missing check", _commit_accepts_unknown_member),
+    ("leader_not_repicked", "removing the leader leaves leader_id pointing at the removed member",
+     f"{_GM}.remove", "missing step", _leader_not_repicked),
+    ("heartbeat_none_while_preparing", "Heartbeat is answered NONE during PreparingRebalance",
+     f"{_GC}.handle_heartbeat", "wrong error code", _heartbeat_none_while_preparing),
+    ("pending_members_never_expire", "a pending (MEMBER_ID_REQUIRED) member gets no expiry, so it holds back join completion",
+     f"{_GC}.add_pending_member_expiration", "missing step", _pending_members_never_expire),
+    ("session_expiry_early", "the session deadline is armed 1 ms early (timeout - 1)",
+     f"{_GC}.complete_and_schedule_next_expiration", "off-by-one", _session_expiry_off_by_one),
+    ("join_ignores_pending_members", "join completion does not wait for pending (MEMBER_ID_REQUIRED) members",
+     f"{_GM}.has_all_members_joined", "missing check", _join_ignores_pending_members),
+    ("non_rejoined_kept", "members that did not rejoin are kept at join completion",
+     f"{_GC}.on_complete_join", "missing step", _non_rejoined_kept),
+]
+
+
+def _build() -> "OrderedDict[str, Mutant]":
+    out: "OrderedDict[str, Mutant]" = OrderedDict()
+    for name, description, target, kind, replacement in _DEFS:
+        out[name] = Mutant(name, description, target, kind, replacement)
+    return out
+
+
+MUTANTS: "OrderedDict[str, Mutant]" = _build()
+
+
+def _patches(mutant: Mutant) -> List[Tuple[object, str, Callable]]:
+    """(owner, attribute, replacement) for every attribute the mutant replaces."""
+    if mutant.name == "future_listeners_refire":
+        from impl.future import RequestFuture
+
+        return [(RequestFuture, "_fire_success", _future_listeners_kept_fire_success()),
+                (RequestFuture, "_fire_failure", _future_listeners_kept_fire_failure())]
+    owner, attr = mutant.owner_and_attr()
+    return [(owner, attr, mutant._replacement())]
+
+
+class UnknownMutant(KeyError):
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def get(name: str) -> Mutant:
+    try:
+        return MUTANTS[name]
+    except KeyError:
+        raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(MUTANTS)}") from None
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def applied(name: str):
+    """Apply the mutant *name* for the duration of the block; the original attributes are
+    restored exactly (the very same objects, or their absence) on exit, also on exceptions."""
+    mutant = get(name)
+    patches = _patches(mutant)
+    saved = []
+    try:
+        for owner, attr, new in patches:
+            saved.append((owner, attr, vars(owner).get(attr, _MISSING)))
+            new.__qualname__ = f"{getattr(owner, '__qualname__', owner)}.{attr} [mutant {name}]"
+            setattr(owner, attr, new)
+        yield mutant
+    finally:
+        for owner, attr, old in reversed(saved):
+            if old is _MISSING:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, old)
+
+
+# ============================================================================================
+# Killing mutants
+# ============================================================================================
+
+@attrs.frozen
+class Outcome:
+    name: str
+    killed: bool
+    interleavings: int  # run under the mutant (until the kill, or the whole budget)
+    seconds: float
+    property: Optional[str]
+    seed: Optional[int] = None
+    faults: Optional[str] = None
+    message: Optional[str] = None
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "killed": self.killed, "interleavings": self.interleavings,
+                "seconds": round(self.seconds, 2), "property": self.property, "seed": self.seed,
+                "faults": self.faults}
+
+
+def _verdict(seed: int, faults: str, config: Config, steps: int) -> Tuple[Optional[str], Optional[str]]:
+    """(property, message) of the first problem of one interleaving of the implementation, or
+    (None, None). An exception out of the world counts as a problem (``crash:<Exception>``)."""
+    from properties.systems import run
+
+    try:
+        result = run("impl", seed, config, steps=steps, faults=faults)
+    except Exception as e:  # noqa: BLE001 - a crash of the implementation is a detection
+        return f"crash:{type(e).__name__}", str(e)[:200]
+    v = result.violation
+    return (None, None) if v is None else (v.property, v.message)
+
+
+class Search:
+    """Runs interleavings under mutants; the unmutated verdicts are cached per (seed, faults)."""
+
+    def __init__(self, config: Optional[Config] = None, steps: int = DEFAULT_STEPS,
+                 profiles: Tuple[str, ...] = PROFILES):
+        self.config = config or Config()
+        self.steps = steps
+        self.profiles = tuple(profiles)
+        self.baseline: Dict[Tuple[int, str], bool] = {}  # (seed, faults) -> unmutated passes
+        self.baseline_runs = 0
+
+    def interleaving(self, i: int) -> Tuple[int, str]:
+        return i, self.profiles[i % len(self.profiles)]
+
+    def baseline_passes(self, seed: int, faults: str) -> bool:
+        key = (seed, faults)
+        if key not in self.baseline:
+            self.baseline_runs += 1
+            self.baseline[key] = _verdict(seed, faults, self.config, self.steps)[0] is None
+        return self.baseline[key]
+
+    def hunt(self, name: str, budget: int, progress: Optional[Callable[[int], None]] = None) -> Outcome:
+        start = time.perf_counter()
+        for i in range(budget):
+            seed, faults = self.interleaving(i)
+            with applied(name):
+                prop, message = _verdict(seed, faults, self.config, self.steps)
+            if progress is not None:
+                progress(i + 1)
+            if prop is not None and self.baseline_passes(seed, faults):
+                return Outcome(name, True, i + 1, time.perf_counter() - start, prop, seed, faults, message)
+        return Outcome(name, False, budget, time.perf_counter() - start, None)
+
+
+# ============================================================================================
+# Command line
+# ============================================================================================
+
+def _positive_budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget must be an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--budget must be >= 1, got {value}")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("mutants", help="mutation analysis of the implementation (impl/)")
+    p.add_argument("--budget", type=_positive_budget, default=DEFAULT_BUDGET,
+                   help=f"interleavings per mutant at most (default {DEFAULT_BUDGET})")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only this mutant (repeatable); see --list")
+    p.add_argument("--faults", action="append", default=[], metavar="PROFILE",
+                   help=f"fault profiles to cycle through (repeatable; default {' '.join(PROFILES)})")
+    p.add_argument("--steps", type=_positive_budget, default=DEFAULT_STEPS, help="random events per interleaving")
+    p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--json", action="store_true", help="print a JSON array of results")
+    return p
+
+
+def cmd_mutants(args) -> int:
+    from properties.cli import UsageError
+
+    unknown = [n for n in args.only if n not in MUTANTS]
+    if unknown:
+        raise UsageError(f"unknown mutant {unknown[0]!r}; known mutants: {', '.join(MUTANTS)}")
+    bad = [f for f in args.faults if f not in PROFILES]
+    if bad:
+        raise UsageError(f"--faults must be one of {', '.join(PROFILES)}, got {bad[0]!r}")
+    if args.list:
+        for m in MUTANTS.values():
+            print(f"{m.name}: {m.description} [{m.kind}; {m.target}]")
+        return 0
+    names = list(dict.fromkeys(args.only)) or list(MUTANTS)
+    search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES)
+    outcomes = []
+    total = 0
+    wall = time.perf_counter()
+    for k, name in enumerate(names, 1):
+        last = [0.0]
+
+        def progress(i, k=k, name=name):
+            now = time.perf_counter()
+            if now - last[0] > 2:
+                last[0] = now
+                print(f"\rmutant {k}/{len(names)} {name}: {i} interleavings ({total + i} in all)",
+                      end="", file=sys.stderr, flush=True)
+
+        outcome = search.hunt(name, args.budget, progress)
+        total += outcome.interleavings
+        outcomes.append(outcome)
+        verdict = (f"killed by {outcome.property} after {outcome.interleavings} interleavings "
+                   f"(seed {outcome.seed}, faults {outcome.faults})" if outcome.killed
+                   else f"SURVIVED {outcome.interleavings} interleavings")
+        print(f"\rmutant {k}/{len(names)} {name}: {verdict}, {outcome.seconds:.1f} s" + " " * 10,
+              file=sys.stderr, flush=True)
+    seconds = time.perf_counter() - wall
+    if args.json:
+        print(json.dumps([o.as_dict() for o in outcomes]))
+    else:
+        width = max(len(o.name) for o in outcomes)
+        print(f"{'mutant':<{width}}  killed  interleavings  seconds  property")
+        for o in outcomes:
+            print(f"{o.name:<{width}}  {'yes' if o.killed else 'NO':<6}  {o.interleavings:>13}  {o.seconds:>7.1f}  "
+                  f"{o.property or '-'}")
+        survived = [o.name for o in outcomes if not o.killed]
+        print(f"{len(outcomes) - len(survived)}/{len(outcomes)} mutants killed in {seconds:.1f} s "
+              f"({total} interleavings under mutants, {search.baseline_runs} unmutated baseline runs)")
+        if survived:
+            print("survived: " + ", ".join(survived))
+    return 0 if all(o.killed for o in outcomes) else 1
