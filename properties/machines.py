@@ -7,8 +7,12 @@ draw is wasted on a delivery over an empty link), and a ``quiet`` rule runs a bu
 After every event the catalogue's ``always`` properties are checked; at teardown the disruptions
 stop and the ``eventually`` properties are checked after the world settles.
 
+With ``system="impl"`` the implementation (``impl/``) runs beside the model on every event
+(:class:`properties.differential.Differential`): the observations must agree and the always
+properties are checked on the implementation's state too.
+
 Use :func:`machine_for` to get a machine class for a given configuration (a broken variant, a
-different size). The shrunk length of the last failing run is kept in ``last_failure`` so the
+different size, the system). The shrunk length of the last failing run is kept in ``last_failure`` so the
 quality tests can bound it.
 """
 
@@ -87,18 +91,25 @@ class ModelMachine(RuleBasedStateMachine):
     last_failure: dict = {}
 
     prefix: tuple = ()  # events applied before Hypothesis takes over (a scenario's starting point)
+    system: str = "model"  # or "impl": the implementation beside the model
 
     def __init__(self):
         super().__init__()
         self.world = initial_world(self.config)
         self.checker = Checker(self.config)
+        self.companion = None
+        if self.system == "impl":
+            from properties.differential import Differential
+
+            self.companion = Differential(self.config, 0)
         self.schedule: list = []
         self.rules = 0  # rule invocations (what Hypothesis shrinks)
         self.faults_left = self.max_faults
         for event in self.prefix:
             if event == ("quiet",):
                 self.world, violation = settle(
-                    self.world, self.checker, None, self.schedule, max_rounds=40, until_stable=True, max_events=150
+                    self.world, self.checker, None, self.schedule, max_rounds=40, until_stable=True, max_events=150,
+                    companion=self.companion,
                 )
                 if violation is not None:
                     self._fail(violation)
@@ -109,6 +120,14 @@ class ModelMachine(RuleBasedStateMachine):
 
     def _apply(self, event: tuple) -> None:
         new, log = step(self.world, event)
+        if self.companion is not None:
+            new, log, problem = self.companion.after(self.world, event, new, log)
+            if problem is not None:
+                self.schedule.append(event)
+                if new is not self.world:
+                    problem = self.checker.check(self.world, new, event, log) or problem
+                self.world = new
+                self._fail(problem)
         if new is self.world:
             return
         self.schedule.append(event)
@@ -160,7 +179,8 @@ class ModelMachine(RuleBasedStateMachine):
         most 150 events, so a burst that cannot converge stays cheap)."""
         self.rules += 1
         self.world, violation = settle(
-            self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True, max_events=150
+            self.world, self.checker, None, self.schedule, max_rounds=rounds, until_stable=True, max_events=150,
+            companion=self.companion,
         )
         if violation is not None and (self.target is None or violation.property == self.target):
             self._fail(violation)
@@ -168,7 +188,7 @@ class ModelMachine(RuleBasedStateMachine):
     def teardown(self):
         if not self.check_eventually or getattr(self, "world", None) is None:
             return
-        self.world, violation = settle(self.world, self.checker, None, self.schedule)
+        self.world, violation = settle(self.world, self.checker, None, self.schedule, companion=self.companion)
         if violation is not None:
             self._fail(violation)
 
@@ -177,19 +197,19 @@ _MACHINES: dict = {}
 
 
 def machine_for(config: Config, faults: bool = True, check_eventually: bool = True, prefix: tuple = (),
-                target: str | None = None) -> type:
+                target: str | None = None, system: str = "model") -> type:
     """A ModelMachine subclass bound to *config*, an optional starting *prefix* of events (the
     pseudo-event ``("quiet",)`` stands for a burst of quiet time) and an optional *target* property
     (only its violations fail the run: the quality tier pins which property catches a variant).
     Cached, so Hypothesis' database keys are stable."""
-    key = (config, faults, check_eventually, prefix, target)
+    key = (config, faults, check_eventually, prefix, target, system)
     if key not in _MACHINES:
-        name = "ModelMachine_" + ("_".join(sorted(config.broken)) or "correct")
+        name = ("ImplMachine_" if system == "impl" else "ModelMachine_") + ("_".join(sorted(config.broken)) or "correct")
         _MACHINES[key] = type(
             name,
             (ModelMachine,),
             {"config": config, "faults": faults, "check_eventually": check_eventually, "prefix": prefix,
-             "target": target, "last_failure": {}},
+             "target": target, "system": system, "last_failure": {}},
         )
     return _MACHINES[key]
 
