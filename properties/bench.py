@@ -53,3 +53,84 @@ def bench_model(seconds: float, steps: int = 60) -> dict:
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
+
+
+def bench_impl(seconds: float, steps: int = 60) -> dict:
+    """Differential steps per second (3 clients, 3 brokers, all faults): the model and the
+    implementation stepping the same schedules, observations compared and both sides' always
+    properties checked after every event. The parts are timed on the same schedules too, so the
+    report says where the time goes: the implementation stepping alone (with the model's choices
+    precomputed), the model stepping alone, and the comparison and implementation-side checks
+    (the remainder)."""
+    from properties.differential import Differential
+    from properties.simworld import SimWorld
+
+    config = Config(clients=3, brokers=3, partitions=6)
+    runs = []  # (seed, schedule, follow lists)
+    seed = 0
+    deadline = time.perf_counter() + seconds / 3
+    while time.perf_counter() < deadline:
+        schedule = walk(seed, config, steps=steps).schedule
+        world = initial_world(config)
+        follows = []
+        for event in schedule:
+            world, log = step(world, event)
+            follows.append([(e[1], e[3]) for e in log if e[0] == "choice"])
+        runs.append((seed, schedule, follows))
+        seed += 1
+
+    start = time.perf_counter()
+    n = 0
+    diverged = 0
+    for seed, schedule, _ in runs:
+        world = initial_world(config)
+        diff = Differential(config, seed)
+        checker = Checker(config)
+        for event in schedule:
+            new, log = step(world, event)
+            new, log, problem = diff.after(world, event, new, log)
+            checker.check(world, new, event, log)
+            world = new
+            n += 1
+            if problem is not None:
+                diverged += 1
+                break
+    full_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    m = 0
+    for seed, schedule, follows in runs:
+        sim = SimWorld(config, seed)
+        for event, follow in zip(schedule, follows):
+            sim.step(event, follow=follow)
+            m += 1
+    impl_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    k = 0
+    for _, schedule, _ in runs:
+        world = initial_world(config)
+        for event in schedule:
+            world, _ = step(world, event)
+            k += 1
+    model_s = time.perf_counter() - start
+    per_step = full_s / n
+    impl_share = (impl_s / m) / per_step
+    model_share = (model_s / k) / per_step
+    return {
+        "system": "impl",
+        "clients": 3,
+        "brokers": 3,
+        "partitions": 6,
+        "interleavings": len(runs),
+        "steps": n,
+        "steps_per_second": round(n / full_s, 1),
+        "impl_alone_steps_per_second": round(m / impl_s, 1),
+        "model_alone_steps_per_second": round(k / model_s, 1),
+        "share_impl": round(impl_share, 3),
+        "share_model": round(model_share, 3),
+        "share_compare_and_checks": round(max(0.0, 1 - impl_share - model_share), 3),
+        "diverged": diverged,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }

@@ -99,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mutants_parser(sub)
 
-    p = sub.add_parser("bench", help="measure model steps per second on one core")
-    p.add_argument("--system", default="model")
+    p = sub.add_parser("bench", help="measure steps per second on one core (model, or model vs implementation)")
+    p.add_argument("--system", default="model", help="model (checked model steps) or impl (differential steps)")
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
     return parser
@@ -246,16 +246,25 @@ def cmd_bench(args) -> int:
         raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
     if args.seconds <= 0:
         raise UsageError(f"--seconds must be positive, got {args.seconds}")
-    from properties.bench import bench_model
+    from properties.bench import bench_impl, bench_model
 
-    result = bench_model(args.seconds)
+    result = (bench_model if args.system == "model" else bench_impl)(args.seconds)
     if args.json:
         print(json.dumps(result))
-    else:
+    elif args.system == "model":
         print(
             f"model: {result['steps_per_second']:.0f} steps/s with every always property checked "
             f"({result['unchecked_steps_per_second']:.0f} steps/s without checks), "
             f"{result['clients']} clients, {result['brokers']} brokers, {result['partitions']} partitions, one core"
+        )
+    else:
+        print(
+            f"impl: {result['steps_per_second']:.0f} differential steps/s (model and implementation stepped, "
+            f"observations compared, both sides checked), {result['clients']} clients, {result['brokers']} brokers, one core\n"
+            f"  where the time goes: implementation {result['share_impl']:.0%} "
+            f"({result['impl_alone_steps_per_second']:.0f} steps/s alone), model {result['share_model']:.0%} "
+            f"({result['model_alone_steps_per_second']:.0f} steps/s alone), comparison and property checks "
+            f"{result['share_compare_and_checks']:.0%}"
         )
     return 0
 

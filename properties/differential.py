@@ -161,7 +161,8 @@ class Differential:
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
-        impl_obs = canonical(self.sim.observe(), self.impl_alias)
+        raw = self.sim.observe()
+        impl_obs = canonical(raw, self.impl_alias)
         model_obs = canonical(observe(new), self.model_alias)
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
@@ -179,7 +180,7 @@ class Differential:
                                          tuple(self.recent[-10:]))
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
         self.recent.append(event)
-        snapshot = self.impl_checker.snapshot(self.sim)
+        snapshot = self.impl_checker.snapshot(self.sim, raw)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation

@@ -48,8 +48,9 @@ class ImplChecker:
         self.config = config
         self.stored: dict = {}  # (generation, member id) -> partitions the coordinator stored
 
-    def snapshot(self, sim) -> tuple:
-        """(partition leader, group, persisted generation, clients); plain values only."""
+    def snapshot(self, sim, observation: tuple | None = None) -> tuple:
+        """(partition leader, group, persisted generation, clients); plain values only.
+        *observation* is ``sim.observe()`` if the caller has it already."""
         from impl.server.group_metadata_manager import GroupMetadataKey
 
         g = sim._group()
@@ -57,12 +58,10 @@ class ImplChecker:
         if g is not None:
             stored = tuple(sorted((m.member_id, _partitions(m.assignment)) for m in g.members.values()))
             group = (id(g), g.state.value, g.generation_id, g.leader_id, tuple(sorted(g.members)), stored)
-        persisted = None
-        for key, value in sim.cluster.offsets_log.read(sim.group_partition):
-            if isinstance(key, GroupMetadataKey) and key.group == self.config.group_id:
-                persisted = None if value is None else value.generation
+        record = sim.cluster.offsets_log._partitions[sim.group_partition].get(GroupMetadataKey(self.config.group_id))
+        persisted = None if record is None else record.generation
         clients = []
-        for consumer, obs in zip(sim.consumers, sim.observe()[3]):
+        for consumer, obs in zip(sim.consumers, (observation or sim.observe())[3]):
             state, generation, member_id, assignment, _coordinator, _live = obs
             outstanding = sum(1 for queue in consumer.client.unsent._unsent.values() for r in queue
                               if r.request.api_key in _JOIN_OR_SYNC)

@@ -182,3 +182,12 @@ def test_counterexample_with_a_bad_config_or_event_is_refused(capsys, tmp_path):
     path.write_text(json.dumps(bad))
     code, _, err = run(capsys, "replay", str(path))
     assert code == 2 and "cannot be replayed" in err and "teleport" in err
+
+
+def test_bench_impl_prints_differential_steps_and_where_the_time_goes(capsys):
+    code, out, _ = run(capsys, "bench", "--system", "impl", "--seconds", "1", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["system"] == "impl" and result["steps_per_second"] > 0 and result["diverged"] == 0
+    shares = result["share_impl"] + result["share_model"] + result["share_compare_and_checks"]
+    assert 0.99 <= shares <= 1.01 or result["share_compare_and_checks"] == 0
