@@ -211,12 +211,11 @@ def cmd_walk(args) -> int:
         if result.violation:
             failures.setdefault(result.violation.property, []).append(seed)
         now = time.perf_counter()
-        if not args.json and (now - last > 2 or i == args.seeds):
+        if now - last > 2 or i == args.seeds:  # progress on stderr (stdout stays clean for --json)
             last = now
             print(f"\r{i}/{args.seeds} interleavings, {i / (now - start):.0f}/s, {sum(map(len, failures.values()))} counterexamples",
                   end="", file=sys.stderr, flush=True)
-    if not args.json:
-        print(file=sys.stderr)
+    print(file=sys.stderr)
     seconds = time.perf_counter() - start
     summary = {
         "seed_start": args.seed_start,
