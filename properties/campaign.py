@@ -226,14 +226,18 @@ def task_ranges(seed_start: int, interleavings: int, task_size: int) -> list:
             for s in range(seed_start, seed_start + interleavings, task_size)]
 
 
-def run_local(plan: dict, ranges: list, progress=None) -> Totals:
-    """The same tasks in this process, one after the other (tests, the benchmark's baseline)."""
+def run_local(plan: dict, ranges: list, progress=None) -> tuple[Totals, bool]:
+    """The same tasks in this process, one after the other (tests, the benchmark's baseline);
+    returns (totals, interrupted) like :func:`run_spark`."""
     totals = Totals()
-    for start, stop in ranges:
-        totals.add(run_range(plan, start, stop))
-        if progress is not None:
-            progress(totals.done, totals.failed)
-    return totals
+    try:
+        for start, stop in ranges:
+            totals.add(run_range(plan, start, stop))
+            if progress is not None:
+                progress(totals.done, totals.failed)
+    except KeyboardInterrupt:
+        return totals, True
+    return totals, False
 
 
 def run_spark(spark, plan: dict, ranges: list, progress=None, wave_tasks: int | None = None) -> tuple[Totals, bool]:
@@ -292,6 +296,9 @@ appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
 logger.repl.name = org.apache.spark.repl.Main
 logger.repl.level = error
 """
+
+
+_SHIPPED: set = set()
 
 
 def java_available() -> bool:
@@ -384,8 +391,19 @@ def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failur
     spark.sparkContext.setLogLevel("ERROR")
     # ship the project's own code: executors (local workers, or another machine's) need only Python
     # and the declared dependencies, whatever the working directory or installation
-    spark.sparkContext.addPyFile(project_zip(conf_dir))
+    sc = spark.sparkContext
+    if sc.applicationId not in _SHIPPED:  # once per application (getOrCreate may return a running one)
+        sc.addPyFile(project_zip(conf_dir))
+        _SHIPPED.add(sc.applicationId)
     return spark
+
+
+def _active_session():
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
 
 
 def executor_count(sc) -> int:
@@ -598,7 +616,7 @@ def _campaign(args) -> int:
     cid = campaign_id(args, started)
     out, default_out = prepare_out(args, cid)
     progress = Progress(args.interleavings)
-    spark = None
+    spark, owned = None, False
     master = "in-process" if args.local else args.master
     executors, cores = 1, 1
     try:
@@ -606,14 +624,11 @@ def _campaign(args) -> int:
             task_size = choose_task_size(args, 1)
             ranges = task_ranges(args.seed_start, args.interleavings, task_size)
             start = time.perf_counter()
-            try:
-                totals = run_local(plan, ranges, progress)
-                interrupted = False
-            except KeyboardInterrupt:
-                totals, interrupted = Totals(), True
+            totals, interrupted = run_local(plan, ranges, progress)
             seconds = time.perf_counter() - start
         else:
             print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
+            owned = _active_session() is None  # a session someone else started (tests) stays up
             spark = start_spark(args.master, log_path=str(out / "spark.log"))
             sc = spark.sparkContext
             master, executors, cores = sc.master, executor_count(sc), sc.defaultParallelism
@@ -634,7 +649,7 @@ def _campaign(args) -> int:
         if default_out:
             _link_latest(out)
     finally:
-        if spark is not None:
+        if spark is not None and owned:
             spark.stop()
     if args.json:
         print(json.dumps(results, indent=1))

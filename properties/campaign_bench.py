@@ -1,0 +1,103 @@
+"""Campaign benchmark: the single-process walker against the Spark job, over the same seeds.
+
+:func:`bench_campaign` runs the campaign's own task function (:func:`properties.campaign.run_range`:
+walk, check, collect coverage, shrink failures) over one seed range twice in one run — first in
+this process, one task after another, then as a Spark job on ``local[2]`` — and reports both rates
+in interleavings per second. The Spark time is the job's alone: the session is started (and its
+Python workers warmed on a few seeds outside the range) before the clock starts, because a
+campaign pays that once, not per interleaving. Both runs must agree on every count, which the
+benchmark checks. With ``million=True`` it also runs one million interleavings on Spark and
+reports the wall time (session start-up included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from properties.campaign import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark, start_spark, task_ranges,
+                                 versions)
+
+
+def _plan(system: str, steps: int, eventually: bool, clients: int = 3, brokers: int = 3, faults: str = "all") -> dict:
+    args = argparse.Namespace(system=system, faults=faults, clients=clients, brokers=brokers, partitions=6,
+                              mutant=None, crash_once=None, steps=steps, max_faults=6, eventually=eventually,
+                              shrink_seconds=10.0)
+    return make_plan(args)
+
+
+def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str = "model", steps: int = 40,
+                   eventually: bool = True, master: str = "local[2]", million: bool = False,
+                   million_eventually: bool = False, task_size: int | None = None, progress=None) -> dict:
+    """Single-process rate, Spark rate (job time only) and their ratio over the same seeds; with
+    *million*, the wall time of a 1,000,000-interleaving Spark campaign (3 clients, 3 brokers, all
+    faults, *steps* events; *million_eventually* adds the settle phase)."""
+    plan = _plan(system, steps, eventually)
+    size = task_size or DEFAULT_TASK_SIZE[(system, eventually)]
+    ranges = task_ranges(seed_start, interleavings, max(1, min(size, interleavings // 16 or 1)))
+
+    t = time.perf_counter()
+    single, _ = run_local(plan, ranges)
+    single_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    spark = start_spark(master, app="groupcheck-bench", log_path=os.devnull)
+    startup_s = time.perf_counter() - t
+    try:
+        sc = spark.sparkContext
+        warm = task_ranges(seed_start + interleavings + 1_000_000, 2 * sc.defaultParallelism, 1)
+        run_spark(spark, plan, warm)  # start the Python workers and import the project in them
+        t = time.perf_counter()
+        parallel, _ = run_spark(spark, plan, ranges)
+        spark_s = time.perf_counter() - t
+        if sorted(single.rows) != sorted(parallel.rows):
+            raise AssertionError("the Spark job and the single-process run disagree on the same seeds")
+        out = {
+            "system": system,
+            "steps": steps,
+            "eventually": eventually,
+            "clients": 3,
+            "brokers": 3,
+            "faults": "all",
+            "interleavings": interleavings,
+            "events": sum(r[1] for r in single.rows),
+            "tasks": len(ranges),
+            "master": sc.master,
+            "cores": sc.defaultParallelism,
+            "single_process_seconds": round(single_s, 3),
+            "spark_seconds": round(spark_s, 3),
+            "spark_startup_seconds": round(startup_s, 3),
+            "single_process_rate": round(interleavings / single_s, 1),
+            "spark_rate": round(interleavings / spark_s, 1),
+            "ratio": round(single_s / spark_s, 3),
+            "versions": versions(spark),
+        }
+        if million:
+            m_plan = _plan(system, steps, million_eventually)
+            m_size = task_size or DEFAULT_TASK_SIZE[(system, million_eventually)]
+            m_ranges = task_ranges(seed_start, 1_000_000, m_size)
+            t = time.perf_counter()
+            totals, _ = run_spark(spark, m_plan, m_ranges, progress=progress)
+            m_s = time.perf_counter() - t
+            out["million"] = {
+                "interleavings": totals.done,
+                "events": sum(r[1] for r in totals.rows),
+                "eventually": million_eventually,
+                "job_seconds": round(m_s, 1),
+                "wall_seconds": round(m_s + startup_s, 1),
+                "rate": round(totals.done / m_s, 1),
+                "violations": totals.failed,
+            }
+    finally:
+        spark.stop()
+    return out
+
+
+if __name__ == "__main__":  # python -m properties.campaign_bench [interleavings] [system]
+    import json
+    import sys
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    system = sys.argv[2] if len(sys.argv) > 2 else "model"
+    print(json.dumps(bench_campaign(n, system=system), indent=1))
