@@ -1,0 +1,443 @@
+"""Mutation analysis of the implementation (``properties/mutants.py``, ``groupcheck mutants``).
+
+Unit tests: a mutant is applied at run time and restored exactly; every mutant changes the
+behaviour of its target; unknown names are refused; the CLI prints the documented fields.
+Quality tests: the mutants that die fast are killed, by the expected property.
+"""
+
+import json
+from collections import deque
+
+import pytest
+
+from properties import mutants
+from properties.cli import main
+from properties.mutants import MUTANTS, UNREACHED, Search, applied
+
+
+def _originals(name):
+    return [(owner, attr, vars(owner).get(attr)) for owner, attr, _ in mutants._patches(mutants.get(name))]
+
+
+# ---- applied() ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(MUTANTS) + list(UNREACHED))
+def test_applied_replaces_and_restores_the_very_same_objects(name):
+    before = _originals(name)
+    with applied(name):
+        for owner, attr, original in before:
+            assert vars(owner)[attr] is not original
+            assert "MUTANT" not in (original.__doc__ or "")
+    for owner, attr, original in before:
+        assert vars(owner).get(attr) is original
+
+
+def test_applied_restores_when_the_body_raises():
+    name = "generation_not_bumped"
+    before = _originals(name)
+    with pytest.raises(ZeroDivisionError):
+        with applied(name):
+            1 / 0
+    for owner, attr, original in before:
+        assert vars(owner).get(attr) is original
+
+
+def test_applied_restores_an_attribute_that_was_inherited():
+    # the replaced attribute lives on the named class; a mutant never leaves a copy behind
+    for name in list(MUTANTS) + list(UNREACHED):
+        with applied(name):
+            pass
+        for owner, attr, original in _originals(name):
+            assert original is not None, f"{name}: {attr} is not defined on {owner.__name__} itself"
+
+
+def test_unknown_mutant_is_a_clear_error():
+    with pytest.raises(KeyError, match="unknown mutant 'nope'; known mutants: unsent_expiry_ge"):
+        with applied("nope"):
+            pass
+
+
+def test_mutant_names_and_targets():
+    assert len(MUTANTS) >= 15
+    assert not set(MUTANTS) & set(UNREACHED)
+    for m in list(MUTANTS.values()) + list(UNREACHED.values()):
+        assert m.target.startswith("impl.") and m.description and m.kind
+
+
+# ---- every mutant changes its target's behaviour ---------------------------------------------
+# Cheap unit-level checks where the target can be driven directly; the remaining mutants are
+# shown to change behaviour by being killed (QUALITY below).
+
+class _Req:
+    def __init__(self, created, timeout=100):
+        self.created_time_ms = created
+        self.request_timeout_ms = timeout
+
+
+def _expired(name, queues, now):
+    from impl.consumer_network_client import UnsentRequests
+
+    def run():
+        u = UnsentRequests()
+        for node, reqs in queues.items():
+            for r in reqs:
+                u.put(node, r)
+        return [r.created_time_ms for r in u.remove_expired_requests(now)]
+
+    with applied(name):
+        mutated = run()
+    return run(), mutated
+
+
+def _unit_unsent_expiry_ge():
+    original, mutated = _expired("unsent_expiry_ge", {1: [_Req(0)]}, 100)
+    return original == [] and mutated == [0]
+
+
+def _unit_unsent_expiry_no_node_stop():
+    original, mutated = _expired("unsent_expiry_no_node_stop", {1: [_Req(50), _Req(-10)]}, 100)
+    return original == [] and mutated == [-10]
+
+
+def _unit_unsent_expiry_global_stop():
+    original, mutated = _expired("unsent_expiry_global_stop", {1: [_Req(50)], 2: [_Req(-10)]}, 100)
+    return original == [-10] and mutated == []
+
+
+def _unit_completions_lifo():
+    from impl.consumer_network_client import ConsumerNetworkClient
+
+    class _H:
+        def __init__(self, log, i):
+            self.log, self.i = log, i
+
+        def fire_completion(self):
+            self.log.append(self.i)
+
+    class _Client:
+        def wakeup(self):
+            pass
+
+    def run():
+        cnc = ConsumerNetworkClient.__new__(ConsumerNetworkClient)
+        log = []
+        cnc.pending_completion = deque([_H(log, 1), _H(log, 2)])
+        cnc.client = _Client()
+        cnc._fire_pending_completed_requests()
+        return log
+
+    with applied("completions_lifo"):
+        mutated = run()
+    return run() == [1, 2] and mutated == [2, 1]
+
+
+def _listener_calls(name, fail):
+    from impl.future import FunctionListener, RequestFuture
+
+    def run():
+        calls = []
+        f = RequestFuture()
+        f.add_listener(FunctionListener(lambda v: calls.append("a"), lambda e: calls.append("a")))
+        f.raise_(RuntimeError("x")) if fail else f.complete(1)
+        f.add_listener(FunctionListener(lambda v: calls.append("b"), lambda e: calls.append("b")))
+        return calls
+
+    with applied(name):
+        mutated = run()
+    return run(), mutated
+
+
+def _unit_future_listeners_refire():
+    return all(_listener_calls("future_listeners_refire", fail) == (["a", "b"], ["a", "a", "b"]) for fail in (False, True))
+
+
+def _unit_future_late_listener_dropped():
+    return _listener_calls("future_late_listener_dropped", False) == (["a", "b"], ["a"])
+
+
+def _unit_send_before_previous_completed():
+    from impl.network.network_client import InFlightRequests
+
+    class _R:
+        destination, send_completed = 1, False
+
+    def run():
+        q = InFlightRequests(5)
+        q.add(_R())
+        return q.can_send_more(1)
+
+    with applied("send_before_previous_completed"):
+        mutated = run()
+    return run() is False and mutated is True
+
+
+def _unit_inflight_timeout_from_creation():
+    from impl.network.network_client import InFlightRequests
+
+    class _R:
+        destination, request_timeout_ms = 1, 100
+
+        def time_elapsed_since_send_ms(self, now):
+            return now - 50
+
+        def time_elapsed_since_create_ms(self, now):
+            return now - 0
+
+    def run():
+        q = InFlightRequests(5)
+        q.add(_R())
+        return q.nodes_with_timed_out_requests(120)
+
+    with applied("inflight_timeout_from_creation"):
+        mutated = run()
+    return run() == [] and mutated == [1]
+
+
+def _can_connect(name, now):
+    import random
+
+    from impl.network.network_client import ClusterConnectionStates
+
+    def run():
+        states = ClusterConnectionStates(50, 50, 10_000, 10_000, random.Random(0), 0.0, 0.0)
+        states.connecting(7, 0, "h")
+        states.disconnected(7, 0)
+        return states.can_connect(7, now)
+
+    with applied(name):
+        mutated = run()
+    return run(), mutated
+
+
+def _unit_reconnect_ignores_backoff():
+    return _can_connect("reconnect_ignores_backoff", 10) == (False, True)
+
+
+def _unit_reconnect_backoff_gt():
+    return _can_connect("reconnect_backoff_gt", 50) == (True, False)
+
+
+def _group(members=("a", "b")):
+    from impl.server.group_metadata import GroupMetadata, MemberMetadata
+
+    g = GroupMetadata("g")
+    for m in members:
+        g.add(MemberMetadata(m, None, "c", "h", 1000, 1000, "consumer", [("range", b"")]), callback=lambda r: None)
+    return g
+
+
+def _unit_generation_not_bumped():
+    from impl.server.group_metadata import PREPARING_REBALANCE
+
+    def run():
+        g = _group()
+        g.transition_to(PREPARING_REBALANCE)
+        g.init_next_generation(0)
+        return g.generation_id
+
+    with applied("generation_not_bumped"):
+        mutated = run()
+    return run() == 1 and mutated == 0
+
+
+def _unit_leader_not_repicked():
+    def run():
+        g = _group()
+        g.remove("a")
+        return g.leader_id
+
+    with applied("leader_not_repicked"):
+        mutated = run()
+    return run() == "b" and mutated == "a"
+
+
+def _unit_join_ignores_pending_members():
+    def run():
+        g = _group(("a",))
+        g.add_pending_member("p")
+        return g.has_all_members_joined()
+
+    with applied("join_ignores_pending_members"):
+        mutated = run()
+    return run() is False and mutated is True
+
+
+def _unit_join_timeout_not_extended():
+    from impl.coordinator.abstract_coordinator import AbstractCoordinator, GroupRebalanceConfig
+
+    class _Client:
+        def default_request_timeout_ms(self):
+            return 8000
+
+    def run():
+        c = AbstractCoordinator.__new__(AbstractCoordinator)
+        c.client = _Client()
+        c.rebalance_config = GroupRebalanceConfig("g", rebalance_timeout_ms=10_000)
+        return c.join_group_request_timeout_ms()
+
+    with applied("join_timeout_not_extended"):
+        mutated = run()
+    return run() == 15_000 and mutated == 8000
+
+
+def _harness():
+    from tests.impl.test_group_coordinator import Harness
+
+    return Harness()
+
+
+def _both(name, run):
+    with applied(name):
+        mutated = run()
+    return run(), mutated
+
+
+def _unit_sync_accepts_stale_generation():
+    from impl.errors import Errors
+
+    def run():
+        h = _harness()
+        ids, generation, _ = h.completing_group(2)
+        return [r.error_code for r in h.sync(ids[1], generation - 1)]
+
+    # the stale SyncGroup is refused; the mutant parks it as if it were current
+    return _both("sync_accepts_stale_generation", run) == ([Errors.ILLEGAL_GENERATION.value], [])
+
+
+def _commit_error(name, who):
+    def run():
+        h = _harness()
+        ids, generation = h.stable_group(2)
+        member, gen = who(ids, generation)
+        try:
+            return next(iter(h.commit(member, gen).values())).name
+        except KeyError:  # the mutant looks the unknown member up
+            return "KeyError"
+
+    return _both(name, run)
+
+
+def _unit_commit_accepts_stale_generation():
+    return _commit_error("commit_accepts_stale_generation", lambda ids, g: (ids[1], g + 1)) == ("ILLEGAL_GENERATION", "NONE")
+
+
+def _unit_commit_accepts_unknown_member():
+    return _commit_error("commit_accepts_unknown_member", lambda ids, g: ("nobody", g)) == ("UNKNOWN_MEMBER_ID", "KeyError")
+
+
+def _unit_pending_members_never_expire():
+    def run():
+        h = _harness()
+        h.stable_group(1)
+        t = h.now()
+        pending = h.join("", version=4, client_id="p", session=10000)[0].member_id
+        h.advance_to(t + 10000)
+        return h.group().is_pending_member(pending)
+
+    return _both("pending_members_never_expire", run) == (False, True)
+
+
+def _unit_session_expiry_early():
+    def run():
+        h = _harness()
+        ids, generation = h.stable_group(1)
+        t = h.now()
+        h.heartbeat(ids[0], generation)
+        h.advance_to(t + 10000 - 1)  # the session timeout is 10 s
+        return h.group().has(ids[0])
+
+    return _both("session_expiry_early", run) == (True, False)
+
+
+def _unit_non_rejoined_kept():
+    def run():
+        h = _harness()
+        ids, generation = h.stable_group(2, session=60000)
+        h.join(ids[0], session=60000)  # the leader rejoins; the follower does not
+        h.advance(30000)  # the rebalance timeout: the join phase completes
+        return h.group().has(ids[1])
+
+    return _both("non_rejoined_kept", run) == (False, True)
+
+
+UNIT = {name[len("_unit_"):]: fn for name, fn in globals().items() if name.startswith("_unit_")}
+
+
+@pytest.mark.parametrize("name", sorted(UNIT))
+def test_mutant_changes_its_target_directly(name):
+    assert name in MUTANTS or name in UNREACHED
+    assert UNIT[name]()
+
+
+# The mutants the quality tier kills, the interleavings it takes (measured with Search(): seed i,
+# fault profile PROFILES[i % 3]) and the property that catches them.
+QUALITY = {
+    "disconnect_keeps_unsent": (9, "impl-matches-model"),
+    "disconnect_fails_in_place": (9, "impl-matches-model"),
+    "pending_disconnect_not_disconnected": (1, "impl-matches-model"),
+    "inflight_timeout_ignored": (1, "impl-matches-model"),
+    "inflight_timeout_from_creation": (1, "impl-matches-model"),
+    "send_before_previous_completed": (3, "impl-matches-model"),
+    "reconnect_ignores_backoff": (1, "impl-matches-model"),
+    "stale_heartbeat_resets": (10, "impl-matches-model"),
+    "heartbeat_while_unjoined": (1, "impl-matches-model"),
+    "join_timeout_not_extended": (14, "impl-matches-model"),
+    "commit_without_generation": (5, "impl-matches-model"),
+    "generation_not_bumped": (1, "impl-matches-model"),
+    "commit_accepts_unknown_member": (10, "impl-matches-model"),
+    "leader_not_repicked": (1, "impl-matches-model"),
+    "heartbeat_none_while_preparing": (2, "impl-matches-model"),
+}
+
+
+def test_every_mutant_is_shown_to_change_behaviour():
+    """By a direct unit check or by being killed in the quality tier (or both)."""
+    missing = set(MUTANTS) - set(UNIT) - set(QUALITY)
+    assert not missing, f"no behaviour check for {sorted(missing)}"
+
+
+@pytest.fixture(scope="module")
+def search():
+    return Search()
+
+
+@pytest.mark.quality
+@pytest.mark.parametrize("name", sorted(QUALITY))
+def test_quality_mutant_is_killed(search, name):
+    interleavings, prop = QUALITY[name]
+    outcome = search.hunt(name, budget=max(30, 3 * interleavings))
+    assert outcome.killed, f"{name} survived {outcome.interleavings} interleavings"
+    assert outcome.interleavings == interleavings  # deterministic: same seeds, same verdicts
+    assert outcome.property == prop
+
+
+# ---- CLI -----------------------------------------------------------------------------------
+
+def test_cli_json_prints_the_documented_fields(capsys):
+    status = main(["mutants", "--only", "generation_not_bumped", "--only", "leader_not_repicked", "--budget", "3", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert [o["name"] for o in out] == ["generation_not_bumped", "leader_not_repicked"]
+    for o in out:
+        assert {"name", "killed", "interleavings", "seconds", "property"} <= set(o)
+        assert o["killed"] is True and o["interleavings"] == 1 and o["property"] == "impl-matches-model"
+        assert isinstance(o["seconds"], float)
+
+
+def test_cli_survivor_exits_1(capsys):
+    # one fault-free interleaving is not enough to reach a pending member's expiry
+    status = main(["mutants", "--only", "pending_members_never_expire", "--budget", "1", "--faults", "none", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 1 and out[0]["killed"] is False and out[0]["property"] is None and out[0]["interleavings"] == 1
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--only", "nope"], "unknown mutant 'nope'"),
+    (["--budget", "0"], "--budget must be >= 1"),
+    (["--budget", "x"], "--budget must be an integer"),
+    (["--faults", "some"], "--faults must be one of none, network, all"),
+])
+def test_cli_usage_errors(capsys, argv, text):
+    assert main(["mutants", *argv]) == 2
+    err = capsys.readouterr().err
+    assert text in err and "Traceback" not in err
