@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default="model", help="model (checked model steps) or impl (differential steps)")
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
+
+    from properties.prove import add_parser as add_prove_parser
+
+    add_prove_parser(sub)
     return parser
 
 
@@ -280,8 +284,14 @@ def _cmd_mutants(args) -> int:
     return cmd_mutants(args)
 
 
+def _cmd_prove(args) -> int:
+    from properties.prove import cmd_prove
+
+    return cmd_prove(args)
+
+
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
-            "campaign": _cmd_campaign, "mutants": _cmd_mutants}
+            "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove}
 
 
 def main(argv=None) -> int:
