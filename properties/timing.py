@@ -3,7 +3,7 @@
 Why: overflow and off-by-one bugs hide in timeouts and deadlines (Kafka has had both: a JoinGroup
 request timeout that overflowed, expiry comparisons that were off by one). Each proof below takes
 one computation as Kafka writes it — in ``long`` (64-bit) or ``int`` (32-bit) bit-vectors with
-wrap-around — and proves it equal to the mathematical intent (computed exactly, in 128 bits) over
+wrap-around — and proves it equal to the mathematical intent (computed exactly, in wider bit-vectors) over
 the configuration domain Kafka accepts, or proves the exact boundary where the two part ways.
 
 Domains (from Kafka's ConfigDef): ``request.timeout.ms`` INT ≥ 0; ``max.poll.interval.ms`` (the
@@ -25,7 +25,7 @@ import z3
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 W = 64
-WIDE = 128  # exact arithmetic for sums of a few 64-bit values
+WIDE = 67  # exact arithmetic for sums and differences of up to three 64-bit values (|x| < 3·2^63 < 2^66)
 
 
 def long(name):
@@ -33,7 +33,7 @@ def long(name):
 
 
 def wide(x):
-    """Exact (mathematical) value of a signed bit-vector, widened to 128 bits."""
+    """Exact (mathematical) value of a signed bit-vector, widened to WIDE bits."""
     return z3.SignExt(WIDE - x.size(), x)
 
 
@@ -180,21 +180,24 @@ def _initial_delay(broken):
     """InitialDelayedJoin: each extension waits min(delay, remaining) and leaves
     max(remaining - delay, 0) (Kafka subtracts the configured delay); waited + remaining is
     invariant, so the first rebalance of an empty group never waits more than
-    max(group.initial.rebalance.delay.ms, rebalance timeout). Inductive step, in int/long."""
+    max(group.initial.rebalance.delay.ms, rebalance timeout). Inductive step over Kafka's ints;
+    ``waited`` is a ghost counter, exact in 34 bits (it never exceeds Int.MAX)."""
     d32, r32, rt32 = z3.BitVec("delay", 32), z3.BitVec("remaining", 32), z3.BitVec("rebalance_timeout", 32)
-    waited = long("waited")
+    x34 = lambda v: z3.SignExt(2, v)  # noqa: E731
+    waited = z3.BitVec("waited", 34)
     step = jmin(d32, r32)
     if broken:
         step = d32  # the extension waits a full delay even when less remains
-    waited2 = waited + int_to_long(step)
+    waited2 = waited + x34(step)
     r2 = jmax(r32 - d32, z3.BitVecVal(0, 32))
-    bound = int_to_long(jmax(d32, rt32))
-    inv = lambda w, r: z3.And(in_range(r, 0, INT_MAX), w >= 0,  # noqa: E731
-                              wide(w) + wide(int_to_long(r)) <= wide(bound))
-    # Initially: waited = delay, remaining = max(rebalance timeout - delay, 0) (no int overflow).
+    bound = x34(jmax(d32, rt32))
+    inv = lambda w, r: z3.And(in_range(r, 0, INT_MAX), w >= 0, w + x34(r) <= bound)  # noqa: E731
+    # Initially: waited = delay, remaining = max(rebalance timeout - delay, 0) (no int overflow:
+    # the int difference equals the exact one).
     r0 = jmax(rt32 - d32, z3.BitVecVal(0, 32))
-    init = inv(int_to_long(d32), r0)
-    domain = z3.And(in_range(d32, 0, INT_MAX), in_range(rt32, 0, INT_MAX))
+    exact_r0 = jmax(x34(rt32) - x34(d32), z3.BitVecVal(0, 34))
+    init = z3.And(x34(r0) == exact_r0, inv(x34(d32), r0))
+    domain = z3.And(in_range(d32, 0, INT_MAX), in_range(rt32, 0, INT_MAX), in_range(waited, 0, INT_MAX))
     return domain, z3.And(init, z3.Implies(z3.And(inv(waited, r32), r32 != 0), inv(waited2, r2)))
 
 

@@ -129,7 +129,7 @@ _configs = st.builds(
 
 
 @pytest.mark.properties
-@settings(max_examples=50)
+@settings(max_examples=40)
 @given(cfg=_configs, data=st.data())
 def test_encoding_agrees_with_model(cfg, data):
     config = sy.to_config(cfg)
@@ -142,7 +142,7 @@ def lowest_encoding():
 
 
 @pytest.mark.properties
-@settings(max_examples=3)
+@settings(max_examples=2)
 @given(cfg=_configs, data=st.data())
 def test_z3_evaluates_terms_like_python(lowest_encoding, cfg, data):
     """The concrete folding of the connectives and z3's reading of the same terms agree."""
