@@ -211,7 +211,8 @@ def _headline(r: dict) -> str:
             f"{r['rate'] or 0:,.0f}/s on {r['master']}{partial}: ")
     if not failing:
         return head + "no property failed"
-    return head + f"{r['violations']:,} failing interleavings, {len(failing)} properties violated: " + ", ".join(failing)
+    return (head + f"{r['violations']:,} failing interleavings, {len(failing)} "
+            f"{'property' if len(failing) == 1 else 'properties'} violated: " + ", ".join(failing))
 
 
 def pytest_test(doc: dict, cluster: dict) -> str:
@@ -341,14 +342,14 @@ h3{font-size:15px;margin:0 0 6px}
 .partial{background:#fff4d6;color:#7a5600;border:1px solid #ecd38a}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}
 .fig{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:8px 12px}.fig b{display:block;font-size:20px}
-.fig span{color:#5b6475;font-size:12px}
+.fig span{color:#5b6475;font-size:12px}.fig b.t{font-size:15px}
 table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:top}th{background:#eef0f4}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600}
 .b-held,.b-reached{background:#e3f4e8;color:#17602e}.b-violated{background:#fbe5e5;color:#8a1c1c}
 .b-never,.b-not{background:#fff4d6;color:#7a5600}.b-new{background:#fbe5e5;color:#8a1c1c}.b-known{background:#e8ecf5;color:#33415c}
 .b-fixed{background:#e3f4e8;color:#17602e}
-.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px}
+.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;align-items:start}
 .plot{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px}
 .plot h3{font-size:13px;color:#33415c}
 .card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:14px 16px;margin:0 0 18px}
@@ -531,7 +532,8 @@ def html_report(r: dict, docs: dict) -> str:
         (f"{r['coverage']['abstract_states']:,}", "distinct abstract states"),
         (_e(c["system"]) + (f" / {_e(c['mutant'])}" if c["mutant"] else ""), "system" + (" / mutant" if c["mutant"] else "")),
     ]
-    body.append('<div class="figs">' + "".join(f'<div class="fig"><b>{v}</b><span>{_e(k)}</span></div>' for v, k in figs) + "</div>")
+    body.append('<div class="figs">' + "".join(
+        f'<div class="fig"><b{" class=t" if not v[:1].isdigit() else ""}>{v}</b><span>{_e(k)}</span></div>' for v, k in figs) + "</div>")
     body.append(f'<p class="muted">{c["clients"]} clients, {c["brokers"]} brokers, {c["partitions"]} partitions, faults '
                 f'<code>{_e(c["faults"])}</code> (at most {c["max_faults"]} per interleaving), {c["steps"]} random events '
                 f'per interleaving{", then the settle phase and the eventually properties" if c["eventually"] else " (no settle phase)"}; '
