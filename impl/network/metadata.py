@@ -23,6 +23,13 @@ from impl.protocol import MetadataRequestData, MetadataRequestTopic, MetadataRes
 from impl.time import ExponentialBackoff
 
 
+def _java_long(value: int) -> int:
+    """The value a Java ``long`` expression holds: two's-complement wrap-around at 64 bits.
+    ``last + age - now`` overflows when the clock went back and ``metadata.max.age.ms`` is huge;
+    Kafka then reads a negative time, i.e. an update is due at once (proved in properties/timing.py)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 class Node:
     """``org.apache.kafka.common.Node``: a broker endpoint.
 
@@ -266,18 +273,18 @@ class Metadata:
         backoff = self._refresh_backoff
         if backoff is None:
             # Kafka <= 3.6: flat refresh.backoff.ms after the last refresh attempt.
-            t = self._last_refresh_ms + self.refresh_backoff_ms - now_ms
+            t = _java_long(self._last_refresh_ms + self.refresh_backoff_ms - now_ms)
             return t if t > 0 else 0
         # Trunk (KIP-580): backoff on failed attempts and on equivalent (no-progress) responses.
         attempts = self._attempts
         backoff_for_attempts = max(
-            self._last_refresh_ms + backoff.backoff(attempts - 1 if attempts > 0 else 0) - now_ms, 0)
+            _java_long(self._last_refresh_ms + backoff.backoff(attempts - 1 if attempts > 0 else 0) - now_ms), 0)
         # Periodic updates based on expiration reset the equivalent response count.
-        if max(self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms, 0) == 0:
+        if max(_java_long(self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms), 0) == 0:
             self._equivalent_response_count = 0
         count = self._equivalent_response_count
         backoff_for_equivalent = max(
-            self._last_refresh_ms + (backoff.backoff(count - 1) if count > 0 else 0) - now_ms, 0)
+            _java_long(self._last_refresh_ms + (backoff.backoff(count - 1) if count > 0 else 0) - now_ms), 0)
         return max(backoff_for_attempts, backoff_for_equivalent)
 
     def time_to_next_update(self, now_ms: int) -> int:
@@ -285,7 +292,7 @@ class Metadata:
         if self._need_full_update or self._need_partial_update:
             time_to_expire = 0
         else:
-            time_to_expire = self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms
+            time_to_expire = _java_long(self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms)
             if time_to_expire < 0:
                 time_to_expire = 0
         allow = self.time_to_allow_update(now_ms)

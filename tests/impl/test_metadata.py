@@ -142,3 +142,14 @@ def test_node_equality_and_deterministic_hash():
     assert Node(3, "h", 1) != Node(3, "h", 2)
     assert hash(Node(3, "h", 1)) == 3
     assert Node(-1, "", -1).is_empty() and not Node(0, "h", 1).is_empty()
+
+
+def test_expiry_overflow_when_the_clock_went_back_wraps_like_java():
+    # lastSuccessfulRefresh + max.age - now is a Java long: with the clock one ms behind the last
+    # refresh and max.age = Long.MAX it wraps negative, so expiry reads 0 and only the refresh
+    # backoff (100 ms after the last refresh) remains (properties/timing.py proves the boundary).
+    long_max = (1 << 63) - 1
+    md = Metadata(refresh_backoff_ms=100, metadata_expire_ms=long_max)
+    md.update(md.request_version(), metadata_response(), False, 1000)
+    assert md.time_to_next_update(1000) == long_max  # no overflow: exact
+    assert md.time_to_next_update(999) == 101
