@@ -11,6 +11,19 @@ catalogue always property breaks on either side, or the implementation raises ou
 **and** the unmutated implementation passes the very same interleaving (so known divergences of the
 unmutated implementation are never counted as kills). Interleaving ``i`` of a search is seed ``i``
 under fault profile ``profiles[i % len(profiles)]``; the same budget gives the same verdicts.
+The unmutated verdicts are computed only for seeds where a mutant reported something, and cached
+per (seed, fault profile) for the whole run.
+
+:data:`MUTANTS` are the mutants ``groupcheck mutants`` runs; each is killed within the default
+budget. :data:`UNREACHED` are equally realistic bugs whose trigger the world's random search does
+not reach (:data:`WHY_UNREACHED` says why, and what would reach it); they run only when asked for
+(``--only NAME`` or ``--unreached``).
+
+``groupcheck mutants [--budget N] [--only NAME]... [--faults PROFILE]... [--unreached] [--list]
+[--json]``: exit 0 if every mutant run was killed, 1 if one survived, 2 on a usage error. Progress
+goes to stderr; ``--json`` prints an array of ``{name, killed, interleavings, seconds, property,
+seed, faults}`` (``property`` is the catalogue property that caught the mutant, or
+``crash:<Exception>`` if the implementation raised out of the world).
 """
 
 from __future__ import annotations
@@ -623,10 +636,40 @@ _DEFS = [
 ]
 
 
-# Realistic bugs the world's random search does not reach within the default budget (see the
-# module docstring of model/variants.py for the model's side of the same story). They stay
-# applicable (``--only NAME`` or ``--unreached``); the unit tests show each changes its target.
-_UNREACHED_NAMES: Tuple[str, ...] = ()
+# Realistic bugs the world's random search does not reach within the default budget (the model's
+# side of the same story is in model/variants.py, UNREACHED). They stay applicable (``--only NAME``
+# or ``--unreached``); tests/test_mutants.py shows each one changes what its target does.
+WHY_UNREACHED: Dict[str, str] = {
+    "unsent_expiry_no_node_stop":
+        "needs two unsent requests of one node whose creation times are out of order (a client clock "
+        "jumping back between them) on a node that stays unready for request.timeout.ms; requests to "
+        "the coordinator are failed earlier by the session timeout (6 s < 8 s request timeout), so "
+        "they never reach expiry",
+    "unsent_expiry_global_stop":
+        "needs two nodes with unsent requests at once, the first with a live head and a later one "
+        "with an expired head; a consumer queues to a second node only for FindCoordinator, and then "
+        "the coordinator's queue has just been failed by the disconnect that made it unknown",
+    "future_listeners_refire":
+        "a listener is added to an already completed future that has earlier listeners only when "
+        "commitAsync chains onto a finished coordinator lookup that was not cleared yet; the "
+        "re-fired listeners then re-run commit callbacks, which nothing in the observation shows",
+    "sync_accepts_stale_generation":
+        "a SyncGroup whose generation differs from the group's needs the member's request to "
+        "overtake its own later JoinGroup (requests on one connection are FIFO and served one at a "
+        "time), or the coordinator to lose and regain the group between the JoinGroup answer and "
+        "the SyncGroup delivery (two failovers and a load in that window)",
+    "commit_accepts_stale_generation":
+        "a consumer commits only while STABLE, with the generation it synced; the coordinator holds "
+        "that member at another generation only if the member's JoinGroup overtook its earlier "
+        "OffsetCommit, and requests on one connection are FIFO",
+    "non_rejoined_kept":
+        "with the default world the session timeout (6 s) is shorter than the rebalance timeout "
+        "(10 s), and a member stops heartbeating once it starts rejoining, so a member that has not "
+        "rejoined by the join deadline has almost always been expired already; it takes a member "
+        "that first hears of the rebalance 4 s or more after it began and whose JoinGroup is then "
+        "lost (a longer session timeout, as the model's quality tier uses, would reach it)",
+}
+_UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
 
 
 def _build(unreached: bool) -> "OrderedDict[str, Mutant]":
@@ -800,8 +843,9 @@ def cmd_mutants(args) -> int:
         raise UsageError(f"--faults must be one of {', '.join(PROFILES)}, got {bad[0]!r}")
     if args.list:
         for m in ALL.values():
-            extra = "; not reached by the world" if m.name in UNREACHED else ""
-            print(f"{m.name}: {m.description} [{m.kind}; {m.target}{extra}]")
+            print(f"{m.name}: {m.description} [{m.kind}; {m.target}]")
+            if m.name in UNREACHED:
+                print(f"    not reached by the world (run with --only or --unreached): {WHY_UNREACHED[m.name]}")
         return 0
     names = list(dict.fromkeys(args.only)) or list(MUTANTS) + (list(UNREACHED) if args.unreached else [])
     search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES)
