@@ -94,10 +94,15 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
     return out
 
 
-if __name__ == "__main__":  # python -m properties.campaign_bench [interleavings] [system]
+if __name__ == "__main__":  # python -m properties.campaign_bench [N] [--system model] [--no-eventually] [--million]
     import json
-    import sys
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    system = sys.argv[2] if len(sys.argv) > 2 else "model"
-    print(json.dumps(bench_campaign(n, system=system), indent=1))
+    parser = argparse.ArgumentParser(prog="python -m properties.campaign_bench")
+    parser.add_argument("interleavings", type=int, nargs="?", default=2000)
+    parser.add_argument("--system", default="model")
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--no-eventually", dest="eventually", action="store_false")
+    parser.add_argument("--million", action="store_true", help="also run 1,000,000 interleavings on Spark (long)")
+    a = parser.parse_args()
+    print(json.dumps(bench_campaign(a.interleavings, system=a.system, steps=a.steps, eventually=a.eventually,
+                                    million=a.million), indent=1))

@@ -3,8 +3,9 @@
 A :class:`Coverage` is fed by the walker's ``on_step`` hook (one call per applied event) and by
 each finished run; it counts
 
-* group states entered and group-state transitions (``Empty→PreparingRebalance``; ``-`` is "no
-  group yet"),
+* group states entered and group-state transitions (``Empty→PreparingRebalance``, from the
+  coordinator's own transition notes; ``no group`` is a coordinator without the group: not yet
+  created, still loading, crashed),
 * member states entered and member-state transitions of the consumers,
 * error codes in the coordinator's replies, per API (``JoinGroup:MEMBER_ID_REQUIRED``),
 * the ``sometimes`` properties (the catalogue's own counters),
@@ -26,7 +27,7 @@ from model.errors import name_of
 from properties.catalogue import SOMETIMES_NAMES
 
 MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
-NO_GROUP = "-"
+NO_GROUP = "no group"
 
 
 def legal_group_transitions() -> list:
@@ -62,13 +63,29 @@ class Coverage:
         """The walker's ``on_step`` hook: called after every applied event."""
         pg, ng = world.group, new.group
         changed = False
+        noted = None  # the last state the coordinator's notes moved the group to
+        first = None  # the state the first note moved the group from
+        for entry in log:
+            tag = entry[0]
+            if tag == "reply":
+                key = (entry[3], entry[4])
+                self.errors[key] = self.errors.get(key, 0) + 1
+            elif tag == "server" and entry[1] == "transition":  # the coordinator's own transitions,
+                self._group_edge(entry[2], entry[3])  # also those a single event passes through
+                if first is None:
+                    first = entry[2]
+                noted, changed = entry[3], True
         if pg is not ng:
             old = pg.state if pg is not None else NO_GROUP
             state = ng.state if ng is not None else NO_GROUP
-            if old != state:
-                key = (old, state)
-                self.group_transitions[key] = self.group_transitions.get(key, 0) + 1
-                self.group_states[state] = self.group_states.get(state, 0) + 1
+            if noted is not None:
+                if pg is not None:
+                    old = noted  # vanished after the noted transitions
+                else:
+                    state = first  # created, then moved on by the noted transitions
+            if old != state and (noted is None or pg is None or ng is None):
+                # a group appearing or vanishing (coordinator loaded, failed over, crashed)
+                self._group_edge(old, state)
                 changed = True
         if world.clients is not new.clients:
             for before, after in zip(world.clients, new.clients):
@@ -78,15 +95,17 @@ class Coverage:
                         self.member_transitions[key] = self.member_transitions.get(key, 0) + 1
                         self.member_states[after.state] = self.member_states.get(after.state, 0) + 1
                     changed = True
-        for entry in log:
-            if entry[0] == "reply":
-                key = (entry[3], entry[4])
-                self.errors[key] = self.errors.get(key, 0) + 1
         if changed:
             key = (ng.state if ng is not None else NO_GROUP,
                    tuple(c.state if c.alive else "down" for c in new.clients))
             if key not in self.abstract_first:
                 self.abstract_first[key] = self.seed
+
+    def _group_edge(self, old, new) -> None:
+        key = (old, new)
+        self.group_transitions[key] = self.group_transitions.get(key, 0) + 1
+        if new != NO_GROUP:
+            self.group_states[new] = self.group_states.get(new, 0) + 1
 
     def start_run(self, seed: int) -> None:
         self.seed = seed

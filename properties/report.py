@@ -374,7 +374,7 @@ def svg_bars(items: list, width: int = 520, bar_h: int = 18, color: str = "#c628
     """Horizontal bar chart: [(label, value)]."""
     if not items:
         return '<p class="muted">Nothing to plot: no counterexample.</p>'
-    label_w = 250
+    label_w = min(330, max(80, 7 * max(len(str(label)) for label, _ in items) + 10))
     top = 6
     h = top + len(items) * (bar_h + 6) + 6
     vmax = max(v for _, v in items) or 1
