@@ -752,7 +752,7 @@ class Outcome:
     def as_dict(self) -> dict:
         return {"name": self.name, "killed": self.killed, "interleavings": self.interleavings,
                 "seconds": round(self.seconds, 2), "property": self.property, "seed": self.seed,
-                "faults": self.faults}
+                "faults": self.faults, "message": self.message}
 
 
 def _verdict(seed: int, faults: str, config: Config, steps: int) -> Tuple[Optional[str], Optional[str]]:
