@@ -159,6 +159,7 @@ class Step:
         self.log = log
         self.transmitted = []
         self.closed_slots = []
+        self.wire = []  # ("write", request) and ("close", slot) in the order they happened
         self.aborted = []  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
 
     def freeze(self) -> ClientState:

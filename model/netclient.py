@@ -8,7 +8,8 @@ nodes whose connection failed, times out in-flight requests by disconnecting the
 completions in FIFO order, each exactly once.
 
 What the transport does is not decided here: transmitted requests are handed to the world in
-``Step.transmitted``; connections the client closes are listed in ``Step.closed_slots``.
+``Step.transmitted``; connections the client closes are listed in ``Step.closed_slots``; both,
+in the order they happened, in ``Step.wire`` (bytes written before a close reach the broker).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ def disconnect(s: Step, slot: int, requested: bool = False) -> None:
     if conn.state is None or conn.state == DISCONNECTED:
         return
     s.closed_slots.append(slot)
+    s.wire.append(("close", slot))
     if s.notices:  # selector.close drops whatever the channel had not yet delivered
         s.notices = tuple(n for n in s.notices if n[1] != slot)
     connection_lost(s, slot, requested)
@@ -200,6 +202,7 @@ def complete_sends(s: Step) -> None:
     does the request travel, and the channel can take the next one."""
     if s.sending:
         s.transmitted.extend(s.sending)
+        s.wire.extend(("write", req) for req in s.sending)
         s.sending = ()
 
 

@@ -211,9 +211,11 @@ def _commit_client(world, m, s: Step, choose, log) -> None:
     """Freeze the client's step and hand its transmissions and closed connections to the network."""
     c = s.index
     latency = world.config.latency_ms
-    for slot in s.closed_slots:
-        _cut_link(world, m, c, slot, choose("processed", (False, True)), choose, log)
-    for req in s.transmitted:
+    for action, value in s.wire:  # in order: what the selector wrote before closing a channel was sent
+        if action == "close":
+            _cut_link(world, m, c, value, choose("processed", (False, True)), choose, log)
+            continue
+        req = value
         link = m.links[c][req.slot]
         if link.open:  # else the connection broke: the request fails when the client sees it
             m.set_link(c, req.slot, Link(link.to_broker + ((m.now + latency, req.id, link.epoch, req.body),), link.to_client, True, link.epoch, link.stalled, link.processing))
