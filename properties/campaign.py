@@ -103,7 +103,7 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     from properties.shrink import shrink, signature, timeline
     from properties.systems import run
 
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
     config = counterexample.config_from_dict(plan["config"])
     coverage = Coverage()
     rows = []
@@ -150,7 +150,7 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
                 entry["seeds"].append(seed)
     return {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
-            "seconds": time.perf_counter() - began}
+            "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu}
 
 
 def _task_function(plan: dict, done_acc, failed_acc):
@@ -179,7 +179,8 @@ class Totals:
         self.rows: list = []
         self.coverage = empty()
         self.failures: dict = {}
-        self.task_seconds = 0.0
+        self.task_seconds = 0.0  # wall time inside the tasks, summed
+        self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
         self.tasks = 0
 
     def add(self, part: dict) -> None:
@@ -188,6 +189,7 @@ class Totals:
         self.rows.extend(part["rows"])
         self.coverage = merge(self.coverage, part["coverage"])
         self.task_seconds += part["seconds"]
+        self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
         for sig, entry in part["failures"].items():
             mine = self.failures.get(sig)
@@ -638,7 +640,13 @@ def _campaign(args) -> int:
                   f"in {len(ranges)} tasks on {master} ({cores} cores)", file=sys.stderr, flush=True)
             progress.start = time.perf_counter()
             start = time.perf_counter()
-            totals, interrupted = run_spark(spark, plan, ranges, progress)
+            try:
+                totals, interrupted = run_spark(spark, plan, ranges, progress)
+            except Exception as e:  # a task failed even after Spark's retries
+                text = str(e).strip()
+                first = next((line for line in text.splitlines() if "Error" in line or "Exception" in line),
+                             text.splitlines()[0] if text else type(e).__name__)
+                raise CampaignError(f"the Spark job failed: {first.strip()[:300]} (details in {out / 'spark.log'})") from None
             seconds = time.perf_counter() - start
         progress(totals.done, totals.failed, final=True)
         results = report.assemble(

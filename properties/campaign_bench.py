@@ -37,9 +37,10 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
     size = task_size or DEFAULT_TASK_SIZE[(system, eventually)]
     ranges = task_ranges(seed_start, interleavings, max(1, min(size, interleavings // 16 or 1)))
 
-    t = time.perf_counter()
+    load_before = os.getloadavg()
+    t, c = time.perf_counter(), time.process_time()
     single, _ = run_local(plan, ranges)
-    single_s = time.perf_counter() - t
+    single_s, single_cpu = time.perf_counter() - t, time.process_time() - c
 
     t = time.perf_counter()
     spark = start_spark(master, app="groupcheck-bench", log_path=os.devnull)
@@ -71,6 +72,13 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
             "single_process_rate": round(interleavings / single_s, 1),
             "spark_rate": round(interleavings / spark_s, 1),
             "ratio": round(single_s / spark_s, 3),
+            # the machine is shared: CPU time shows what the work costs whatever else runs
+            "single_process_cpu_seconds": round(single_cpu, 3),
+            "spark_task_cpu_seconds": round(parallel.task_cpu_seconds, 3),
+            "cpu_ms_per_interleaving": round(1000 * single_cpu / interleavings, 2),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            "million_extrapolated_wall_seconds": round(1_000_000 / (interleavings / spark_s) + startup_s),
             "versions": versions(spark),
         }
         if million:
