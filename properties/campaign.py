@@ -84,6 +84,15 @@ def _mutant(name):
     return mutants.applied(name)
 
 
+def _companion(system: str, config, seed: int):
+    """What systems.run puts beside the model walk: nothing for ``model``, the implementation for ``impl``."""
+    if system == "impl":
+        from properties.differential import Differential
+
+        return Differential(config, seed)
+    return None
+
+
 def kind_of(property_name: str) -> str:
     """always / eventually / sometimes; the differential property (impl-matches-model) is always."""
     from properties.catalogue import ALWAYS, BY_NAME
@@ -102,6 +111,7 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     from properties.coverage import Coverage
     from properties.shrink import shrink, signature, timeline
     from properties.systems import run
+    from properties.walker import walk
 
     began, began_cpu = time.perf_counter(), time.process_time()
     config = counterexample.config_from_dict(plan["config"])
@@ -116,8 +126,13 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 Path(crash["marker"]).write_text(str(seed))
                 os._exit(3)
             coverage.start_run(seed)
-            result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
-                         max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step)
+            if plan.get("quiet_rate") is None:
+                result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
+                             max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step)
+            else:  # the walker itself, for its quiet_rate knob (systems.run uses the walker's default)
+                result = walk(seed, config, steps=plan["steps"], faults=plan["faults"], max_faults=plan["max_faults"],
+                              eventually=plan["eventually"], quiet_rate=plan["quiet_rate"],
+                              companion=_companion(plan["system"], config, seed), on_step=coverage.on_step)
             coverage.end_run(result)
             group = result.world.group
             generation = group.generation if group is not None else -1
@@ -220,6 +235,8 @@ def choose_task_size(args, cores: int) -> int:
     if args.task_size:
         return args.task_size
     default = DEFAULT_TASK_SIZE[(args.system, args.eventually)]
+    if getattr(args, "quiet_rate", None) == 0:
+        default *= 3  # no quiet bursts: interleavings are ~5x shorter
     return max(1, min(default, -(-args.interleavings // (8 * max(1, cores)))))
 
 
@@ -249,7 +266,7 @@ def run_spark(spark, plan: dict, ranges: list, progress=None, wave_tasks: int | 
     sc = spark.sparkContext
     done_acc, failed_acc = sc.accumulator(0), sc.accumulator(0)
     fn = _task_function(plan, done_acc, failed_acc)
-    per_wave = wave_tasks or max(4, 4 * sc.defaultParallelism)
+    per_wave = wave_tasks or max(4, 4 * sc.defaultParallelism, -(-len(ranges) // 100))
     waves = [ranges[i:i + per_wave] for i in range(0, len(ranges), per_wave)]
 
     def job(wave):
@@ -481,6 +498,9 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default) or model")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
+    p.add_argument("--quiet-rate", type=_float("--quiet-rate"), default=None, metavar="P",
+                   help="chance per drawn event of a burst of quiet time (the walker's default 0.04; 0 = none: "
+                        "~5x faster, disruptions then hit groups still forming)")
     p.add_argument("--mutant", default=None, metavar="NAME", help="run against a mutated implementation (groupcheck mutants)")
     p.add_argument("--master", default=None if script else "local[*]",
                    help="Spark master (default local[*]" + ("; under spark-submit: the one it was given)" if script else ")"))
@@ -513,6 +533,8 @@ def make_plan(args) -> dict:
         raise CampaignError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
     if args.faults not in FAULT_PROFILES:
         raise CampaignError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {args.faults!r}")
+    if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
+        raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     try:
         config = Config(clients=args.clients, brokers=args.brokers, partitions=args.partitions)
     except ConfigError as e:
@@ -539,6 +561,7 @@ def make_plan(args) -> dict:
         "eventually": args.eventually,
         "mutant": args.mutant,
         "shrink_seconds": args.shrink_seconds,
+        "quiet_rate": getattr(args, "quiet_rate", None),
         "crash_once": crash,
     }
 

@@ -20,20 +20,22 @@ from properties.campaign import (DEFAULT_TASK_SIZE, make_plan, run_local, run_sp
                                  versions)
 
 
-def _plan(system: str, steps: int, eventually: bool, clients: int = 3, brokers: int = 3, faults: str = "all") -> dict:
+def _plan(system: str, steps: int, eventually: bool, quiet_rate: float | None = None, clients: int = 3, brokers: int = 3,
+          faults: str = "all") -> dict:
     args = argparse.Namespace(system=system, faults=faults, clients=clients, brokers=brokers, partitions=6,
                               mutant=None, crash_once=None, steps=steps, max_faults=6, eventually=eventually,
-                              shrink_seconds=10.0)
+                              shrink_seconds=10.0, quiet_rate=quiet_rate)
     return make_plan(args)
 
 
 def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str = "model", steps: int = 40,
                    eventually: bool = True, master: str = "local[2]", million: bool = False,
-                   million_eventually: bool = False, task_size: int | None = None, progress=None) -> dict:
+                   million_eventually: bool = False, task_size: int | None = None, progress=None,
+                   quiet_rate: float | None = None) -> dict:
     """Single-process rate, Spark rate (job time only) and their ratio over the same seeds; with
     *million*, the wall time of a 1,000,000-interleaving Spark campaign (3 clients, 3 brokers, all
     faults, *steps* events; *million_eventually* adds the settle phase)."""
-    plan = _plan(system, steps, eventually)
+    plan = _plan(system, steps, eventually, quiet_rate)
     size = task_size or DEFAULT_TASK_SIZE[(system, eventually)]
     ranges = task_ranges(seed_start, interleavings, max(1, min(size, interleavings // 16 or 1)))
 
@@ -58,6 +60,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
             "system": system,
             "steps": steps,
             "eventually": eventually,
+            "quiet_rate": quiet_rate,
             "clients": 3,
             "brokers": 3,
             "faults": "all",
@@ -82,7 +85,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
             "versions": versions(spark),
         }
         if million:
-            m_plan = _plan(system, steps, million_eventually)
+            m_plan = _plan(system, steps, million_eventually, quiet_rate)
             m_size = task_size or DEFAULT_TASK_SIZE[(system, million_eventually)]
             m_ranges = task_ranges(seed_start, 1_000_000, m_size)
             t = time.perf_counter()
@@ -110,7 +113,8 @@ if __name__ == "__main__":  # python -m properties.campaign_bench [N] [--system 
     parser.add_argument("--system", default="model")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--no-eventually", dest="eventually", action="store_false")
+    parser.add_argument("--quiet-rate", type=float, default=None)
     parser.add_argument("--million", action="store_true", help="also run 1,000,000 interleavings on Spark (long)")
     a = parser.parse_args()
     print(json.dumps(bench_campaign(a.interleavings, system=a.system, steps=a.steps, eventually=a.eventually,
-                                    million=a.million), indent=1))
+                                    million=a.million, quiet_rate=a.quiet_rate), indent=1))

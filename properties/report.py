@@ -130,7 +130,8 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
     generations: dict = {}
     for r in rows:
         generations[r[2]] = generations.get(r[2], 0) + 1
-    config = {k: plan[k] for k in ("system", "steps", "faults", "max_faults", "eventually", "mutant", "shrink_seconds")}
+    config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
+                                       "shrink_seconds")}
     config.update(clients=args.clients, brokers=args.brokers, partitions=args.partitions, task_size=task_size,
                   model_config=plan["config"])
     return {

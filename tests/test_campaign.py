@@ -20,7 +20,7 @@ import pytest
 from model.config import Config
 from properties import campaign, cli
 from properties.counterexample import config_from_dict
-from properties.campaign import make_plan, run_local, run_spark, task_ranges
+from properties.campaign import make_plan, run_local, run_range, run_spark, task_ranges
 from properties.shrink import shape, shrink, signature
 from properties.systems import replay, run
 
@@ -96,6 +96,19 @@ def test_worker_killed_mid_task_loses_nothing(spark, tmp_path):
     assert [r[0] for r in sorted(totals.rows)] == list(range(48))
     assert totals.coverage == single.coverage
     assert totals.failures == single.failures
+
+
+def test_quiet_rate_knob_is_the_walker_itself():
+    """--quiet-rate calls the walker directly; at the walker's default it is exactly systems.run."""
+    from properties.walker import walk
+    import inspect
+
+    default = inspect.signature(walk).parameters["quiet_rate"].default
+    plain = run_range(make_plan(_args(steps=25)), 0, 6)
+    knob = run_range(make_plan(_args(steps=25, quiet_rate=default)), 0, 6)
+    assert plain["rows"] == knob["rows"] and plain["coverage"] == knob["coverage"]
+    fast = run_range(make_plan(_args(steps=25, quiet_rate=0.0, eventually=False)), 0, 6)
+    assert sum(r[1] for r in fast["rows"]) < sum(r[1] for r in plain["rows"])
 
 
 # -- usage errors: one line, exit 2, no traceback, before any Spark work ---------------------------
