@@ -47,7 +47,11 @@ def proofs_table() -> dict | None:
 
 
 def replay_command(path: str, mutant: str | None = None) -> str:
-    return f"groupcheck replay {path}" + (f" --mutant {mutant}" if mutant else "")
+    """The command that reproduces a cluster's counterexample. The file records the system, the
+    seed, the configuration and, for a campaign against a mutant, the mutant's name (``"mutant"``),
+    which ``groupcheck replay`` applies around the replay; *mutant* is accepted for callers that
+    want to say so, but the command is the same."""
+    return f"groupcheck replay {path}"
 
 
 def _histogram(values: list, bins: int = 20) -> list:
