@@ -1,7 +1,7 @@
 """Counterexample files: everything needed to reproduce a failing interleaving, as JSON.
 
-A file holds the format name and version, the tool version, the system, the seed, the full
-configuration, the fault profile and step count it was drawn with, the schedule (every applied
+A file holds the format name and version, the tool version, the system, the seed (and, for a
+run against a mutated implementation, the mutant's name, ``"mutant"``), the full configuration, the fault profile and step count it was drawn with, the schedule (every applied
 event, in order), the failing property, its message and step, the trace hash, and both sides'
 state after the failing step. :func:`load` validates a file and raises :class:`CounterexampleError`
 with one clear sentence for anything corrupt or foreign; ``groupcheck replay`` reproduces it.
@@ -115,6 +115,14 @@ def load(path) -> tuple[dict, Config]:
 
     if document["system"] not in SYSTEMS:
         raise CounterexampleError(f"{path}: unknown system {document['system']!r}")
+    mutant = document.get("mutant")
+    if mutant is not None:
+        from properties.mutants import ALL
+
+        if mutant not in ALL:
+            raise CounterexampleError(f"{path}: unknown mutant {mutant!r} (see groupcheck mutants --list)")
+        if document["system"] != "impl":
+            raise CounterexampleError(f"{path}: a mutant applies to the impl system, not {document['system']!r}")
     for i, event in enumerate(document["schedule"]):
         if not (isinstance(event, list) and event and isinstance(event[0], str)):
             raise CounterexampleError(f"{path}: schedule event {i} is not an event (a list starting with its kind): {event!r}")

@@ -1,7 +1,8 @@
 """``groupcheck replay FILE``: reproduce a counterexample file and show its trace.
 
 The schedule is re-run exactly on the recorded system (for ``impl``, the implementation beside
-the model, with the recorded seed for the implementation's own generators). The run reproduces
+the model, with the recorded seed for the implementation's own generators, and the recorded
+mutant applied if the file came from a run against a mutated implementation). The run reproduces
 the counterexample when its trace hash equals the recorded one. The trace is printed as a table,
 one row per event: the time, the event, each member's state and generation, the group's state and
 generation, and the responses the coordinator sent during the event; then the failing property
@@ -56,9 +57,19 @@ def replay_file(path: str, as_json: bool = False) -> int:
     def on_step(world, event, new, log):
         rows.append(_row(len(rows), event, new, log))
 
+    import contextlib
+
+    mutant = document.get("mutant")
+    if mutant is not None:
+        from properties.mutants import applied
+
+        around = applied(mutant)
+    else:
+        around = contextlib.nullcontext()
     try:
-        result = systems.replay(document["system"], config, [tuple(e) for e in document["schedule"]],
-                                seed=document["seed"], check_eventually=document["check_eventually"], on_step=on_step)
+        with around:
+            result = systems.replay(document["system"], config, [tuple(e) for e in document["schedule"]],
+                                    seed=document["seed"], check_eventually=document["check_eventually"], on_step=on_step)
     except (ValueError, TypeError, IndexError, KeyError) as e:  # an event the world cannot take
         print(f"groupcheck: error: {path}: the schedule cannot be replayed ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
@@ -72,6 +83,7 @@ def replay_file(path: str, as_json: bool = False) -> int:
     summary = {
         "file": path,
         "system": document["system"],
+        "mutant": mutant,
         "seed": document["seed"],
         "reproduced": reproduced,
         "trace_hash": result.trace_hash,
@@ -90,7 +102,8 @@ def replay_file(path: str, as_json: bool = False) -> int:
 
 
 def _print_table(summary: dict, document: dict, clients: int) -> None:
-    print(f"{summary['file']}: {document['system']} system, seed {document['seed']}, {len(document['schedule'])} events; "
+    mutant = f" with mutant {summary['mutant']}" if summary["mutant"] else ""
+    print(f"{summary['file']}: {document['system']} system{mutant}, seed {document['seed']}, {len(document['schedule'])} events; "
           f"recorded property {document['property']}")
     header = f"{'step':>5}  {'time':>7}  {'event':<30}  " + "  ".join(f"{'c' + str(c):<12}" for c in range(clients)) + \
         f"  {'group':<14}  responses"

@@ -191,3 +191,29 @@ def test_bench_impl_prints_differential_steps_and_where_the_time_goes(capsys):
     assert result["system"] == "impl" and result["steps_per_second"] > 0 and result["diverged"] == 0
     shares = result["share_impl"] + result["share_model"] + result["share_compare_and_checks"]
     assert 0.99 <= shares <= 1.01 or result["share_compare_and_checks"] == 0
+
+
+def test_a_counterexample_against_a_mutant_replays_with_the_mutant_applied(capsys, tmp_path):
+    from model.config import Config
+    from properties import counterexample, systems
+    from properties.mutants import applied
+
+    config = Config()
+    with applied("generation_not_bumped"):
+        result = systems.run("impl", 0, config, steps=60, faults="none")
+    assert result.violation is not None
+    document = counterexample.build(result, system="impl", seed=0, config=config, steps=60, faults="none")
+    document["mutant"] = "generation_not_bumped"
+    path = tmp_path / "mutant.json"
+    counterexample.write(path, document)
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    replayed = json.loads(out)
+    assert code == 1 and replayed["reproduced"] is True and replayed["mutant"] == "generation_not_bumped"
+    del document["mutant"]  # without the mutant the implementation agrees with the model
+    counterexample.write(path, document)
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    assert code == 0 and json.loads(out)["reproduced"] is False
+    document["mutant"] = "no_such_mutant"
+    counterexample.write(path, document)
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 2 and "unknown mutant 'no_such_mutant'" in err
