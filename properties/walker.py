@@ -20,6 +20,7 @@ meaningful.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 
@@ -35,8 +36,10 @@ TICKS = (1, 5, 20, 100, 500, 1500, 4000)
 CLOCK_JUMPS = (-9000, -3000, -500, 500, 3000, 9000)
 
 
+@functools.lru_cache(maxsize=64)
 def boundary_ticks(config: Config) -> tuple:
-    """Time steps equal to the configured timeouts: the edges where off-by-one bugs live."""
+    """Time steps equal to the configured timeouts: the edges where off-by-one bugs live.
+    (Cached: the walker asks at every step, and a Config is immutable.)"""
     return tuple(sorted({
         config.heartbeat_interval_ms,
         config.session_timeout_ms,
