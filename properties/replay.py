@@ -74,10 +74,15 @@ def replay_file(path: str, as_json: bool = False) -> int:
         print(f"groupcheck: error: {path}: the schedule cannot be replayed ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     if result.violation is not None and len(rows) < len(result.schedule):
-        # the failing event was not applied by the model (the implementation applied it alone)
+        # the failing event ended the run before its row: a disagreement with the implementation
         event = result.schedule[-1]
-        rows.append({"step": len(rows), "time": result.world.now, "event": list(event), "members": [], "group": None,
-                     "responses": [], "note": "applied by the implementation only"})
+        divergence = getattr(result.companion, "divergence", None)
+        if divergence is not None and divergence.model_applied and divergence.impl_applied:
+            rows.append(_row(len(rows), event, result.world, []))
+        else:
+            side = "the implementation" if divergence is None or divergence.impl_applied else "the model"
+            rows.append({"step": len(rows), "time": result.world.now, "event": list(event), "members": [],
+                         "group": None, "responses": [], "note": f"applied by {side} only"})
     v = result.violation
     reproduced = result.trace_hash == document["trace_hash"] and v is not None and v.property == document["property"]
     summary = {

@@ -544,9 +544,10 @@ class SimWorld:
             self.commits[c] += 1
             consumer = self.consumers[c]
             owned = consumer.subscriptions.assigned_partitions()
-            if owned:
-                offsets = {tp: self.commits[c] for tp in owned}
-                self._guard(c, lambda: consumer.commit_async(offsets))
+            # commitAsync() of what was consumed: with nothing owned the offsets are empty, and
+            # commitOffsetsAsync still completes them locally and ends with pollNoWakeup
+            offsets = {tp: self.commits[c] for tp in owned}
+            self._guard(c, lambda: consumer.commit_async(offsets))
         return True
 
     def _ev_close(self, ev) -> bool:

@@ -54,3 +54,23 @@ def test_bytes_written_before_a_close_reach_the_broker():
     for event in schedule:
         world, _ = step(world, event)
     assert world.committed == ((0, 3), (1, 3))
+
+
+def test_commit_with_nothing_owned_still_polls_in_both():
+    """Regression (found by a campaign's shrinker): commitAsync with nothing owned completes the
+    empty commit locally but still ends with pollNoWakeup, which here delivers a JoinGroup
+    UNKNOWN_MEMBER_ID that resets the member. The simulation used to skip the call."""
+    import json
+    from pathlib import Path
+
+    from properties.counterexample import config_from_dict
+
+    document = json.loads((Path(__file__).parent / "data" / "commit_with_nothing_owned.json").read_text())
+    config = config_from_dict(document["config"])
+    schedule = [tuple(e) for e in document["schedule"]]
+    assert schedule[-1][0] == "commit"
+    assert compare(config, schedule, document["seed"]).divergence is None
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    assert world.clients[2].state == "UNJOINED" and world.clients[2].member_id == ""
