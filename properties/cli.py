@@ -99,9 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mutants_parser(sub)
 
-    p = sub.add_parser("bench", help="measure steps per second on one core (model, or model vs implementation)")
-    p.add_argument("--system", default="model", help="model (checked model steps) or impl (differential steps)")
-    p.add_argument("--seconds", type=float, default=10.0)
+    p = sub.add_parser("bench", help="campaign throughput (one process vs Spark), or steps per second with --system")
+    p.add_argument("--system", default=None,
+                   help="model (checked model steps/s) or impl (differential steps/s) on one core; "
+                        "without it: the campaign benchmark, one process versus Spark local[2]")
+    p.add_argument("--seconds", type=float, default=10.0, help="with --system: how long to measure")
+    p.add_argument("--interleavings", type=_positive_int("--interleavings"), default=2000,
+                   help="campaign benchmark: interleavings run both ways (default 2000)")
+    p.add_argument("--no-eventually", dest="eventually", action="store_false",
+                   help="campaign benchmark: no settle phase (the fast configuration)")
+    p.add_argument("--million", action="store_true", help="campaign benchmark: also time 1,000,000 interleavings on Spark (long)")
     p.add_argument("--json", action="store_true")
 
     from properties.prove import add_parser as add_prove_parser
@@ -245,6 +252,8 @@ def cmd_walk(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.system is None:
+        return _bench_campaign(args)
     if args.system not in SYSTEMS:
         raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
     if args.seconds <= 0:
@@ -269,6 +278,28 @@ def cmd_bench(args) -> int:
             f"({result['model_alone_steps_per_second']:.0f} steps/s alone), comparison and property checks "
             f"{result['share_compare_and_checks']:.0%}"
         )
+    return 0
+
+
+def _bench_campaign(args) -> int:
+    """One process versus Spark local[2] over the same seeds (properties.campaign_bench)."""
+    from properties.campaign import CampaignError
+    from properties.campaign_bench import bench_campaign
+
+    try:
+        result = bench_campaign(interleavings=args.interleavings, eventually=args.eventually, million=args.million)
+    except CampaignError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['interleavings']} interleavings (3 clients, 3 brokers, all faults): one process "
+          f"{result['single_process_rate']:.1f}/s, Spark {result['master']} {result['spark_rate']:.1f}/s, "
+          f"ratio {result['ratio']:.2f}")
+    million = result.get("million")
+    if million:
+        print(f"1,000,000 interleavings on Spark: {million['wall_seconds']:.0f} s wall ({million['rate']:.0f}/s), "
+              f"{million['violations']} violations")
     return 0
 
 

@@ -217,3 +217,12 @@ def test_a_counterexample_against_a_mutant_replays_with_the_mutant_applied(capsy
     counterexample.write(path, document)
     code, _, err = run(capsys, "replay", str(path))
     assert code == 2 and "unknown mutant 'no_such_mutant'" in err
+
+
+def test_bench_without_a_system_compares_one_process_with_spark(capsys):
+    code, out, _ = run(capsys, "bench", "--interleavings", "40", "--no-eventually", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["interleavings"] == 40
+    assert result["single_process_rate"] > 0 and result["spark_rate"] > 0
+    assert abs(result["ratio"] - result["spark_rate"] / result["single_process_rate"]) < 0.01
