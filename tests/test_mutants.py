@@ -399,7 +399,14 @@ QUALITY = {
     "join_ignores_pending_members": (106, "impl-matches-model"),
     "pending_members_never_expire": (139, "impl-matches-model"),
     "future_late_listener_dropped": (149, "impl-matches-model"),
+    "non_rejoined_kept": (83, "impl-matches-model"),  # searched in the LONG_SESSION world
 }
+
+
+def test_a_mutant_in_another_regime_is_searched_in_a_world_that_reaches_it():
+    search = Search()
+    assert search.world("non_rejoined_kept").session_timeout_ms > search.world("non_rejoined_kept").rebalance_timeout_ms
+    assert search.world("generation_not_bumped") == search.config
 
 
 def test_every_mutant_is_shown_to_change_behaviour():
