@@ -252,12 +252,12 @@ def cmd_walk(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.seconds <= 0:
+        raise UsageError(f"--seconds must be positive, got {args.seconds}")
     if args.system is None:
         return _bench_campaign(args)
     if args.system not in SYSTEMS:
         raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
-    if args.seconds <= 0:
-        raise UsageError(f"--seconds must be positive, got {args.seconds}")
     from properties.bench import bench_impl, bench_model
 
     result = (bench_model if args.system == "model" else bench_impl)(args.seconds)
