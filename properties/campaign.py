@@ -528,19 +528,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def make_plan(args) -> dict:
     """Validate the arguments (CampaignError on anything wrong) and build the executors' plan."""
-    from model.config import Config, ConfigError
+    from model.config import ConfigError
     from properties.counterexample import config_to_dict
-    from properties.systems import SYSTEMS
-    from properties.walker import FAULT_PROFILES
+    from properties.systems import world_config
 
-    if args.system not in SYSTEMS:
-        raise CampaignError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
-    if args.faults not in FAULT_PROFILES:
-        raise CampaignError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {args.faults!r}")
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
         raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     try:
-        config = Config(clients=args.clients, brokers=args.brokers, partitions=args.partitions)
+        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions)
     except ConfigError as e:
         raise CampaignError(str(e)) from None
     if args.mutant:

@@ -118,12 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args) -> Config:
-    if args.system not in SYSTEMS:
-        raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
-    if args.faults not in FAULT_PROFILES:
-        raise UsageError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {args.faults!r}")
+    from properties.systems import world_config
+
     try:
-        return Config(clients=args.clients, brokers=args.brokers, partitions=args.partitions, broken=frozenset(args.broken))
+        return world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken)
     except ConfigError as e:
         raise UsageError(str(e)) from None
 

@@ -17,6 +17,19 @@ from properties.walker import RunResult, replay as replay_model, walk
 SYSTEMS = ("impl", "model")
 
 
+def world_config(system: str, faults: str, clients: int, brokers: int, partitions: int, broken=()) -> Config:
+    """The Config of a command-line world, validated: raises ConfigError naming the bad value
+    (the commands turn it into their one-line usage error)."""
+    from model.config import ConfigError
+    from properties.walker import FAULT_PROFILES
+
+    if system not in SYSTEMS:
+        raise ConfigError(f"--system must be one of {', '.join(SYSTEMS)}, got {system!r}")
+    if faults not in FAULT_PROFILES:
+        raise ConfigError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {faults!r}")
+    return Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken))
+
+
 def _companion(system: str, config: Config, seed: int):
     if system == "model":
         return None
