@@ -35,7 +35,7 @@ def _non_negative(inst, attribute, value):
         raise ConfigError(f"{attribute.name} must be a non-negative integer, got {value!r}")
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, cache_hash=True)  # hashed at every step of a walk (boundary_ticks' cache)
 class Config:
     """Everything a world needs to know before its first event. Immutable and validated."""
 

@@ -225,7 +225,7 @@ def _commit_client(world, m, s: Step, choose, log) -> None:
 def _notify(m, c: int, kind: str, slot: int, epoch: int, payload=None) -> None:
     """The transport tells client *c* something; its NetworkClient sees it at its next poll."""
     client = m.clients[c]
-    m.clients[c] = attrs.evolve(client, notices=client.notices + ((kind, slot, epoch, payload),))
+    m.clients[c] = client._replace(notices=client.notices + ((kind, slot, epoch, payload),))
 
 
 def _ev_poll(world, m, ev, choose, log):
@@ -249,7 +249,7 @@ def _ev_crash(world, m, ev, choose, log):
     client = m.clients[c]
     if not client.alive:
         return False
-    m.clients[c] = attrs.evolve(client, alive=False)
+    m.clients[c] = client._replace(alive=False)
     # Requests already on the wire may still arrive; nothing will ever read the responses.
     for slot, link in enumerate(m.links[c]):
         m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch, link.stalled, link.processing))
@@ -470,7 +470,7 @@ def _ev_clock_jump(world, m, ev, choose, log):
     offset = max(client.clock_offset_ms + ms, -m.now)
     if not client.alive or ms == 0 or offset == client.clock_offset_ms:
         return False
-    m.clients[c] = attrs.evolve(client, clock_offset_ms=offset)
+    m.clients[c] = client._replace(clock_offset_ms=offset)
     log.append(("clock_jump", c, ms))
     return True
 

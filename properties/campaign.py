@@ -84,15 +84,6 @@ def _mutant(name):
     return mutants.applied(name)
 
 
-def _companion(system: str, config, seed: int):
-    """What systems.run puts beside the model walk: nothing for ``model``, the implementation for ``impl``."""
-    if system == "impl":
-        from properties.differential import Differential
-
-        return Differential(config, seed)
-    return None
-
-
 def kind_of(property_name: str) -> str:
     """always / eventually / sometimes; the differential property (impl-matches-model) is always."""
     from properties.catalogue import ALWAYS, BY_NAME
@@ -111,7 +102,6 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     from properties.coverage import Coverage
     from properties.shrink import shrink, signature, timeline
     from properties.systems import run
-    from properties.walker import walk
 
     began, began_cpu = time.perf_counter(), time.process_time()
     config = counterexample.config_from_dict(plan["config"])
@@ -126,13 +116,11 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 Path(crash["marker"]).write_text(str(seed))
                 os._exit(3)
             coverage.start_run(seed)
-            if plan.get("quiet_rate") is None:
-                result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
-                             max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step)
-            else:  # the walker itself, for its quiet_rate knob (systems.run uses the walker's default)
-                result = walk(seed, config, steps=plan["steps"], faults=plan["faults"], max_faults=plan["max_faults"],
-                              eventually=plan["eventually"], quiet_rate=plan["quiet_rate"],
-                              companion=_companion(plan["system"], config, seed), on_step=coverage.on_step)
+            # no trace hash: a campaign keeps schedules, and the counterexample files get theirs from
+            # the shrunk schedule's replay
+            result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
+                         max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step,
+                         quiet_rate=plan.get("quiet_rate"), hash_trace=False)
             coverage.end_run(result)
             group = result.world.group
             generation = group.generation if group is not None else -1

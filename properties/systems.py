@@ -41,11 +41,13 @@ def _companion(system: str, config: Config, seed: int):
 
 
 def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "all", max_faults: int = 6,
-        eventually: bool = True, on_step=None) -> RunResult:
+        eventually: bool = True, on_step=None, quiet_rate: float | None = None, hash_trace: bool = True) -> RunResult:
     """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash.
-    *on_step(world, event, new_world, log)* is called after every applied event (coverage)."""
+    *on_step(world, event, new_world, log)* is called after every applied event (coverage);
+    *quiet_rate* None is the walker's default; *hash_trace* = False leaves the trace hash out."""
+    extra = {} if quiet_rate is None else {"quiet_rate": quiet_rate}
     return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
-                companion=_companion(system, config, seed), on_step=on_step)
+                companion=_companion(system, config, seed), on_step=on_step, hash_trace=hash_trace, **extra)
 
 
 def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False,

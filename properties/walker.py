@@ -62,7 +62,7 @@ class RunResult:
     verdict: str  # "ok" | "counterexample"
     violation: Violation | None
     step: int | None  # index of the failing event in schedule, or None
-    trace_hash: str
+    trace_hash: str | None  # None for a walk(hash_trace=False): replay the schedule to get it
     world: World
     steps: int  # events applied
     coverage: dict = attrs.field(factory=dict)  # sometimes property -> times reached
@@ -99,58 +99,95 @@ class Trace:
         return self._h.hexdigest()[:16]
 
 
+def below(getrandbits, n: int) -> int:
+    """A uniform integer in ``[0, n)`` drawn from *getrandbits* (``rng.getrandbits``): exactly the
+    draws ``random.Random.randrange(n)`` and ``choice`` make in CPython 3.11, written out so that a
+    walk neither pays for their argument checks at every step nor depends on how a later Python
+    implements them."""
+    k = n.bit_length()
+    r = getrandbits(k)
+    while r >= n:
+        r = getrandbits(k)
+    return r
+
+
+_DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
+
+
 def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int) -> list:
-    """Candidate events for the next step, with repetition as weight."""
+    """Candidate events for the next step, with repetition as weight.
+
+    This runs before every step of every walk, so it is written for speed: links that are empty and
+    closed are skipped at once, and the random draws go through :func:`below`. The draws (and so
+    every seed's schedule) are the same as the plain ``rng.choice``/``rng.randrange`` spelling."""
     cfg = world.config
-    pick = rng.getrandbits(16)
+    getrandbits = rng.getrandbits
+    pick = getrandbits(16)
     events = []
-    brokers = cfg.brokers
+    add = events.append
+    now = world.now
+    disrupt = faults != "none" and faults_left > 0
+    links = world.links
     for c, client in enumerate(world.clients):
-        if client.closing:
-            events.append(("poll", c, pick))
-        if client.live:
-            events += [("poll", c, pick)] * 3
-            if client.heartbeat_thread:
-                events += [("heartbeat", c, pick)] * 2
-            if client.assignment:
-                events.append(("commit", c, pick))
         if not client.alive:
-            continue
+            continue  # neither live nor closing
+        if not client.closed:
+            if client.closing_deadline_ms is not None:
+                add(("poll", c, pick))
+            elif client.fatal is None:  # live
+                poll = ("poll", c, pick)
+                events += (poll, poll, poll)
+                if client.heartbeat_thread:
+                    heartbeat = ("heartbeat", c, pick)
+                    events += (heartbeat, heartbeat)
+                if client.assignment:
+                    add(("commit", c, pick))
+        row = links[c]
         for slot, conn in enumerate(client.conns):
             if conn.state == CONNECTING:
-                events += [("connect", c, slot, pick)] * 2
-            link = world.links[c][slot]
-            if link.to_broker and link.to_broker[0][0] <= world.now:
-                events += [("deliver", c, slot, True, pick)] * 4
-            if link.to_client and link.to_client[0][0] <= world.now:
-                events += [("deliver", c, slot, False, pick)] * 4
-            if faults != "none" and faults_left > 0:
-                if (link.to_broker or link.to_client) and not link.stalled:
-                    events.append(("drop", c, slot, bool(link.to_broker) and not (link.to_client and pick & 1), pick))
+                connect = ("connect", c, slot, pick)
+                events += (connect, connect)
+            link = row[slot]
+            to_broker, to_client = link.to_broker, link.to_client
+            if not (to_broker or to_client or link.open):
+                continue
+            if to_broker and to_broker[0][0] <= now:
+                deliver = ("deliver", c, slot, True, pick)
+                events += (deliver, deliver, deliver, deliver)
+            if to_client and to_client[0][0] <= now:
+                deliver = ("deliver", c, slot, False, pick)
+                events += (deliver, deliver, deliver, deliver)
+            if disrupt:
+                if (to_broker or to_client) and not link.stalled:
+                    add(("drop", c, slot, bool(to_broker) and not (to_client and pick & 1), pick))
                 if link.open and rng.random() < 0.3:
-                    events.append(("disconnect", c, slot, pick & 1, pick))
+                    add(("disconnect", c, slot, pick & 1, pick))
     leader = world.leader
     if leader is not None and world.brokers[leader].loading:
-        events += [("load", leader, pick)] * 2
-    events += [("tick", rng.choice(TICKS), pick)] * 3
-    events.append(("tick", rng.choice(boundary_ticks(cfg)), pick))
-    if faults != "none" and faults_left > 0:
-        c = rng.randrange(cfg.clients)
-        b = rng.randrange(brokers)
+        load = ("load", leader, pick)
+        events += (load, load)
+    tick = ("tick", TICKS[below(getrandbits, len(TICKS))], pick)
+    events += (tick, tick, tick)
+    boundaries = boundary_ticks(cfg)
+    add(("tick", boundaries[below(getrandbits, len(boundaries))], pick))
+    if disrupt:
+        c = below(getrandbits, cfg.clients)
+        b = below(getrandbits, cfg.brokers)
         if (c, b) in world.partitioned:
-            events.append(("heal", c, b, pick))
+            add(("heal", c, b, pick))
         elif rng.random() < 0.3:
-            events.append(("partition", c, b, pick))
+            add(("partition", c, b, pick))
         if faults == "all" and rng.random() < 0.15:
-            kind = rng.choice(("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump"))
+            kind = _DISRUPTIONS[below(getrandbits, len(_DISRUPTIONS))]
             if kind == "clock_jump":
-                events.append((kind, c, rng.choice(CLOCK_JUMPS), pick))
+                add((kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick))
             else:
-                events.append((kind, c if kind in ("crash", "close") else b, pick))
+                add((kind, c if kind in ("crash", "close") else b, pick))
     return events
 
 
 FAULT_KINDS = frozenset(_ALL_FAULTS)
+MAX_DRAWS_PER_STEP = 4  # a walk gives up on reaching its step count after 4 draws per step
 
 
 def _busy(world: World) -> bool:
@@ -288,32 +325,38 @@ def walk(
     quiet_rate: float = 0.04,
     companion=None,
     on_step=None,
+    hash_trace: bool = True,
 ) -> RunResult:
-    """One seeded interleaving of the model world, checked after every step.
+    """One seeded interleaving of the model world, checked after every step: *steps* random events
+    applied (a drawn event that changes nothing is not one of them), with quiet bursts at
+    *quiet_rate* and, if *eventually*, the settle phase after them.
 
     *companion* (optional) is a second world that takes every event the model is offered, such as
     the implementation beside the model (:class:`properties.differential.Differential`): its
     ``after(world, event, new, log)`` returns the model world and log to continue from and a
     :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem.
     *on_step* (optional) is called as ``on_step(world, event, new_world, log)`` after every applied
-    event (coverage collection)."""
+    event (coverage collection). *hash_trace* = False skips the trace hash (a tenth of a walk's
+    time), for campaigns: they keep schedules, and a replay of one recomputes its hash."""
     rng = random.Random(seed)
     world = initial_world(config)
     checker = Checker(config)
-    trace = Trace()
+    trace = Trace() if hash_trace else None
     schedule: list = []
     faults_left = max_faults
     violation = None
-    drawn = 0
-    while drawn < steps and violation is None:
+    applied = draws = 0
+    # *steps* events applied: a drawn event that changes nothing (a delivery the broker cannot take
+    # yet, a crash of a crashed client) does not count, but the draws are bounded all the same
+    while applied < steps and draws < MAX_DRAWS_PER_STEP * steps and violation is None:
         if rng.random() < quiet_rate:
             # a burst of quiet time: the group settles, so later disruptions hit a working group
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
                                       max_events=300, companion=companion, on_step=on_step)
             continue
         events = enabled_events(world, rng, faults, faults_left)
-        event = events[rng.randrange(len(events))]
-        drawn += 1
+        event = events[below(rng.getrandbits, len(events))]
+        draws += 1
         new, log = step(world, event)
         if companion is not None:
             new, log, violation = _beside(companion, checker, world, event, new, log, schedule, trace)
@@ -322,8 +365,10 @@ def walk(
                 break
         if new is world:
             continue
+        applied += 1
         schedule.append(event)
-        trace.add(event, new)
+        if trace is not None:
+            trace.add(event, new)
         if event[0] in FAULT_KINDS:
             faults_left -= 1
         violation = checker.check(world, new, event, log)
@@ -338,7 +383,7 @@ def walk(
         verdict="ok" if violation is None else "counterexample",
         violation=violation,
         step=None if violation is None else len(schedule) - 1,
-        trace_hash=trace.hexdigest(),
+        trace_hash=None if trace is None else trace.hexdigest(),
         world=world,
         steps=len(schedule),
         coverage=dict(checker.coverage),

@@ -31,6 +31,23 @@ def test_same_seed_same_trace_hash_across_processes_and_hash_seeds():
     assert a["steps"] == b["steps"]
 
 
+def test_below_draws_exactly_what_randrange_draws():
+    import random
+
+    from properties.walker import below
+
+    for n in (1, 2, 3, 6, 7, 8, 100, 1000, 65537):
+        ours, theirs = random.Random(n), random.Random(n)
+        assert [below(ours.getrandbits, n) for _ in range(200)] == [theirs.randrange(n) for _ in range(200)]
+
+
+def test_a_walk_without_the_trace_hash_has_the_same_schedule():
+    config = Config()
+    hashed, unhashed = walk(5, config, steps=60), walk(5, config, steps=60, hash_trace=False)
+    assert unhashed.trace_hash is None and hashed.trace_hash
+    assert unhashed.schedule == hashed.schedule and unhashed.verdict == hashed.verdict
+
+
 def test_different_seeds_give_different_traces():
     assert walk(1, Config()).trace_hash != walk(2, Config()).trace_hash
 
