@@ -145,14 +145,23 @@ def new_client(index: int, brokers: int) -> ClientState:
 _FIELDS = ClientState._fields
 _GET_FIELDS = operator.attrgetter(*_FIELDS)
 _NEW_TUPLE = tuple.__new__
+_INDEX = {name: i for i, name in enumerate(_FIELDS)}
+
+
+def with_field(client: ClientState, name: str, value) -> ClientState:
+    """*client* with one field replaced: ``_replace`` without its keyword machinery (every
+    connect and delivery notifies a client this way)."""
+    i = _INDEX[name]
+    return _NEW_TUPLE(ClientState, client[:i] + (value,) + client[i + 1:])
 
 
 class Step:
     """Mutable working copy of a :class:`ClientState` for one world step.
 
     Besides the client's fields it carries the step's inputs (``now``, ``config``, ``choose``) and
-    outputs: ``log`` (observations for the properties), ``transmitted`` (requests handed to the
-    transport, in order) and ``closed_slots`` (connections the client closed).
+    outputs: ``log`` (observations for the properties) and ``wire`` (requests the selector wrote
+    and connections the client closed, in the order they happened; ``transmitted`` and
+    ``closed_slots`` read one kind each).
     """
 
     def __init__(self, client: ClientState, now: int, config, choose, log: list):
@@ -161,10 +170,18 @@ class Step:
         self.config = config
         self.choose = choose
         self.log = log
-        self.transmitted = []
-        self.closed_slots = []
         self.wire = []  # ("write", request) and ("close", slot) in the order they happened
         self.aborted = []  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
+
+    @property
+    def transmitted(self) -> list:
+        """The requests the selector wrote during the step, in order."""
+        return [value for action, value in self.wire if action == "write"]
+
+    @property
+    def closed_slots(self) -> list:
+        """The connections the client closed during the step, in order."""
+        return [value for action, value in self.wire if action == "close"]
 
     def freeze(self) -> ClientState:
         return _NEW_TUPLE(ClientState, _GET_FIELDS(self))

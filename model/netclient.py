@@ -7,9 +7,9 @@ than their timeout (stopping at a node's first request that has not), fails the 
 nodes whose connection failed, times out in-flight requests by disconnecting their node, and fires
 completions in FIFO order, each exactly once.
 
-What the transport does is not decided here: transmitted requests are handed to the world in
-``Step.transmitted``; connections the client closes are listed in ``Step.closed_slots``; both,
-in the order they happened, in ``Step.wire`` (bytes written before a close reach the broker).
+What the transport does is not decided here: the requests the selector writes and the
+connections the client closes are handed to the world in ``Step.wire``, in the order they
+happened (bytes written before a close reach the broker).
 """
 
 from __future__ import annotations
@@ -155,7 +155,6 @@ def disconnect(s: Step, slot: int, requested: bool = False) -> None:
     conn = s.conns[slot]
     if conn.state is None or conn.state == DISCONNECTED:
         return
-    s.closed_slots.append(slot)
     s.wire.append(("close", slot))
     if s.notices:  # selector.close drops whatever the channel had not yet delivered
         s.notices = tuple(n for n in s.notices if n[1] != slot)
@@ -201,7 +200,6 @@ def complete_sends(s: Step) -> None:
     """selector.poll writes every staged send to its connection (handleCompletedSends): only now
     does the request travel, and the channel can take the next one."""
     if s.sending:
-        s.transmitted.extend(s.sending)
         s.wire.extend(("write", req) for req in s.sending)
         s.sending = ()
 

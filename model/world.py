@@ -34,13 +34,16 @@ ties, whether a broken connection's requests were processed): see :func:`chooser
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import attrs
 
 from model import broker as brk
 from model import group as grp
 from model import member
 from model import netclient as net
-from model.client import CONNECTING, Step, new_client
+from model.client import CONNECTING, Step, new_client, with_field
 from model.config import Config
 from model.messages import FindCoordinatorRequest
 from model.placement import initial_leader, partition_for
@@ -69,8 +72,10 @@ class Link:
 EMPTY_LINK = Link()
 
 
-@attrs.frozen(slots=True)
-class World:
+class World(NamedTuple):
+    """The whole world between two events. A named tuple (like :class:`model.client.ClientState`)
+    because one is built at every step."""
+
     config: Config
     now: int = 0
     clients: tuple = ()  # ClientState per client
@@ -82,14 +87,15 @@ class World:
     partitioned: frozenset = frozenset()  # {(client, broker)} pairs that cannot talk
     steps: int = 0
     member_seq: int = 0  # member ids issued by any coordinator so far: Kafka's are UUIDs, never reused
-
-    @property
-    def group(self) -> grp.Group | None:
-        """The group as its current coordinator holds it (None while no broker has it loaded)."""
-        return None if self.leader is None else self.brokers[self.leader].group
+    # The group as its current coordinator holds it (None while no broker has it loaded):
+    # brokers[leader].group, derived by step() and stored because every property reads it.
+    group: grp.Group | None = None
 
 
+@functools.lru_cache(maxsize=16)
 def initial_world(config: Config) -> World:
+    """The world before the first event (kept per config: a world is an immutable value, and a
+    campaign starts a million walks from the same one)."""
     slots = 2 * config.brokers
     leader = initial_leader(partition_for(config.group_id, config.offsets_partitions), config.brokers)
     return World(
@@ -190,6 +196,7 @@ def step(world: World, event: tuple, prefer: dict | None = None) -> tuple[World,
         m.partitioned,
         world.steps + 1,
         m.member_seq,
+        None if m.leader is None else m.brokers[m.leader].group,
     )
     return new, log
 
@@ -225,7 +232,7 @@ def _commit_client(world, m, s: Step, choose, log) -> None:
 def _notify(m, c: int, kind: str, slot: int, epoch: int, payload=None) -> None:
     """The transport tells client *c* something; its NetworkClient sees it at its next poll."""
     client = m.clients[c]
-    m.clients[c] = client._replace(notices=client.notices + ((kind, slot, epoch, payload),))
+    m.clients[c] = with_field(client, "notices", client.notices + ((kind, slot, epoch, payload),))
 
 
 def _ev_poll(world, m, ev, choose, log):
@@ -249,7 +256,7 @@ def _ev_crash(world, m, ev, choose, log):
     client = m.clients[c]
     if not client.alive:
         return False
-    m.clients[c] = client._replace(alive=False)
+    m.clients[c] = with_field(client, "alive", False)
     # Requests already on the wire may still arrive; nothing will ever read the responses.
     for slot, link in enumerate(m.links[c]):
         m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch, link.stalled, link.processing))
@@ -470,7 +477,7 @@ def _ev_clock_jump(world, m, ev, choose, log):
     offset = max(client.clock_offset_ms + ms, -m.now)
     if not client.alive or ms == 0 or offset == client.clock_offset_ms:
         return False
-    m.clients[c] = client._replace(clock_offset_ms=offset)
+    m.clients[c] = with_field(client, "clock_offset_ms", offset)
     log.append(("clock_jump", c, ms))
     return True
 

@@ -111,14 +111,44 @@ def below(getrandbits, n: int) -> int:
     return r
 
 
+_SLOTS: dict = {}  # client index -> (conns, link row, busy slots): the last answer of _busy_slots
+
+
+def _busy_slots(c: int, conns: tuple, row: tuple) -> tuple:
+    """The slots of client *c* worth a look, in slot order: ``(slot, connecting, link or None)``
+    for each slot whose connection attempt is in progress or whose link carries messages or is
+    open. Most slots are idle, and a step changes one client's slots at most, so the answer is
+    kept per client and reused while its ``conns`` and link row are the same objects."""
+    cached = _SLOTS.get(c)
+    if cached is not None and cached[0] is conns and cached[1] is row:
+        return cached[2]
+    busy = []
+    for slot, conn in enumerate(conns):
+        link = row[slot]
+        active = link.to_broker or link.to_client or link.open
+        if active or conn.state == CONNECTING:
+            busy.append((slot, conn.state == CONNECTING, link if active else None))
+    busy = tuple(busy)
+    _SLOTS[c] = (conns, row, busy)
+    return busy
+
+
+_BOUNDARIES: list = [None, ()]  # [config, its boundary ticks]: the walk's config, without hashing it
+
+
+def _boundaries_of(config: Config) -> tuple:
+    _BOUNDARIES[:] = [config, boundary_ticks(config)]
+    return _BOUNDARIES[1]
+
+
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 
 
 def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int) -> list:
     """Candidate events for the next step, with repetition as weight.
 
-    This runs before every step of every walk, so it is written for speed: links that are empty and
-    closed are skipped at once, and the random draws go through :func:`below`. The draws (and so
+    This runs before every step of every walk, so it is written for speed: only the slots
+    :func:`_busy_slots` names are looked at, and the random draws go through :func:`below`. The draws (and so
     every seed's schedule) are the same as the plain ``rng.choice``/``rng.randrange`` spelling."""
     cfg = world.config
     getrandbits = rng.getrandbits
@@ -142,15 +172,13 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                     events += (heartbeat, heartbeat)
                 if client.assignment:
                     add(("commit", c, pick))
-        row = links[c]
-        for slot, conn in enumerate(client.conns):
-            if conn.state == CONNECTING:
+        for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
+            if connecting:
                 connect = ("connect", c, slot, pick)
                 events += (connect, connect)
-            link = row[slot]
-            to_broker, to_client = link.to_broker, link.to_client
-            if not (to_broker or to_client or link.open):
+            if link is None:
                 continue
+            to_broker, to_client = link.to_broker, link.to_client
             if to_broker and to_broker[0][0] <= now:
                 deliver = ("deliver", c, slot, True, pick)
                 events += (deliver, deliver, deliver, deliver)
@@ -168,7 +196,7 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
         events += (load, load)
     tick = ("tick", TICKS[below(getrandbits, len(TICKS))], pick)
     events += (tick, tick, tick)
-    boundaries = boundary_ticks(cfg)
+    boundaries = _BOUNDARIES[1] if _BOUNDARIES[0] is cfg else _boundaries_of(cfg)
     add(("tick", boundaries[below(getrandbits, len(boundaries))], pick))
     if disrupt:
         c = below(getrandbits, cfg.clients)
