@@ -13,7 +13,6 @@ synthetic node id ``Integer.MAX_VALUE - brokerId``.
 
 from __future__ import annotations
 
-import operator
 from typing import NamedTuple
 
 import attrs
@@ -143,7 +142,6 @@ def new_client(index: int, brokers: int) -> ClientState:
 
 
 _FIELDS = ClientState._fields
-_GET_FIELDS = operator.attrgetter(*_FIELDS)
 _NEW_TUPLE = tuple.__new__
 _INDEX = {name: i for i, name in enumerate(_FIELDS)}
 
@@ -164,14 +162,11 @@ class Step:
     ``closed_slots`` read one kind each).
     """
 
-    def __init__(self, client: ClientState, now: int, config, choose, log: list):
-        self.__dict__.update(zip(_FIELDS, client))
-        self.now = now
-        self.config = config
-        self.choose = choose
-        self.log = log
-        self.wire = []  # ("write", request) and ("close", slot) in the order they happened
-        self.aborted = []  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
+    # __init__(client, now, config, choose, log) thaws the client's fields and freeze() builds the
+    # ClientState back; both are generated below from ClientState's fields, as straight-line
+    # attribute stores and loads (they run at every client step: twice as fast as a loop).
+    wire: list  # ("write", request) and ("close", slot) in the order they happened
+    aborted: list  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
 
     @property
     def transmitted(self) -> list:
@@ -182,9 +177,6 @@ class Step:
     def closed_slots(self) -> list:
         """The connections the client closed during the step, in order."""
         return [value for action, value in self.wire if action == "close"]
-
-    def freeze(self) -> ClientState:
-        return _NEW_TUPLE(ClientState, _GET_FIELDS(self))
 
     # -- small helpers shared by netclient and member --
     def set_slot(self, field: str, slot: int, value) -> None:
@@ -200,3 +192,28 @@ class Step:
 
     def coordinator_slot(self) -> int | None:
         return None if self.coordinator is None else self.config.brokers + self.coordinator
+
+
+def _thaw_and_freeze() -> None:
+    fields = ", ".join(f"self.{name}" for name in _FIELDS)
+    source = (
+        "def __init__(self, client, now, config, choose, log):\n"
+        f"    ({fields},) = client\n"
+        "    self.now = now\n"
+        "    self.config = config\n"
+        "    self.choose = choose\n"
+        "    self.log = log\n"
+        "    self.wire = []\n"
+        "    self.aborted = []\n"
+        "def freeze(self):\n"
+        f"    return _NEW_TUPLE(ClientState, ({fields},))\n"
+    )
+    namespace = {"_NEW_TUPLE": _NEW_TUPLE, "ClientState": ClientState}
+    exec(source, namespace)
+    Step.__init__ = namespace["__init__"]
+    Step.freeze = namespace["freeze"]
+    Step.__init__.__doc__ = "Thaw *client* for one step at client time *now*."
+    Step.freeze.__doc__ = "The ClientState this step leaves behind."
+
+
+_thaw_and_freeze()
