@@ -144,8 +144,8 @@ class _Mut:
     def __init__(self, w: World):
         self.clients = list(w.clients)
         self.brokers = list(w.brokers)
-        self.links = list(w.links)
-        self._copied = set()
+        self.links = w.links  # the world's own rows until set_link copies what it changes
+        self._copied = None  # clients whose link row set_link has copied
         self.leader = w.leader
         self.persisted = w.persisted
         self.committed = w.committed
@@ -154,6 +154,9 @@ class _Mut:
         self.member_seq = w.member_seq
 
     def set_link(self, c: int, slot: int, link) -> None:
+        if self._copied is None:
+            self.links = list(self.links)
+            self._copied = set()
         row = self.links[c]
         if c not in self._copied:
             row = list(row)
@@ -161,8 +164,9 @@ class _Mut:
             self._copied.add(c)
         row[slot] = link
 
-    def frozen_links(self) -> tuple:
-        if not self._copied:
+    def frozen_links(self) -> tuple | None:
+        """The links after the step, or None if no link changed."""
+        if self._copied is None:
             return None
         return tuple(tuple(row) if c in self._copied else row for c, row in enumerate(self.links))
 

@@ -57,7 +57,10 @@ FORMAT = "groupcheck-campaign"
 VERSION = 1
 ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
 EXAMPLE_SEEDS = 5
-DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 400, ("impl", True): 25, ("impl", False): 80}
+# Seeds per task, for about two seconds of work or more: a Spark task costs tens of milliseconds
+# around the work (measured: 80,000 model interleavings without quiet time ran at 1,077/s in tasks
+# of 1,200 seeds and 1,142/s in tasks of 5,000).
+DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 1500, ("impl", True): 25, ("impl", False): 80}
 
 
 class CampaignError(Exception):
