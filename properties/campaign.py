@@ -8,9 +8,9 @@ Two ways to run the same job::
 The job:
 
 1. The seed range ``[seed_start, seed_start + interleavings)`` is split into small tasks (a few
-   seconds of work each, ``--task-size`` seeds), submitted as a sequence of Spark jobs ("waves",
-   two in flight), so the cluster stays busy while finished waves are already safe on the driver
-   (an interrupted campaign writes what it has, marked partial).
+   seconds of work each, ``--task-size`` seeds), each submitted as a Spark job of its own, a few
+   more in flight than there are cores, so the cluster stays busy while every finished task is
+   already safe on the driver (an interrupted campaign writes what it has, marked partial).
 2. Each task runs the lean seeded walker (:func:`properties.systems.run`, not Hypothesis) over its
    seeds, collecting coverage through the walker's ``on_step`` hook
    (:mod:`properties.coverage`). The first failing interleaving of each failure *signature* in the
@@ -159,15 +159,12 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu}
 
 
-def _task_function(plan: dict, done_acc, failed_acc):
+def _task_function(plan: dict):
     """The mapPartitions function: one (start, stop) range per partition."""
 
     def task(ranges):
         for start, stop in ranges:
-            part = run_range(plan, start, stop)
-            done_acc.add(stop - start)
-            failed_acc.add(sum(1 for r in part["rows"] if r[3] is not None))
-            yield part
+            yield run_range(plan, start, stop)
 
     return task
 
@@ -250,24 +247,22 @@ def run_local(plan: dict, ranges: list, progress=None) -> tuple[Totals, bool]:
     return totals, False
 
 
-def run_spark(spark, plan: dict, ranges: list, progress=None, wave_tasks: int | None = None) -> tuple[Totals, bool]:
-    """Run the tasks on *spark*; returns (totals, interrupted). Tasks go out in waves of
-    *wave_tasks* (default 4 per core), two waves in flight, so that an interrupt keeps every wave
-    that finished."""
+def run_spark(spark, plan: dict, ranges: list, progress=None, in_flight: int | None = None) -> tuple[Totals, bool]:
+    """Run the tasks on *spark*; returns (totals, interrupted). Every task is a Spark job of its
+    own, *in_flight* of them at a time (default: two more than there are cores, so no core waits
+    for the driver): the driver holds a task's results as soon as it finishes, so an interrupt
+    (Ctrl-C reaches Spark too) loses only the tasks still running."""
     sc = spark.sparkContext
-    done_acc, failed_acc = sc.accumulator(0), sc.accumulator(0)
-    fn = _task_function(plan, done_acc, failed_acc)
-    per_wave = wave_tasks or max(4, 4 * sc.defaultParallelism, -(-len(ranges) // 100))
-    waves = [ranges[i:i + per_wave] for i in range(0, len(ranges), per_wave)]
+    fn = _task_function(plan)
 
-    def job(wave):
-        sc.setJobDescription(f"groupcheck seeds {wave[0][0]}..{wave[-1][1] - 1}")
-        return sc.parallelize(wave, len(wave)).mapPartitions(fn).collect()
+    def job(task):
+        sc.setJobDescription(f"groupcheck seeds {task[0]}..{task[1] - 1}")
+        return sc.parallelize([task], 1).mapPartitions(fn).collect()
 
     totals = Totals()
     interrupted = False
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groupcheck-wave")
-    futures = [pool.submit(job, w) for w in waves]
+    pool = ThreadPoolExecutor(max_workers=in_flight or sc.defaultParallelism + 2, thread_name_prefix="groupcheck-task")
+    futures = [pool.submit(job, task) for task in ranges]
     pending = set(futures)
     try:
         while pending:
@@ -276,16 +271,19 @@ def run_spark(spark, plan: dict, ranges: list, progress=None, wave_tasks: int | 
                 for part in f.result():
                     totals.add(part)
             if progress is not None:
-                progress(max(done_acc.value, totals.done), max(failed_acc.value, totals.failed))
+                progress(totals.done, totals.failed)
     except KeyboardInterrupt:
         interrupted = True
         for f in futures:
             f.cancel()
-        sc.cancelAllJobs()
-        for f in futures:
-            if f in pending and f.done() and not f.cancelled() and f.exception() is None:
+        for f in pending:  # finished between the last wait and the interrupt
+            if f.done() and not f.cancelled() and f.exception() is None:
                 for part in f.result():
                     totals.add(part)
+        try:
+            sc.cancelAllJobs()
+        except Exception:  # the JVM may already be gone: Ctrl-C reached it too
+            pass
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=True)
     return totals, interrupted

@@ -282,3 +282,42 @@ def test_interrupted_campaign_writes_a_partial_report(tmp_path, capsys, monkeypa
     assert "PARTIAL" in (out / "summary.md").read_text() and "PARTIAL" in (out / "index.html").read_text()
     with gzip.open(out / "interleavings.jsonl.gz", "rt") as f:
         assert len(f.readlines()) == 10
+
+
+def test_ctrl_c_on_spark_keeps_every_finished_task(tmp_path):
+    """A real Ctrl-C: SIGINT to the campaign's whole process group (the driver, Spark's JVM and
+    its Python workers) once some tasks have finished. The report is written, marked partial, with
+    exit status 130, and it holds every task that had finished: whole tasks of consecutive seeds."""
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "interrupted"
+    size, total = 200, 200_000
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "properties.cli", "campaign", "--system", "model", "--no-eventually", "--quiet-rate", "0",
+         "--steps", "20", "--interleavings", str(total), "--task-size", str(size), "--master", "local[2]",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen = ""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # progress lines come every 10 s when stderr is not a terminal
+        line = proc.stderr.readline()
+        seen += line
+        if not line or (" interleavings (" in line and not line.startswith("0/")):
+            break
+    assert proc.poll() is None, seen
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, seen + stderr
+    results = json.loads((out / "results.json").read_text())
+    done = results["interleavings"]
+    assert results["partial"] is True and 0 < done < total
+    assert done % size == 0  # whole tasks only
+    with gzip.open(out / "interleavings.jsonl.gz", "rt") as f:
+        seeds = sorted(json.loads(line)["seed"] for line in f)
+    assert len(seeds) == done and len(set(seeds)) == done
+    from collections import Counter
+
+    assert set(Counter(s // size for s in seeds).values()) == {size}  # each task complete
+    assert "PARTIAL" in (out / "summary.md").read_text()
