@@ -205,13 +205,14 @@ def cmd_replay(args) -> int:
 
 def cmd_walk(args) -> int:
     from properties import systems
+    from properties.campaign import Progress
 
     config = _config(args)
     start = time.perf_counter()
     failures: dict = {}
     coverage: dict = {}
     events = 0
-    last = start
+    progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
         result = systems.run(args.system, seed, config, steps=args.steps, faults=args.faults)
         events += result.steps
@@ -219,12 +220,7 @@ def cmd_walk(args) -> int:
             coverage[name] = coverage.get(name, 0) + hits
         if result.violation:
             failures.setdefault(result.violation.property, []).append(seed)
-        now = time.perf_counter()
-        if now - last > 2 or i == args.seeds:  # progress on stderr (stdout stays clean for --json)
-            last = now
-            print(f"\r{i}/{args.seeds} interleavings, {i / (now - start):.0f}/s, {sum(map(len, failures.values()))} counterexamples",
-                  end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+        progress(i, sum(map(len, failures.values())), final=i == args.seeds)
     seconds = time.perf_counter() - start
     summary = {
         "seed_start": args.seed_start,
