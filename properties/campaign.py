@@ -57,7 +57,7 @@ FORMAT = "groupcheck-campaign"
 VERSION = 1
 ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
 EXAMPLE_SEEDS = 5
-# Seeds per task, for about two seconds of work or more: a Spark task costs tens of milliseconds
+# Seeds per task, for a few seconds of work (x3 without quiet bursts): a Spark task costs tens of milliseconds
 # around the work (measured: 80,000 model interleavings without quiet time ran at 1,077/s in tasks
 # of 1,200 seeds and 1,142/s in tasks of 5,000).
 DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 1500, ("impl", True): 25, ("impl", False): 80}
@@ -185,6 +185,7 @@ class Totals:
         self.task_seconds = 0.0  # wall time inside the tasks, summed
         self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
         self.tasks = 0
+        self.failed = 0  # failing interleavings so far (progress asks every second: not recounted)
 
     def add(self, part: dict) -> None:
         from properties.coverage import merge
@@ -194,6 +195,7 @@ class Totals:
         self.task_seconds += part["seconds"]
         self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
+        self.failed += sum(1 for r in part["rows"] if r[3] is not None)
         for sig, entry in part["failures"].items():
             mine = self.failures.get(sig)
             if mine is None:
@@ -207,10 +209,6 @@ class Totals:
     @property
     def done(self) -> int:
         return len(self.rows)
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for r in self.rows if r[3] is not None)
 
 
 def _smaller(a: dict, b: dict) -> bool:
