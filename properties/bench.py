@@ -13,7 +13,7 @@ import time
 from model.config import Config
 from model.world import initial_world, step
 from properties.catalogue import Checker
-from properties.walker import walk
+from properties.explore.walker import walk
 
 
 def bench_model(seconds: float, steps: int = 60) -> dict:
@@ -62,8 +62,8 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
     report says where the time goes: the implementation stepping alone (with the model's choices
     precomputed), the model stepping alone, and the comparison and implementation-side checks
     (the remainder)."""
-    from properties.differential import Differential
-    from properties.simworld import SimWorld
+    from properties.systems.differential import Differential
+    from properties.systems.simworld import SimWorld
 
     config = Config(clients=3, brokers=3, partitions=6)
     runs = []  # (seed, schedule, follow lists)

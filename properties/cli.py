@@ -22,7 +22,7 @@ import time
 from model.config import Config, ConfigError
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
-from properties.walker import FAULT_PROFILES
+from properties.explore.walker import FAULT_PROFILES
 
 
 class UsageError(Exception):
@@ -91,11 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed-start", type=_non_negative_int("--seed-start"), default=0)
     _world_arguments(p, system_default="model")
 
-    from properties.campaign import add_parser as add_campaign_parser
+    from properties.campaign.spark import add_parser as add_campaign_parser
 
     add_campaign_parser(sub)
 
-    from properties.mutants import add_parser as add_mutants_parser
+    from properties.mutation.mutants import add_parser as add_mutants_parser
 
     add_mutants_parser(sub)
 
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--million", action="store_true", help="campaign benchmark: also time 1,000,000 interleavings on Spark (long)")
     p.add_argument("--json", action="store_true")
 
-    from properties.prove import add_parser as add_prove_parser
+    from properties.proofs.prove import add_parser as add_prove_parser
 
     add_prove_parser(sub)
     return parser
@@ -146,7 +146,8 @@ def cmd_properties(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from properties import counterexample, systems
+    from properties.campaign import counterexample
+    from properties import systems
 
     config = _config(args)
     if args.out:
@@ -198,14 +199,14 @@ def _check_writable(path: str) -> None:
 
 
 def cmd_replay(args) -> int:
-    from properties.replay import replay_file
+    from properties.campaign.replay import replay_file
 
     return replay_file(args.file, as_json=args.json)
 
 
 def cmd_walk(args) -> int:
     from properties import systems
-    from properties.campaign import Progress
+    from properties.campaign.spark import Progress
 
     config = _config(args)
     start = time.perf_counter()
@@ -276,9 +277,9 @@ def cmd_bench(args) -> int:
 
 
 def _bench_campaign(args) -> int:
-    """One process versus Spark local[2] over the same seeds (properties.campaign_bench)."""
-    from properties.campaign import CampaignError
-    from properties.campaign_bench import bench_campaign
+    """One process versus Spark local[2] over the same seeds (properties.campaign.bench)."""
+    from properties.campaign.spark import CampaignError
+    from properties.campaign.bench import bench_campaign
 
     try:
         result = bench_campaign(interleavings=args.interleavings, eventually=args.eventually, million=args.million)
@@ -298,19 +299,19 @@ def _bench_campaign(args) -> int:
 
 
 def _cmd_campaign(args) -> int:
-    from properties.campaign import cmd_campaign
+    from properties.campaign.spark import cmd_campaign
 
     return cmd_campaign(args)
 
 
 def _cmd_mutants(args) -> int:
-    from properties.mutants import cmd_mutants
+    from properties.mutation.mutants import cmd_mutants
 
     return cmd_mutants(args)
 
 
 def _cmd_prove(args) -> int:
-    from properties.prove import cmd_prove
+    from properties.proofs.prove import cmd_prove
 
     return cmd_prove(args)
 

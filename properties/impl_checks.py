@@ -42,7 +42,7 @@ def _partitions(assignment) -> tuple | None:
 
 
 class ImplChecker:
-    """Always properties over successive snapshots of one :class:`properties.simworld.SimWorld`."""
+    """Always properties over successive snapshots of one :class:`properties.systems.simworld.SimWorld`."""
 
     def __init__(self, config: Config):
         self.config = config

@@ -195,8 +195,9 @@ def test_bench_impl_prints_differential_steps_and_where_the_time_goes(capsys):
 
 def test_a_counterexample_against_a_mutant_replays_with_the_mutant_applied(capsys, tmp_path):
     from model.config import Config
-    from properties import counterexample, systems
-    from properties.mutants import applied
+    from properties.campaign import counterexample
+    from properties import systems
+    from properties.mutation.mutants import applied
 
     config = Config()
     with applied("generation_not_bumped"):

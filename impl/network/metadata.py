@@ -26,7 +26,7 @@ from impl.time import ExponentialBackoff
 def _java_long(value: int) -> int:
     """The value a Java ``long`` expression holds: two's-complement wrap-around at 64 bits.
     ``last + age - now`` overflows when the clock went back and ``metadata.max.age.ms`` is huge;
-    Kafka then reads a negative time, i.e. an update is due at once (proved in properties/timing.py)."""
+    Kafka then reads a negative time, i.e. an update is due at once (proved in properties/proofs/timing.py)."""
     return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 

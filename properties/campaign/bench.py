@@ -1,6 +1,6 @@
 """Campaign benchmark: the single-process walker against the Spark job, over the same seeds.
 
-:func:`bench_campaign` runs the campaign's own task function (:func:`properties.campaign.run_range`:
+:func:`bench_campaign` runs the campaign's own task function (:func:`properties.campaign.spark.run_range`:
 walk, check, collect coverage, shrink failures) over one seed range twice in one run — first in
 this process, one task after another, then as a Spark job on ``local[2]`` — and reports both rates
 in interleavings per second. The Spark time is the job's alone: the session is started (and its
@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 
-from properties.campaign import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark, start_spark, task_ranges,
+from properties.campaign.spark import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark, start_spark, task_ranges,
                                  versions)
 
 
@@ -105,10 +105,10 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
     return out
 
 
-if __name__ == "__main__":  # python -m properties.campaign_bench [N] [--system model] [--no-eventually] [--million]
+if __name__ == "__main__":  # python -m properties.campaign.bench [N] [--system model] [--no-eventually] [--million]
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m properties.campaign_bench")
+    parser = argparse.ArgumentParser(prog="python -m properties.campaign.bench")
     parser.add_argument("interleavings", type=int, nargs="?", default=2000)
     parser.add_argument("--system", default="model")
     parser.add_argument("--steps", type=int, default=40)

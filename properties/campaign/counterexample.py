@@ -49,7 +49,7 @@ def config_from_dict(values: dict) -> Config:
 
 
 def build(result, *, system: str, seed: int, config: Config, steps: int, faults: str) -> dict:
-    """The counterexample document of a failing :class:`properties.walker.RunResult`."""
+    """The counterexample document of a failing :class:`properties.explore.walker.RunResult`."""
     from properties.systems import states
 
     violation = result.violation
@@ -117,7 +117,7 @@ def load(path) -> tuple[dict, Config]:
         raise CounterexampleError(f"{path}: unknown system {document['system']!r}")
     mutant = document.get("mutant")
     if mutant is not None:
-        from properties.mutants import ALL
+        from properties.mutation.mutants import ALL
 
         if mutant not in ALL:
             raise CounterexampleError(f"{path}: unknown mutant {mutant!r} (see groupcheck mutants --list)")

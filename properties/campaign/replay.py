@@ -18,7 +18,8 @@ import json
 import sys
 
 from model.errors import name_of
-from properties import counterexample, systems
+from properties.campaign import counterexample
+from properties import systems
 
 _STATE_SHORT = {"UNJOINED": "UNJ", "PREPARING_REBALANCE": "PREP", "COMPLETING_REBALANCE": "COMPL", "STABLE": "STABLE"}
 _GROUP_SHORT = {"Empty": "Empty", "PreparingRebalance": "Preparing", "CompletingRebalance": "Completing",
@@ -61,7 +62,7 @@ def replay_file(path: str, as_json: bool = False) -> int:
 
     mutant = document.get("mutant")
     if mutant is not None:
-        from properties.mutants import applied
+        from properties.mutation.mutants import applied
 
         around = applied(mutant)
     else:

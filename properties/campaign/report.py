@@ -24,9 +24,9 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from properties import campaign as _campaign
+from properties.campaign import spark as _campaign
 from properties.catalogue import ALWAYS, CATALOGUE, EVENTUALLY, SOMETIMES
-from properties.counterexample import write as write_counterexample
+from properties.campaign.counterexample import write as write_counterexample
 from properties.coverage import summarise
 
 
@@ -70,7 +70,7 @@ def _histogram(values: list, bins: int = 20) -> list:
 def _property_kinds(system: str) -> list:
     props = [(p.name, p.kind, p.statement) for p in CATALOGUE]
     if system == "impl":
-        from properties.differential import AGREEMENT
+        from properties.systems.differential import AGREEMENT
 
         props.insert(0, (AGREEMENT.name, AGREEMENT.kind, AGREEMENT.statement))
     return props
@@ -226,12 +226,12 @@ def pytest_test(doc: dict, cluster: dict) -> str:
     name = "test_" + cluster["signature"].replace("-", "_")
     schedule = ",\n".join(f"    {tuple(e)!r}" for e in doc["schedule"])
     mutant = doc.get("mutant")
-    note = (f"# Found against mutant {mutant!r}: under `with properties.mutants.applied({mutant!r}):` this test fails;\n"
+    note = (f"# Found against mutant {mutant!r}: under `with properties.mutation.mutants.applied({mutant!r}):` this test fails;\n"
             f"# against the real implementation it passes.\n") if mutant else ""
     return (
         f"# Regression test from groupcheck campaign {cluster.get('campaign_id', '')}, cluster {cluster['signature']}.\n"
         f"# {doc['property']}: {doc['message']}\n{note}"
-        "from properties.counterexample import config_from_dict\n"
+        "from properties.campaign.counterexample import config_from_dict\n"
         "from properties.systems import replay\n\n"
         f"CONFIG = {doc['config']!r}\n"
         f"SCHEDULE = [\n{schedule},\n]\n\n\n"

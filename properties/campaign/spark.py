@@ -3,7 +3,7 @@
 Two ways to run the same job::
 
     groupcheck campaign --interleavings 20000 [--system impl|model] [--master local[*]] ...
-    spark-submit properties/campaign.py --interleavings 20000 ...      # any master, any directory
+    spark-submit properties/campaign/spark.py --interleavings 20000 ...      # any master, any directory
 
 The job:
 
@@ -14,14 +14,14 @@ The job:
 2. Each task runs the lean seeded walker (:func:`properties.systems.run`, not Hypothesis) over its
    seeds, collecting coverage through the walker's ``on_step`` hook
    (:mod:`properties.coverage`). The first failing interleaving of each failure *signature* in the
-   task is shrunk right there on the executor (:mod:`properties.shrink`, within
+   task is shrunk right there on the executor (:mod:`properties.explore.shrink`, within
    ``--shrink-seconds``) and turned into a counterexample document; the other failures of that
    signature are only counted. A task returns compact rows (one per interleaving), its coverage
    counts and its counterexamples.
 3. The driver merges the tasks' results (sums, and the smallest counterexample per signature; the
    merge is order-independent, so the counts equal a single-process run over the same seeds, even
    when Spark re-runs a task whose worker died), then writes the report
-   (:mod:`properties.report`): ``results.json``, ``counterexamples/<signature>.json``,
+   (:mod:`properties.campaign.report`): ``results.json``, ``counterexamples/<signature>.json``,
    ``summary.md``, ``index.html`` and ``interleavings.jsonl.gz`` (rows Spark SQL can read).
 
 Local masters get Spark's task retries (``local[N]`` becomes ``local[N,4]``: in local mode Spark
@@ -49,10 +49,10 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script (spark-submit properties/campaign.py): find the project
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # run as a script (spark-submit properties/campaign/spark.py): find the project
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORMAT = "groupcheck-campaign"
 VERSION = 1
 ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
@@ -82,7 +82,7 @@ class _NoMutant:
 def _mutant(name):
     if not name:
         return _NoMutant()
-    from properties import mutants
+    from properties.mutation import mutants
 
     return mutants.applied(name)
 
@@ -101,9 +101,9 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     *plan* is a plain dict (see :func:`make_plan`); everything returned is plain data, small
     enough to send back to the driver."""
     from model.config import Config
-    from properties import counterexample
+    from properties.campaign import counterexample
     from properties.coverage import Coverage
-    from properties.shrink import shrink, signature, timeline
+    from properties.explore.shrink import shrink, signature, timeline
     from properties.systems import run
 
     began, began_cpu = time.perf_counter(), time.process_time()
@@ -429,7 +429,7 @@ def versions(spark=None) -> dict:
     import platform
     from importlib import metadata
 
-    from properties.counterexample import tool_version
+    from properties.campaign.counterexample import tool_version
 
     out = {"groupcheck": tool_version(), "python": platform.python_version()}
     for dist in ("pyspark", "attrs", "hypothesis", "z3-solver"):
@@ -476,7 +476,7 @@ def _float(name):
 
 
 def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
-    from properties.walker import FAULT_PROFILES
+    from properties.explore.walker import FAULT_PROFILES
 
     p.add_argument("--interleavings", type=_int("--interleavings", 1), default=2000, help="seeds to run (default 2000)")
     p.add_argument("--seed-start", type=_int("--seed-start", 0), default=0)
@@ -516,7 +516,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def make_plan(args) -> dict:
     """Validate the arguments (CampaignError on anything wrong) and build the executors' plan."""
     from model.config import ConfigError
-    from properties.counterexample import config_to_dict
+    from properties.campaign.counterexample import config_to_dict
     from properties.systems import world_config
 
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
@@ -529,9 +529,9 @@ def make_plan(args) -> dict:
         if args.system != "impl":
             raise CampaignError("--mutant mutates the implementation: use it with --system impl")
         try:
-            from properties.mutants import MUTANTS
+            from properties.mutation.mutants import MUTANTS
         except ImportError:
-            raise CampaignError("--mutant: this groupcheck has no mutants yet (properties/mutants.py)") from None
+            raise CampaignError("--mutant: this groupcheck has no mutants yet (properties/mutation/mutants.py)") from None
         if args.mutant not in MUTANTS:
             raise CampaignError(f"--mutant must be one of {', '.join(sorted(MUTANTS))}, got {args.mutant!r}")
     crash = None
@@ -619,7 +619,7 @@ def cmd_campaign(args) -> int:
 
 
 def _campaign(args) -> int:
-    from properties import report
+    from properties.campaign import report
 
     started = datetime.now(timezone.utc)
     plan = make_plan(args)
@@ -710,6 +710,6 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     # import the module by its package name, so Spark pickles the task functions by reference
     # (executors import them from the shipped project) instead of by value from __main__
-    from properties.campaign import main as _main
+    from properties.campaign.spark import main as _main
 
     sys.exit(_main())

@@ -3,12 +3,12 @@
 :class:`ModelMachine` drives a world of several clients and brokers through the very events a
 schedule contains. Each ``step`` rule draws one of the events enabled in the current world (so no
 draw is wasted on a delivery over an empty link), and a ``quiet`` rule runs a burst of quiet time
-(:func:`properties.walker.settle`) so that short sequences reach a Stable group and disrupt it.
+(:func:`properties.explore.walker.settle`) so that short sequences reach a Stable group and disrupt it.
 After every event the catalogue's ``always`` properties are checked; at teardown the disruptions
 stop and the ``eventually`` properties are checked after the world settles.
 
 With ``system="impl"`` the implementation (``impl/``) runs beside the model on every event
-(:class:`properties.differential.Differential`): the observations must agree and the always
+(:class:`properties.systems.differential.Differential`): the observations must agree and the always
 properties are checked on the implementation's state too.
 
 Use :func:`machine_for` to get a machine class for a given configuration (a broken variant, a
@@ -25,7 +25,7 @@ from model.client import CONNECTING
 from model.config import Config
 from model.world import initial_world, step
 from properties.catalogue import Checker
-from properties.walker import CLOCK_JUMPS, TICKS, boundary_ticks, settle
+from properties.explore.walker import CLOCK_JUMPS, TICKS, boundary_ticks, settle
 
 
 def enabled(world) -> list:
@@ -99,7 +99,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.checker = Checker(self.config)
         self.companion = None
         if self.system == "impl":
-            from properties.differential import Differential
+            from properties.systems.differential import Differential
 
             self.companion = Differential(self.config, 0)
         self.schedule: list = []

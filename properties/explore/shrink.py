@@ -198,7 +198,7 @@ def timeline(system: str, config, schedule, seed: int = 0) -> list:
 
     companion = None
     if system == "impl":
-        from properties.differential import Differential
+        from properties.systems.differential import Differential
 
         companion = Differential(config, seed)
     world = initial_world(config)

@@ -360,7 +360,7 @@ def walk(
     *quiet_rate* and, if *eventually*, the settle phase after them.
 
     *companion* (optional) is a second world that takes every event the model is offered, such as
-    the implementation beside the model (:class:`properties.differential.Differential`): its
+    the implementation beside the model (:class:`properties.systems.differential.Differential`): its
     ``after(world, event, new, log)`` returns the model world and log to continue from and a
     :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem.
     *on_step* (optional) is called as ``on_step(world, event, new_world, log)`` after every applied

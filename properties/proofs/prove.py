@@ -1,8 +1,8 @@
 """``groupcheck prove``: run every z3 proof and write the proof table.
 
-The table has one row per server-side ``always`` property (:mod:`properties.symbolic`: inductive
+The table has one row per server-side ``always`` property (:mod:`properties.proofs.symbolic`: inductive
 proof for N<=4 member ids and P<=8 partitions, with the strengthening invariants it needed) and one
-per timing computation (:mod:`properties.timing`: 64-bit/32-bit bit-vectors over Kafka's
+per timing computation (:mod:`properties.proofs.timing`: 64-bit/32-bit bit-vectors over Kafka's
 configuration domain). Each row: property, bound, result ("proved", "counterexample" or
 "unknown"), seconds, invariants, reason. It is printed, and written to
 ``reports/proofs-latest.json`` (``{"format": 1, "generated_by": ..., "rows": [...]}``, read by the
@@ -32,7 +32,8 @@ def add_parser(subparsers) -> None:
 
 def cmd_prove(args) -> int:
     from properties.cli import UsageError
-    from properties import symbolic, timing
+    from properties.proofs import symbolic
+    from properties.proofs import timing
 
     n = symbolic.N_MAX if args.members is None else args.members
     parts = symbolic.P_MAX if args.partitions is None else args.partitions
@@ -59,7 +60,8 @@ def cmd_prove(args) -> int:
 
 def prove(n: int, parts: int, only=frozenset()) -> list:
     """Every proof as a table row (server properties first, then timing)."""
-    from properties import symbolic, timing
+    from properties.proofs import symbolic
+    from properties.proofs import timing
 
     rows = []
     names = [name for name in symbolic.PROPERTIES if not only or name in only]
@@ -87,7 +89,7 @@ def render_table(rows) -> str:
 
 
 def write_reports(rows, out: str, wall: float, n: int, parts: int) -> None:
-    from properties import symbolic
+    from properties.proofs import symbolic
 
     os.makedirs(out, exist_ok=True)
     doc = {"format": FORMAT, "generated_by": "groupcheck prove", "bound": {"members": n, "partitions": parts},

@@ -3,16 +3,16 @@
 * ``model`` — the reference model alone, checked against the catalogue after every event;
 * ``impl``  — the implementation (``impl/``) run beside the model on the same schedule: the model
   draws the events, both worlds apply them, their observations must agree, and the always
-  properties are checked on both (:mod:`properties.differential`, :mod:`properties.impl_checks`).
+  properties are checked on both (:mod:`properties.systems.differential`, :mod:`properties.impl_checks`).
 
-Both return a :class:`properties.walker.RunResult`; for ``impl``, ``RunResult.companion`` is the
-:class:`properties.differential.Differential` with the implementation's side.
+Both return a :class:`properties.explore.walker.RunResult`; for ``impl``, ``RunResult.companion`` is the
+:class:`properties.systems.differential.Differential` with the implementation's side.
 """
 
 from __future__ import annotations
 
 from model.config import Config
-from properties.walker import RunResult, replay as replay_model, walk
+from properties.explore.walker import RunResult, replay as replay_model, walk
 
 SYSTEMS = ("impl", "model")
 
@@ -21,7 +21,7 @@ def world_config(system: str, faults: str, clients: int, brokers: int, partition
     """The Config of a command-line world, validated: raises ConfigError naming the bad value
     (the commands turn it into their one-line usage error)."""
     from model.config import ConfigError
-    from properties.walker import FAULT_PROFILES
+    from properties.explore.walker import FAULT_PROFILES
 
     if system not in SYSTEMS:
         raise ConfigError(f"--system must be one of {', '.join(SYSTEMS)}, got {system!r}")
@@ -34,7 +34,7 @@ def _companion(system: str, config: Config, seed: int):
     if system == "model":
         return None
     if system == "impl":
-        from properties.differential import Differential
+        from properties.systems.differential import Differential
 
         return Differential(config, seed)
     raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, got {system!r}")
@@ -61,8 +61,8 @@ def replay(system: str, config: Config, schedule, seed: int = 0, check_eventuall
 
 def states(result: RunResult) -> dict:
     """Both sides' canonical state after the run's last event (the implementation's only for impl)."""
-    from properties.differential import Aliases, canonical
-    from properties.walker import observe
+    from properties.systems.differential import Aliases, canonical
+    from properties.explore.walker import observe
 
     out = {"model": _plain(canonical(observe(result.world), Aliases()))}
     companion = result.companion

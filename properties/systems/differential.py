@@ -1,6 +1,6 @@
 """Model versus implementation, step by step (issue 3; first cut).
 
-The model world and the implementation world (:mod:`properties.simworld`) consume the same
+The model world and the implementation world (:mod:`properties.systems.simworld`) consume the same
 schedule. After every event their canonical observations are compared, with member ids replaced by
 stable aliases (``c<client>.<n>``: the n-th member id seen for that client), because Kafka's member
 ids are random. Where Kafka leaves a choice open, the choices go one of two ways:
@@ -26,8 +26,8 @@ import attrs
 from model.config import Config
 from properties.catalogue import ALWAYS, Property
 from model.world import initial_world, step
-from properties.simworld import SimWorld
-from properties.walker import observe
+from properties.systems.simworld import SimWorld
+from properties.explore.walker import observe
 
 _FOLLOWED_BY_MODEL = ("leader", "protocol")
 
@@ -130,7 +130,7 @@ def _alternatives(log: list):
 
 class Differential:
     """The implementation world beside a model world, one event at a time (a companion of
-    :func:`properties.walker.walk`).
+    :func:`properties.explore.walker.walk`).
 
     :meth:`after` is called with every event the model was offered (applied or not), the model's
     world before and after it, and the step log. It applies the event to the implementation,

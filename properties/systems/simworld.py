@@ -6,7 +6,7 @@
 the semantics of :class:`model.world.Link`. :meth:`SimWorld.step` takes exactly the events of
 :mod:`model.world` (a tuple, kind first, ``pick`` last) and returns False when the event is not
 enabled (nothing changed), as the model does; :meth:`SimWorld.observe` returns the same shape as
-:func:`properties.walker.observe` of a model world, so the two can be compared step by step.
+:func:`properties.explore.walker.observe` of a model world, so the two can be compared step by step.
 
 Simulation choices (where the model leaves the transport open or does not model something):
 
@@ -406,7 +406,7 @@ class SimWorld:
         return tuple(sorted(offsets.items()))
 
     def observe(self) -> tuple:
-        """The shape of :func:`properties.walker.observe`: (now, leader, group, clients, committed)."""
+        """The shape of :func:`properties.explore.walker.observe`: (now, leader, group, clients, committed)."""
         g = self._group()
         group = None if g is None else (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name)
         clients = []

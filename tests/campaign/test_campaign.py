@@ -18,10 +18,11 @@ import types
 import pytest
 
 from model.config import Config
-from properties import campaign, cli
-from properties.counterexample import config_from_dict
-from properties.campaign import make_plan, run_local, run_range, run_spark, task_ranges
-from properties.shrink import shape, shrink, signature
+from properties.campaign import spark as campaign
+from properties import cli
+from properties.campaign.counterexample import config_from_dict
+from properties.campaign.spark import make_plan, run_local, run_range, run_spark, task_ranges
+from properties.explore.shrink import shape, shrink, signature
 from properties.systems import replay, run
 
 
@@ -100,7 +101,7 @@ def test_worker_killed_mid_task_loses_nothing(spark, tmp_path):
 
 def test_quiet_rate_knob_is_the_walker_itself():
     """--quiet-rate calls the walker directly; at the walker's default it is exactly systems.run."""
-    from properties.walker import walk
+    from properties.explore.walker import walk
     import inspect
 
     default = inspect.signature(walk).parameters["quiet_rate"].default
@@ -158,7 +159,7 @@ def test_project_zip_ships_the_packages(tmp_path):
     import zipfile
 
     names = zipfile.ZipFile(campaign.project_zip(str(tmp_path))).namelist()
-    for module in ("properties/campaign.py", "properties/walker.py", "model/world.py", "impl/__init__.py"):
+    for module in ("properties/campaign/spark.py", "properties/explore/walker.py", "model/world.py", "impl/__init__.py"):
         assert module in names
 
 
@@ -204,9 +205,9 @@ def test_shrink_is_locally_minimal_and_deterministic():
 # -- a campaign against a mutated implementation ------------------------------------------------------
 
 def _stand_in_mutants():
-    """A tiny properties.mutants with the interface campaigns use (MUTANTS, applied), for when the
+    """A tiny properties.mutation.mutants with the interface campaigns use (MUTANTS, applied), for when the
     real module is not there: JoinGroup completion forgets to bump the generation."""
-    module = types.ModuleType("properties.mutants")
+    module = types.ModuleType("properties.mutation.mutants")
     module.MUTANTS = {"generation_not_bumped": "join completion does not increment the generation"}
 
     @contextlib.contextmanager
@@ -231,11 +232,11 @@ def _stand_in_mutants():
 
 def test_mutant_campaign_report_has_a_followable_reproducible_cluster(tmp_path, capsys, monkeypatch):
     try:
-        from properties import mutants
+        from properties.mutation import mutants
         assert "generation_not_bumped" in mutants.MUTANTS
     except (ImportError, AssertionError):
         mutants = _stand_in_mutants()
-        monkeypatch.setitem(sys.modules, "properties.mutants", mutants)
+        monkeypatch.setitem(sys.modules, "properties.mutation.mutants", mutants)
     out = tmp_path / "mutant"
     status = cli.main(["campaign", "--local", "--system", "impl", "--mutant", "generation_not_bumped",
                        "--interleavings", "6", "--steps", "30", "--shrink-seconds", "30", "--out", str(out)])

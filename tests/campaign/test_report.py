@@ -13,8 +13,9 @@ import re
 
 import pytest
 
-from properties import campaign, report
-from properties.campaign import Totals, make_plan, run_range
+from properties.campaign import spark as campaign
+from properties.campaign import report
+from properties.campaign.spark import Totals, make_plan, run_range
 
 
 @pytest.fixture(scope="module")

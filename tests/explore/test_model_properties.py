@@ -7,7 +7,7 @@ import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
 from model.config import Config
-from properties.machines import machine_for
+from properties.explore.machines import machine_for
 
 pytestmark = pytest.mark.properties
 

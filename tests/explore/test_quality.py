@@ -16,8 +16,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from model.config import Config
 from model.variants import UNREACHED, VARIANTS
 from properties.catalogue import ALWAYS_NAMES
-from properties.machines import machine_for
-from properties.walker import walk
+from properties.explore.machines import machine_for
+from properties.explore.walker import walk
 
 pytestmark = pytest.mark.quality
 

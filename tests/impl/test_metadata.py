@@ -147,7 +147,7 @@ def test_node_equality_and_deterministic_hash():
 def test_expiry_overflow_when_the_clock_went_back_wraps_like_java():
     # lastSuccessfulRefresh + max.age - now is a Java long: with the clock one ms behind the last
     # refresh and max.age = Long.MAX it wraps negative, so expiry reads 0 and only the refresh
-    # backoff (100 ms after the last refresh) remains (properties/timing.py proves the boundary).
+    # backoff (100 ms after the last refresh) remains (properties/proofs/timing.py proves the boundary).
     long_max = (1 << 63) - 1
     md = Metadata(refresh_backoff_ms=100, metadata_expire_ms=long_max)
     md.update(md.request_version(), metadata_response(), False, 1000)

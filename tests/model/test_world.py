@@ -11,7 +11,7 @@ from model import group as grp
 from model.client import STABLE
 from model.config import Config
 from model.world import initial_world, step
-from properties.walker import replay, walk
+from properties.explore.walker import replay, walk
 
 
 def _run_json(seed: int, hashseed: str) -> dict:
@@ -34,7 +34,7 @@ def test_same_seed_same_trace_hash_across_processes_and_hash_seeds():
 def test_below_draws_exactly_what_randrange_draws():
     import random
 
-    from properties.walker import below
+    from properties.explore.walker import below
 
     for n in (1, 2, 3, 6, 7, 8, 100, 1000, 65537):
         ours, theirs = random.Random(n), random.Random(n)
@@ -101,7 +101,7 @@ def test_committed_offsets_reach_the_log():
 
 
 def test_closed_consumer_abandons_its_pending_connection():
-    from properties.walker import walk as _walk
+    from properties.explore.walker import walk as _walk
 
     world = initial_world(Config())
     world, _ = step(world, ("poll", 0, 0))  # starts a lookup: a connection attempt

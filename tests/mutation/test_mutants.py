@@ -1,4 +1,4 @@
-"""Mutation analysis of the implementation (``properties/mutants.py``, ``groupcheck mutants``).
+"""Mutation analysis of the implementation (``properties/mutation/mutants.py``, ``groupcheck mutants``).
 
 Unit tests: a mutant is applied at run time and restored exactly; every mutant changes the
 behaviour of its target; unknown names are refused; the CLI prints the documented fields.
@@ -10,9 +10,9 @@ from collections import deque
 
 import pytest
 
-from properties import mutants
+from properties.mutation import mutants
 from properties.cli import main
-from properties.mutants import MUTANTS, UNREACHED, Search, applied
+from properties.mutation.mutants import MUTANTS, UNREACHED, Search, applied
 
 
 def _originals(name):

@@ -1,4 +1,4 @@
-"""The z3 encoding of the server coordinator (properties/symbolic.py): proofs, teeth, agreement.
+"""The z3 encoding of the server coordinator (properties/proofs/symbolic.py): proofs, teeth, agreement.
 
 * every server-side ``always`` property is proved inductive (a small bound here; ``groupcheck
   prove`` runs N<=4, P<=8);
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model import group as grp
-from properties import symbolic as sy
+from properties.proofs import symbolic as sy
 from properties.catalogue import ALWAYS_NAMES
 
 N, P = 4, 8

@@ -1,4 +1,4 @@
-"""z3 proofs of the timing arithmetic (properties/timing.py) and ``groupcheck prove``.
+"""z3 proofs of the timing arithmetic (properties/proofs/timing.py) and ``groupcheck prove``.
 
 Each computation is proved over Kafka's configuration domain; each has a broken variant (a guard
 removed, a comparison flipped) for which z3 must return a counterexample, and the counterexample
@@ -13,7 +13,7 @@ import json
 import pytest
 
 from model.config import MAX_INT, join_group_request_timeout
-from properties import timing
+from properties.proofs import timing
 from properties.cli import main
 
 NAMES = [p.name for p in timing.PROOFS]

@@ -3,9 +3,9 @@
 import pytest
 
 from model.config import Config
-from properties.differential import Aliases, canonical, compare
+from properties.systems.differential import Aliases, canonical, compare
 from model.world import initial_world, step
-from properties.walker import walk
+from properties.explore.walker import walk
 
 
 @pytest.mark.parametrize("seed", range(0, 40, 3))
@@ -43,7 +43,7 @@ def test_bytes_written_before_a_close_reach_the_broker():
     import json
     from pathlib import Path
 
-    from properties.counterexample import config_from_dict
+    from properties.campaign.counterexample import config_from_dict
 
     document = json.loads((Path(__file__).parent / "data" / "write_before_close.json").read_text())
     config = config_from_dict(document["config"])
@@ -63,7 +63,7 @@ def test_commit_with_nothing_owned_still_polls_in_both():
     import json
     from pathlib import Path
 
-    from properties.counterexample import config_from_dict
+    from properties.campaign.counterexample import config_from_dict
 
     document = json.loads((Path(__file__).parent / "data" / "commit_with_nothing_owned.json").read_text())
     config = config_from_dict(document["config"])

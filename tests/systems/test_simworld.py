@@ -1,12 +1,12 @@
-"""The implementation world (properties/simworld.py) under the model walker's schedules."""
+"""The implementation world (properties/systems/simworld.py) under the model walker's schedules."""
 
 from __future__ import annotations
 
 import pytest
 
 from model.config import Config
-from properties.simworld import SimWorld
-from properties.walker import walk
+from properties.systems.simworld import SimWorld
+from properties.explore.walker import walk
 
 CONFIG = Config()
 
