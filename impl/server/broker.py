@@ -5,7 +5,7 @@ api version and client id, and a ``response_callback(response_data)``.  Group re
 broker's :class:`~impl.server.group_coordinator.GroupCoordinator`; a parked JoinGroup/SyncGroup is
 answered later (from another request or from the timer), exactly as Kafka answers a request from
 the purgatory.  ApiVersions, Metadata and FindCoordinator are answered from the
-:class:`~impl.server.cluster.Cluster` state (the metadata cache).
+:class:`MetadataCache` view of the cluster it belongs to.
 
 A crashed broker loses everything but its id: parked callbacks are dropped without an answer (the
 transport is expected to report the disconnect), the timer is cleared, and a restart brings up a
@@ -14,7 +14,7 @@ fresh coordinator that owns nothing until the cluster makes it a partition leade
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Protocol
 
 from impl.errors import Errors, IllegalStateException
 from impl.protocol import (INVALID_OFFSET, NO_METADATA, ApiVersion, ApiVersionsRequestData,
@@ -28,17 +28,33 @@ from impl.protocol import (INVALID_OFFSET, NO_METADATA, ApiVersion, ApiVersionsR
                            TopicPartition)
 from impl.server.config import BrokerConfig
 from impl.server.group_coordinator import GroupCoordinator, join_error, sync_error
-from impl.server.group_metadata_manager import GroupMetadataManager, OffsetAndMetadata
+from impl.server.group_metadata_manager import GroupMetadataManager, OffsetAndMetadata, OffsetsTopicLog
 from impl.server.timer import MockTimer
 from impl.time import Time
-
-if TYPE_CHECKING:  # pragma: no cover
-    from impl.server.cluster import Cluster
 
 __all__ = ["Broker", "DEFAULT_CLIENT_HOST"]
 
 DEFAULT_CLIENT_HOST = "/127.0.0.1"
 _NONE_CODE = Errors.NONE.value
+
+
+class MetadataCache(Protocol):
+    """What a broker reads from the cluster it belongs to — Kafka's ``MetadataCache`` plus the
+    replicated ``__consumer_offsets`` log. :class:`~impl.server.cluster.Cluster` provides it; the
+    broker depends on this view only, so ``cluster`` may import ``broker`` and not the other way."""
+
+    cluster_id: str
+    offsets_log: OffsetsTopicLog
+
+    def alive_broker_metadata(self) -> list: ...
+
+    def topic_metadata(self, names) -> list: ...
+
+    def controller_id(self) -> int: ...
+
+    def offsets_partition_leader_node(self, partition: int): ...
+
+    def num_partitions(self, topic: str) -> Optional[int]: ...
 
 
 class Broker:
@@ -47,7 +63,7 @@ class Broker:
     __slots__ = ("broker_id", "cluster", "time", "rng", "config", "host", "port", "timer",
                  "group_coordinator", "alive", "_handlers")
 
-    def __init__(self, broker_id: int, cluster: "Cluster", time: Time, rng, config: Optional[BrokerConfig] = None) -> None:
+    def __init__(self, broker_id: int, cluster: MetadataCache, time: Time, rng, config: Optional[BrokerConfig] = None) -> None:
         self.broker_id = broker_id
         self.cluster = cluster
         self.time = time
