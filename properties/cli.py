@@ -22,11 +22,8 @@ import time
 from model.config import Config, ConfigError
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
+from properties.errors import UsageError
 from properties.explore.walker import FAULT_PROFILES
-
-
-class UsageError(Exception):
-    """A bad argument or configuration value: reported in one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -278,13 +275,9 @@ def cmd_bench(args) -> int:
 
 def _bench_campaign(args) -> int:
     """One process versus Spark local[2] over the same seeds (properties.campaign.bench)."""
-    from properties.campaign.spark import CampaignError
     from properties.campaign.bench import bench_campaign
 
-    try:
-        result = bench_campaign(interleavings=args.interleavings, eventually=args.eventually, million=args.million)
-    except CampaignError as e:
-        raise UsageError(str(e)) from None
+    result = bench_campaign(interleavings=args.interleavings, eventually=args.eventually, million=args.million)
     if args.json:
         print(json.dumps(result))
         return 0

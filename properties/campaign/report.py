@@ -24,10 +24,20 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from properties.campaign import spark as _campaign
-from properties.catalogue import ALWAYS, CATALOGUE, EVENTUALLY, SOMETIMES
 from properties.campaign.counterexample import write as write_counterexample
+from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, SOMETIMES
 from properties.coverage import summarise
+
+ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
+FORMAT = "groupcheck-campaign"
+VERSION = 1
+ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
+
+
+def kind_of(property_name: str) -> str:
+    """always / eventually / sometimes; the differential property (impl-matches-model) is always."""
+    prop = BY_NAME.get(property_name)
+    return prop.kind if prop is not None else ALWAYS
 
 
 # --------------------------------------------------------------------------------------------------
@@ -36,7 +46,7 @@ from properties.coverage import summarise
 
 def proofs_table() -> dict | None:
     """The latest z3 proof run (reports/proofs-latest.json), if there is one."""
-    for path in (Path("reports") / "proofs-latest.json", _campaign.ROOT / "reports" / "proofs-latest.json"):
+    for path in (Path("reports") / "proofs-latest.json", ROOT / "reports" / "proofs-latest.json"):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -89,7 +99,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         clusters.append({
             "signature": sig,
             "property": entry["property"],
-            "kind": _campaign.kind_of(entry["property"]),
+            "kind": kind_of(entry["property"]),
             "count": entry["count"],
             "example_seeds": entry["seeds"],
             "counterexample": f"counterexamples/{sig}.json",
@@ -139,8 +149,8 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
     config.update(clients=args.clients, brokers=args.brokers, partitions=args.partitions, task_size=task_size,
                   model_config=plan["config"])
     return {
-        "format": _campaign.FORMAT,
-        "version": _campaign.VERSION,
+        "format": FORMAT,
+        "version": VERSION,
         "campaign_id": campaign_id,
         "partial": partial,
         "started_at": started.isoformat(timespec="seconds"),
@@ -185,7 +195,7 @@ def write(out, results: dict, totals) -> None:
         docs[sig] = doc
     with gzip.open(out / "interleavings.jsonl.gz", "wt", encoding="utf-8", compresslevel=5) as f:
         for r in sorted(totals.rows):
-            f.write(json.dumps(dict(zip(_campaign.ROW_FIELDS, r)), separators=(",", ":")))
+            f.write(json.dumps(dict(zip(ROW_FIELDS, r)), separators=(",", ":")))
             f.write("\n")
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (out / "summary.md").write_text(markdown(results, docs), encoding="utf-8")

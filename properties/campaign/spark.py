@@ -50,12 +50,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script (spark-submit properties/campaign/spark.py): find the project
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    # (in place of the script's own folder, whose module names must not shadow anything)
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from properties.errors import UsageError  # noqa: E402  (after the script-mode path fix)
+
+from properties.campaign.report import FORMAT, kind_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-FORMAT = "groupcheck-campaign"
-VERSION = 1
-ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
 EXAMPLE_SEEDS = 5
 # Seeds per task, for a few seconds of work (x3 without quiet bursts): a Spark task costs tens of milliseconds
 # around the work (measured: 80,000 model interleavings without quiet time ran at 1,077/s in tasks
@@ -63,8 +65,9 @@ EXAMPLE_SEEDS = 5
 DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 1500, ("impl", True): 25, ("impl", False): 80}
 
 
-class CampaignError(Exception):
-    """A problem the user can fix (bad argument, unwritable folder, no Java): one line, exit 2."""
+class CampaignError(UsageError):
+    """A problem the user can fix (bad argument, unwritable folder, no Java, Spark not starting):
+    one line, exit 2."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -87,14 +90,6 @@ def _mutant(name):
     return mutants.applied(name)
 
 
-def kind_of(property_name: str) -> str:
-    """always / eventually / sometimes; the differential property (impl-matches-model) is always."""
-    from properties.catalogue import ALWAYS, BY_NAME
-
-    prop = BY_NAME.get(property_name)
-    return prop.kind if prop is not None else ALWAYS
-
-
 def run_range(plan: dict, start: int, stop: int) -> dict:
     """Run seeds ``[start, stop)`` as one task: rows, coverage, shrunk counterexamples.
 
@@ -103,8 +98,9 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     from model.config import Config
     from properties.campaign import counterexample
     from properties.coverage import Coverage
-    from properties.explore.shrink import shrink, signature, timeline
-    from properties.systems import run
+    from properties.campaign.timeline import timeline
+    from properties.explore.shrink import shrink, signature
+    from properties.systems import replayer, run
 
     began, began_cpu = time.perf_counter(), time.process_time()
     config = counterexample.config_from_dict(plan["config"])
@@ -136,7 +132,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             entry = failures.get(sig)
             if entry is None:
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
-                shrunk = shrink(plan["system"], config, result.schedule, seed, v, budget_seconds=plan["shrink_seconds"])
+                shrunk = shrink(replayer(plan["system"], config, seed), result.schedule, v,
+                                budget_seconds=plan["shrink_seconds"])
                 doc = counterexample.build(shrunk.result, system=plan["system"], seed=seed, config=config,
                                            steps=plan["steps"], faults=plan["faults"])
                 doc["mutant"] = plan.get("mutant")

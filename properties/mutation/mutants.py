@@ -841,7 +841,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_mutants(args) -> int:
-    from properties.cli import UsageError
+    from properties.errors import UsageError
 
     unknown = [n for n in args.only if n not in ALL]
     if unknown:

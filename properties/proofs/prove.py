@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_prove(args) -> int:
-    from properties.cli import UsageError
+    from properties.errors import UsageError
     from properties.proofs import symbolic
     from properties.proofs import timing
 
