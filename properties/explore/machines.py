@@ -7,12 +7,12 @@ draw is wasted on a delivery over an empty link), and a ``quiet`` rule runs a bu
 After every event the catalogue's ``always`` properties are checked; at teardown the disruptions
 stop and the ``eventually`` properties are checked after the world settles.
 
-With ``system="impl"`` the implementation (``impl/``) runs beside the model on every event
-(:class:`properties.systems.differential.Differential`): the observations must agree and the always
-properties are checked on the implementation's state too.
+With a *companion* (a system run beside the model on every event, e.g. the implementation through
+:func:`properties.systems.machine_for`) the observations must agree and the always properties are
+checked on the system's state too.
 
 Use :func:`machine_for` to get a machine class for a given configuration (a broken variant, a
-different size, the system). The shrunk length of the last failing run is kept in ``last_failure`` so the
+different size, a companion). The shrunk length of the last failing run is kept in ``last_failure`` so the
 quality tests can bound it.
 """
 
@@ -91,17 +91,13 @@ class ModelMachine(RuleBasedStateMachine):
     last_failure: dict = {}
 
     prefix: tuple = ()  # events applied before Hypothesis takes over (a scenario's starting point)
-    system: str = "model"  # or "impl": the implementation beside the model
+    companion_factory = None  # (config, seed) -> companion: a system beside the model on every event
 
     def __init__(self):
         super().__init__()
         self.world = initial_world(self.config)
         self.checker = Checker(self.config)
-        self.companion = None
-        if self.system == "impl":
-            from properties.systems.differential import Differential
-
-            self.companion = Differential(self.config, 0)
+        self.companion = None if self.companion_factory is None else self.companion_factory(self.config, 0)
         self.schedule: list = []
         self.rules = 0  # rule invocations (what Hypothesis shrinks)
         self.faults_left = self.max_faults
@@ -197,19 +193,21 @@ _MACHINES: dict = {}
 
 
 def machine_for(config: Config, faults: bool = True, check_eventually: bool = True, prefix: tuple = (),
-                target: str | None = None, system: str = "model") -> type:
+                target: str | None = None, companion=None, label: str = "model") -> type:
     """A ModelMachine subclass bound to *config*, an optional starting *prefix* of events (the
     pseudo-event ``("quiet",)`` stands for a burst of quiet time) and an optional *target* property
     (only its violations fail the run: the quality tier pins which property catches a variant).
+    *companion* is a hashable factory ``(config, seed) -> companion`` for a system run beside the
+    model (see :func:`properties.systems.machine_for`); *label* names it in the class name.
     Cached, so Hypothesis' database keys are stable."""
-    key = (config, faults, check_eventually, prefix, target, system)
+    key = (config, faults, check_eventually, prefix, target, companion, label)
     if key not in _MACHINES:
-        name = ("ImplMachine_" if system == "impl" else "ModelMachine_") + ("_".join(sorted(config.broken)) or "correct")
+        name = f"{label.capitalize()}Machine_" + ("_".join(sorted(config.broken)) or "correct")
         _MACHINES[key] = type(
             name,
             (ModelMachine,),
             {"config": config, "faults": faults, "check_eventually": check_eventually, "prefix": prefix,
-             "target": target, "system": system, "last_failure": {}},
+             "target": target, "companion_factory": companion, "last_failure": {}},
         )
     return _MACHINES[key]
 

@@ -15,8 +15,6 @@ ids and partition lists replaced by placeholders — never by its seed, so the m
 the same bug land in one cluster. It is built with hashlib, never ``hash()``, so it is the same in
 every process.
 
-:func:`timeline` re-runs a (shrunk) schedule and records, per event, which member it concerns and
-what changed, for the report's per-member timeline.
 """
 
 from __future__ import annotations
@@ -27,9 +25,7 @@ import time
 
 import attrs
 
-from model.errors import name_of
 from properties.catalogue import BY_NAME, EVENTUALLY
-from properties.systems import replay
 
 _MEMBER_ID = re.compile(r"consumer-\d+-[0-9A-Za-z-]+|\bc\d+\.\d+\b")
 _LIST = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
@@ -74,26 +70,27 @@ class Shrunk:
     complete: bool  # locally minimal: no single event can be removed (False: the budget ran out)
 
 
-def _fails_same(system, config, schedule, seed, sig, eventually):
-    result = replay(system, config, schedule, seed=seed, check_eventually=eventually)
+def _fails_same(replay, schedule, sig, eventually):
+    result = replay(schedule, check_eventually=eventually)
     if result.violation is not None and signature(result.violation) == sig:
         return result
     return None
 
 
-def shrink(system: str, config, schedule, seed: int, violation, budget_seconds: float = 10.0,
-           clock=time.monotonic) -> Shrunk:
+def shrink(replay, schedule, violation, budget_seconds: float = 10.0, clock=time.monotonic) -> Shrunk:
     """The smallest schedule found within *budget_seconds* that still fails with *violation*'s
-    signature (see the module docstring). *seed* seeds the implementation (system ``impl``)."""
+    signature (see the module docstring). *replay(schedule, check_eventually=...)* re-runs a
+    schedule on the system that failed and returns its RunResult — for a system by name,
+    :func:`properties.systems.replayer` (explore does not know the systems; they are handed in)."""
     start = clock()
     deadline = start + budget_seconds
     sig = signature(violation)
     eventually = is_eventually(violation.property)
     schedule = tuple(tuple(e) for e in schedule)
     replays = 1
-    best = _fails_same(system, config, schedule, seed, sig, eventually)
+    best = _fails_same(replay, schedule, sig, eventually)
     if best is None:  # should not happen (replays are exact); keep the original, unshrunk
-        result = replay(system, config, schedule, seed=seed, check_eventually=eventually)
+        result = replay(schedule, check_eventually=eventually)
         return Shrunk(schedule, result, len(schedule), replays, clock() - start, False, False)
     current = best.schedule
     complete = False
@@ -108,7 +105,7 @@ def shrink(system: str, config, schedule, seed: int, violation, budget_seconds: 
                 break
             candidate = current[:i] + current[i + chunk:]
             replays += 1
-            result = _fails_same(system, config, candidate, seed, sig, eventually) if candidate else None
+            result = _fails_same(replay, candidate, sig, eventually) if candidate else None
             if result is not None and len(result.schedule) < len(current):
                 best, current = result, result.schedule
                 removed_any = True
@@ -123,100 +120,3 @@ def shrink(system: str, config, schedule, seed: int, violation, budget_seconds: 
         else:
             chunk = max(1, chunk // 2)
     return Shrunk(current, best, len(schedule), replays, round(clock() - start, 3), True, complete)
-
-
-# -- the per-member timeline ----------------------------------------------------------------------
-
-def _actor(event) -> str:
-    kind = event[0]
-    if kind in ("poll", "heartbeat", "commit", "close", "crash", "connect", "deliver", "drop", "disconnect",
-                "clock_jump", "partition", "heal"):
-        return f"c{event[1]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load"):
-        return "brokers"
-    return "time"
-
-
-def describe_event(event) -> str:
-    """An event in words (the ``pick`` that resolves Kafka's open choices is left out)."""
-    kind = event[0]
-    if kind == "deliver":
-        return f"deliver {'request' if event[3] else 'response'} on slot {event[2]}"
-    if kind == "drop":
-        return f"drop {'request' if event[3] else 'response'} on slot {event[2]}"
-    if kind == "disconnect":
-        return f"disconnect slot {event[2]} ({'processed' if event[3] else 'not processed'})"
-    if kind == "connect":
-        return f"connect slot {event[2]}"
-    if kind == "tick":
-        return f"tick {event[1]} ms"
-    if kind == "clock_jump":
-        return f"clock jumps {event[2]:+d} ms"
-    if kind in ("partition", "heal"):
-        return f"{kind} c{event[1]}/b{event[2]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load"):
-        return f"{kind.replace('_', ' ')} b{event[1]}"
-    return kind
-
-
-def _notes(log) -> list:
-    notes = []
-    for e in log:
-        tag = e[0]
-        if tag == "send":
-            notes.append(f"c{e[1]} sends {e[4]} #{e[2]}")
-        elif tag == "received":
-            notes.append(f"c{e[1]} gets {e[3]} {name_of(e[4])}")
-        elif tag == "reply":
-            notes.append(f"broker answers c{e[1]} {e[3]} #{e[2]}: {name_of(e[4])}")
-        elif tag == "expire":
-            notes.append(f"c{e[1]} expires #{e[2]}")
-        elif tag == "fail_unsent":
-            notes.append(f"c{e[1]} fails unsent #{e[2]}")
-        elif tag == "server" and e[1] == "transition":
-            notes.append(f"group {e[2]}→{e[3]}")
-        elif tag == "server" and e[1] == "join_complete":
-            notes.append(f"join complete: generation {e[3]}")
-        elif tag == "server" and e[1] == "member_removed":
-            notes.append(f"coordinator removes {e[2]} ({e[3]})")
-        elif tag == "reset":
-            notes.append(f"c{e[1]} reset by {e[2]} {name_of(e[3])}")
-        elif tag == "dropped":
-            notes.append(f"c{e[1]} slot {e[2]}: {e[4]} lost")
-        elif tag == "assign":
-            notes.append(f"c{e[1]} assigned {list(e[4])}")
-    return notes
-
-
-def timeline(system: str, config, schedule, seed: int = 0) -> list:
-    """One row per event of *schedule*: index, the event, the member (or ``brokers``/``time``) it
-    concerns, what it did (sends, answers, transitions), and after it the group's state and
-    generation and every consumer's member state and generation. For system ``impl`` the model is
-    run as the differential check runs it (following the coordinator's choices the implementation
-    made), so the timeline matches the replay."""
-    from model.world import initial_world, step
-
-    companion = None
-    if system == "impl":
-        from properties.systems.differential import Differential
-
-        companion = Differential(config, seed)
-    world = initial_world(config)
-    rows = []
-    for i, event in enumerate(schedule):
-        event = tuple(event)
-        new, log = step(world, event)
-        if companion is not None:
-            new, log, _problem = companion.after(world, event, new, log)
-        g = new.group
-        rows.append({
-            "i": i,
-            "event": list(event),
-            "what": describe_event(event),
-            "actor": _actor(event),
-            "notes": _notes(log),
-            "group": None if g is None else [g.state, g.generation],
-            "members": [[c.state if c.alive else "down", c.generation] for c in new.clients],
-        })
-        world = new
-    return rows

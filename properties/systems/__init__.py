@@ -11,6 +11,8 @@ Both return a :class:`properties.explore.walker.RunResult`; for ``impl``, ``RunR
 
 from __future__ import annotations
 
+import attrs
+
 from model.config import Config
 from properties.explore.walker import RunResult, replay as replay_model, walk
 
@@ -30,7 +32,11 @@ def world_config(system: str, faults: str, clients: int, brokers: int, partition
     return Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken))
 
 
-def _companion(system: str, config: Config, seed: int):
+def companion_for(system: str, config: Config, seed: int):
+    """What runs beside the model on every event for *system*: None for ``model``, a
+    :class:`properties.systems.differential.Differential` (the implementation, seeded with *seed*)
+    for ``impl``. This is how the search engines of :mod:`properties.explore`, which know only the
+    model, are pointed at a system."""
     if system == "model":
         return None
     if system == "impl":
@@ -47,7 +53,7 @@ def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "
     *quiet_rate* None is the walker's default; *hash_trace* = False leaves the trace hash out."""
     extra = {} if quiet_rate is None else {"quiet_rate": quiet_rate}
     return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
-                companion=_companion(system, config, seed), on_step=on_step, hash_trace=hash_trace, **extra)
+                companion=companion_for(system, config, seed), on_step=on_step, hash_trace=hash_trace, **extra)
 
 
 def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False,
@@ -56,7 +62,40 @@ def replay(system: str, config: Config, schedule, seed: int = 0, check_eventuall
     member ids, leastLoadedNode's offsets). *check_eventually*: judge the eventually properties
     after the last event (for a schedule that ended with a settle phase)."""
     return replay_model(config, schedule, eventually_after=len(schedule) if check_eventually else None,
-                        companion=_companion(system, config, seed), on_step=on_step)
+                        companion=companion_for(system, config, seed), on_step=on_step)
+
+
+def replayer(system: str, config: Config, seed: int = 0):
+    """``replay(schedule, check_eventually=False)`` bound to *system*, *config* and *seed*: what
+    :func:`properties.explore.shrink.shrink` re-runs candidates with."""
+
+    def bound(schedule, check_eventually: bool = False) -> RunResult:
+        return replay(system, config, schedule, seed=seed, check_eventually=check_eventually)
+
+    return bound
+
+
+def machine_for(config: Config, system: str = "model", **options) -> type:
+    """A Hypothesis state machine class over *system* (:func:`properties.explore.machines.machine_for`
+    with the system's companion); *options* are that function's (faults, check_eventually, prefix,
+    target)."""
+    from properties.explore.machines import machine_for as explore_machine_for
+
+    if system not in SYSTEMS:
+        raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, got {system!r}")
+    companion = None if system == "model" else _Companion(system)
+    return explore_machine_for(config, companion=companion, label=system, **options)
+
+
+@attrs.frozen
+class _Companion:
+    """A picklable, hashable companion factory (Hypothesis keys its database by the machine class,
+    which :func:`machine_for` caches by its arguments)."""
+
+    system: str
+
+    def __call__(self, config: Config, seed: int):
+        return companion_for(self.system, config, seed)
 
 
 def states(result: RunResult) -> dict:

@@ -23,7 +23,7 @@ from properties import cli
 from properties.campaign.counterexample import config_from_dict
 from properties.campaign.spark import make_plan, run_local, run_range, run_spark, task_ranges
 from properties.explore.shrink import shape, shrink, signature
-from properties.systems import replay, run
+from properties.systems import replay, replayer, run
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +190,7 @@ def _first_failure(config, system="model", steps=40, limit=200):
 def test_shrink_is_locally_minimal_and_deterministic():
     config = Config(clients=3, brokers=3, partitions=6, broken=frozenset({"commit_skips_fencing"}))
     seed, result = _first_failure(config)
-    shrunk = shrink("model", config, result.schedule, seed, result.violation, budget_seconds=60)
+    shrunk = shrink(replayer("model", config, seed), result.schedule, result.violation, budget_seconds=60)
     assert shrunk.reproduced and shrunk.complete
     assert len(shrunk.schedule) < len(result.schedule)
     sig = signature(result.violation)
@@ -198,7 +198,7 @@ def test_shrink_is_locally_minimal_and_deterministic():
     for i in range(len(shrunk.schedule)):  # removing any one event makes the failure go away or change
         r = replay("model", config, shrunk.schedule[:i] + shrunk.schedule[i + 1:], seed=seed)
         assert r.violation is None or signature(r.violation) != sig or len(r.schedule) >= len(shrunk.schedule)
-    again = shrink("model", config, result.schedule, seed, result.violation, budget_seconds=60)
+    again = shrink(replayer("model", config, seed), result.schedule, result.violation, budget_seconds=60)
     assert again.schedule == shrunk.schedule
 
 

@@ -28,14 +28,3 @@ def test_session_longer_than_rebalance_timeout():
 
 def test_group_max_size_two():
     run_state_machine_as_test(machine_for(Config(clients=3, brokers=1, group_max_size=2)))
-
-
-# -- the implementation beside the model (issue 3) ---------------------------------------------------
-
-
-def test_impl_agrees_with_the_model_three_clients_three_brokers():
-    run_state_machine_as_test(machine_for(Config(clients=3, brokers=3, partitions=6), system="impl"))
-
-
-def test_impl_agrees_with_the_model_two_clients_one_broker_pre_v4_join():
-    run_state_machine_as_test(machine_for(Config(clients=2, brokers=1, partitions=3, join_group_version=3), system="impl"))
