@@ -65,6 +65,9 @@ class Config:
     reconnect_backoff_ms: int = attrs.field(default=50, validator=_positive)  # Kafka 50
     close_timeout_ms: int = attrs.field(default=30_000, validator=_non_negative)  # KafkaConsumer.close() default 30 s
     latency_ms: int = attrs.field(default=1, validator=_non_negative)  # one-way link latency
+    # partition.assignment.strategy of every client, most preferred first; () = the exploration
+    # default, where even clients prefer range and odd ones roundrobin (so protocol votes can tie)
+    assignors: tuple = attrs.field(default=(), converter=tuple)
 
     # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset)
@@ -73,6 +76,14 @@ class Config:
     def _check_version(self, attribute, value):
         if not isinstance(value, int) or not 0 <= value <= 9:
             raise ConfigError(f"join_group_version must be an integer from 0 to 9, got {value!r}")
+
+    @assignors.validator
+    def _check_assignors(self, attribute, value):
+        unknown = [name for name in value if name not in ASSIGNORS]
+        if unknown:
+            raise ConfigError(f"assignors names unknown assignor {unknown[0]!r}; known: {', '.join(ASSIGNORS)}")
+        if len(set(value)) != len(value):
+            raise ConfigError(f"assignors lists an assignor twice: {list(value)}")
 
     @broken.validator
     def _check_broken(self, attribute, value):
@@ -116,10 +127,14 @@ class Config:
         return f"consumer-{client}"
 
     def protocols(self, client: int) -> tuple[str, ...]:
-        """Assignor preference of a client: even clients prefer range, odd ones roundrobin, so
-        that protocol votes can tie."""
+        """Assignor preference of a client: :attr:`assignors` when set; by default even clients
+        prefer range and odd ones roundrobin, so that protocol votes can tie."""
+        if self.assignors:
+            return self.assignors
         return ("range", "roundrobin") if client % 2 == 0 else ("roundrobin", "range")
 
+
+ASSIGNORS = ("range", "roundrobin")  # what the model and the implementation can assign with
 
 JOIN_GROUP_TIMEOUT_LAPSE_MS = 5000
 
@@ -145,3 +160,92 @@ KAFKA_DEFAULTS = {
     "group.initial.rebalance.delay.ms": 3000,
     "offsets.topic.num.partitions": 50,
 }
+
+
+# -- settings by Kafka's names ----------------------------------------------------------------------
+
+# Kafka's property name -> Config field. Client (consumer) properties, broker (group coordinator)
+# properties, and one of groupcheck's own: the JoinGroup version the clients speak, which Kafka
+# negotiates through ApiVersions rather than configures.
+SETTINGS = {
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "max.poll.interval.ms": "max_poll_interval_ms",  # also the JoinGroup rebalance timeout
+    "request.timeout.ms": "request_timeout_ms",
+    "retry.backoff.ms": "retry_backoff_ms",
+    "reconnect.backoff.ms": "reconnect_backoff_ms",
+    "partition.assignment.strategy": "assignors",
+    "group.min.session.timeout.ms": "min_session_timeout_ms",
+    "group.max.session.timeout.ms": "max_session_timeout_ms",
+    "group.initial.rebalance.delay.ms": "initial_rebalance_delay_ms",
+    "group.max.size": "group_max_size",
+    "offsets.topic.num.partitions": "offsets_partitions",
+    "groupcheck.join.group.version": "join_group_version",
+}
+
+# Kafka's class names for the assignors, accepted as well as the short names
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+}
+
+
+def _setting_value(name: str, text: str):
+    field = SETTINGS[name]
+    if field == "assignors":
+        names = [part.strip() for part in text.split(",") if part.strip()]
+        if not names:
+            raise ConfigError(f"{name} must list at least one assignor ({', '.join(ASSIGNORS)}), got {text!r}")
+        names = [_ASSIGNOR_CLASSES.get(n, n) for n in names]
+        unknown = [n for n in names if n not in ASSIGNORS]
+        if unknown:
+            raise ConfigError(f"{name}: unknown assignor {unknown[0]!r}; known: {', '.join(ASSIGNORS)}")
+        return tuple(names)
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {text!r}") from None
+    if not -2**63 <= value < 2**63:
+        raise ConfigError(f"{name} must fit in a Java long, got {text!r}")
+    return value
+
+
+def parse_settings(items) -> dict:
+    """``["session.timeout.ms=10000", ...]`` -> {Kafka name: value}, each name known and each value
+    well-formed; raises ConfigError naming the setting. A later item overrides an earlier one."""
+    out = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ConfigError(f"--set takes name=value, got {item!r}")
+        if name not in SETTINGS:
+            raise ConfigError(f"unknown setting {name!r}; known: {', '.join(sorted(SETTINGS))}")
+        out[name] = _setting_value(name, text.strip())
+    return out
+
+
+def with_settings(config: Config, settings: dict) -> Config:
+    """*config* with the given settings ({Kafka name: value}) applied and the result validated as a
+    whole (a ConfigError names the setting, by its Kafka name)."""
+    if not settings:
+        return config
+    changes = {SETTINGS[name]: value for name, value in settings.items()}
+    try:
+        return attrs.evolve(config, **changes)
+    except ConfigError as e:
+        message = str(e)
+        for name, field in sorted(SETTINGS.items(), key=lambda item: -len(item[1])):  # min_session_... first
+            message = message.replace(field, name)
+        raise ConfigError(message) from None
+
+
+def settings_of(config: Config) -> dict:
+    """Every setting of *config* by its Kafka name (what results and counterexample files record)."""
+    out = {}
+    for name, field in SETTINGS.items():
+        value = getattr(config, field)
+        if field == "assignors":
+            value = ",".join(value) if value else "range,roundrobin|roundrobin,range (alternating by client)"
+        out[name] = value
+    return out

@@ -19,17 +19,20 @@ from properties.explore.walker import RunResult, replay as replay_model, walk
 SYSTEMS = ("impl", "model")
 
 
-def world_config(system: str, faults: str, clients: int, brokers: int, partitions: int, broken=()) -> Config:
+def world_config(system: str, faults: str, clients: int, brokers: int, partitions: int, broken=(),
+                 settings=()) -> Config:
     """The Config of a command-line world, validated: raises ConfigError naming the bad value
-    (the commands turn it into their one-line usage error)."""
-    from model.config import ConfigError
+    (the commands turn it into their one-line usage error). *settings* are ``--set`` items
+    (``"session.timeout.ms=10000"``, Kafka's property names, :data:`model.config.SETTINGS`)."""
+    from model.config import ConfigError, parse_settings, with_settings
     from properties.explore.walker import FAULT_PROFILES
 
     if system not in SYSTEMS:
         raise ConfigError(f"--system must be one of {', '.join(SYSTEMS)}, got {system!r}")
     if faults not in FAULT_PROFILES:
         raise ConfigError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {faults!r}")
-    return Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken))
+    config = Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken))
+    return with_settings(config, parse_settings(settings))
 
 
 def companion_for(system: str, config: Config, seed: int):

@@ -1,5 +1,7 @@
 """Config validation: impossible values are refused with a message naming the field and the value."""
 
+import re
+
 import pytest
 
 from model.config import Config, ConfigError, join_group_request_timeout
@@ -56,3 +58,44 @@ def test_pre_v4_join_switch():
     assert Config(join_group_version=4).require_known_member_id is True
     with pytest.raises(ConfigError, match="join_group_version"):
         Config(join_group_version=10)
+
+
+# -- settings by Kafka's property names (--set) ----------------------------------------------------
+
+from model.config import SETTINGS, parse_settings, settings_of, with_settings  # noqa: E402
+
+
+def test_settings_map_kafka_names_onto_the_config():
+    config = with_settings(Config(), parse_settings([
+        "session.timeout.ms=20_000", "max.poll.interval.ms=60000", "partition.assignment.strategy="
+        "org.apache.kafka.clients.consumer.RoundRobinAssignor, range", "groupcheck.join.group.version=3"]))
+    assert (config.session_timeout_ms, config.rebalance_timeout_ms, config.join_group_version) == (20000, 60000, 3)
+    assert config.protocols(0) == config.protocols(1) == ("roundrobin", "range")
+    assert not config.require_known_member_id
+    recorded = settings_of(config)
+    assert set(recorded) == set(SETTINGS) and recorded["partition.assignment.strategy"] == "roundrobin,range"
+    assert with_settings(Config(), parse_settings(["session.timeout.ms=1", "session.timeout.ms=7000"])).session_timeout_ms == 7000
+
+
+@pytest.mark.parametrize("items, message", [
+    (["session.timeout.ms"], "--set takes name=value"),
+    (["sesion.timeout.ms=1"], "unknown setting 'sesion.timeout.ms'"),
+    (["group.max.size=big"], "group.max.size must be an integer, got 'big'"),
+    (["partition.assignment.strategy=,"], "must list at least one assignor"),
+    (["partition.assignment.strategy=range,range"], "lists an assignor twice"),
+    (["group.min.session.timeout.ms=7000", "group.max.session.timeout.ms=6500"],
+     "group.min.session.timeout.ms (7000) exceeds group.max.session.timeout.ms (6500)"),
+])
+def test_bad_settings_name_the_setting(items, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        with_settings(Config(), parse_settings(items))
+
+
+def test_one_assignor_reaches_the_model_and_the_implementation():
+    from properties.systems import run
+
+    # one client alone would elect range (its first choice by default): roundrobin can only come from the setting
+    config = with_settings(Config(clients=1, brokers=1), parse_settings(["partition.assignment.strategy=roundrobin"]))
+    result = run("impl", 1, config, steps=40, faults="none")
+    assert result.violation is None
+    assert result.world.group is not None and result.world.group.protocol_name == "roundrobin"
