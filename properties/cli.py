@@ -4,12 +4,18 @@ Commands (stable interface; exit 0 = ok, 1 = a property failed, 2 = usage error)
 
 * ``groupcheck properties [--json]`` — the property catalogue;
 * ``groupcheck run --seed N [--system impl|model] [--steps K] [--clients C] [--brokers B] [--faults F]
-  [--out FILE] [--json]`` — one seeded interleaving, checked after every step (``impl``, the
-  default: the implementation beside the model); ``--out`` writes a counterexample file;
+  [--set NAME=VALUE ...] [--out FILE [--force]] [--json]`` — one seeded interleaving, checked after
+  every step (``impl``, the default of every command: the implementation beside the model);
+  ``--out`` writes a counterexample file;
 * ``groupcheck replay FILE [--json]`` — reproduce a counterexample file, as a per-step table;
-* ``groupcheck walk [--seeds N] [--seed-start S] ...`` — many seeded interleavings in one process
-  (the main job until the Spark campaign exists);
-* ``groupcheck bench --system model [--seconds S] [--json]`` — model steps per second on one core.
+* ``groupcheck walk [--seeds N] [--seed-start S] ...`` — many seeded interleavings in one process;
+* ``groupcheck bench [--system model|impl --seconds S] [--json]`` — steps per second on one core,
+  or (without ``--system``) the campaign benchmark;
+* ``groupcheck campaign``, ``mutants``, ``prove`` — registered from their wings;
+* ``groupcheck --version`` — the version and the git commit of the code.
+
+Every command that builds a world takes the same world options with the same defaults
+(:func:`_world_arguments`), including ``--set NAME=VALUE`` with Kafka's property names.
 """
 
 from __future__ import annotations
@@ -19,11 +25,12 @@ import json
 import sys
 import time
 
-from model.config import Config, ConfigError
+from model.config import Config, ConfigError, settings_of
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
 from properties.errors import UsageError
-from properties.explore.walker import FAULT_PROFILES
+from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
+from properties.provenance import describe, provenance
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,44 +38,55 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _non_negative_int(name):
+def _int_at_least(name, minimum):
+    """An argparse type: an integer >= *minimum* (``_`` allowed as a digit separator), or one
+    message naming the option, its bound and the value given."""
     def parse(text):
         try:
-            value = int(text)
+            value = int(text.replace("_", ""))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {value}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
         return value
 
     return parse
+
+
+def _non_negative_int(name):
+    return _int_at_least(name, 0)
 
 
 def _positive_int(name):
-    def parse(text):
-        value = _non_negative_int(name)(text)
-        if value == 0:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got 0")
-        return value
-
-    return parse
+    return _int_at_least(name, 1)
 
 
-def _world_arguments(p: argparse.ArgumentParser, steps_default: int = 60, system_default: str = "impl") -> None:
-    p.add_argument("--system", default=system_default,
-                   help=f"system under check: impl (the implementation beside the model) or model (default {system_default})")
-    p.add_argument("--steps", type=_positive_int("--steps"), default=steps_default, help="random events per interleaving")
+def add_settings_argument(p: argparse.ArgumentParser) -> None:
+    """``--set NAME=VALUE`` (repeatable): a Kafka setting by its property name."""
+    from model.config import SETTINGS
+
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
+                   help="a Kafka setting by its property name, repeatable; known: " + ", ".join(sorted(SETTINGS)))
+
+
+def _world_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--system", default="impl",
+                   help="system under check: impl (the implementation beside the model; default) or model")
+    p.add_argument("--steps", type=_positive_int("--steps"), default=DEFAULT_STEPS,
+                   help=f"random events per interleaving (default {DEFAULT_STEPS})")
     p.add_argument("--clients", type=_positive_int("--clients"), default=3)
     p.add_argument("--brokers", type=_positive_int("--brokers"), default=3)
     p.add_argument("--partitions", type=_positive_int("--partitions"), default=6)
     p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
     p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
                    help="run a deliberately broken model variant (see model/variants.py); repeatable")
+    add_settings_argument(p)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="groupcheck", description="Check Kafka consumer-group protocol implementations against a reference model.")
+    parser.add_argument("--version", action="version", version=describe())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("properties", help="list the property catalogue")
@@ -77,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one seeded interleaving")
     p.add_argument("--seed", type=_non_negative_int("--seed"), required=True)
     p.add_argument("--out", metavar="FILE", help="write the counterexample (if any) to FILE as JSON")
+    p.add_argument("--force", action="store_true", help="with --out: replace an existing FILE")
     _world_arguments(p)
 
     p = sub.add_parser("replay", help="reproduce a counterexample file, step by step")
@@ -86,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("walk", help="run many seeded interleavings in this process")
     p.add_argument("--seeds", type=_positive_int("--seeds"), default=1000)
     p.add_argument("--seed-start", type=_non_negative_int("--seed-start"), default=0)
-    _world_arguments(p, system_default="model")
+    _world_arguments(p)
 
     from properties.campaign.spark import add_parser as add_campaign_parser
 
@@ -100,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default=None,
                    help="model (checked model steps/s) or impl (differential steps/s) on one core; "
                         "without it: the campaign benchmark, one process versus Spark local[2]")
-    p.add_argument("--seconds", type=float, default=10.0, help="with --system: how long to measure")
-    p.add_argument("--interleavings", type=_positive_int("--interleavings"), default=2000,
+    p.add_argument("--seconds", type=float, default=None, help="with --system: how long to measure (default 10)")
+    p.add_argument("--interleavings", type=_positive_int("--interleavings"), default=None,
                    help="campaign benchmark: interleavings run both ways (default 2000)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="campaign benchmark: no settle phase (the fast configuration)")
@@ -118,7 +137,8 @@ def _config(args) -> Config:
     from properties.systems import world_config
 
     try:
-        return world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken)
+        return world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken,
+                            args.settings)
     except ConfigError as e:
         raise UsageError(str(e)) from None
 
@@ -128,7 +148,7 @@ def replay_command(args, seed: int) -> str:
         f"groupcheck run --seed {seed} --system {args.system} --steps {args.steps} --clients {args.clients} "
         f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
     )
-    return cmd + "".join(f" --broken {b}" for b in args.broken)
+    return cmd + "".join(f" --broken {b}" for b in args.broken) + "".join(f" --set {s}" for s in args.settings)
 
 
 def cmd_properties(args) -> int:
@@ -148,7 +168,7 @@ def cmd_run(args) -> int:
 
     config = _config(args)
     if args.out:
-        _check_writable(args.out)
+        check_output_file(args.out, "--out", args.force)
     result = systems.run(args.system, args.seed, config, steps=args.steps, faults=args.faults)
     v = result.violation
     if v is not None and args.out:
@@ -165,6 +185,8 @@ def cmd_run(args) -> int:
         "trace_hash": result.trace_hash,
         "replay": replay_command(args, args.seed),
         "out": args.out if v is not None and args.out else None,
+        "settings": settings_of(config),
+        "tool": provenance(),
     }
     if args.json:
         print(json.dumps(out))
@@ -183,16 +205,28 @@ def cmd_run(args) -> int:
     return 0 if v is None else 1
 
 
-def _check_writable(path: str) -> None:
+def check_output_file(path: str, option: str, force: bool = False) -> None:
+    """Before any work: *path* can be written — its folder exists, it is not a directory, it does
+    not exist yet (or *force*), and a file can really be created there (``os.access`` says yes to
+    root on a read-only or virtual file system, so the file is created and removed). Raises a
+    UsageError naming the option and the path."""
     import os
 
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise UsageError(f"--out {path}: folder {folder} does not exist")
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
     if os.path.isdir(path):
-        raise UsageError(f"--out {path}: is a directory")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"--out {path}: folder {folder} is not writable")
+        raise UsageError(f"{option} {path}: is a directory")
+    existed = os.path.lexists(path)
+    if existed and not force:
+        raise UsageError(f"{option} {path}: exists (use --force to replace it)")
+    try:
+        with open(path, "a" if existed else "x", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot be written ({e.strerror or e})") from None
+    if not existed:
+        os.unlink(path)
 
 
 def cmd_replay(args) -> int:
@@ -203,7 +237,7 @@ def cmd_replay(args) -> int:
 
 def cmd_walk(args) -> int:
     from properties import systems
-    from properties.campaign.spark import Progress
+    from properties.progress import Progress
 
     config = _config(args)
     start = time.perf_counter()
@@ -228,6 +262,10 @@ def cmd_walk(args) -> int:
         "rate": round(args.seeds / seconds, 1),
         "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
         "coverage": dict(sorted(coverage.items())),
+        "system": args.system,
+        "steps": args.steps,
+        "settings": settings_of(config),
+        "tool": provenance(),
     }
     if args.json:
         print(json.dumps(summary))
@@ -244,15 +282,23 @@ def cmd_walk(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    if args.seconds <= 0:
-        raise UsageError(f"--seconds must be positive, got {args.seconds}")
     if args.system is None:
+        if args.seconds is not None:
+            raise UsageError("--seconds measures steps per second with --system model|impl; "
+                             "the campaign benchmark (no --system) is sized by --interleavings")
         return _bench_campaign(args)
     if args.system not in SYSTEMS:
         raise UsageError(f"--system must be one of {', '.join(SYSTEMS)}, got {args.system!r}")
+    given = [flag for flag, on in (("--interleavings", args.interleavings is not None),
+                                   ("--no-eventually", not args.eventually), ("--million", args.million)) if on]
+    if given:
+        raise UsageError(f"{given[0]} belongs to the campaign benchmark (bench without --system)")
+    seconds = 10.0 if args.seconds is None else args.seconds
+    if not seconds > 0:
+        raise UsageError(f"--seconds must be positive, got {args.seconds}")
     from properties.bench import bench_impl, bench_model
 
-    result = (bench_model if args.system == "model" else bench_impl)(args.seconds)
+    result = (bench_model if args.system == "model" else bench_impl)(seconds)
     if args.json:
         print(json.dumps(result))
     elif args.system == "model":
@@ -277,7 +323,7 @@ def _bench_campaign(args) -> int:
     """One process versus Spark local[2] over the same seeds (properties.campaign.bench)."""
     from properties.campaign.bench import bench_campaign
 
-    result = bench_campaign(interleavings=args.interleavings, eventually=args.eventually, million=args.million)
+    result = bench_campaign(interleavings=args.interleavings or 2000, eventually=args.eventually, million=args.million)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -31,7 +31,9 @@ def test_run_json_has_the_documented_fields(capsys):
     code, out, _ = run(capsys, "run", "--system", "model", "--seed", "3", "--json")
     assert code == 0
     result = json.loads(out)
-    assert set(result) == {"seed", "system", "steps", "verdict", "property", "step", "trace_hash", "replay", "out"}
+    assert set(result) == {"seed", "system", "steps", "verdict", "property", "step", "trace_hash", "replay", "out",
+                           "settings", "tool"}
+    assert result["settings"]["session.timeout.ms"] == 6000 and result["tool"]["name"] == "groupcheck"
     assert result["verdict"] == "ok" and result["property"] is None and result["step"] is None
     assert result["seed"] == 3 and result["system"] == "model" and result["steps"] > 0
     assert result["replay"].startswith("groupcheck run --seed 3 --system model ")
@@ -73,7 +75,19 @@ def test_run_human_output_reports_the_failure(capsys):
         (["run", "--seed", "1", "--clients", "0"], "--clients must be >= 1, got 0"),
         (["run", "--seed", "1", "--broken", "nope"], "unknown variants ['nope']"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
-        (["bench", "--seconds", "0"], "--seconds must be positive, got 0.0"),
+        (["bench", "--system", "model", "--seconds", "0"], "--seconds must be positive, got 0.0"),
+        (["bench", "--seconds", "3"], "--seconds measures steps per second with --system"),
+        (["bench", "--system", "model", "--million"], "--million belongs to the campaign benchmark"),
+        (["run", "--seed", "1", "--steps", "-5"], "--steps must be >= 1, got -5"),
+        (["run", "--seed", "1", "--steps", "0"], "--steps must be >= 1, got 0"),
+        (["run", "--seed", "1", "--set", "session.timeout=9"], "unknown setting 'session.timeout'"),
+        (["run", "--seed", "1", "--set", "session.timeout.ms"], "--set takes name=value, got 'session.timeout.ms'"),
+        (["run", "--seed", "1", "--set", "session.timeout.ms=soon"], "session.timeout.ms must be an integer, got 'soon'"),
+        (["run", "--seed", "1", "--set", "heartbeat.interval.ms=9000"],
+         "heartbeat.interval.ms (9000) must be below session.timeout.ms (6000)"),
+        (["run", "--seed", "1", "--set", "partition.assignment.strategy=sticky"], "unknown assignor 'sticky'"),
+        (["walk", "--set", "group.max.size=0"], "group.max.size must be a positive integer, got 0"),
+        (["run", "--seed", "1", "--out", "/proc/groupcheck-cx.json"], "--out /proc/groupcheck-cx.json: cannot be written"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(capsys, argv, needle):
@@ -85,7 +99,7 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, argv, needle):
 
 
 def test_walk_json_summary(capsys):
-    code, out, _ = run(capsys, "walk", "--seeds", "5", "--seed-start", "10", "--json")
+    code, out, _ = run(capsys, "walk", "--system", "model", "--seeds", "5", "--seed-start", "10", "--json")
     assert code == 0
     summary = json.loads(out)
     assert summary["interleavings"] == 5 and summary["seed_start"] == 10
@@ -95,7 +109,7 @@ def test_walk_json_summary(capsys):
 
 
 def test_walk_reports_failing_seeds(capsys):
-    code, out, _ = run(capsys, "walk", "--seeds", "3", "--broken", "stable_skips_completing", "--json")
+    code, out, _ = run(capsys, "walk", "--system", "model", "--seeds", "3", "--broken", "stable_skips_completing", "--json")
     assert code == 1
     assert json.loads(out)["violations"]["legal-group-transitions"]["count"] == 3
 
@@ -227,3 +241,61 @@ def test_bench_without_a_system_compares_one_process_with_spark(capsys):
     assert result["interleavings"] == 40
     assert result["single_process_rate"] > 0 and result["spark_rate"] > 0
     assert abs(result["ratio"] - result["spark_rate"] / result["single_process_rate"]) < 0.01
+
+
+def test_every_command_has_the_same_world_defaults():
+    """run, walk, campaign and mutants default to the same system and the same number of steps."""
+    from properties.cli import build_parser
+
+    parser = build_parser()
+    parsed = {name: parser.parse_args(argv) for name, argv in
+              {"run": ["run", "--seed", "1"], "walk": ["walk"], "campaign": ["campaign"], "mutants": ["mutants"]}.items()}
+    assert {name: args.steps for name, args in parsed.items()} == dict.fromkeys(parsed, 60)
+    assert {name: args.system for name, args in parsed.items() if hasattr(args, "system")} == \
+        {"run": "impl", "walk": "impl", "campaign": "impl"}
+
+
+def test_version_names_the_commit(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and out.startswith("groupcheck ")
+    from properties.provenance import git_commit
+
+    commit = git_commit()["commit"]
+    assert (commit is None and "no git commit" in out) or f"commit {commit[:12]}" in out
+
+
+def test_set_changes_the_world_and_is_recorded(capsys, tmp_path):
+    code, out, _ = run(capsys, "run", "--system", "model", "--seed", "2", "--steps", "30", "--json",
+                       "--set", "session.timeout.ms=12000", "--set", "partition.assignment.strategy=roundrobin")
+    result = json.loads(out)
+    assert result["settings"]["session.timeout.ms"] == 12000
+    assert result["settings"]["partition.assignment.strategy"] == "roundrobin"
+    assert "--set session.timeout.ms=12000 --set partition.assignment.strategy=roundrobin" in result["replay"]
+    _, plain, _ = run(capsys, "run", "--system", "model", "--seed", "2", "--steps", "30", "--json")
+    assert json.loads(plain)["trace_hash"] != result["trace_hash"]  # the setting reached the world
+    _, again, _ = run(capsys, *result["replay"].split()[1:], "--json")
+    assert json.loads(again)["trace_hash"] == result["trace_hash"]
+
+
+def test_run_out_refuses_an_existing_file_before_any_work(capsys, tmp_path, monkeypatch):
+    from properties import systems
+
+    path = tmp_path / "cx.json"
+    path.write_text("keep me")
+    monkeypatch.setattr(systems, "run", lambda *a, **k: pytest.fail("ran before checking --out"))
+    code, _, err = run(capsys, "run", "--seed", "0", "--broken", "double_join", "--system", "model", "--out", str(path))
+    assert code == 2 and f"--out {path}: exists (use --force to replace it)" in err
+    assert path.read_text() == "keep me"
+    monkeypatch.undo()
+    code, _, _ = run(capsys, "run", "--seed", "0", "--broken", "double_join", "--system", "model", "--out", str(path),
+                     "--force")
+    assert code == 1 and json.loads(path.read_text())["format"] == "groupcheck-counterexample"
+
+
+def test_mutants_progress_has_no_carriage_returns_in_a_log(capsys):
+    code, _, err = run(capsys, "mutants", "--only", "generation_not_bumped", "--budget", "200")
+    assert code == 0 and "generation_not_bumped: killed by" in err
+    assert "\r" not in err  # stderr is not a terminal here: whole lines, as a log wants
+

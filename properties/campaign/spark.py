@@ -473,11 +473,12 @@ def _float(name):
 
 
 def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
-    from properties.explore.walker import FAULT_PROFILES
+    from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 
     p.add_argument("--interleavings", type=_int("--interleavings", 1), default=2000, help="seeds to run (default 2000)")
     p.add_argument("--seed-start", type=_int("--seed-start", 0), default=0)
-    p.add_argument("--steps", type=_int("--steps", 1), default=40, help="random events per interleaving (default 40)")
+    p.add_argument("--steps", type=_int("--steps", 1), default=DEFAULT_STEPS,
+                   help=f"random events per interleaving (default {DEFAULT_STEPS})")
     p.add_argument("--clients", type=_int("--clients", 1), default=3)
     p.add_argument("--brokers", type=_int("--brokers", 1), default=3)
     p.add_argument("--partitions", type=_int("--partitions", 1), default=6)

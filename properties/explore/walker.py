@@ -32,6 +32,7 @@ from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")
+DEFAULT_STEPS = 60  # random events per interleaving, the same default for every command
 TICKS = (1, 5, 20, 100, 500, 1500, 4000)
 CLOCK_JUMPS = (-9000, -3000, -500, 500, 3000, 9000)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple
@@ -39,9 +38,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 import attrs
 
 from model.config import Config
+from properties.explore.walker import DEFAULT_STEPS
 
 DEFAULT_BUDGET = 5000
-DEFAULT_STEPS = 60
 PROFILES = ("none", "network", "all")
 
 
@@ -842,6 +841,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_mutants(args) -> int:
     from properties.errors import UsageError
+    from properties.progress import Progress
 
     unknown = [n for n in args.only if n not in ALL]
     if unknown:
@@ -860,15 +860,12 @@ def cmd_mutants(args) -> int:
     outcomes = []
     total = 0
     wall = time.perf_counter()
+    line = Progress(len(names))  # on stderr: in place on a terminal, whole lines in a log
     for k, name in enumerate(names, 1):
-        last = [0.0]
 
         def progress(i, k=k, name=name):
-            now = time.perf_counter()
-            if now - last[0] > 2:
-                last[0] = now
-                print(f"\rmutant {k}/{len(names)} {name}: {i} interleavings ({total + i} in all)",
-                      end="", file=sys.stderr, flush=True)
+            if line.due():
+                line.write(f"mutant {k}/{len(names)} {name}: {i} interleavings ({total + i} in all)", final=False)
 
         outcome = search.hunt(name, args.budget, progress)
         total += outcome.interleavings
@@ -876,8 +873,7 @@ def cmd_mutants(args) -> int:
         verdict = (f"killed by {outcome.property} after {outcome.interleavings} interleavings "
                    f"(seed {outcome.seed}, faults {outcome.faults})" if outcome.killed
                    else f"SURVIVED {outcome.interleavings} interleavings")
-        print(f"\rmutant {k}/{len(names)} {name}: {verdict}, {outcome.seconds:.1f} s" + " " * 10,
-              file=sys.stderr, flush=True)
+        line.write(f"mutant {k}/{len(names)} {name}: {verdict}, {outcome.seconds:.1f} s")
     seconds = time.perf_counter() - wall
     if args.json:
         print(json.dumps([o.as_dict() for o in outcomes]))
