@@ -5,8 +5,14 @@ proof for N<=4 member ids and P<=8 partitions, with the strengthening invariants
 per timing computation (:mod:`properties.proofs.timing`: 64-bit/32-bit bit-vectors over Kafka's
 configuration domain). Each row: property, bound, result ("proved", "counterexample" or
 "unknown"), seconds, invariants, reason. It is printed, and written to
-``reports/proofs-latest.json`` (``{"format": 1, "generated_by": ..., "rows": [...]}``, read by the
-campaign report) and ``reports/proofs-latest.md``.
+``reports/proofs-latest.json`` (``{"format": 1, "generated_by": ..., "generated_at": ..., "tool":
+{version, commit, dirty}, "complete": true, "rows": [...]}``, read by the campaign report) and
+``reports/proofs-latest.md``. A partial run (``--only``, or a smaller bound than the default) is
+written to ``proofs-partial.json``/``.md`` instead, so it never replaces the full table a report
+shows. ``--if-stale`` proves only when ``proofs-latest.json`` is missing, incomplete, or from
+other code than this checkout's commit (what the main job runs before its campaign).
+
+The output folder is checked before the first proof (one line, exit 2, when it cannot be written).
 
 Exit status: 0 when every row is proved, 1 otherwise, 2 on a usage error.
 """
@@ -16,6 +22,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime, timezone
+
+from properties.errors import UsageError
+from properties.provenance import provenance
 
 FORMAT = 1
 
@@ -28,10 +38,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="prove only this property or timing computation (repeatable)")
     p.add_argument("--out", default="reports", help="directory for proofs-latest.json/.md (default reports)")
+    p.add_argument("--if-stale", action="store_true",
+                   help="prove only if OUT/proofs-latest.json is missing, partial, or from other code than this commit")
 
 
 def cmd_prove(args) -> int:
-    from properties.errors import UsageError
     from properties.proofs import symbolic
     from properties.proofs import timing
 
@@ -45,17 +56,56 @@ def cmd_prove(args) -> int:
     unknown = sorted(set(args.only) - set(symbolic.PROPERTIES) - timing_names)
     if unknown:
         raise UsageError(f"--only names unknown proofs {unknown}; known: {sorted(symbolic.PROPERTIES) + sorted(timing_names)}")
+    complete = not args.only and (n, parts) == (symbolic.N_MAX, symbolic.P_MAX)
+    name = "proofs-latest" if complete else "proofs-partial"
+    check_output_folder(args.out)
+    if args.if_stale:
+        current = current_table(args.out)
+        if current is not None:
+            print(f"groupcheck: the proof table in {os.path.join(args.out, name + '.json')} is for this commit "
+                  f"({current['tool']['commit'][:12]}, {current['generated_at']}): not proving again")
+            return 0 if all(r["result"] == "proved" for r in current["rows"]) else 1
     started = time.perf_counter()
     rows = prove(n, parts, set(args.only))
     wall = time.perf_counter() - started
-    write_reports(rows, args.out, wall, n, parts)
+    write_reports(rows, args.out, wall, n, parts, name=name, complete=complete)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         print(render_table(rows))
         print(f"\n{sum(r['result'] == 'proved' for r in rows)}/{len(rows)} proved in {wall:.1f} s; "
-              f"written to {os.path.join(args.out, 'proofs-latest.json')} and .md")
+              f"written to {os.path.join(args.out, name + '.json')} and .md")
     return 0 if all(r["result"] == "proved" for r in rows) else 1
+
+
+def check_output_folder(out: str) -> None:
+    """Create *out* if needed and make sure a file can be written in it, before any proof runs."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, ".groupcheck-write-test")
+        with open(probe, "w"):
+            pass
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+
+
+def current_table(out: str) -> dict | None:
+    """``OUT/proofs-latest.json`` when it is complete and was produced by exactly this code (same
+    commit, no local changes then or now), else None."""
+    try:
+        with open(os.path.join(out, "proofs-latest.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    here = provenance()
+    tool = doc.get("tool") if isinstance(doc, dict) else None
+    if (not isinstance(tool, dict) or not doc.get("complete") or here["commit"] is None or here["dirty"]
+            or tool.get("commit") != here["commit"] or tool.get("dirty") or not isinstance(doc.get("rows"), list)):
+        return None
+    return doc
 
 
 def prove(n: int, parts: int, only=frozenset()) -> list:
@@ -88,22 +138,29 @@ def render_table(rows) -> str:
     return "\n".join(lines)
 
 
-def write_reports(rows, out: str, wall: float, n: int, parts: int) -> None:
+def write_reports(rows, out: str, wall: float, n: int, parts: int, name: str = "proofs-latest",
+                  complete: bool = True) -> None:
     from properties.proofs import symbolic
 
     os.makedirs(out, exist_ok=True)
-    doc = {"format": FORMAT, "generated_by": "groupcheck prove", "bound": {"members": n, "partitions": parts},
-           "wall_seconds": round(wall, 3), "rows": rows}
-    with open(os.path.join(out, "proofs-latest.json"), "w") as f:
+    generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    tool = provenance()
+    doc = {"format": FORMAT, "generated_by": "groupcheck prove", "generated_at": generated_at, "tool": tool,
+           "complete": complete, "bound": {"members": n, "partitions": parts}, "wall_seconds": round(wall, 3),
+           "rows": rows}
+    with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
-    md = ["# Proofs (z3)", "", f"`groupcheck prove`, bound N<={n} member ids, P<={parts} partitions; "
-          f"{sum(r['result'] == 'proved' for r in rows)}/{len(rows)} proved in {wall:.1f} s.", "",
+    commit = tool["commit"][:12] if tool["commit"] else "no git commit"
+    md = ["# Proofs (z3)" + ("" if complete else " — partial run"), "",
+          f"`groupcheck prove`, bound N<={n} member ids, P<={parts} partitions; "
+          f"{sum(r['result'] == 'proved' for r in rows)}/{len(rows)} proved in {wall:.1f} s, "
+          f"{generated_at}, groupcheck {tool['version']} at {commit}" + (" with local changes" if tool["dirty"] else "") + ".", "",
           render_table(rows), "", "## Reasons", ""]
     md += [f"- **{r['property']}** ({r['result']}): {r['reason']}" for r in rows]
     md += ["", "## Strengthening invariants", ""]
     md += [f"- `{name}`: {text}" for name, (_, text) in symbolic.INVARIANTS.items()]
     md += ["", "## Environment assumptions", ""]
     md += [f"- {name}: {text}" for name, text in symbolic.ASSUMPTIONS.items()]
-    with open(os.path.join(out, "proofs-latest.md"), "w") as f:
+    with open(os.path.join(out, name + ".md"), "w") as f:
         f.write("\n".join(md) + "\n")

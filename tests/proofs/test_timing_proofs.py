@@ -88,9 +88,45 @@ def test_prove_cli_writes_reports(tmp_path, capsys):
     assert status == 0
     assert [r["property"] for r in rows] == ["commit-fencing", "timing: join-request-timeout"]
     assert all(set(r) >= {"property", "bound", "result", "seconds"} and r["result"] == "proved" for r in rows)
-    doc = json.loads((tmp_path / "proofs-latest.json").read_text())
-    assert doc["format"] == 1 and doc["rows"] == rows
-    assert "commit-fencing" in (tmp_path / "proofs-latest.md").read_text()
+    # a partial run never replaces the full table a campaign report shows
+    assert not (tmp_path / "proofs-latest.json").exists()
+    doc = json.loads((tmp_path / "proofs-partial.json").read_text())
+    assert doc["format"] == 1 and doc["rows"] == rows and doc["complete"] is False
+    assert doc["tool"]["name"] == "groupcheck" and doc["generated_at"].endswith("Z")
+    assert "commit-fencing" in (tmp_path / "proofs-partial.md").read_text()
+
+
+@pytest.mark.parametrize("make", ["file", "unwritable"])
+def test_prove_cli_checks_out_before_proving(tmp_path, capsys, monkeypatch, make):
+    """An --out that cannot be written is one line, exit 2, before any proof starts."""
+    from properties.proofs import prove as prove_module
+
+    monkeypatch.setattr(prove_module, "prove", lambda *a, **k: pytest.fail("proved before checking --out"))
+    if make == "file":
+        out = tmp_path / "a-file"
+        out.write_text("")
+    else:
+        out = "/proc/groupcheck-proofs"  # even root cannot create files there
+    assert main(["prove", "--only", "commit-fencing", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"groupcheck: error: --out {out}") and len(err.strip().splitlines()) == 1
+
+
+def test_prove_if_stale_skips_a_table_of_this_commit(tmp_path, capsys, monkeypatch):
+    from properties import provenance as prov
+    from properties.proofs import prove as prove_module
+
+    here = {"name": "groupcheck", "version": "x", "commit": "a" * 40, "dirty": False}
+    monkeypatch.setattr(prove_module, "provenance", lambda: here)
+    rows = [{"property": "p", "bound": "b", "result": "proved", "seconds": 0.1, "invariants": [], "reason": "r"}]
+    prove_module.write_reports(rows, str(tmp_path), 1.0, 4, 8)
+    monkeypatch.setattr(prove_module, "prove", lambda *a, **k: pytest.fail("proved a current table again"))
+    assert main(["prove", "--if-stale", "--out", str(tmp_path)]) == 0
+    assert "not proving again" in capsys.readouterr().out
+    for stale in ({**here, "commit": "b" * 40}, {**here, "dirty": True}):  # other code: prove again
+        monkeypatch.setattr(prove_module, "provenance", lambda stale=stale: stale)
+        assert prove_module.current_table(str(tmp_path)) is None
+    assert prov.provenance()["name"] == "groupcheck"
 
 
 @pytest.mark.parametrize("argv", [["prove", "--members", "9"], ["prove", "--partitions", "0"],
