@@ -80,6 +80,8 @@ def _world_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
     p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
                    help="run a deliberately broken model variant (see model/variants.py); repeatable")
+    p.add_argument("--mutant", default=None, metavar="NAME",
+                   help="run against a mutated implementation (see groupcheck mutants --list); --system impl only")
     add_settings_argument(p)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
@@ -137,10 +139,29 @@ def _config(args) -> Config:
     from properties.systems import world_config
 
     try:
-        return world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken,
-                            args.settings)
+        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken,
+                              args.settings)
     except ConfigError as e:
         raise UsageError(str(e)) from None
+    if args.mutant is not None:
+        from properties.mutation.mutants import ALL
+
+        if args.mutant not in ALL:
+            raise UsageError(f"--mutant must be one of {', '.join(sorted(ALL))}, got {args.mutant!r}")
+        if args.system != "impl":
+            raise UsageError("--mutant mutates the implementation: use it with --system impl")
+    return config
+
+
+def _mutated(args):
+    """The context the run happens in: the mutant applied to impl/, or nothing."""
+    import contextlib
+
+    if args.mutant is None:
+        return contextlib.nullcontext()
+    from properties.mutation.mutants import applied
+
+    return applied(args.mutant)
 
 
 def replay_command(args, seed: int) -> str:
@@ -148,7 +169,8 @@ def replay_command(args, seed: int) -> str:
         f"groupcheck run --seed {seed} --system {args.system} --steps {args.steps} --clients {args.clients} "
         f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
     )
-    return cmd + "".join(f" --broken {b}" for b in args.broken) + "".join(f" --set {s}" for s in args.settings)
+    return (cmd + "".join(f" --broken {b}" for b in args.broken) + (f" --mutant {args.mutant}" if args.mutant else "")
+            + "".join(f" --set {s}" for s in args.settings))
 
 
 def cmd_properties(args) -> int:
@@ -169,11 +191,13 @@ def cmd_run(args) -> int:
     config = _config(args)
     if args.out:
         check_output_file(args.out, "--out", args.force)
-    result = systems.run(args.system, args.seed, config, steps=args.steps, faults=args.faults)
+    with _mutated(args):
+        result = systems.run(args.system, args.seed, config, steps=args.steps, faults=args.faults)
     v = result.violation
     if v is not None and args.out:
         document = counterexample.build(result, system=args.system, seed=args.seed, config=config, steps=args.steps,
                                         faults=args.faults)
+        document["mutant"] = args.mutant
         counterexample.write(args.out, document)
     out = {
         "seed": args.seed,
@@ -246,7 +270,8 @@ def cmd_walk(args) -> int:
     events = 0
     progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
-        result = systems.run(args.system, seed, config, steps=args.steps, faults=args.faults)
+        with _mutated(args):
+            result = systems.run(args.system, seed, config, steps=args.steps, faults=args.faults)
         events += result.steps
         for name, hits in result.coverage.items():
             coverage[name] = coverage.get(name, 0) + hits

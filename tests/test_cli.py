@@ -299,3 +299,27 @@ def test_mutants_progress_has_no_carriage_returns_in_a_log(capsys):
     assert code == 0 and "generation_not_bumped: killed by" in err
     assert "\r" not in err  # stderr is not a terminal here: whole lines, as a log wants
 
+
+def test_the_readmes_run_then_replay_example_works(capsys, tmp_path, monkeypatch):
+    """The README's example pair (`run ... --out cx.json`, then `replay cx.json`) must find a
+    counterexample and reproduce it: an example that passes is a dead end for a new user."""
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for line in readme.splitlines()]
+    run_line = next(line for line in lines if line.startswith("groupcheck run --seed") and "--out cx.json" in line)
+    replay_line = next(line for line in lines if line.startswith("groupcheck replay cx.json"))
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = run(capsys, *shlex.split(run_line)[1:])
+    assert code == 1 and (tmp_path / "cx.json").exists()
+    code, out, _ = run(capsys, *[a for a in shlex.split(replay_line)[1:] if not a.startswith("[")], "--json")
+    assert code == 1 and json.loads(out)["reproduced"] is True
+
+
+def test_run_mutant_must_be_known_and_on_impl(capsys):
+    code, _, err = run(capsys, "run", "--seed", "1", "--mutant", "nope")
+    assert code == 2 and "--mutant must be one of" in err and "'nope'" in err
+    code, _, err = run(capsys, "run", "--seed", "1", "--mutant", "generation_not_bumped", "--system", "model")
+    assert code == 2 and "use it with --system impl" in err
+

@@ -180,3 +180,9 @@ def test_every_wing_is_a_documented_package():
         init = ROOT.joinpath(*package.split("."), "__init__.py")
         assert init.exists(), f"{package} has no __init__.py (a namespace package cannot be shipped to Spark in a zip)"
         assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), f"{package}/__init__.py has no docstring"
+
+
+def test_the_project_is_licensed_like_kafka():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+    assert 'license = "Apache-2.0"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
