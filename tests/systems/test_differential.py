@@ -74,3 +74,30 @@ def test_commit_with_nothing_owned_still_polls_in_both():
     for event in schedule:
         world, _ = step(world, event)
     assert world.clients[2].state == "UNJOINED" and world.clients[2].member_id == ""
+
+
+def _replay_file(name):
+    """(config, schedule, seed) of a counterexample file kept in tests/systems/data."""
+    import json
+    from pathlib import Path
+
+    from properties.campaign.counterexample import config_from_dict
+
+    document = json.loads((Path(__file__).parent / "data" / name).read_text())
+    return config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]], document["seed"]
+
+
+def test_follower_rejoining_a_loaded_group_rebalances_in_both():
+    """Regression (seed 19511 of a 20,000-interleaving campaign, shrunk to 53 events): after a
+    coordinator failover and load, client 2, whose JoinGroup response was lost, rejoins the Stable
+    group with its member id and both of its protocols. The loaded member holds only the selected
+    protocol's subscription (GroupMetadataManager.readGroupMessageValue), so MemberMetadata.matches
+    fails and the coordinator starts a rebalance. The model used to keep the group Stable."""
+    config, schedule, seed = _replay_file("loaded_follower_rejoins.json")
+    assert schedule[40][0] == "failover" and schedule[41][0] == "load"
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    group = world.brokers[world.leader].group
+    assert group.state == "PreparingRebalance" and group.generation == 1
