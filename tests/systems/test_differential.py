@@ -101,3 +101,25 @@ def test_follower_rejoining_a_loaded_group_rebalances_in_both():
         world, _ = step(world, event)
     group = world.brokers[world.leader].group
     assert group.state == "PreparingRebalance" and group.generation == 1
+
+
+def test_responses_on_two_connections_are_handled_in_slot_order_in_both():
+    """Regression (groupcheck run --seed 1 --steps 100000000 failed at step 584,371; this is the
+    same cause, built by hand and shrunk to 55 events, one client and one broker): a commitAsync
+    is held on a second coordinator lookup while the member has expired. In one poll the client
+    sees the OffsetCommit UNKNOWN_MEMBER_ID (coordinator connection, slot 1) arrive before the
+    FindCoordinator answer (slot 0). Kafka's Selector handles connections in a fixed key order,
+    not arrival order; with slot order the lookup completes first and sends the held commit with
+    the old generation, and the member's later JoinGroup waits behind it. The model used arrival
+    order (reset first, the held commit failed locally) and got its MEMBER_ID_REQUIRED one
+    round trip early."""
+    config, schedule, seed = _replay_file("receive_order_across_connections.json")
+    assert (config.clients, config.brokers) == (1, 1)
+    assert schedule[43][:4] == ("deliver", 0, 1, False) and schedule[44][:4] == ("deliver", 0, 0, False)
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    sent = []
+    for event in schedule[:47]:
+        world, log = step(world, event)
+        sent += [e[4] for e in log if e[0] == "send" and e[1] == 0]
+    assert sent[-2:] == ["OffsetCommit", "JoinGroup"]  # the held commit went out, then the rejoin
