@@ -9,9 +9,15 @@ from __future__ import annotations
 
 
 def range_assign(member_ids, partitions: int) -> dict:
-    """RangeAssignor: consecutive ranges; the first ``partitions % n`` members get one extra."""
+    """RangeAssignor: consecutive ranges; the first ``partitions % n`` members get one extra.
+
+    No members, no assignment: Kafka's ``RangeAssignor.assign`` divides by the number of consumers
+    of a topic only inside its loop over ``consumersPerTopic(subscriptions)``, which is empty when
+    there are no subscriptions, so it returns an empty map and never divides by zero."""
     members = sorted(member_ids)
     n = len(members)
+    if n == 0:
+        return {}
     per, extra = divmod(partitions, n)
     out, start = {}, 0
     for i, member in enumerate(members):

@@ -1019,14 +1019,24 @@ def unload(group) -> Outcome:
 def load(persisted, now, config, choose, member_seq: int = 0) -> Outcome:
     """Partition immigration (§1.13 ``onGroupLoaded``): rebuild the group from its persisted
     record (Stable with members, else Empty); nothing parked, no pending or sync state, every
-    member gets a fresh session deadline; an over-capacity group rebalances."""
+    member gets a fresh session deadline; an over-capacity group rebalances.
+
+    The record keeps one subscription per member, the metadata of the group's selected protocol
+    (``GroupMetadataManager.groupMetadataValue``: ``setSubscription(protocolName.map(
+    memberMetadata.metadata))``), and ``GroupMetadataManager.readGroupMessageValue`` rebuilds each
+    member with ``supportedProtocols = List((value.protocol, memberMetadata.subscription))``. So a
+    loaded member supports that one protocol only, and ``MemberMetadata.matches`` (same size, same
+    names and bytes in order) fails for a JoinGroup listing more: a follower of the loaded Stable
+    group that rejoins with its full protocol list starts a rebalance."""
     if persisted is None:
         return Outcome(None)
     d = _Draft(persisted, config, choose)
     d.member_seq = max(d.member_seq, member_seq)  # ids handed out after the record was written stay taken
     d.state = STABLE if persisted.members else EMPTY
+    protocol = persisted.protocol_name
     d.members = [
-        _member(m, awaiting_join=None, awaiting_sync=None, is_new=False, heartbeat=None)
+        _member(m, protocols=((protocol, _metadata_for(m, protocol)),), awaiting_join=None,
+                awaiting_sync=None, is_new=False, heartbeat=None)
         for m in persisted.members
     ]
     d.pending_members = []

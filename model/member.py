@@ -84,6 +84,14 @@ def _reset_on_response_error(s: Step, req, error: int, reset_member_id: bool) ->
     reset_state_and_rejoin(s, reset_member_id)
 
 
+def has_generation_reset(s: Step) -> bool:
+    """``AbstractCoordinator.hasGenerationReset``: generation id -1 *and* no protocol name. The
+    member id is not looked at (ILLEGAL_GENERATION keeps it), and a generation of -1 alone is not
+    a reset: a successful JoinGroup answered with generation -1 and a protocol is a generation
+    like any other for SyncGroupResponseHandler and joinGroupIfNeeded."""
+    return s.generation == NO_GENERATION and s.protocol is None
+
+
 def _generation_unchanged(s: Step, req) -> bool:
     return req.sent_generation == s.generation_tuple
 
@@ -250,7 +258,7 @@ def join_group_if_needed(s: Step) -> bool:
             return False
         s.join_future = None
         if future[0] == "succeeded":
-            if s.generation != NO_GENERATION and s.state == STABLE:
+            if not has_generation_reset(s) and s.state == STABLE:
                 on_join_complete(s, future[1])
                 s.needs_join_prepare = True
             else:
@@ -323,7 +331,7 @@ def _on_sync_group(s: Step, req, result) -> None:
     if error == Errors.NONE:
         if result.protocol_type is not None and result.protocol_type != PROTOCOL_TYPE:
             s.join_future = ("failed", Errors.INCONSISTENT_GROUP_PROTOCOL)
-        elif s.generation != NO_GENERATION and s.state == COMPLETING_REBALANCE:
+        elif not has_generation_reset(s) and s.state == COMPLETING_REBALANCE:
             if result.protocol_name is not None and result.protocol_name != s.protocol:
                 s.join_future = ("failed", Errors.INCONSISTENT_GROUP_PROTOCOL)
             else:

@@ -208,7 +208,18 @@ def network_poll(s: Step) -> None:
     """NetworkClient.poll(0) after selector.poll: completed sends, then received responses (each
     answers the oldest in-flight request of its connection), then disconnections, then new
     connections, then in-flight request timeouts. With aborted sends waiting, it only completes
-    those and returns: the selector is not polled."""
+    those and returns: the selector is not polled.
+
+    What one selector poll saw is handled connection by connection in slot order, not in the order
+    the messages arrived: Kafka's ``Selector.pollSelectionKeys`` walks the NIO selector's
+    ``selectedKeys()`` (a hash set; ``determineHandlingOrder`` keeps its iteration order, which "is
+    the same every invocation"), so the order among connections is fixed per connection and does
+    not depend on which bytes came first. The slot order is one such fixed order, the one the
+    simulated transport of the implementation uses (``properties.systems.simworld``,
+    ``notice_order="slot"``). Arrival order is not: two polls can see two connections' messages
+    arrive in opposite orders, which no fixed key order reproduces (run seed 1, step 584,371: a
+    FindCoordinator answer on a broker connection and an OffsetCommit UNKNOWN_MEMBER_ID on the
+    coordinator connection, in either order)."""
     if s.aborted:
         aborted, s.aborted = s.aborted, []
         for req, result in aborted:
@@ -218,6 +229,8 @@ def network_poll(s: Step) -> None:
     notices = s.notices
     if notices:
         s.notices = ()
+        if len(notices) > 1:
+            notices = sorted(notices, key=_notice_slot)  # stable: FIFO within a connection
         for kind, slot, epoch, payload in notices:
             if kind == "received" and epoch == s.conns[slot].epoch:
                 receive(s, slot, *payload)
@@ -232,6 +245,10 @@ def network_poll(s: Step) -> None:
                 s.log.append(("connected", s.index, slot))
     if any(s.in_flight):
         handle_timed_out_requests(s)
+
+
+def _notice_slot(notice) -> int:
+    return notice[1]
 
 
 def receive(s: Step, slot: int, request_id: int, response) -> bool:

@@ -26,8 +26,8 @@ import enum
 import uuid
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from impl.errors import IllegalArgumentException, IllegalStateException
-from impl.protocol import JoinGroupResponseMember, Subscription
+from impl.errors import Errors, IllegalArgumentException, IllegalStateException
+from impl.protocol import JoinGroupResponseData, JoinGroupResponseMember, Subscription, SyncGroupResponseData
 
 __all__ = [
     "GroupState", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "STABLE", "DEAD", "EMPTY",
@@ -301,17 +301,29 @@ class GroupMetadata:
         member.awaiting_join_callback = callback
 
     def maybe_invoke_join_callback(self, member: MemberMetadata, join_group_result) -> None:
+        """``maybeInvokeJoinCallback``: answer the parked JoinGroup. A callback that fails is
+        called once more with ``JoinGroupResult(member.memberId, UNKNOWN_SERVER_ERROR)``, so the
+        member still gets an answer (Kafka catches any Throwable, logs it and does the same)."""
         callback = member.awaiting_join_callback
         if callback is not None:
             member.awaiting_join_callback = None
             self.num_members_awaiting_join -= 1
-            callback(join_group_result)
+            try:
+                callback(join_group_result)
+            except Exception:
+                callback(JoinGroupResponseData(error_code=Errors.UNKNOWN_SERVER_ERROR.value,
+                                               member_id=member.member_id))
 
     def maybe_invoke_sync_callback(self, member: MemberMetadata, sync_group_result) -> bool:
+        """``maybeInvokeSyncCallback``: answer the parked SyncGroup; True if there was one. A
+        callback that fails is called once more with ``SyncGroupResult(UNKNOWN_SERVER_ERROR)``."""
         callback = member.awaiting_sync_callback
         if callback is not None:
             member.awaiting_sync_callback = None
-            callback(sync_group_result)
+            try:
+                callback(sync_group_result)
+            except Exception:
+                callback(SyncGroupResponseData(error_code=Errors.UNKNOWN_SERVER_ERROR.value))
             return True
         return False
 
@@ -354,8 +366,16 @@ class GroupMetadata:
     def is_pending_member(self, member_id: str) -> bool:
         return member_id in self.pending_members
 
-    def add_pending_member(self, member_id: str) -> None:
+    def add_pending_member(self, member_id: str) -> bool:
+        """``addPendingMember``: True if the id was not pending yet. An id that is already a
+        member of the group cannot become pending again (Kafka throws IllegalStateException)."""
+        if member_id in self.members:
+            raise IllegalStateException("Attempt to add pending member %s which is already a stable member of the group"
+                                        % (member_id,))
+        if member_id in self.pending_members:
+            return False
         self.pending_members[member_id] = None
+        return True
 
     def add_pending_sync_member(self, member_id: str) -> None:
         if member_id not in self.members:

@@ -860,8 +860,12 @@ def ev_failover(x, p) -> None:
         x.set("leader", x["p_leader"])
         for i in x.slots:
             x.set(("present", i), x[("p_present", i)])
-            for k in ("rt", "st", "proto"):
+            for k in ("rt", "st"):
                 x.set((k, i), x[(f"p_{k}", i)])
+            # The record keeps the selected protocol's metadata only (readGroupMessageValue:
+            # supportedProtocols = List((protocol, subscription))): a loaded member lists "range"
+            # alone, shape 0, whatever it joined with (model.group.load).
+            x.set(("proto", i), ite(x[("p_present", i)], 0, x[("p_proto", i)]))
             for q in range(x.parts):
                 x.set(("asg", i, q), x[("p_asg", i, q)])
             for k in ("aj", "as", "new", "pending", "ps"):

@@ -23,8 +23,8 @@ Simulation choices (where the model leaves the transport open or does not model 
   selector (the model's timing; the send is still reported complete only at the next poll, so the
   channel takes no new request before that).
 * **Transport notices** (received, disconnected, connected) reach the client at its next selector
-  poll, reported in slot order (``notice_order="slot"``, the default) or in arrival order
-  (``notice_order="arrival"``, the model's order).
+  poll, reported in slot order (``notice_order="slot"``, the default and the model's order) or in
+  arrival order (``notice_order="arrival"``).
 * **Connection-setup timeout** is not modelled (README): ``socket.connection.setup.timeout.ms``
   is set out of reach, so a pending connect waits for its ``connect`` event as in the model.
 * **Choices**: member ids come from the brokers' seeded generators; leastLoadedNode's offset from

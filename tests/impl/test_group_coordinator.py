@@ -827,6 +827,61 @@ def test_add_remove_leader_and_awaiting_counts():
     assert group.supported_protocols["range"] == 1
 
 
+def test_a_member_cannot_be_added_as_a_pending_member():
+    # GroupMetadata.addPendingMember: "Attempt to add pending member ... which is already a
+    # stable member of the group" (IllegalStateException); otherwise true iff newly added.
+    group = GroupMetadata("g")
+    group.add(_member("a"))
+    with pytest.raises(IllegalStateException, match="already a stable member"):
+        group.add_pending_member("a")
+    assert "a" not in group.pending_members
+    assert group.add_pending_member("p") is True
+    assert group.add_pending_member("p") is False
+
+
+class _FailsOnce:
+    """A response callback that raises the first time it is called (a broken network send)."""
+
+    def __init__(self):
+        self.results = []
+
+    def __call__(self, result):
+        self.results.append(result)
+        if len(self.results) == 1:
+            raise RuntimeError("send failed")
+
+
+def test_a_failing_join_callback_is_answered_again_with_unknown_server_error():
+    # GroupMetadata.maybeInvokeJoinCallback catches the callback's Throwable and calls it again
+    # with JoinGroupResult(member.memberId, UNKNOWN_SERVER_ERROR); the member is no longer parked.
+    group = GroupMetadata("g")
+    callback = _FailsOnce()
+    a = _member("a")
+    group.add(a, callback=callback)
+    assert group.num_members_awaiting_join == 1
+    group.maybe_invoke_join_callback(a, "the join result")
+    assert len(callback.results) == 2 and callback.results[0] == "the join result"
+    retry = callback.results[1]
+    assert (retry.error_code, retry.member_id, retry.generation_id, retry.protocol_name, retry.members) == (
+        code(E.UNKNOWN_SERVER_ERROR), "a", -1, None, [])
+    assert a.awaiting_join_callback is None and group.num_members_awaiting_join == 0
+
+
+def test_a_failing_sync_callback_is_answered_again_with_unknown_server_error():
+    # GroupMetadata.maybeInvokeSyncCallback: SyncGroupResult(UNKNOWN_SERVER_ERROR) on a failure.
+    group = GroupMetadata("g")
+    a = _member("a")
+    group.add(a)
+    callback = _FailsOnce()
+    a.awaiting_sync_callback = callback
+    assert group.maybe_invoke_sync_callback(a, "the sync result") is True
+    assert len(callback.results) == 2
+    retry = callback.results[1]
+    assert (retry.error_code, retry.assignment, retry.protocol_name) == (code(E.UNKNOWN_SERVER_ERROR), None, None)
+    assert a.awaiting_sync_callback is None
+    assert group.maybe_invoke_sync_callback(a, "again") is False
+
+
 def test_member_has_satisfied_heartbeat_rules():
     m = _member("m")
     m.is_new = True

@@ -1009,6 +1009,44 @@ def test_load_rebuilds_stable_group_with_fresh_sessions():
     assert load(None, 0, CFG, never).group is None
 
 
+def test_load_keeps_only_the_selected_protocols_metadata():
+    # GroupMetadataManager.groupMetadataValue writes one subscription per member (the metadata of
+    # the group's protocol); readGroupMessageValue rebuilds supportedProtocols from it alone.
+    g, (a, b), now = form(protocols=(RANGE_RR, RANGE_RR))
+    persisted = sync(g, a, 1, now, ((a, (0,)), (b, (1,)))).persist
+    assert [m.protocols for m in persisted.members] == [RANGE_RR, RANGE_RR]
+    lg = load(persisted, 90_000, CFG, never).group
+    assert lg.protocol_name == "range"
+    assert [m.protocols for m in lg.members] == [RANGE, RANGE]
+
+
+def _loaded_stable_pair():
+    g, (a, b), now = form(protocols=(RANGE_RR, RANGE_RR))
+    g = sync(g, a, 1, now, ((a, (0,)), (b, (1,)))).group
+    persisted = sync(g, b, 1, now).persist or g
+    return load(persisted, 90_000, CFG, never).group, a, b
+
+
+def test_follower_rejoining_a_loaded_stable_group_with_its_full_protocol_list_rebalances():
+    # Regression (seed 19511 of the 20,000-interleaving campaign): MemberMetadata.matches compares
+    # the JoinGroup's two protocols with the one the record kept, so handleJoinGroup's Stable case
+    # calls updateMemberAndRebalance. The model used to keep the full list across a load and
+    # answered the follower with the current generation instead.
+    lg, a, b = _loaded_stable_pair()
+    out = join(lg, b, client="b", now=90_001, protocols=RANGE_RR)
+    assert out.group.state == PREPARING_REBALANCE
+    assert transitions(out) == [(STABLE, PREPARING_REBALANCE)]
+    assert member(out.group, b).protocols == RANGE_RR and member(out.group, b).awaiting_join is not None
+
+
+def test_follower_rejoining_a_loaded_stable_group_with_the_kept_protocol_gets_the_generation():
+    lg, a, b = _loaded_stable_pair()
+    out = join(lg, b, client="b", now=90_001, protocols=RANGE)
+    assert out.group.state == STABLE
+    response = only_reply(out)
+    assert (response.error, response.generation_id, response.leader_id) == (Errors.NONE, 1, a)
+
+
 def test_load_over_capacity_group_rebalances():
     g, (a, b), now = stable()
     out = load(g, 90_000, cfg(group_max_size=1), never)

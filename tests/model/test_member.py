@@ -607,6 +607,26 @@ def test_sync_none_after_a_reset_meanwhile_fails_with_illegal_generation():
     assert s.state == UNJOINED
 
 
+def test_a_join_answered_with_generation_minus_one_and_a_protocol_is_not_a_reset():
+    # AbstractCoordinator.hasGenerationReset requires generation -1 *and* a null protocol name;
+    # SyncGroupResponseHandler and joinGroupIfNeeded test it. The model used to treat any
+    # generation -1 as a reset, failing the SyncGroup with ILLEGAL_GENERATION.
+    s = completing(generation=-1)
+    assert s.generation_tuple == (-1, "m-0", "range")
+    respond(s, "SyncGroup", SyncGroupResponse(Errors.NONE, "consumer", "range", (3, 4)))
+    member.consumer_poll(s)
+    assert s.state == STABLE and s.rejoin_needed is False
+    assert s.assignment == (3, 4)
+    assert tags(s, "assign") == [("assign", 0, -1, "m-0", (3, 4))]
+
+
+def test_generation_reset_needs_generation_minus_one_and_no_protocol():
+    s = fresh()
+    for generation, protocol, reset in ((-1, None, True), (-1, "range", False), (4, None, False), (4, "range", False)):
+        s.generation, s.member_id, s.protocol = generation, "m-0", protocol
+        assert member.has_generation_reset(s) is reset, (generation, protocol)
+
+
 def test_sync_rebalance_in_progress_keeps_the_generation_and_rejoins_at_once():
     s = completing(generation=4)
     respond(s, "SyncGroup", SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS))

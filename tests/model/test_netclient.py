@@ -468,6 +468,27 @@ def test_completions_fire_in_fifo_order_each_exactly_once():
     assert rec.ids == [b, a, c]
 
 
+def test_one_selector_poll_handles_connections_in_slot_order_not_arrival_order():
+    """Regression (groupcheck run --seed 1 --steps 100000000, step 584,371): Kafka's
+    Selector.pollSelectionKeys walks the selected keys in the hash set's order, fixed per
+    connection (determineHandlingOrder), not in the order the bytes arrived; the simulated
+    transport uses the slot order. The model used the arrival order."""
+    s = make()
+    for slot in (0, 1, 3):
+        set_conn(s, slot, READY)
+    (a,) = transmit_now(s, 0, 1)
+    (b,) = transmit_now(s, 3, 1)
+    (c,) = transmit_now(s, 1, 1)
+    (d,) = transmit_now(s, 3, 1)
+    # arrival order: slot 3, slot 1, slot 3, slot 0
+    s.notices = (("received", 3, 1, (b, HeartbeatResponse(0))), ("received", 1, 1, (c, HeartbeatResponse(0))),
+                 ("received", 3, 1, (d, HeartbeatResponse(0))), ("received", 0, 1, (a, HeartbeatResponse(0))))
+    rec = Recorder()
+    net.poll(s, rec)
+    assert rec.ids == [a, c, b, d]  # by slot, FIFO within a connection
+    assert s.notices == ()
+
+
 def test_completions_queued_while_firing_fire_in_the_same_pass_after_older_ones():
     s = make()
     set_conn(s, 0, READY)

@@ -171,3 +171,19 @@ def test_agreement_catches_a_drifted_encoding(monkeypatch):
                                              config, sy.lowest_choose).group, None
     with pytest.raises(sy.Disagreement):
         sy.agree("OffsetCommit", group, persisted, dict(t=10, who=0, gen=0), config, N, P)
+
+
+def test_failover_narrows_a_members_protocols_like_the_model():
+    """A member that joined with both protocols comes back from the record with the selected one
+    only (GroupMetadataManager.readGroupMessageValue); the encoding's failover must agree."""
+    config = sy.to_config(dict(v4=False, gms=5, min_st=1000, max_st=30_000, nmjt=300_000, ird=0, hbi=100, nparts=2))
+    join = dict(t=0, who=-1, k=0, proto=1, rt=5000, st=6000)
+    group = grp.handle_join_group(None, sy.concrete_request("JoinGroup", join, N)[0], ("join", 0), 0,
+                                  config, sy.lowest_choose).group
+    group = grp.fire_timers(group, grp.next_deadline(group), config, sy.lowest_choose).group
+    assignment = [[True, True] + [False] * (P - 2)] + [[False] * P] * (N - 1)
+    request = sy.concrete_request("SyncGroup", dict(t=5000, who=0, gen=group.generation, sa=assignment), N)[0]
+    out = grp.handle_sync_group(group, request, ("req",), 5000, config, sy.lowest_choose)
+    assert out.persist.members[0].protocols == sy.PROTOS[1]
+    loaded, _ = sy.agree("Failover", out.group, out.persist, dict(t=6000), config, N, P)
+    assert loaded.members[0].protocols == sy.PROTOS[0]

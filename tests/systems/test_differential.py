@@ -74,3 +74,52 @@ def test_commit_with_nothing_owned_still_polls_in_both():
     for event in schedule:
         world, _ = step(world, event)
     assert world.clients[2].state == "UNJOINED" and world.clients[2].member_id == ""
+
+
+def _replay_file(name):
+    """(config, schedule, seed) of a counterexample file kept in tests/systems/data."""
+    import json
+    from pathlib import Path
+
+    from properties.campaign.counterexample import config_from_dict
+
+    document = json.loads((Path(__file__).parent / "data" / name).read_text())
+    return config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]], document["seed"]
+
+
+def test_follower_rejoining_a_loaded_group_rebalances_in_both():
+    """Regression (seed 19511 of a 20,000-interleaving campaign, shrunk to 53 events): after a
+    coordinator failover and load, client 2, whose JoinGroup response was lost, rejoins the Stable
+    group with its member id and both of its protocols. The loaded member holds only the selected
+    protocol's subscription (GroupMetadataManager.readGroupMessageValue), so MemberMetadata.matches
+    fails and the coordinator starts a rebalance. The model used to keep the group Stable."""
+    config, schedule, seed = _replay_file("loaded_follower_rejoins.json")
+    assert schedule[40][0] == "failover" and schedule[41][0] == "load"
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    group = world.brokers[world.leader].group
+    assert group.state == "PreparingRebalance" and group.generation == 1
+
+
+def test_responses_on_two_connections_are_handled_in_slot_order_in_both():
+    """Regression (groupcheck run --seed 1 --steps 100000000 failed at step 584,371; this is the
+    same cause, built by hand and shrunk to 55 events, one client and one broker): a commitAsync
+    is held on a second coordinator lookup while the member has expired. In one poll the client
+    sees the OffsetCommit UNKNOWN_MEMBER_ID (coordinator connection, slot 1) arrive before the
+    FindCoordinator answer (slot 0). Kafka's Selector handles connections in a fixed key order,
+    not arrival order; with slot order the lookup completes first and sends the held commit with
+    the old generation, and the member's later JoinGroup waits behind it. The model used arrival
+    order (reset first, the held commit failed locally) and got its MEMBER_ID_REQUIRED one
+    round trip early."""
+    config, schedule, seed = _replay_file("receive_order_across_connections.json")
+    assert (config.clients, config.brokers) == (1, 1)
+    assert schedule[43][:4] == ("deliver", 0, 1, False) and schedule[44][:4] == ("deliver", 0, 0, False)
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    sent = []
+    for event in schedule[:47]:
+        world, log = step(world, event)
+        sent += [e[4] for e in log if e[0] == "send" and e[1] == 0]
+    assert sent[-2:] == ["OffsetCommit", "JoinGroup"]  # the held commit went out, then the rejoin
