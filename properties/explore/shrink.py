@@ -219,9 +219,13 @@ def _kind(event) -> str:
     return event[0]
 
 
+_NOT_A_CONSUMER = ("tick", "broker_crash", "broker_restart", "failover", "load")  # events of no consumer
+
+
 def _actor(event) -> str:
+    """The consumer an event belongs to (``c1``), or its kind for an event of none."""
     kind = event[0]
-    if kind in ("tick", "broker_crash", "broker_restart", "failover", "load"):
+    if kind in _NOT_A_CONSUMER:
         return kind
     return f"c{event[1]}"
 
@@ -238,6 +242,8 @@ def _drop_classes(search: _Search) -> bool:
             sizes[k] = sizes.get(k, 0) + 1
         worth = max(2, len(search.current) // 64)
         for cls in sorted(sizes, key=lambda k: (-sizes[k], str(k))):
+            if key is _kind and cls in _NOT_A_CONSUMER:
+                continue  # tried as an actor
             if len(sizes) > 1 and sizes[cls] >= worth and search.attempt(e for e in search.current if key(e) != cls):
                 removed = True
                 search.mark(f"drop every {cls} event")
