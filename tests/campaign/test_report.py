@@ -243,7 +243,7 @@ def long_report(tmp_path_factory):
 def test_long_counterexample_renders_bounded(long_report):
     out, results = long_report
     cluster = results["clusters"][0]
-    assert cluster["shrunk_events"] > 18_000  # not shrunk at all
+    assert cluster["shrunk_events"] > 10_000  # not shrunk at all (18,137 events today)
     doc = json.loads((out / cluster["counterexample"]).read_text())
     assert len(doc["schedule"]) == cluster["shrunk_events"]  # the full data stays in the file
     assert len(doc["timeline"]) == report.TIMELINE_ROWS and doc["timeline"][-1]["i"] == doc["failing_step"]
