@@ -7,10 +7,14 @@ Commands (stable interface; exit 0 = ok, 1 = a property failed, 2 = usage error)
   [--set NAME=VALUE ...] [--out FILE [--force]] [--json]`` — one seeded interleaving, checked after
   every step (``impl``, the default of every command: the implementation beside the model);
   ``--out`` writes a counterexample file;
-* ``groupcheck replay FILE [--json]`` — reproduce a counterexample file, as a per-step table;
+* ``groupcheck replay FILE [--last N] [--json]`` — reproduce a counterexample file, as a per-step
+  table (a window around the failing step, or the last N events);
 * ``groupcheck walk [--seeds N] [--seed-start S] ...`` — many seeded interleavings in one process;
 * ``groupcheck bench [--system model|impl --seconds S] [--json]`` — steps per second on one core,
   or (without ``--system``) the campaign benchmark;
+* ``groupcheck bench --shrink [FILE] [--shrink-seconds S] [--json]`` — shrinking a long failing
+  schedule (a counterexample file, or a long walk against a mutant): events before/after, replays,
+  seconds;
 * ``groupcheck campaign``, ``mutants``, ``prove`` — registered from their wings;
 * ``groupcheck --version`` — the version and the git commit of the code.
 
@@ -102,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="reproduce a counterexample file, step by step")
     p.add_argument("file", metavar="FILE")
+    p.add_argument("--last", type=_positive_int("--last"), default=None, metavar="N",
+                   help="show the last N events (default: the failing step and the 150 before it)")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("walk", help="run many seeded interleavings in this process")
@@ -127,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="campaign benchmark: no settle phase (the fast configuration)")
     p.add_argument("--million", action="store_true", help="campaign benchmark: also time 1,000,000 interleavings on Spark (long)")
+    p.add_argument("--shrink", nargs="?", const="", default=None, metavar="FILE",
+                   help="shrink benchmark: shrink the counterexample FILE (without FILE: a long walk against a mutant "
+                        "that fails late) and print the figures")
+    p.add_argument("--shrink-seconds", type=float, default=600.0, help="shrink benchmark: the budget (default 600)")
     p.add_argument("--json", action="store_true")
 
     from properties.proofs.prove import add_parser as add_prove_parser
@@ -174,11 +184,14 @@ def replay_command(args, seed: int) -> str:
 
 
 def cmd_properties(args) -> int:
+    from properties.systems.differential import AGREEMENT
+
+    listed = [(AGREEMENT, ("impl",))] + [(p, SYSTEMS) for p in CATALOGUE]  # the differential property: impl only
     if args.json:
-        print(json.dumps([p.as_dict() for p in CATALOGUE], indent=2))
+        print(json.dumps([p.as_dict() for p, _ in listed], indent=2))
         return 0
-    for p in CATALOGUE:
-        print(f"{p.name}  [{p.kind}]")
+    for p, systems in listed:
+        print(f"{p.name}  [{p.kind}]" + ("" if systems == SYSTEMS else f"  (system {', '.join(systems)} only)"))
         print(f"    {p.statement}")
         print(f"    source: {p.source}\n")
     return 0
@@ -256,7 +269,7 @@ def check_output_file(path: str, option: str, force: bool = False) -> None:
 def cmd_replay(args) -> int:
     from properties.campaign.replay import replay_file
 
-    return replay_file(args.file, as_json=args.json)
+    return replay_file(args.file, as_json=args.json, last=args.last)
 
 
 def cmd_walk(args) -> int:
@@ -307,6 +320,8 @@ def cmd_walk(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.shrink is not None:
+        return _bench_shrink(args)
     if args.system is None:
         if args.seconds is not None:
             raise UsageError("--seconds measures steps per second with --system model|impl; "
@@ -341,6 +356,23 @@ def cmd_bench(args) -> int:
             f"({result['model_alone_steps_per_second']:.0f} steps/s alone), comparison and property checks "
             f"{result['share_compare_and_checks']:.0%}"
         )
+    return 0
+
+
+def _bench_shrink(args) -> int:
+    """Shrinking a long failing schedule (properties.campaign.shrink_bench)."""
+    from properties.campaign.counterexample import CounterexampleError
+    from properties.campaign.shrink_bench import bench_shrink, report_lines
+
+    if args.shrink_seconds <= 0:
+        raise UsageError(f"--shrink-seconds must be positive, got {args.shrink_seconds}")
+    log = None if args.json else (lambda phase, events, replays, seconds: print(
+        f"  {seconds:8.1f} s  {replays:6,} replays  {events:9,} events  after {phase}", file=sys.stderr, flush=True))
+    try:
+        result = bench_shrink(args.shrink or None, budget_seconds=args.shrink_seconds, log=log)
+    except CounterexampleError as e:
+        raise UsageError(f"--shrink {e}") from None
+    print(json.dumps(result) if args.json else "\n".join(report_lines(result)))
     return 0
 
 

@@ -6,7 +6,11 @@ mutant applied if the file came from a run against a mutated implementation). Th
 the counterexample when its trace hash equals the recorded one. The trace is printed as a table,
 one row per event: the time, the event, each member's state and generation, the group's state and
 generation, and the responses the coordinator sent during the event; then the failing property
-and both sides' state after the failing event.
+and both sides' state after the failing event. A long schedule is not printed whole: by default
+the table is a window of the failing step and the 150 events before it (when the schedule passes now:
+around the recorded failing step), with ``--last N`` the last N events; ``--json`` carries the
+same rows (and ``events``, the number of rows of the whole replay). The counterexample file keeps
+the whole schedule.
 
 Exit status: 1 when the replay fails a property (the counterexample still reproduces), 0 when the
 schedule now passes (the bug is fixed, or the file was edited), 2 for a file that cannot be used.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import deque
 
 from model.errors import name_of
 from properties.campaign import counterexample
@@ -47,16 +52,48 @@ def _row(index: int, event: tuple, world, log: list) -> dict:
     }
 
 
-def replay_file(path: str, as_json: bool = False) -> int:
+# rows shown by default before and after the failing step: a shrunk schedule is shown whole
+WINDOW_BEFORE, WINDOW_AFTER = 150, 10
+
+
+class _Rows:
+    """The rows a replay shows: never every row of a long schedule. With *last*, the last *last*
+    rows; otherwise a window around the failing step — the replay's own (its last row: a replay
+    stops at its failure) or, when the schedule passes now, the recorded one."""
+
+    def __init__(self, last: int | None, anchor: int | None):
+        self.count = 0
+        self.tail = deque(maxlen=last if last else WINDOW_BEFORE + 1)
+        self.last = last
+        self.low = None if anchor is None else anchor - WINDOW_BEFORE
+        self.high = None if anchor is None else anchor + WINDOW_AFTER
+        self.around: list = []
+
+    def add(self, row: dict) -> None:
+        self.tail.append(row)
+        if self.low is not None and self.low <= row["step"] <= self.high:
+            self.around.append(row)
+        self.count += 1
+
+    def shown(self, failed: bool) -> list:
+        if self.last or failed or not self.around:
+            return list(self.tail)
+        return self.around
+
+
+def replay_file(path: str, as_json: bool = False, last: int | None = None) -> int:
+    """Replay the counterexample at *path*; print a window of rows around the failing step (or
+    the *last* rows) as a table, or as JSON. Returns the exit status."""
     try:
         document, config = counterexample.load(path)
     except counterexample.CounterexampleError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
-    rows: list = []
+    recorded = document.get("failing_step")
+    rows = _Rows(last, recorded if isinstance(recorded, int) else None)
 
     def on_step(world, event, new, log):
-        rows.append(_row(len(rows), event, new, log))
+        rows.add(_row(rows.count, event, new, log))
 
     import contextlib
 
@@ -74,17 +111,16 @@ def replay_file(path: str, as_json: bool = False) -> int:
     except (ValueError, TypeError, IndexError, KeyError) as e:  # an event the world cannot take
         print(f"groupcheck: error: {path}: the schedule cannot be replayed ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
-    if result.violation is not None and len(rows) < len(result.schedule):
-        # the failing event ended the run before its row: a disagreement with the implementation
-        event = result.schedule[-1]
-        divergence = getattr(result.companion, "divergence", None)
-        if divergence is not None and divergence.model_applied and divergence.impl_applied:
-            rows.append(_row(len(rows), event, result.world, []))
+    divergence = getattr(result.companion, "divergence", None)
+    if result.violation is not None and divergence is not None and divergence.model_applied != divergence.impl_applied:
+        side = "the model" if divergence.model_applied else "the implementation"
+        if divergence.impl_applied:  # the model did not apply it, so the walker showed no row for it
+            rows.add({"step": rows.count, "time": result.world.now, "event": list(divergence.event), "members": [],
+                      "group": None, "responses": [], "note": f"applied by {side} only"})
         else:
-            side = "the implementation" if divergence is None or divergence.impl_applied else "the model"
-            rows.append({"step": len(rows), "time": result.world.now, "event": list(event), "members": [],
-                         "group": None, "responses": [], "note": f"applied by {side} only"})
+            rows.tail[-1]["note"] = f"applied by {side} only"
     v = result.violation
+    shown = rows.shown(v is not None)
     reproduced = result.trace_hash == document["trace_hash"] and v is not None and v.property == document["property"]
     summary = {
         "file": path,
@@ -97,30 +133,43 @@ def replay_file(path: str, as_json: bool = False) -> int:
         "property": v.property if v else None,
         "message": v.message if v else None,
         "step": result.step,
-        "steps": rows,
+        "events": rows.count,  # rows of the whole replay; "steps" holds the ones shown
+        "first_shown": shown[0]["step"] if shown else None,
+        "steps": shown,
         "state": systems.states(result),
     }
     if as_json:
         print(json.dumps(summary))
     else:
-        _print_table(summary, document, config.clients)
+        _print_table(summary, document, config.clients, last)
     return 1 if v is not None else 0
 
 
-def _print_table(summary: dict, document: dict, clients: int) -> None:
+def _print_table(summary: dict, document: dict, clients: int, last: int | None = None) -> None:
     mutant = f" with mutant {summary['mutant']}" if summary["mutant"] else ""
-    print(f"{summary['file']}: {document['system']} system{mutant}, seed {document['seed']}, {len(document['schedule'])} events; "
+    print(f"{summary['file']}: {document['system']} system{mutant}, seed {document['seed']}, {len(document['schedule']):,} events; "
           f"recorded property {document['property']}")
-    header = f"{'step':>5}  {'time':>7}  {'event':<30}  " + "  ".join(f"{'c' + str(c):<12}" for c in range(clients)) + \
+    shown = summary["steps"]
+    w = max([5] + [len(str(row["step"])) for row in shown[-1:]])
+    tw = max([7] + [len(str(row["time"])) for row in shown[-1:]])
+    header = f"{'step':>{w}}  {'time':>{tw}}  {'event':<30}  " + "  ".join(f"{'c' + str(c):<12}" for c in range(clients)) + \
         f"  {'group':<14}  responses"
     print(header)
     print("-" * len(header))
-    for row in summary["steps"]:
+    before = shown[0]["step"] if shown else 0
+    after = summary["events"] - (shown[-1]["step"] + 1 if shown else 0)
+    more = f"groupcheck replay {summary['file']} --last N shows the last N; the file has the whole schedule"
+    if before:
+        print(f"  ... {before:,} earlier events not shown ({more})")
+    for row in shown:
         event = " ".join(str(x) for x in row["event"][:-1])  # the pick is noise to a reader
         members = "  ".join(f"{m:<12}" for m in row["members"]) if row["members"] else \
             f"({row.get('note', '')})".ljust(14 * clients)
-        print(f"{row['step']:>5}  {row['time']:>7}  {event:<30}  {members}  {row['group'] or '-':<14}  "
-              + "; ".join(row["responses"]))
+        note = f"  ({row['note']})" if row.get("note") and row["members"] else ""
+        print(f"{row['step']:>{w}}  {row['time']:>{tw}}  {event:<30}  {members}  {row['group'] or '-':<14}  "
+              + "; ".join(row["responses"]) + note)
+    if after:
+        print(f"  ... {after:,} later events not shown ({more})")
     if summary["property"]:
         print(f"\nproperty {summary['property']} failed at step {summary['step']}: {summary['message']}")
         state = summary["state"]

@@ -25,7 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from properties.campaign.counterexample import write as write_counterexample
-from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, SOMETIMES
+from properties.campaign.timeline import TIMELINE_ROWS
+from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, EVENTUALLY_ORDER, SOMETIMES
 from properties.coverage import summarise
 
 ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
@@ -86,6 +87,74 @@ def _property_kinds(system: str) -> list:
     return props
 
 
+def property_verdicts(system: str, interleavings: int, failed: dict, eventually: bool, coverage: dict,
+                      clusters: list) -> list:
+    """What the campaign established about each property, and over how much.
+
+    A run stops at its first failure, so after that step no property is checked in that
+    interleaving. Per property (``always`` and ``eventually``): ``failed_in`` interleavings failed
+    it; ``held_in`` checked it to the end and it held (an always property: every step of an
+    interleaving that ended without an always failure; an eventually property: judged after the
+    settle phase, which only interleavings without an always failure reach, and only if no
+    eventually property judged before it failed, :data:`EVENTUALLY_ORDER`); ``not_checked_in``
+    stopped at another property's failure first. The three add up to *interleavings*. The verdict
+    is ``violated``, ``held`` (checked to the end everywhere), ``held where checked`` (no failure,
+    but ``not_checked_in`` > 0) or ``not checked`` (checked to the end nowhere). ``sometimes``
+    properties are ``reached`` or ``never reached``."""
+    always_failures = sum(n for name, n in failed.items() if kind_of(name) == ALWAYS)
+    out = []
+    for name, kind, statement in _property_kinds(system):
+        if kind == SOMETIMES:
+            hits = coverage["sometimes"].get(name, 0)
+            out.append({"property": name, "kind": kind, "statement": statement,
+                        "verdict": "reached" if hits else "never reached", "count": hits})
+            continue
+        failing = failed.get(name, 0)
+        if kind == EVENTUALLY:
+            if not eventually:
+                not_checked = interleavings - failing
+            elif name in EVENTUALLY_ORDER:
+                before = EVENTUALLY_ORDER[:EVENTUALLY_ORDER.index(name)]
+                not_checked = always_failures + sum(failed.get(e, 0) for e in before)
+            else:  # not in the judging order: any other eventually failure may have hidden it
+                not_checked = always_failures + sum(n for e, n in failed.items() if kind_of(e) == EVENTUALLY and e != name)
+        else:
+            not_checked = always_failures - failing
+        held = interleavings - failing - not_checked
+        if failing:
+            verdict = "violated"
+        elif held == 0:
+            verdict = "not checked"
+        elif not_checked:
+            verdict = "held where checked"
+        else:
+            verdict = "held"
+        out.append({"property": name, "kind": kind, "statement": statement, "verdict": verdict, "count": failing,
+                    "failed_in": failing, "held_in": held, "not_checked_in": not_checked,
+                    "checked": checked_text(kind, held, failing, not_checked, eventually),
+                    "clusters": sum(1 for c in clusters if c["property"] == name and c["status"] != "fixed")})
+    return out
+
+
+def checked_text(kind: str, held: int, failed: int, not_checked: int, eventually: bool = True) -> str:
+    """What was checked, in words (the verdict table's second column)."""
+    if kind == EVENTUALLY and not eventually:
+        return "not checked: the campaign ran without the settle phase (--no-eventually)"
+    if held == 0 and not_checked:
+        parts = ["never judged: another property failed first" if kind == EVENTUALLY
+                 else "no interleaving checked it to the end"]
+    elif kind == EVENTUALLY:
+        parts = [f"held in {held:,} interleavings judged after the settle phase"]
+    else:
+        parts = [f"held over {held:,} complete interleavings"]
+    if failed:
+        parts.append(f"failed in {failed:,}")
+    if not_checked:
+        parts.append(f"not judged in {not_checked:,} (stopped by an earlier failure)" if kind == EVENTUALLY
+                     else f"not checked after the first failure in {not_checked:,}")
+    return "; ".join(parts)
+
+
 def assemble(*, campaign_id, started, plan, args, totals, seconds, master, executors, cores, tasks, task_size,
              versions, partial, baseline, out) -> dict:
     """The results.json document of a (possibly partial) campaign."""
@@ -125,22 +194,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         if r[3] is not None:
             per_property[r[3]] = per_property.get(r[3], 0) + 1
     coverage = summarise(totals.coverage, args.seed_start, interleavings)
-    verdicts = []
-    for name, kind, statement in _property_kinds(plan["system"]):
-        failing = per_property.get(name, 0)
-        if kind == SOMETIMES:
-            hits = coverage["sometimes"].get(name, 0)
-            verdict = "reached" if hits else "never reached"
-            verdicts.append({"property": name, "kind": kind, "verdict": verdict, "count": hits})
-            continue
-        if failing:
-            verdict = "violated"
-        elif kind == EVENTUALLY and not plan["eventually"]:
-            verdict = "not checked"
-        else:
-            verdict = "held"
-        verdicts.append({"property": name, "kind": kind, "verdict": verdict, "count": failing,
-                         "clusters": sum(1 for c in clusters if c["property"] == name and c["status"] != "fixed")})
+    verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, clusters)
     generations: dict = {}
     for r in rows:
         generations[r[2]] = generations.get(r[2], 0) + 1
@@ -206,8 +260,32 @@ def write(out, results: dict, totals) -> None:
 # text
 # --------------------------------------------------------------------------------------------------
 
+def checked_summary(results: dict) -> list:
+    """Lines saying what the verdicts rest on: which properties held everywhere, which only where
+    they were checked (a run stops at its first failure), which were not checked at all."""
+    n = results["interleavings"]
+    groups: dict = {}
+    for p in results["properties"]:
+        if p["kind"] != SOMETIMES:
+            groups.setdefault(p["verdict"], []).append(p)
+    lines = []
+    if groups.get("violated"):
+        lines.append("violated: " + ", ".join(f"{p['property']} (in {p['failed_in']:,})" for p in groups["violated"]))
+    if groups.get("held"):
+        lines.append(f"held: {len(groups['held'])} properties, checked to the end in all {n:,} interleavings")
+    if groups.get("held where checked"):
+        worst = max(p["not_checked_in"] for p in groups["held where checked"])
+        lines.append(f"held where checked: {len(groups['held where checked'])} properties, not checked after the "
+                     f"first failure in up to {worst:,} of {n:,} interleavings")
+    if groups.get("not checked"):
+        names = [p["property"] for p in groups["not checked"]]
+        lines.append("not checked: " + (", ".join(names) if len(names) <= 5 else f"{len(names)} properties")
+                     + " (no interleaving checked them to the end: another property failed first, or no settle phase)")
+    return lines
+
+
 def console_summary(results: dict, out) -> str:
-    lines = [_headline(results)]
+    lines = [_headline(results)] + ["  " + line for line in checked_summary(results)]
     for c in results["clusters"]:
         if c["status"] == "fixed":
             lines.append(f"  fixed   {c['signature']}")
@@ -230,14 +308,34 @@ def _headline(r: dict) -> str:
             f"{'property' if len(failing) == 1 else 'properties'} violated: " + ", ".join(failing))
 
 
+EMBEDDED_EVENTS = 300  # a generated regression test spells out a schedule up to this long
+
+
 def pytest_test(doc: dict, cluster: dict) -> str:
-    """A self-contained regression test: replays the shrunk schedule and asserts the property holds
-    (it fails while the bug is there)."""
+    """A regression test: replays the shrunk schedule and asserts the property holds (it fails
+    while the bug is there). A schedule of up to :data:`EMBEDDED_EVENTS` events is written into the
+    test (self-contained); a longer one (the shrink budget ran out) is read from the
+    counterexample file, which the test expects beside it."""
     name = "test_" + cluster["signature"].replace("-", "_")
-    schedule = ",\n".join(f"    {tuple(e)!r}" for e in doc["schedule"])
     mutant = doc.get("mutant")
     note = (f"# Found against mutant {mutant!r}: under `with properties.mutation.mutants.applied({mutant!r}):` this test fails;\n"
             f"# against the real implementation it passes.\n") if mutant else ""
+    if len(doc["schedule"]) > EMBEDDED_EVENTS:
+        file = f"{cluster['signature']}.json"
+        return (
+            f"# Regression test from groupcheck campaign {cluster.get('campaign_id', '')}, cluster {cluster['signature']}.\n"
+            f"# {doc['property']}: {doc['message']}\n{note}"
+            f"# The schedule has {len(doc['schedule']):,} events: copy counterexamples/{file} beside this test.\n"
+            "from pathlib import Path\n\n"
+            "from properties.campaign.counterexample import load\n"
+            "from properties.systems import replay\n\n\n"
+            f"def {name}():\n"
+            f"    document, config = load(Path(__file__).with_name({file!r}))\n"
+            "    result = replay(document['system'], config, document['schedule'], seed=document['seed'], "
+            "check_eventually=document['check_eventually'])\n"
+            "    assert result.violation is None, result.violation\n"
+        )
+    schedule = ",\n".join(f"    {tuple(e)!r}" for e in doc["schedule"])
     return (
         f"# Regression test from groupcheck campaign {cluster.get('campaign_id', '')}, cluster {cluster['signature']}.\n"
         f"# {doc['property']}: {doc['message']}\n{note}"
@@ -265,6 +363,15 @@ def _flatten(value, prefix="") -> dict:
     return out
 
 
+def timeline_window(doc: dict, rows_shown: int = TIMELINE_ROWS) -> tuple[list, int]:
+    """(rows, elided): the last *rows_shown* rows of a counterexample's timeline — the failing
+    step is the schedule's last event — and how many events come before them. The timeline of a
+    campaign's document is already bounded (:func:`properties.campaign.timeline.timeline`); this
+    bounds older documents too."""
+    rows = (doc.get("timeline") or [])[-rows_shown:]
+    return rows, (rows[0]["i"] if rows else len(doc.get("schedule", [])))
+
+
 def state_difference(doc: dict) -> list:
     """[(field, model value, impl value, differs)] at the failing step (impl system), else []."""
     state = doc.get("state") or {}
@@ -273,6 +380,10 @@ def state_difference(doc: dict) -> list:
     model, impl = _flatten(state["model"]), _flatten(state["impl"])
     keys = list(dict.fromkeys(list(model) + list(impl)))
     return [(k, model.get(k), impl.get(k), model.get(k) != impl.get(k)) for k in keys]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def markdown(r: dict, docs: dict) -> str:
@@ -285,10 +396,14 @@ def markdown(r: dict, docs: dict) -> str:
           "|---|---|---|---|---|---|---|---|---|",
           f"| {c['system']} | {c['mutant'] or '-'} | {c['clients']} | {c['brokers']} | {c['partitions']} | {c['faults']} "
           f"| {c['steps']} | {'yes' if c['eventually'] else 'no'} | {r['seed_range']['start']}–{r['seed_range']['stop'] - 1} |", ""]
-    L += ["## Verdict per property", "", "| property | kind | verdict | failing interleavings |", "|---|---|---|---|"]
+    L += ["## Verdict per property", "",
+          "A run stops at its first failure: after that step no property is checked in that interleaving, "
+          "and the eventually properties are judged only after the settle phase.", ""]
+    L += ["| property | kind | verdict | what was checked | statement |", "|---|---|---|---|---|"]
     for p in r["properties"]:
         if p["kind"] != SOMETIMES:
-            L.append(f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['count']:,} |")
+            L.append(f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p.get('checked', '')} "
+                     f"| {_md_cell(p.get('statement', ''))} |")
     L += ["", "## Counterexample clusters", ""]
     if not r["clusters"]:
         L += ["None: no property failed.", ""]
@@ -304,8 +419,13 @@ def markdown(r: dict, docs: dict) -> str:
               f"- shrunk from {cl['original_events']} to {cl['shrunk_events']} events"
               f"{'' if cl['locally_minimal'] else ' (shrink budget ran out: not yet locally minimal)'}",
               f"- message: {doc['message']}",
-              f"- replay: `{cl['replay']}`", "", "```"]
-        for row in doc.get("timeline", []):
+              f"- replay: `{cl['replay']}`", ""]
+        rows, elided = timeline_window(doc)
+        if elided:
+            L += [f"The last {len(rows):,} of {len(doc['schedule']):,} events, up to the failing step; the "
+                  f"{elided:,} before them are in `{cl['counterexample']}` (`{cl['replay']} --last N` prints them).", ""]
+        L.append("```")
+        for row in rows:
             mark = "  <-- fails here" if row["i"] == doc["failing_step"] else ""
             notes = ("  [" + "; ".join(row["notes"]) + "]") if row["notes"] else ""
             L.append(f"{row['i']:4d} {row['actor']:>7}  {row['what']}{notes}{mark}")
@@ -363,7 +483,9 @@ th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:to
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600}
 .b-held,.b-reached{background:#e3f4e8;color:#17602e}.b-violated{background:#fbe5e5;color:#8a1c1c}
 .b-never,.b-not{background:#fff4d6;color:#7a5600}.b-new{background:#fbe5e5;color:#8a1c1c}.b-known{background:#e8ecf5;color:#33415c}
-.b-fixed{background:#e3f4e8;color:#17602e}
+.b-fixed{background:#e3f4e8;color:#17602e}.b-partly{background:#e8f1e0;color:#4a6a1c}
+.stmt{display:block;color:#5b6475;font-size:12px;max-width:560px;white-space:normal}
+.tl tr.elided td{background:#f5f6f8;color:#5b6475;font-style:italic}
 .plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;align-items:start}
 .plot{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px}
 .plot h3{font-size:13px;color:#33415c}
@@ -457,17 +579,25 @@ def svg_line(points: list, xlabel: str, ylabel: str, width: int = 520, height: i
     return "".join(parts)
 
 
+_BADGE = {"held where checked": "partly", "not checked": "not", "never reached": "never"}
+
+
 def _badge(text: str) -> str:
-    return f'<span class="badge b-{_e(text.split()[0])}">{_e(text)}</span>'
+    return f'<span class="badge b-{_e(_BADGE.get(text, text.split()[0]))}">{_e(text)}</span>'
 
 
-def _timeline_html(doc: dict, clients: int) -> str:
-    rows = doc.get("timeline") or []
-    lanes = ["time", "brokers"] + [f"c{i}" for i in range(clients)]
+def _timeline_html(doc: dict, clients: int, cluster: dict | None = None) -> str:
+    rows, elided = timeline_window(doc)
     head = "".join(f"<th>{_e(l)}</th>" for l in ["#", "time / brokers"] + [f"consumer c{i}" for i in range(clients)] + ["group"])
     out = [f'<table class="tl"><tr>{head}</tr>']
     prev_members = [["UNJOINED", -1]] * clients
     prev_group = None
+    if elided:
+        where = f"<code>{_e(cluster['counterexample'])}</code>" if cluster else "the counterexample file"
+        replay = f" (<code>{_e(cluster['replay'])} --last N</code> prints them)" if cluster else ""
+        out.append(f'<tr class="elided"><td colspan="{clients + 3}">{elided:,} earlier events not shown: the full '
+                   f'schedule ({len(doc["schedule"]):,} events) is in {where}{replay}.</td></tr>')
+        prev_members, prev_group = [[None, None]] * clients, object()  # the first row shown states everything
     for row in rows:
         fail = row["i"] == doc["failing_step"]
         cells = [f"<td>{row['i']}</td>"]
@@ -493,7 +623,6 @@ def _timeline_html(doc: dict, clients: int) -> str:
         prev_members = row["members"]
         prev_group = group
     out.append("</table>")
-    _ = lanes
     return "".join(out)
 
 
@@ -512,8 +641,8 @@ def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
              f'<p class="muted">Replay:</p><pre><code>{_e(cl["replay"])}</code></pre>',
              '<p class="muted">The shrunk schedule, one column per consumer (the event in the column of the member it '
              'concerns, with what it sent and received; elsewhere a member\'s state after the event when it changed). '
-             'The failing event is outlined in red.</p>',
-             _timeline_html(doc, clients)]
+             f'The failing event is outlined in red. At most the last {TIMELINE_ROWS} events are shown.</p>',
+             _timeline_html(doc, clients, cl)]
     diff = state_difference(doc)
     if diff:
         differing = [d for d in diff if d[3]]
@@ -555,11 +684,13 @@ def html_report(r: dict, docs: dict) -> str:
                 f'seeds {r["seed_range"]["start"]}–{r["seed_range"]["stop"] - 1}; master <code>{_e(r["master"])}</code>, '
                 f'{r["cores"]} cores, {r["tasks"]} tasks.</p>')
     # verdicts
-    body.append("<h2>Verdict per property</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>failing interleavings</th></tr>")
+    body.append('<h2>Verdict per property</h2><p class="muted">A run stops at its first failure: after that step no '
+                'property is checked in that interleaving, and the eventually properties are judged only after the '
+                'settle phase.</p><table><tr><th>property</th><th>kind</th><th>verdict</th><th>what was checked</th></tr>')
     for p in r["properties"]:
         if p["kind"] != SOMETIMES:
-            body.append(f"<tr><td><code>{_e(p['property'])}</code></td><td>{_e(p['kind'])}</td><td>{_badge(p['verdict'])}</td>"
-                        f"<td>{p['count']:,}</td></tr>")
+            body.append(f"<tr><td><code>{_e(p['property'])}</code><span class=stmt>{_e(p.get('statement', ''))}</span></td>"
+                        f"<td>{_e(p['kind'])}</td><td>{_badge(p['verdict'])}</td><td>{_e(p.get('checked', ''))}</td></tr>")
     body.append("</table>")
     # plots
     cov = r["coverage"]

@@ -2,7 +2,10 @@
 
 :func:`timeline` re-runs a schedule and records, per event, which member it concerns and what
 changed (sends, answers, group transitions, resets), and after it the group's and every member's
-state, so a reader sees the failure unfold one column per consumer.
+state, so a reader sees the failure unfold one column per consumer. It keeps the rows of the last
+:data:`TIMELINE_ROWS` events only (the failing step is the schedule's last): a schedule the shrink
+budget left long would otherwise make a counterexample file and a report of hundreds of megabytes;
+the schedule itself stays whole in the counterexample file.
 """
 
 from __future__ import annotations
@@ -73,20 +76,28 @@ def _notes(log) -> list:
     return notes
 
 
-def timeline(system: str, config, schedule, seed: int = 0) -> list:
-    """One row per event of *schedule*: index, the event, the member (or ``brokers``/``time``) it
-    concerns, what it did (sends, answers, transitions), and after it the group's state and
-    generation and every consumer's member state and generation. For system ``impl`` the model is
-    run as the differential check runs it (following the coordinator's choices the implementation
-    made), so the timeline matches the replay."""
+TIMELINE_ROWS = 150  # rows kept: most shrunk schedules are shorter, and 150 rows are a readable page
+
+
+def timeline(system: str, config, schedule, seed: int = 0, last: int | None = TIMELINE_ROWS) -> list:
+    """One row per event of the last *last* events of *schedule* (None: every event): index, the
+    event, the member (or ``brokers``/``time``) it concerns, what it did (sends, answers,
+    transitions), and after it the group's state and generation and every consumer's member state
+    and generation. For system ``impl`` the model is run as the differential check runs it
+    (following the coordinator's choices the implementation made), so the timeline matches the
+    replay."""
     companion = companion_for(system, config, seed)
     world = initial_world(config)
     rows = []
+    first = 0 if last is None else max(0, len(schedule) - last)
     for i, event in enumerate(schedule):
         event = tuple(event)
         new, log = step(world, event)
         if companion is not None:
             new, log, _problem = companion.after(world, event, new, log)
+        if i < first:
+            world = new
+            continue
         g = new.group
         rows.append({
             "i": i,

@@ -270,7 +270,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             return w  # stop at the first violation: the schedule ends with the failing event
         new, log = step(w, ev)
         if companion is not None:
-            new, log, violation = _beside(companion, checker, w, ev, new, log, schedule, trace)
+            new, log, violation = _beside(companion, checker, w, ev, new, log, schedule, trace, on_step)
             if violation is not None:
                 return new
         if new is not w:
@@ -328,11 +328,13 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     return world, violation
 
 
-def _beside(companion, checker, world, event, new, log, schedule, trace):
+def _beside(companion, checker, world, event, new, log, schedule, trace, on_step=None):
     """Run *event* on the companion too. On a problem the event ends the schedule (whether or not
     the model applied it) and the companion's view is folded into the trace; but if the model's
     own step broke a property, that is the violation reported (a broken model explains a
-    disagreement, not the other way round)."""
+    disagreement, not the other way round). *on_step* sees the failing event too when the model
+    applied it, as it does a failing event without a companion (so coverage counts the states the
+    model reached at the failing step, as the catalogue's sometimes counters do)."""
     new, log, problem = companion.after(world, event, new, log)
     if problem is not None:
         schedule.append(event)
@@ -341,6 +343,8 @@ def _beside(companion, checker, world, event, new, log, schedule, trace):
             trace.mix(companion.view())
         if checker is not None and new is not world:
             problem = checker.check(world, new, event, log) or problem
+        if on_step is not None and new is not world:
+            on_step(world, event, new, log)
     return new, log, problem
 
 
@@ -388,7 +392,7 @@ def walk(
         draws += 1
         new, log = step(world, event)
         if companion is not None:
-            new, log, violation = _beside(companion, checker, world, event, new, log, schedule, trace)
+            new, log, violation = _beside(companion, checker, world, event, new, log, schedule, trace, on_step)
             if violation is not None:
                 world = new
                 break
@@ -434,7 +438,7 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
         event = tuple(event)
         new, log = step(world, event)
         if companion is not None:
-            new, log, violation = _beside(companion, checker, world, event, new, log, applied, trace)
+            new, log, violation = _beside(companion, checker, world, event, new, log, applied, trace, on_step)
             if violation is not None:
                 world = new
                 break

@@ -126,3 +126,147 @@ def test_baseline_marks_clusters(built, tmp_path):
                             versions={}, partial=False, baseline=base, out=tmp_path)
     status = {c["signature"]: c["status"] for c in again["clusters"]}
     assert status == {results["clusters"][0]["signature"]: "known", "commit-fencing-00000000": "fixed"}
+
+
+# -- what was checked (issue 11, item 3) -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mutant_report(tmp_path_factory):
+    """A report of 8 interleavings of the implementation with the mutant generation_not_bumped:
+    every interleaving fails impl-matches-model at the first completed join, so no other property
+    is checked after that step."""
+    from datetime import datetime, timezone
+
+    from properties.mutation.mutants import applied
+
+    out = tmp_path_factory.mktemp("mutant-report")
+    args = argparse.Namespace(system="impl", faults="all", clients=3, brokers=3, partitions=6, mutant="generation_not_bumped",
+                              crash_once=None, steps=40, max_faults=6, eventually=True, shrink_seconds=5.0,
+                              seed_start=0, interleavings=8)
+    plan = make_plan(args)
+    totals = Totals()
+    with applied("generation_not_bumped"):  # run_range applies it too; harmless twice
+        totals.add(run_range(plan, 0, 8))
+    results = report.assemble(campaign_id="mutant", started=datetime.now(timezone.utc), plan=plan, args=args,
+                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
+                              task_size=8, versions={}, partial=False, baseline=None, out=out)
+    report.write(out, results, totals)
+    return out, results
+
+
+def test_verdicts_never_say_held_for_what_was_not_checked(mutant_report):
+    out, results = mutant_report
+    verdicts = {p["property"]: p for p in results["properties"] if p["kind"] != "sometimes"}
+    assert verdicts["impl-matches-model"]["verdict"] == "violated" and verdicts["impl-matches-model"]["failed_in"] == 8
+    for name, p in verdicts.items():
+        assert p["failed_in"] + p["held_in"] + p["not_checked_in"] == 8, name
+        if name != "impl-matches-model":
+            # every run stopped at impl-matches-model's failure: nothing else was checked to the end
+            assert p["verdict"] == "not checked" and p["held_in"] == 0 and p["not_checked_in"] == 8, name
+            assert "held" != p["verdict"]
+    always = verdicts["commit-fencing"]
+    assert always["checked"] == "no interleaving checked it to the end; not checked after the first failure in 8"
+    assert verdicts["eventually-stable"]["checked"] == ("never judged: another property failed first; "
+                                                        "not judged in 8 (stopped by an earlier failure)")
+    summary, page = (out / "summary.md").read_text(), (out / "index.html").read_text()
+    assert "not checked after the first failure in 8" in summary and "not checked after the first failure in 8" in page
+    console = report.console_summary(results, out)
+    assert "violated: impl-matches-model (in 8)" in console and "not checked:" in console
+    assert "held:" not in console
+
+
+def test_verdict_arithmetic():
+    coverage = {"sometimes": {}}
+    failed = {"commit-fencing": 2, "impl-matches-model": 3, "eventually-requests-complete": 4}
+    rows = {p["property"]: p for p in report.property_verdicts("impl", 100, failed, True, coverage, [])}
+    assert (rows["commit-fencing"]["held_in"], rows["commit-fencing"]["not_checked_in"]) == (95, 3)
+    assert rows["leader-is-member"]["verdict"] == "held where checked"
+    assert (rows["leader-is-member"]["held_in"], rows["leader-is-member"]["not_checked_in"]) == (95, 5)
+    # judged in order: coordinator-found before requests-complete before stable
+    assert rows["eventually-coordinator-found"]["not_checked_in"] == 5
+    assert rows["eventually-requests-complete"]["held_in"] == 91
+    assert rows["eventually-stable"]["not_checked_in"] == 9 and rows["eventually-stable"]["held_in"] == 91
+    clean = {p["property"]: p for p in report.property_verdicts("model", 10, {}, True, coverage, [])}
+    assert {p["verdict"] for p in clean.values() if p["kind"] != "sometimes"} == {"held"}
+    without_settle = {p["property"]: p for p in report.property_verdicts("model", 10, {}, False, coverage, [])}
+    assert without_settle["eventually-stable"]["verdict"] == "not checked"
+
+
+def test_every_property_shows_its_statement(mutant_report):
+    out, results = mutant_report
+    from properties.systems.differential import AGREEMENT
+
+    summary, page = (out / "summary.md").read_text(), (out / "index.html").read_text()
+    for p in results["properties"]:
+        assert p["statement"]
+    for text in (summary, page.replace("&#x27;", "'")):
+        assert AGREEMENT.statement[:80] in text
+        assert report.BY_NAME["commit-fencing"].statement[:80] in text
+
+
+def test_coverage_agrees_with_the_sometimes_counters(mutant_report):
+    """The coverage lists never call a state unreached that the catalogue's own counters saw (the
+    failing step counts too: the model reached its state there)."""
+    _, results = mutant_report
+    cov = results["coverage"]
+    for state in cov["group_states_never"]:
+        assert cov["sometimes"].get(f"group-state-{state}", 0) == 0, state
+    for state in cov["member_states_never"]:
+        assert cov["sometimes"].get(f"member-state-{state}", 0) == 0, state
+    assert "CompletingRebalance" not in cov["group_states_never"]  # every run failed on reaching it
+    assert "UNJOINED" not in cov["member_states_never"]  # where every consumer starts
+
+
+# -- long counterexamples (issue 11, item 4) ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def long_report(tmp_path_factory):
+    """A report whose counterexample was not shrunk (budget 0): the model variant
+    disconnect_keeps_unsent fails seed 1 after 18,137 events."""
+    from datetime import datetime, timezone
+
+    out = tmp_path_factory.mktemp("long-report")
+    args = argparse.Namespace(system="model", faults="all", clients=3, brokers=3, partitions=6, mutant=None,
+                              crash_once=None, steps=1_000_000, max_faults=6, eventually=False, shrink_seconds=0.0,
+                              seed_start=1, interleavings=1)
+    plan = make_plan(args)
+    plan["config"]["broken"] = ["disconnect_keeps_unsent"]
+    totals = Totals()
+    totals.add(run_range(plan, 1, 2))
+    results = report.assemble(campaign_id="long", started=datetime.now(timezone.utc), plan=plan, args=args,
+                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
+                              task_size=1, versions={}, partial=False, baseline=None, out=out)
+    report.write(out, results, totals)
+    return out, results
+
+
+def test_long_counterexample_renders_bounded(long_report):
+    out, results = long_report
+    cluster = results["clusters"][0]
+    assert cluster["shrunk_events"] > 10_000  # not shrunk at all (18,137 events today)
+    doc = json.loads((out / cluster["counterexample"]).read_text())
+    assert len(doc["schedule"]) == cluster["shrunk_events"]  # the full data stays in the file
+    assert len(doc["timeline"]) == report.TIMELINE_ROWS and doc["timeline"][-1]["i"] == doc["failing_step"]
+    page = (out / "index.html").read_text()
+    summary = (out / "summary.md").read_text()
+    # a row of the timeline costs ~200 bytes of HTML: the whole one made a 3.8 MB page
+    assert len(page) < 400_000 and len(summary) < 100_000
+    elided = f"{cluster['shrunk_events'] - report.TIMELINE_ROWS:,} earlier events not shown"
+    assert elided in page and cluster["counterexample"] in page
+    assert f"the {cluster['shrunk_events'] - report.TIMELINE_ROWS:,} before them are in" in summary
+    assert "failrow" in page  # the failing step is in the window
+
+
+def test_regression_test_of_a_long_schedule_reads_the_file(long_report, tmp_path):
+    import shutil
+
+    out, results = long_report
+    cluster = results["clusters"][0]
+    doc = json.loads((out / cluster["counterexample"]).read_text())
+    source = report.pytest_test(doc, cluster)
+    assert len(source) < 5_000 and "load(" in source
+    shutil.copy(out / cluster["counterexample"], tmp_path / f"{cluster['signature']}.json")
+    namespace: dict = {"__file__": str(tmp_path / "test_generated.py")}
+    exec(compile(source, "test_generated.py", "exec"), namespace)
+    with pytest.raises(AssertionError, match="disconnect-fails-unsent"):
+        namespace["test_" + cluster["signature"].replace("-", "_")]()
