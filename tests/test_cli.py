@@ -140,6 +140,7 @@ def test_counterexample_file_replays_exactly(capsys, tmp_path):
     assert document["property"] == first["property"] == "one-join-or-sync-in-flight"
     assert document["failing_step"] == len(document["schedule"]) - 1
     assert document["config"]["broken"] == ["double_join"] and document["tool"]["name"] == "groupcheck"
+    assert document["settings"]["session.timeout.ms"] == 6000 and "commit" in document["tool"]
     assert set(document["state"]) == {"model", "impl"}
     code, out, _ = run(capsys, "replay", str(path), "--json")
     replayed = json.loads(out)

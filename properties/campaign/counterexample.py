@@ -1,21 +1,23 @@
 """Counterexample files: everything needed to reproduce a failing interleaving, as JSON.
 
-A file holds the format name and version, the tool version, the system, the seed (and, for a
-run against a mutated implementation, the mutant's name, ``"mutant"``), the full configuration, the fault profile and step count it was drawn with, the schedule (every applied
-event, in order), the failing property, its message and step, the trace hash, and both sides'
-state after the failing step. :func:`load` validates a file and raises :class:`CounterexampleError`
+A file holds the format name and version, the tool (version, git commit, local changes), the
+system, the seed (and, for a run against a mutated implementation, the mutant's name,
+``"mutant"``), the full configuration and every setting by its Kafka name (``"settings"``), the
+fault profile and step count it was drawn with, the schedule (every applied event, in order), the
+failing property, its message and step, the trace hash, and both sides' state after the failing
+step. :func:`load` validates a file and raises :class:`CounterexampleError`
 with one clear sentence for anything corrupt or foreign; ``groupcheck replay`` reproduces it.
 """
 
 from __future__ import annotations
 
 import json
-from importlib import metadata
 
 import attrs
 
-from model.config import Config, ConfigError
+from model.config import Config, ConfigError, settings_of
 from properties.catalogue import BY_NAME, EVENTUALLY
+from properties.provenance import provenance
 
 FORMAT = "groupcheck-counterexample"
 VERSION = 1
@@ -26,10 +28,8 @@ class CounterexampleError(ValueError):
 
 
 def tool_version() -> str:
-    try:
-        return metadata.version("groupcheck")
-    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
-        return "unknown"
+    """groupcheck's version (see :mod:`properties.provenance`, which also knows the commit)."""
+    return provenance()["version"]
 
 
 def config_to_dict(config: Config) -> dict:
@@ -56,10 +56,11 @@ def build(result, *, system: str, seed: int, config: Config, steps: int, faults:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "tool": {"name": "groupcheck", "version": tool_version()},
+        "tool": provenance(),
         "system": system,
         "seed": seed,
         "config": config_to_dict(config),
+        "settings": settings_of(config),
         "faults": faults,
         "steps": steps,
         "property": violation.property,

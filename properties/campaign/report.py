@@ -24,10 +24,12 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from properties.campaign.counterexample import write as write_counterexample
+from model.config import settings_of
+from properties.campaign.counterexample import config_from_dict, write as write_counterexample
 from properties.campaign.timeline import TIMELINE_ROWS
 from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, EVENTUALLY_ORDER, SOMETIMES
 from properties.coverage import summarise
+from properties.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
 FORMAT = "groupcheck-campaign"
@@ -46,15 +48,37 @@ def kind_of(property_name: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 def proofs_table() -> dict | None:
-    """The latest z3 proof run (reports/proofs-latest.json), if there is one."""
+    """The latest z3 proof run (reports/proofs-latest.json), if there is one: its rows, when and
+    from which commit it was proved, and whether that is the code this campaign ran (``current``;
+    False for a table of other code or of a tree with local changes, None when unknown)."""
+    here = provenance()
     for path in (Path("reports") / "proofs-latest.json", ROOT / "reports" / "proofs-latest.json"):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and isinstance(doc.get("rows"), list):
-            return {"path": str(path), "rows": doc["rows"]}
+            tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
+            commit = tool.get("commit")
+            current = None if here["commit"] is None else (
+                commit == here["commit"] and not tool.get("dirty") and not here["dirty"])
+            return {"path": str(path), "rows": doc["rows"], "generated_at": doc.get("generated_at"),
+                    "commit": commit, "dirty": tool.get("dirty"), "complete": doc.get("complete", True),
+                    "current": current}
     return None
+
+
+def proofs_provenance(proofs: dict) -> str:
+    """One sentence: when and at which commit the table was proved, and whether it is this code's."""
+    when = proofs.get("generated_at") or "an unknown date"
+    commit = proofs.get("commit")
+    at = f"commit {commit[:12]}" + (" with local changes" if proofs.get("dirty") else "") if commit else "an unknown commit"
+    if proofs.get("current") is True:
+        return f"Proved {when} at {at}: the code this campaign ran."
+    if proofs.get("current") is False:
+        return (f"Proved {when} at {at}, which is NOT the code this campaign ran: the table may be stale "
+                f"(`groupcheck prove --if-stale` brings it up to date).")
+    return f"Proved {when} at {at}; this campaign's commit is unknown."
 
 
 def replay_command(path: str, mutant: str | None = None) -> str:
@@ -210,6 +234,8 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "config": config,
+        "settings": settings_of(config_from_dict(plan["config"])),
+        "tool": provenance(),
         "versions": versions,
         "seed_range": {"start": args.seed_start, "stop": args.seed_start + args.interleavings,
                        "requested": args.interleavings, "completed": interleavings},
@@ -451,6 +477,7 @@ def markdown(r: dict, docs: dict) -> str:
     if proofs is None:
         L += ["No proof run yet (reports/proofs-latest.json is missing).", ""]
     else:
+        L += [proofs_provenance(proofs), ""]
         L += ["| property | bound | result | seconds |", "|---|---|---|---|"]
         L += [f"| `{p.get('property')}` | {p.get('bound')} | {p.get('result')} | {p.get('seconds')} |" for p in proofs["rows"]]
         L.append("")
@@ -735,6 +762,7 @@ def html_report(r: dict, docs: dict) -> str:
     if proofs is None:
         body.append('<p class="muted">No proof run yet (<code>reports/proofs-latest.json</code> is missing).</p>')
     else:
+        body.append(f"<p>{_e(proofs_provenance(proofs))}</p>")
         body.append("<table><tr><th>property</th><th>bound</th><th>result</th><th>seconds</th><th>reason</th></tr>" + "".join(
             f"<tr><td><code>{_e(p.get('property'))}</code></td><td>{_e(p.get('bound'))}</td><td>{_e(p.get('result'))}</td>"
             f"<td>{_e(p.get('seconds'))}</td><td>{_e(p.get('reason') or '')}</td></tr>" for p in proofs["rows"]) + "</table>")

@@ -270,3 +270,37 @@ def test_regression_test_of_a_long_schedule_reads_the_file(long_report, tmp_path
     exec(compile(source, "test_generated.py", "exec"), namespace)
     with pytest.raises(AssertionError, match="disconnect-fails-unsent"):
         namespace["test_" + cluster["signature"].replace("-", "_")]()
+
+
+def test_proof_table_says_when_and_for_which_code(tmp_path, monkeypatch):
+    """The report's proof table names its date and commit and says whether it is this code's."""
+    from properties.campaign import report as report_module
+
+    here = {"name": "groupcheck", "version": "x", "commit": "a" * 40, "dirty": False}
+    monkeypatch.setattr(report_module, "provenance", lambda: here)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    doc = {"format": 1, "generated_at": "2026-11-23T20:00:00Z", "complete": True,
+           "tool": {"name": "groupcheck", "version": "x", "commit": "a" * 40, "dirty": False},
+           "rows": [{"property": "p", "bound": "b", "result": "proved", "seconds": 1.0}]}
+    (tmp_path / "reports" / "proofs-latest.json").write_text(json.dumps(doc))
+    table = report_module.proofs_table()
+    assert table["current"] is True and table["generated_at"] == "2026-11-23T20:00:00Z"
+    assert report_module.proofs_provenance(table).startswith("Proved 2026-11-23T20:00:00Z at commit aaaaaaaaaaaa: the code")
+    doc["tool"]["commit"] = "b" * 40
+    (tmp_path / "reports" / "proofs-latest.json").write_text(json.dumps(doc))
+    stale = report_module.proofs_table()
+    assert stale["current"] is False and "NOT the code this campaign ran" in report_module.proofs_provenance(stale)
+
+
+def test_results_and_counterexamples_record_settings_and_commit(built):
+    """Every result says which code produced it and every setting of the world, by Kafka's names."""
+    from properties.provenance import provenance
+
+    out, results = built
+    assert results["tool"] == provenance() and results["tool"]["name"] == "groupcheck"
+    assert results["settings"]["session.timeout.ms"] == 6000 and "partition.assignment.strategy" in results["settings"]
+    files = list((out / "counterexamples").glob("*.json"))
+    assert files, "the built campaign has a counterexample"
+    document = json.loads(files[0].read_text())
+    assert document["tool"]["commit"] == provenance()["commit"] and document["settings"] == results["settings"]
