@@ -4,7 +4,8 @@
 # fault), with shrunk and clustered counterexamples. The report lands in reports/<campaign-id>/
 # (reports/latest links to it): open reports/latest/index.html. Extra arguments are passed on,
 # e.g. `bash scripts/main.sh --interleavings 20000 --system model`.
-# Exit status: 0 when no always property failed, 1 when one did, 2 on a usage error.
+# Exit status: 0 when no always property failed, 1 when one did, 2 on a usage error; 130 or 143
+# when stopped by SIGINT or SIGTERM (the report of what finished is written, marked partial).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e .

@@ -8,6 +8,9 @@ Python workers warmed on a few seeds outside the range) before the clock starts,
 campaign pays that once, not per interleaving. Both runs must agree on every count, which the
 benchmark checks. With ``million=True`` it also runs one million interleavings on Spark and
 reports the wall time (session start-up included).
+
+:func:`bench_memory` (``--memory``) measures the campaign driver's peak resident memory for
+campaigns of different sizes, which must not grow with the size.
 """
 
 from __future__ import annotations
