@@ -208,15 +208,20 @@ class Totals:
         self.task_seconds = 0.0  # wall time inside the tasks, summed
         self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
         self.tasks = 0
-        self._rows = None
-        if rows_path is not None:
-            import gzip
+        self.rows_path = rows_path
+        self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
 
-            self._rows = gzip.open(rows_path, "wt", encoding="utf-8", compresslevel=5)
+    def _open(self):
+        import gzip
+
+        if self._rows is None and self.rows_path is not None:
+            self._rows = gzip.open(self.rows_path, "wt", encoding="utf-8", compresslevel=5)
+        return self._rows
 
     def add(self, part: dict) -> None:
         from properties.coverage import merge
 
+        self._open()
         for r in part["rows"]:
             line = json.dumps(dict(zip(ROW_FIELDS, r)), separators=(",", ":"))
             self.rows_digest = (self.rows_digest + _row_hash(line)) % _DIGEST_MODULUS
@@ -245,11 +250,14 @@ class Totals:
             if _smaller(entry["counterexample"], mine["counterexample"]):
                 mine["counterexample"] = entry["counterexample"]
 
-    def close(self) -> None:
-        """Finish the rows file (idempotent)."""
+    def close(self, create: bool = True) -> None:
+        """Finish the rows file (idempotent); with *create*, make it even when no row came."""
+        if create:
+            self._open()
         if self._rows is not None:
             self._rows.close()
             self._rows = None
+        self.rows_path = None  # closed for good
 
     @property
     def done(self) -> int:
@@ -960,6 +968,7 @@ def _campaign(args) -> int:
     baseline = _load_baseline(args.baseline)
     if not args.local:
         check_master(args.master)  # before a report folder is made (spark-submit's master: in start_spark)
+    created = args.out is None or not Path(args.out).exists()
     out, cid, default_out = prepare_out(args, campaign_id(args, started))
     progress = Progress(args.interleavings)
     spark, owned, jvm_before = None, False, None
@@ -1011,9 +1020,13 @@ def _campaign(args) -> int:
                 report.write(out, results, totals)
                 if default_out:
                     _link_latest(out)
+        except CampaignError:
+            if created and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()  # Spark did not start: leave no empty report folder behind
+            raise
         finally:
             with interrupts.held(release=False):
-                totals.close()
+                totals.close(create=False)
                 if owned:
                     gateway = current_gateway()
                     stop_spark(spark, stop_jvm=gateway is not None and gateway is not jvm_before)

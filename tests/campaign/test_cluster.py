@@ -192,3 +192,22 @@ def test_campaign_on_a_standalone_cluster_equals_a_local_run(cluster, tmp_path, 
         assert _counts(results) == _counts(in_process)
         assert _rows(out) == _rows(local)
     assert in_process["interleavings"] == 200 and in_process["steps"] > 0
+
+
+def test_spark_submit_to_an_unreachable_master_is_one_line(tmp_path):
+    """Under spark-submit the master comes from spark-submit's own configuration: checked all the
+    same before the SparkContext starts, one line on stderr, exit 2, nothing on stdout and no
+    report folder left behind."""
+    port = _free_port()
+    out = tmp_path / "report"
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.pop("SPARK_CONF_DIR", None)
+    run = subprocess.run([str(SPARK_HOME / "bin" / "spark-submit"), "--master", f"spark://127.0.0.1:{port}",
+                          "--conf", "spark.log.level=ERROR", str(ROOT / "properties" / "campaign" / "spark.py"),
+                          "--interleavings", "5", "--out", str(out), "--json"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == "", run.stdout + run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("groupcheck: error:")]
+    assert errors == [f"groupcheck: error: --master spark://127.0.0.1:{port}: no Spark master reachable "
+                      f"(127.0.0.1:{port}: Connection refused)"], run.stderr
+    assert "Traceback" not in run.stderr and not out.exists()
