@@ -8,6 +8,9 @@ Python workers warmed on a few seeds outside the range) before the clock starts,
 campaign pays that once, not per interleaving. Both runs must agree on every count, which the
 benchmark checks. With ``million=True`` it also runs one million interleavings on Spark and
 reports the wall time (session start-up included).
+
+:func:`bench_memory` (``--memory``) measures the campaign driver's peak resident memory for
+campaigns of different sizes, which must not grow with the size.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import time
 
 from properties.campaign.spark import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark, start_spark, task_ranges,
-                                 versions)
+                                       versions)
 
 
 def _plan(system: str, steps: int, eventually: bool, quiet_rate: float | None = None, clients: int = 3, brokers: int = 3,
@@ -37,7 +40,8 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
     faults, *steps* events; *million_eventually* adds the settle phase)."""
     plan = _plan(system, steps, eventually, quiet_rate)
     size = task_size or DEFAULT_TASK_SIZE[(system, eventually)]
-    ranges = task_ranges(seed_start, interleavings, max(1, min(size, interleavings // 16 or 1)))
+    size = max(1, min(size, interleavings // 16 or 1))
+    ranges = list(task_ranges(seed_start, interleavings, size))
 
     load_before = os.getloadavg()
     t, c = time.perf_counter(), time.process_time()
@@ -54,7 +58,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
         t = time.perf_counter()
         parallel, _ = run_spark(spark, plan, ranges)
         spark_s = time.perf_counter() - t
-        if sorted(single.rows) != sorted(parallel.rows):
+        if single.counts() != parallel.counts():
             raise AssertionError("the Spark job and the single-process run disagree on the same seeds")
         out = {
             "system": system,
@@ -65,7 +69,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
             "brokers": 3,
             "faults": "all",
             "interleavings": interleavings,
-            "events": sum(r[1] for r in single.rows),
+            "events": single.events,
             "tasks": len(ranges),
             "master": sc.master,
             "cores": sc.defaultParallelism,
@@ -87,13 +91,13 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
         if million:
             m_plan = _plan(system, steps, million_eventually, quiet_rate)
             m_size = task_size or DEFAULT_TASK_SIZE[(system, million_eventually)]
-            m_ranges = task_ranges(seed_start, 1_000_000, m_size)
+            m_ranges = task_ranges(seed_start, 1_000_000, m_size)  # drawn as slots free up
             t = time.perf_counter()
             totals, _ = run_spark(spark, m_plan, m_ranges, progress=progress)
             m_s = time.perf_counter() - t
             out["million"] = {
                 "interleavings": totals.done,
-                "events": sum(r[1] for r in totals.rows),
+                "events": totals.events,
                 "eventually": million_eventually,
                 "job_seconds": round(m_s, 1),
                 "wall_seconds": round(m_s + startup_s, 1),
@@ -105,7 +109,64 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
     return out
 
 
-if __name__ == "__main__":  # python -m properties.campaign.bench [N] [--system model] [--no-eventually] [--million]
+def _vm_hwm_kb(pid: int) -> int | None:
+    """The process's own peak resident set (VmHWM, KiB), without its children's (the JVM's)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def campaign_peak_rss(interleavings: int, master: str = "local[2]", stop_after: float | None = None,
+                      steps: int = 10) -> dict:
+    """Run ``groupcheck campaign`` as a child process (model, no settle phase, no quiet time, *steps*
+    events: the fast configuration) and sample its driver's peak resident set (VmHWM of the Python
+    process alone, not of Spark's JVM) until it exits; with *stop_after* seconds, SIGTERM it then
+    (a campaign too large to finish). Returns the figures and the report's counts."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root)] + [p for p in os.environ.get("PYTHONPATH", "").split(
+        os.pathsep) if p]))
+    with tempfile.TemporaryDirectory(prefix="groupcheck-bench-memory-") as tmp:
+        out = Path(tmp) / "report"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "properties.cli", "campaign", "--system", "model", "--no-eventually", "--quiet-rate", "0",
+             "--steps", str(steps), "--interleavings", str(interleavings), "--master", master, "--out", str(out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        began, peak, signalled = time.perf_counter(), 0, False
+        while proc.poll() is None:
+            peak = max(peak, _vm_hwm_kb(proc.pid) or 0)
+            if stop_after is not None and not signalled and time.perf_counter() - began > stop_after:
+                proc.send_signal(signal.SIGTERM)
+                signalled = True
+            time.sleep(0.1)
+        results = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else {}
+    return {"requested": interleavings, "master": master, "exit_status": proc.returncode,
+            "wall_seconds": round(time.perf_counter() - began, 1), "driver_peak_rss_mb": round(peak / 1024, 1),
+            "interleavings": results.get("interleavings"), "partial": results.get("partial")}
+
+
+def bench_memory(sizes=(20_000, 200_000), master: str = "local[2]", huge: int = 10 ** 12, huge_seconds: float = 40) -> dict:
+    """The driver's peak memory for campaigns of different sizes (it must not grow with the size:
+    tasks are drawn as slots free up and rows are streamed to the report), and for a campaign of
+    *huge* interleavings stopped with SIGTERM after *huge_seconds* s."""
+    runs = [campaign_peak_rss(n, master) for n in sizes]
+    if huge:
+        runs.append(campaign_peak_rss(huge, master, stop_after=huge_seconds))
+    return {"runs": runs, "versions": versions()}
+
+
+if __name__ == "__main__":  # python -m properties.campaign.bench [N] [--system model] [--no-eventually] [--million|--memory]
     import json
 
     parser = argparse.ArgumentParser(prog="python -m properties.campaign.bench")
@@ -115,6 +176,12 @@ if __name__ == "__main__":  # python -m properties.campaign.bench [N] [--system 
     parser.add_argument("--no-eventually", dest="eventually", action="store_false")
     parser.add_argument("--quiet-rate", type=float, default=None)
     parser.add_argument("--million", action="store_true", help="also run 1,000,000 interleavings on Spark (long)")
+    parser.add_argument("--memory", action="store_true",
+                        help="instead: the driver's peak memory for campaigns of N and 10*N interleavings, and for "
+                             "10**12 stopped after 40 s")
     a = parser.parse_args()
+    if a.memory:
+        print(json.dumps(bench_memory((a.interleavings, 10 * a.interleavings)), indent=1))
+        raise SystemExit(0)
     print(json.dumps(bench_campaign(a.interleavings, system=a.system, steps=a.steps, eventually=a.eventually,
                                     million=a.million, quiet_rate=a.quiet_rate), indent=1))

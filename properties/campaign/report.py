@@ -7,7 +7,8 @@ the per-interleaving rows.
 * ``index.html`` is self-contained: inline CSS and inline SVG plots, no script, no external asset,
   so it works offline, attached to a ticket or opened from a CI artifact.
 * ``interleavings.jsonl.gz`` has one JSON object per interleaving (seed, events, final generation,
-  and for a failure its property, signature and failing step); Spark SQL reads it with
+  and for a failure its property, signature and failing step), in the order the campaign's tasks
+  finished (the campaign streams it; :func:`write` writes the rest); Spark SQL reads it with
   ``spark.read.json(path)``.
 
 Per cluster the report shows the shrunk schedule as a per-member timeline (one column per
@@ -18,7 +19,6 @@ replay command, and a ready-to-paste pytest regression test.
 
 from __future__ import annotations
 
-import gzip
 import html
 import json
 from datetime import datetime, timezone
@@ -89,17 +89,17 @@ def replay_command(path: str, mutant: str | None = None) -> str:
     return f"groupcheck replay {path}"
 
 
-def _histogram(values: list, bins: int = 20) -> list:
-    """[[low, high, count], ...] over *values* (integers), equal-width bins."""
-    if not values:
+def _histogram(counts: dict, bins: int = 20) -> list:
+    """[[low, high, count], ...] over integer values given as {value: how many}, equal-width bins."""
+    if not counts:
         return []
-    lo, hi = min(values), max(values)
+    lo, hi = min(counts), max(counts)
     width = max(1, -(-(hi - lo + 1) // bins))
-    counts: dict = {}
-    for v in values:
+    binned: dict = {}
+    for v, n in counts.items():
         b = (v - lo) // width
-        counts[b] = counts.get(b, 0) + 1
-    return [[lo + b * width, lo + (b + 1) * width - 1, counts.get(b, 0)] for b in range((hi - lo) // width + 1)]
+        binned[b] = binned.get(b, 0) + n
+    return [[lo + b * width, lo + (b + 1) * width - 1, binned.get(b, 0)] for b in range((hi - lo) // width + 1)]
 
 
 def _property_kinds(system: str) -> list:
@@ -181,10 +181,10 @@ def checked_text(kind: str, held: int, failed: int, not_checked: int, eventually
 
 def assemble(*, campaign_id, started, plan, args, totals, seconds, master, executors, cores, tasks, task_size,
              versions, partial, baseline, out) -> dict:
-    """The results.json document of a (possibly partial) campaign."""
-    rows = sorted(totals.rows)
-    interleavings = len(rows)
-    events = sum(r[1] for r in rows)
+    """The results.json document of a (possibly partial) campaign, from the totals' counts and
+    histograms (the rows themselves are in interleavings.jsonl.gz, written as tasks finished)."""
+    interleavings = totals.interleavings
+    events = totals.events
     clusters = []
     for sig, entry in sorted(totals.failures.items()):
         doc = entry["counterexample"]
@@ -213,15 +213,9 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
             if sig not in mine:
                 clusters.append({**c, "count": 0, "status": "fixed", "replay": c.get("replay")})
     clusters.sort(key=lambda c: (c["status"] == "fixed", c["kind"] != ALWAYS, -c["count"], c["signature"]))
-    per_property: dict = {}
-    for r in rows:
-        if r[3] is not None:
-            per_property[r[3]] = per_property.get(r[3], 0) + 1
+    per_property = dict(totals.by_property)
     coverage = summarise(totals.coverage, args.seed_start, interleavings)
     verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, clusters)
-    generations: dict = {}
-    for r in rows:
-        generations[r[2]] = generations.get(r[2], 0) + 1
     config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
                                        "shrink_seconds")}
     config.update(clients=args.clients, brokers=args.brokers, partitions=args.partitions, task_size=task_size,
@@ -254,8 +248,8 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "clusters": clusters,
         "coverage": coverage,
         "histograms": {
-            "events": _histogram([r[1] for r in rows]),
-            "generation": [[g, n] for g, n in sorted(generations.items())],
+            "events": _histogram(totals.event_counts),
+            "generation": [[g, n] for g, n in sorted(totals.generations.items())],
         },
         "proofs": proofs_table(),
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
@@ -264,7 +258,10 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
 
 
 def write(out, results: dict, totals) -> None:
-    """Write every file of the report into *out*."""
+    """Write the report's files into *out*: results.json, summary.md, index.html and the
+    counterexample files. ``interleavings.jsonl.gz`` is not among them: the campaign streams the
+    rows into it as tasks finish (:class:`properties.campaign.spark.Totals`), so that no process
+    holds them all."""
     out = Path(out)
     cx_dir = out / "counterexamples"
     cx_dir.mkdir(parents=True, exist_ok=True)
@@ -273,10 +270,6 @@ def write(out, results: dict, totals) -> None:
         doc = entry["counterexample"]
         write_counterexample(cx_dir / f"{sig}.json", doc)
         docs[sig] = doc
-    with gzip.open(out / "interleavings.jsonl.gz", "wt", encoding="utf-8", compresslevel=5) as f:
-        for r in sorted(totals.rows):
-            f.write(json.dumps(dict(zip(ROW_FIELDS, r)), separators=(",", ":")))
-            f.write("\n")
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (out / "summary.md").write_text(markdown(results, docs), encoding="utf-8")
     (out / "index.html").write_text(html_report(results, docs), encoding="utf-8")
@@ -469,7 +462,7 @@ def markdown(r: dict, docs: dict) -> str:
           f"- group transitions never seen: {', '.join(cov['group_transitions_never']) or 'none'}",
           f"- member transitions never seen: {', '.join(cov['member_transitions_never']) or 'none'}",
           f"- sometimes properties never reached: {', '.join(cov['sometimes_never']) or 'none'}",
-          f"- error codes answered (API:error count): " + ", ".join(f"{k} {v:,}" for k, v in cov["errors"].items()), "",
+          "- error codes answered (API:error count): " + ", ".join(f"{k} {v:,}" for k, v in cov["errors"].items()), "",
           "| sometimes property | times reached |", "|---|---|"]
     L += [f"| `{k}` | {v:,} |" for k, v in cov["sometimes"].items()]
     L += ["", "## Proofs (z3)", ""]

@@ -3,14 +3,14 @@
 Two ways to run the same job::
 
     groupcheck campaign --interleavings 20000 [--system impl|model] [--master local[*]] ...
-    spark-submit properties/campaign/spark.py --interleavings 20000 ...      # any master, any directory
+    spark-submit /path/to/properties/campaign/spark.py --interleavings 20000 ...   # any master, any directory
 
 The job:
 
 1. The seed range ``[seed_start, seed_start + interleavings)`` is split into small tasks (a few
    seconds of work each, ``--task-size`` seeds), each submitted as a Spark job of its own, a few
    more in flight than there are cores, so the cluster stays busy while every finished task is
-   already safe on the driver (an interrupted campaign writes what it has, marked partial).
+   already safe on the driver. Tasks are drawn from the range only as slots free up.
 2. Each task runs the lean seeded walker (:func:`properties.systems.run`, not Hypothesis) over its
    seeds, collecting coverage through the walker's ``on_step`` hook
    (:mod:`properties.coverage`). The first failing interleaving of each failure *signature* in the
@@ -18,26 +18,37 @@ The job:
    ``--shrink-seconds``) and turned into a counterexample document; the other failures of that
    signature are only counted. A task returns compact rows (one per interleaving), its coverage
    counts and its counterexamples.
-3. The driver merges the tasks' results (sums, and the smallest counterexample per signature; the
-   merge is order-independent, so the counts equal a single-process run over the same seeds, even
-   when Spark re-runs a task whose worker died), then writes the report
-   (:mod:`properties.campaign.report`): ``results.json``, ``counterexamples/<signature>.json``,
-   ``summary.md``, ``index.html`` and ``interleavings.jsonl.gz`` (rows Spark SQL can read).
+3. The driver merges each task's results as it arrives (:class:`Totals`: sums, histograms, and the
+   smallest counterexample per signature; the merge is order-independent, so the counts equal a
+   single-process run over the same seeds, even when Spark re-runs a task whose worker died) and
+   streams its rows into ``interleavings.jsonl.gz``: the driver's memory does not grow with the
+   campaign. At the end it writes the rest of the report (:mod:`properties.campaign.report`):
+   ``results.json``, ``counterexamples/<signature>.json``, ``summary.md``, ``index.html``.
 
 Local masters get Spark's task retries (``local[N]`` becomes ``local[N,4]``: in local mode Spark
 otherwise fails a job at the first task failure). For a non-local master the job zips the
 project's own packages (``model``, ``impl``, ``properties``) and ships them with
-``SparkContext.addPyFile``, so executors need only Python and the declared dependencies.
+``SparkContext.addPyFile``, so executors need only Python and the declared dependencies; a
+``spark://`` master must accept a connection before Spark starts (:func:`check_master`).
+
+stdout carries only the result (``--json``: the results document); progress and every other line
+go to stderr, also under spark-submit (:func:`own_stderr`).
+
+SIGINT and SIGTERM stop the campaign alike (:mod:`properties.campaign.interrupts`): the finished
+tasks are kept, the report is written marked partial, Spark's JVM is stopped and waited for.
 
 Exit status: 0 when no ``always`` property failed, 1 when one did, 2 on a usage error (bad
-arguments, an unwritable ``--out``, no Java), 130 when interrupted (after writing the partial
-report).
+arguments, an unwritable or non-empty ``--out``, no Java, an unreachable master) or a task that
+failed after Spark's retries (the report of what finished is written), 128 + the signal's number
+when stopped (130 SIGINT, 143 SIGTERM; after writing the partial report).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -55,7 +66,10 @@ if __package__ in (None, ""):  # run as a script (spark-submit properties/campai
 
 from properties.errors import UsageError  # noqa: E402  (after the script-mode path fix)
 
-from properties.campaign.report import FORMAT, kind_of  # noqa: E402
+from properties.campaign.interrupts import Interrupts, NoInterrupts, exit_status  # noqa: E402
+from properties.campaign.interrupts import name as interrupts_name  # noqa: E402
+from properties.campaign.report import FORMAT, ROW_FIELDS  # noqa: E402
+from properties.progress import Progress  # noqa: E402,F401  (groupcheck walk used it from here)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SEEDS = 5
@@ -95,7 +109,6 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
 
     *plan* is a plain dict (see :func:`make_plan`); everything returned is plain data, small
     enough to send back to the driver."""
-    from model.config import Config
     from properties.campaign import counterexample
     from properties.coverage import Coverage
     from properties.campaign.timeline import timeline
@@ -171,28 +184,62 @@ def _task_function(plan: dict):
 # --------------------------------------------------------------------------------------------------
 
 class Totals:
-    """The driver's running merge of task results; independent of the order tasks finish in."""
+    """The driver's running merge of task results; independent of the order tasks finish in.
 
-    def __init__(self):
+    Its size does not depend on the campaign's: it keeps counts and histograms (events per
+    interleaving, final generations: one entry per distinct value), the coverage counts, and per
+    failure signature a count, the first few seeds and the smallest counterexample. The rows
+    themselves (one per interleaving) go to *rows_path* (``interleavings.jsonl.gz``) as each task
+    arrives, in the order tasks finish, each task's rows in seed order; ``rows_digest`` sums a hash
+    of every row, so two runs over the same seeds can be compared without keeping the rows."""
+
+    def __init__(self, rows_path=None):
         from properties.coverage import empty
 
-        self.rows: list = []
         self.coverage = empty()
         self.failures: dict = {}
+        self.interleavings = 0
+        self.events = 0  # events applied, all interleavings
+        self.failed = 0  # failing interleavings
+        self.by_property: dict = {}  # property -> failing interleavings
+        self.event_counts: dict = {}  # events in an interleaving -> interleavings
+        self.generations: dict = {}  # final generation -> interleavings
+        self.rows_digest = 0
         self.task_seconds = 0.0  # wall time inside the tasks, summed
         self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
         self.tasks = 0
-        self.failed = 0  # failing interleavings so far (progress asks every second: not recounted)
+        self.rows_path = rows_path
+        self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
+
+    def _open(self):
+        import gzip
+
+        if self._rows is None and self.rows_path is not None:
+            self._rows = gzip.open(self.rows_path, "wt", encoding="utf-8", compresslevel=5)
+        return self._rows
 
     def add(self, part: dict) -> None:
         from properties.coverage import merge
 
-        self.rows.extend(part["rows"])
+        self._open()
+        for r in part["rows"]:
+            line = json.dumps(dict(zip(ROW_FIELDS, r)), separators=(",", ":"))
+            self.rows_digest = (self.rows_digest + _row_hash(line)) % _DIGEST_MODULUS
+            if self._rows is not None:
+                self._rows.write(line + "\n")
+            self.interleavings += 1
+            self.events += r[1]
+            self.event_counts[r[1]] = self.event_counts.get(r[1], 0) + 1
+            self.generations[r[2]] = self.generations.get(r[2], 0) + 1
+            if r[3] is not None:
+                self.failed += 1
+                self.by_property[r[3]] = self.by_property.get(r[3], 0) + 1
+        if self._rows is not None:
+            self._rows.flush()  # a finished task's rows are on disk (readable even if the driver is killed)
         self.coverage = merge(self.coverage, part["coverage"])
         self.task_seconds += part["seconds"]
         self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
-        self.failed += sum(1 for r in part["rows"] if r[3] is not None)
         for sig, entry in part["failures"].items():
             mine = self.failures.get(sig)
             if mine is None:
@@ -203,9 +250,36 @@ class Totals:
             if _smaller(entry["counterexample"], mine["counterexample"]):
                 mine["counterexample"] = entry["counterexample"]
 
+    def close(self, create: bool = True) -> None:
+        """Finish the rows file (idempotent); with *create*, make it even when no row came."""
+        if create:
+            self._open()
+        if self._rows is not None:
+            self._rows.close()
+            self._rows = None
+        self.rows_path = None  # closed for good
+
     @property
     def done(self) -> int:
-        return len(self.rows)
+        return self.interleavings
+
+    def counts(self) -> dict:
+        """Everything a run over the same seeds must reproduce (for comparisons)."""
+        return {"interleavings": self.interleavings, "events": self.events, "failed": self.failed,
+                "by_property": dict(sorted(self.by_property.items())),
+                "event_counts": dict(sorted(self.event_counts.items())),
+                "generations": dict(sorted(self.generations.items())), "rows_digest": self.rows_digest,
+                "coverage": self.coverage,
+                "failures": {sig: {"count": e["count"], "seeds": e["seeds"]} for sig, e in sorted(self.failures.items())}}
+
+
+_DIGEST_MODULUS = 1 << 128
+
+
+def _row_hash(line: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(line.encode(), digest_size=16).digest(), "big")
 
 
 def _smaller(a: dict, b: dict) -> bool:
@@ -223,18 +297,33 @@ def choose_task_size(args, cores: int) -> int:
     return max(1, min(default, -(-args.interleavings // (8 * max(1, cores)))))
 
 
-def task_ranges(seed_start: int, interleavings: int, task_size: int) -> list:
-    return [(s, min(s + task_size, seed_start + interleavings))
-            for s in range(seed_start, seed_start + interleavings, task_size)]
+def task_ranges(seed_start: int, interleavings: int, task_size: int):
+    """The tasks' seed ranges ``(start, stop)``, generated as they are asked for (a campaign of a
+    trillion seeds does not build a list of them)."""
+    stop = seed_start + interleavings
+    for s in range(seed_start, stop, task_size):
+        yield (s, min(s + task_size, stop))
 
 
-def run_local(plan: dict, ranges: list, progress=None) -> tuple[Totals, bool]:
-    """The same tasks in this process, one after the other (tests, the benchmark's baseline);
-    returns (totals, interrupted) like :func:`run_spark`."""
-    totals = Totals()
+def task_count(interleavings: int, task_size: int) -> int:
+    return -(-interleavings // task_size)
+
+
+class JobFailed(Exception):
+    """A task failed even after Spark's retries (the message is its first error line)."""
+
+
+def run_local(plan: dict, ranges, progress=None, totals: Totals | None = None,
+              interrupts: Interrupts | None = None) -> tuple[Totals, bool]:
+    """The same tasks in this process, one after the other (tests, the benchmark's baseline,
+    ``--local``); returns (totals, interrupted) like :func:`run_spark`."""
+    totals = Totals() if totals is None else totals
+    interrupts = interrupts or NoInterrupts()
     try:
         for start, stop in ranges:
-            totals.add(run_range(plan, start, stop))
+            part = run_range(plan, start, stop)
+            with interrupts.held():
+                totals.add(part)
             if progress is not None:
                 progress(totals.done, totals.failed)
     except KeyboardInterrupt:
@@ -242,11 +331,16 @@ def run_local(plan: dict, ranges: list, progress=None) -> tuple[Totals, bool]:
     return totals, False
 
 
-def run_spark(spark, plan: dict, ranges: list, progress=None, in_flight: int | None = None) -> tuple[Totals, bool]:
-    """Run the tasks on *spark*; returns (totals, interrupted). Every task is a Spark job of its
-    own, *in_flight* of them at a time (default: two more than there are cores, so no core waits
-    for the driver): the driver holds a task's results as soon as it finishes, so an interrupt
-    (Ctrl-C reaches Spark too) loses only the tasks still running."""
+def run_spark(spark, plan: dict, ranges, progress=None, in_flight: int | None = None, totals: Totals | None = None,
+              interrupts: Interrupts | None = None) -> tuple[Totals, bool]:
+    """Run the tasks on *spark*; returns (totals, interrupted).
+
+    Every task is a Spark job of its own, at most *in_flight* at a time (default: two more than
+    there are cores, so no core waits for the driver), drawn from *ranges* only when a slot is
+    free: the driver holds a bounded number of tasks whatever the campaign's size, and merges a
+    task's results as soon as it finishes, so an interrupt loses only the tasks still running
+    (every finished one, also those that finish while it stops, is merged). A task that fails
+    after Spark's retries raises :class:`JobFailed`, after the finished ones are merged."""
     sc = spark.sparkContext
     fn = _task_function(plan)
 
@@ -254,34 +348,83 @@ def run_spark(spark, plan: dict, ranges: list, progress=None, in_flight: int | N
         sc.setJobDescription(f"groupcheck seeds {task[0]}..{task[1] - 1}")
         return sc.parallelize([task], 1).mapPartitions(fn).collect()
 
-    totals = Totals()
-    interrupted = False
-    pool = ThreadPoolExecutor(max_workers=in_flight or sc.defaultParallelism + 2, thread_name_prefix="groupcheck-task")
-    futures = [pool.submit(job, task) for task in ranges]
-    pending = set(futures)
+    def cancel():
+        try:
+            sc.cancelAllJobs()
+        except Exception:  # the JVM may already be gone (SIGTERM to the whole process group)
+            pass
+
+    return drive(job, ranges, in_flight or sc.defaultParallelism + 2, totals=totals, progress=progress,
+                 interrupts=interrupts, cancel=cancel)
+
+
+def drive(job, ranges, in_flight: int, totals: Totals | None = None, progress=None, interrupts: Interrupts | None = None,
+          cancel=None) -> tuple[Totals, bool]:
+    """Run ``job(task)`` (a list of task results) for every task of *ranges* on a pool of
+    *in_flight* threads, never more than *in_flight* tasks drawn and not yet merged."""
+    totals = Totals() if totals is None else totals
+    interrupts = interrupts or NoInterrupts()
+    tasks = iter(ranges)
+    running: dict = {}  # future -> task: drawn, not yet merged
+    pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="groupcheck-task")
+    interrupted, failure = False, None
+
+    def merge(f) -> None:
+        with interrupts.held():
+            for part in f.result():
+                totals.add(part)
+            del running[f]
+
     try:
-        while pending:
-            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+        exhausted = False
+        while True:
+            while not exhausted and len(running) < in_flight:
+                task = next(tasks, None)
+                if task is None:
+                    exhausted = True
+                else:
+                    running[pool.submit(job, task)] = task
+            if not running:
+                break
+            finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
             for f in finished:
-                for part in f.result():
-                    totals.add(part)
+                try:
+                    merge(f)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:  # failed after Spark's retries
+                    failure = e
+                    break
+            if failure is not None:
+                break
             if progress is not None:
                 progress(totals.done, totals.failed)
     except KeyboardInterrupt:
         interrupted = True
-        for f in futures:
-            f.cancel()
-        for f in pending:  # finished between the last wait and the interrupt
-            if f.done() and not f.cancelled() and f.exception() is None:
-                for part in f.result():
-                    totals.add(part)
-        try:
-            sc.cancelAllJobs()
-        except Exception:  # the JVM may already be gone: Ctrl-C reached it too
-            pass
     finally:
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
-    return totals, interrupted
+        with interrupts.held(release=False):
+            if interrupted or failure is not None:
+                # keep what finished, also while we were stopping; drop the rest
+                for f in list(running):
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        for part in f.result():
+                            totals.add(part)
+                        del running[f]
+                for f in running:
+                    f.cancel()
+                if cancel is not None:
+                    cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+    if failure is not None and not interrupted and interrupts.signum is None:
+        raise JobFailed(_first_error_line(failure)) from None
+    return totals, interrupted or failure is not None
+
+
+def _first_error_line(e: Exception) -> str:
+    text = str(e).strip()
+    first = next((line for line in text.splitlines() if "Error" in line or "Exception" in line),
+                 text.splitlines()[0] if text else type(e).__name__)
+    return first.strip()[:300]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -313,6 +456,45 @@ def java_available() -> bool:
 
 def is_local(master: str | None) -> bool:
     return master is None or master.startswith("local")
+
+
+_LOOPBACK = ("localhost", "::1", "[::1]")
+
+
+def standalone_masters(master: str | None) -> list:
+    """[(host, port)] of a standalone master URL (``spark://h1:7077[,h2:7077]``), else []."""
+    if not master or not master.startswith("spark://"):
+        return []
+    out = []
+    for part in master[len("spark://"):].split(","):
+        host, _, port = part.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise CampaignError(f"--master {master}: not a Spark master URL (spark://HOST:PORT)")
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def is_loopback(host: str) -> bool:
+    return host in _LOOPBACK or host.startswith("127.")
+
+
+def check_master(master: str | None, timeout: float = 3.0) -> None:
+    """A standalone master must accept a TCP connection (within *timeout* seconds) before Spark is
+    started: otherwise Spark retries for about 70 s and then reports only "All masters are
+    unresponsive" in its log. CampaignError (one line) when none of the URL's masters answers."""
+    import socket
+
+    reasons = []
+    for host, port in standalone_masters(master):
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except socket.timeout:
+            reasons.append(f"{host}:{port}: no answer within {timeout:g} s")
+        except OSError as e:
+            reasons.append(f"{host}:{port}: {e.strerror or e}")
+    if reasons:
+        raise CampaignError(f"--master {master}: no Spark master reachable ({'; '.join(reasons)})")
 
 
 def with_retries(master: str, max_failures: int = 4) -> str:
@@ -349,11 +531,13 @@ def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failur
         from pyspark.sql import SparkSession
     except ImportError:
         raise CampaignError("pyspark is not installed (pip install -e . installs it)") from None
+    resolved = master if master is not None else submitted_master()  # under spark-submit: the one it was given
+    check_master(resolved)
     conf_dir = tempfile.mkdtemp(prefix="groupcheck-spark-conf-")
     Path(conf_dir, "log4j2.properties").write_text(_LOG4J)
     os.environ["SPARK_CONF_DIR"] = conf_dir
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    local = is_local(master)
+    local = is_local(resolved)
     if local:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
         # local workers are processes on this machine: let them import the project from its source
@@ -370,6 +554,12 @@ def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failur
         "spark.python.worker.reuse": "true",
         "spark.executorEnv.PYTHONHASHSEED": "0",
     }
+    masters = standalone_masters(resolved)
+    if masters and all(is_loopback(host) for host, _ in masters):
+        # a cluster on this machine: executors reach the driver on loopback (not on whatever
+        # address the host name resolves to)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     if local:
         conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                      # the JVM only schedules and relays here: C1-only JIT and the serial GC halve its
@@ -403,6 +593,90 @@ def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failur
         sc.addPyFile(project_zip(conf_dir))
         _SHIPPED.add(sc.applicationId)
     return spark
+
+
+def submitted_master() -> str | None:
+    """The master spark-submit was given (None when not under spark-submit)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    try:
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()
+        return SparkConf().get("spark.master", None)
+    except Exception:
+        return None
+
+
+def current_gateway():
+    """pyspark's gateway to the JVM in this process (None: none yet)."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return None
+    return SparkContext._gateway
+
+
+def stop_spark(spark, stop_jvm: bool = False) -> None:
+    """Stop the session (if any) and, with *stop_jvm* (this campaign launched Spark's JVM), the
+    JVM too, waiting for it to exit, so that nothing of Spark outlives the campaign. Quiet when the
+    JVM is already gone (SIGTERM to the whole process group)."""
+    import warnings
+
+    from pyspark import SparkContext
+
+    if spark is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                spark.stop()
+            except Exception:
+                pass
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)  # None under spark-submit: its JVM is our parent
+    if not stop_jvm or proc is None:
+        return
+    try:
+        gateway.shutdown()
+    except Exception:
+        pass
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()  # the gateway JVM exits when its stdin closes
+        proc.wait(timeout=15)
+    except Exception:
+        proc.kill()
+        proc.wait()
+    SparkContext._gateway = None  # a later session in this process starts a new JVM
+    SparkContext._jvm = None
+    _SHIPPED.clear()
+
+
+@contextlib.contextmanager
+def driver_log(path):
+    """Python-side messages of Spark's driver go to *path* (spark.log) while the campaign runs, not
+    to the terminal: py4j reports a lost JVM with ``logging.exception`` on the root logger (which
+    would otherwise configure itself to print on stderr), and pyspark's accumulator server prints a
+    traceback when the JVM's connection to it ends. Both happen when SIGTERM reaches the whole
+    process group and the JVM exits first."""
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setFormatter(logging.Formatter("python: %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+
+
+def quiet_accumulator_server(sc) -> None:
+    """pyspark's accumulator server (a socketserver in this process) prints a traceback on stderr
+    when the JVM's connection ends abruptly; log it instead (see :func:`driver_log`)."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, address: logging.getLogger("pyspark.accumulators").info(
+            "connection from the JVM ended", exc_info=True)
 
 
 def _active_session():
@@ -491,9 +765,15 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                    help="chance per drawn event of a burst of quiet time (the walker's default 0.04; 0 = none: "
                         "~5x faster, disruptions then hit groups still forming)")
     p.add_argument("--mutant", default=None, metavar="NAME", help="run against a mutated implementation (groupcheck mutants)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
+                   help="a Kafka setting by its property name, repeatable (see groupcheck run --help)")
     p.add_argument("--master", default=None if script else "local[*]",
                    help="Spark master (default local[*]" + ("; under spark-submit: the one it was given)" if script else ")"))
-    p.add_argument("--out", default=None, metavar="DIR", help="report folder (default reports/<campaign-id>/, reports/latest links to it)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="report folder, new or empty (default: reports/<campaign-id>/ in the project checkout groupcheck "
+                        "runs from, else in the current directory; reports/latest links to it)")
+    p.add_argument("--force", action="store_true",
+                   help="--out may hold an earlier report: its files are replaced (nothing else in the folder is touched)")
     p.add_argument("--baseline", default=None, metavar="RESULTS.json", help="an earlier results.json: mark clusters new, known or fixed")
     p.add_argument("--task-size", type=_int("--task-size", 1), default=None, help="seeds per Spark task (default: a few seconds of work)")
     p.add_argument("--shrink-seconds", type=_float("--shrink-seconds"), default=20.0, help="time budget per counterexample (default 20)")
@@ -520,7 +800,8 @@ def make_plan(args) -> dict:
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
         raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     try:
-        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions)
+        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions,
+                              settings=getattr(args, "settings", ()))
     except ConfigError as e:
         raise CampaignError(str(e)) from None
     if args.mutant:
@@ -555,10 +836,40 @@ def campaign_id(args, now: datetime) -> str:
             + f"-s{args.seed_start}-n{args.interleavings}")
 
 
-def prepare_out(args, cid: str) -> tuple[Path, bool]:
-    """The report folder, created and checked writable now (not after an hour of work)."""
+# the files a report consists of (counterexamples/ holds <signature>.json files)
+REPORT_FILES = ("results.json", "summary.md", "index.html", "interleavings.jsonl.gz", "spark.log")
+
+
+def default_reports_dir() -> Path:
+    """Where reports go without ``--out``: ``reports/`` of the project checkout this groupcheck runs
+    from (its pyproject.toml beside the packages), so that neither form of the campaign (nor the
+    directory it is started from) scatters reports around; ``./reports`` when groupcheck is not
+    run from a checkout (an installed copy)."""
+    if (ROOT / "pyproject.toml").is_file() and (ROOT / "properties" / "campaign").is_dir():
+        return ROOT / "reports"
+    return Path.cwd() / "reports"
+
+
+def prepare_out(args, cid: str) -> tuple[Path, str, bool]:
+    """The report folder, created and checked writable now (not after an hour of work); returns
+    (folder, campaign id, default?). An existing ``--out`` must be empty — a report never mixes
+    with an earlier one's counterexample files — unless ``--force`` says to replace the earlier
+    report in it (see :func:`remove_report`). The default folder is new: a second campaign started
+    in the same second gets ``<campaign-id>-2``."""
     default = args.out is None
-    out = Path("reports") / cid if default else Path(args.out)
+    if default:
+        base = default_reports_dir()
+        out, n, first = base / cid, 2, cid
+        while out.exists() or out.is_symlink():
+            cid = f"{first}-{n}"
+            out, n = base / cid, n + 1
+    else:
+        out = Path(args.out)
+        if out.is_dir() and any(out.iterdir()):
+            if not getattr(args, "force", False):
+                raise CampaignError(f"--out {out}: the folder is not empty; name a new or empty one, or add --force to "
+                                    "replace the report in it")
+            remove_report(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".groupcheck-write-test"
@@ -566,7 +877,44 @@ def prepare_out(args, cid: str) -> tuple[Path, bool]:
         probe.unlink()
     except OSError as e:
         raise CampaignError(f"cannot write the report to {out}: {e.strerror or e}") from None
-    return out, default
+    return out, cid, default
+
+
+def remove_report(out: Path) -> list:
+    """Remove an earlier report's files from *out* (``--force``): :data:`REPORT_FILES` and
+    ``counterexamples/*.json`` (the folder too when that leaves it empty); nothing else. Refuses
+    (CampaignError) a folder that does not hold a groupcheck report — one whose results.json is a
+    campaign's, or the beginning of one that was stopped before it (its rows or spark.log) — so
+    that ``--force`` never deletes someone else's index.html. Returns the paths removed."""
+    results = out / "results.json"
+    if results.exists():
+        try:
+            ours = json.loads(results.read_text(encoding="utf-8")).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):
+            ours = False
+    else:
+        ours = (out / "interleavings.jsonl.gz").exists() or (out / "spark.log").exists()
+    if not ours:
+        raise CampaignError(f"--out {out}: --force replaces a groupcheck report, and this folder holds none; "
+                            "name a new or empty folder")
+    removed = []
+    try:
+        for name in REPORT_FILES:
+            path = out / name
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+                removed.append(path)
+        cx = out / "counterexamples"
+        if cx.is_dir():
+            for path in sorted(cx.glob("*.json")):
+                path.unlink()
+                removed.append(path)
+            if not any(cx.iterdir()):
+                cx.rmdir()
+                removed.append(cx)
+    except OSError as e:
+        raise CampaignError(f"--out {out}: cannot remove the earlier report: {e.strerror or e}") from None
+    return removed
 
 
 def _load_baseline(path):
@@ -582,28 +930,6 @@ def _load_baseline(path):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("clusters"), list):
         raise CampaignError(f"--baseline {path}: not a groupcheck campaign results.json")
     return doc
-
-
-class Progress:
-    """Live progress on stderr: interleavings done of total, rate, counterexamples so far."""
-
-    def __init__(self, total: int, stream=None):
-        self.total = total
-        self.stream = stream or sys.stderr
-        self.start = time.perf_counter()
-        self.last = 0.0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-
-    def __call__(self, done: int, failed: int, final: bool = False) -> None:
-        now = time.perf_counter()
-        if not final and now - self.last < (1.0 if self.tty else 10.0):
-            return
-        self.last = now
-        elapsed = max(now - self.start, 1e-9)
-        line = (f"{done:,}/{self.total:,} interleavings ({100 * done / self.total:.0f}%), "
-                f"{done / elapsed:,.0f}/s, {failed:,} counterexamples, {elapsed:,.0f} s")
-        print(("\r" + line + "   ") if self.tty else line, end="\n" if (final or not self.tty) else "",
-              file=self.stream, flush=True)
 
 
 def cmd_campaign(args) -> int:
@@ -622,57 +948,85 @@ def _campaign(args) -> int:
     started = datetime.now(timezone.utc)
     plan = make_plan(args)
     baseline = _load_baseline(args.baseline)
-    cid = campaign_id(args, started)
-    out, default_out = prepare_out(args, cid)
+    if not args.local:
+        check_master(args.master)  # before a report folder is made (spark-submit's master: in start_spark)
+    created = args.out is None or not Path(args.out).exists()
+    out, cid, default_out = prepare_out(args, campaign_id(args, started))
     progress = Progress(args.interleavings)
-    spark, owned = None, False
+    spark, owned, jvm_before = None, False, None
     master = "in-process" if args.local else args.master
-    executors, cores = 1, 1
-    try:
-        if args.local:
-            task_size = choose_task_size(args, 1)
-            ranges = task_ranges(args.seed_start, args.interleavings, task_size)
-            start = time.perf_counter()
-            totals, interrupted = run_local(plan, ranges, progress)
-            seconds = time.perf_counter() - start
-        else:
-            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
-            owned = _active_session() is None  # a session someone else started (tests) stays up
-            spark = start_spark(args.master, log_path=str(out / "spark.log"))
-            sc = spark.sparkContext
-            master, executors, cores = sc.master, executor_count(sc), sc.defaultParallelism
-            task_size = choose_task_size(args, cores)
-            ranges = task_ranges(args.seed_start, args.interleavings, task_size)
-            print(f"groupcheck: campaign {cid}: {args.interleavings:,} interleavings of {args.system} "
-                  f"in {len(ranges)} tasks on {master} ({cores} cores)", file=sys.stderr, flush=True)
-            progress.start = time.perf_counter()
-            start = time.perf_counter()
+    executors, cores, task_size = 1, 1, None
+    interrupted, failure = False, None
+    # SIGINT and SIGTERM: stop, keep what finished, write the report; Spark's Python-side noise to spark.log
+    with Interrupts() as interrupts, contextlib.ExitStack() as quiet:
+        totals = Totals(out / "interleavings.jsonl.gz")
+        start = time.perf_counter()
+        try:
             try:
-                totals, interrupted = run_spark(spark, plan, ranges, progress)
-            except Exception as e:  # a task failed even after Spark's retries
-                text = str(e).strip()
-                first = next((line for line in text.splitlines() if "Error" in line or "Exception" in line),
-                             text.splitlines()[0] if text else type(e).__name__)
-                raise CampaignError(f"the Spark job failed: {first.strip()[:300]} (details in {out / 'spark.log'})") from None
+                if args.local:
+                    task_size = choose_task_size(args, 1)
+                    totals, interrupted = run_local(plan, task_ranges(args.seed_start, args.interleavings, task_size),
+                                                    progress, totals=totals, interrupts=interrupts)
+                else:
+                    print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
+                    owned = _active_session() is None  # a session someone else started (tests) stays up
+                    jvm_before = current_gateway()
+                    quiet.enter_context(driver_log(out / "spark.log"))
+                    spark = start_spark(args.master, log_path=str(out / "spark.log"))
+                    interrupts.install()  # the SparkContext put its own handler on SIGINT
+                    sc = spark.sparkContext
+                    quiet_accumulator_server(sc)
+                    master, executors, cores = sc.master, executor_count(sc), sc.defaultParallelism
+                    task_size = choose_task_size(args, cores)
+                    print(f"groupcheck: campaign {cid}: {args.interleavings:,} interleavings of {args.system} in "
+                          f"{task_count(args.interleavings, task_size):,} tasks on {master} ({cores} cores)",
+                          file=sys.stderr, flush=True)
+                    progress.start = start = time.perf_counter()
+                    try:
+                        totals, interrupted = run_spark(spark, plan, task_ranges(args.seed_start, args.interleavings,
+                                                                                 task_size),
+                                                        progress, totals=totals, interrupts=interrupts)
+                    except JobFailed as e:  # a task failed even after Spark's retries
+                        failure, interrupted = str(e), True
+            except KeyboardInterrupt:  # while Spark was starting
+                interrupted = True
             seconds = time.perf_counter() - start
-        progress(totals.done, totals.failed, final=True)
-        results = report.assemble(
-            campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
-            master=master, executors=executors, cores=cores, tasks=len(ranges), task_size=task_size,
-            versions=versions(spark), partial=interrupted, baseline=baseline, out=out)
-        report.write(out, results, totals)
-        if default_out:
-            _link_latest(out)
-    finally:
-        if spark is not None and owned:
-            spark.stop()
+            with interrupts.held(release=False):  # the report is written whole, whatever arrives
+                totals.close()
+                task_size = task_size or choose_task_size(args, cores)
+                progress(totals.done, totals.failed, final=True)
+                results = report.assemble(
+                    campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
+                    master=master, executors=executors, cores=cores, tasks=task_count(args.interleavings, task_size),
+                    task_size=task_size, versions=versions(spark), partial=interrupted, baseline=baseline, out=out)
+                report.write(out, results, totals)
+                if default_out:
+                    _link_latest(out)
+        except CampaignError:
+            if created and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()  # Spark did not start: leave no empty report folder behind
+            raise
+        finally:
+            with interrupts.held(release=False):
+                totals.close(create=False)
+                if owned:
+                    gateway = current_gateway()
+                    stop_spark(spark, stop_jvm=gateway is not None and gateway is not jvm_before)
+    if failure is not None:
+        raise CampaignError(f"the Spark job failed: {failure} (the tasks that finished are in the partial report "
+                            f"{out}; details in {out / 'spark.log'})")
     if args.json:
-        print(json.dumps(results, indent=1))
+        print(json.dumps(results, indent=1), flush=True)
     else:
-        print(report.console_summary(results, out))
+        print(report.console_summary(results, out), flush=True)
     if interrupted:
-        print("groupcheck: interrupted; the report is partial", file=sys.stderr)
-        return 130
+        print(f"groupcheck: interrupted ({interrupts_name(interrupts.signum)}); the report of the "
+              f"{totals.done:,} interleavings that finished is marked partial: {out}", file=sys.stderr)
+        return exit_status(interrupts.signum)
+    if interrupts.signum is not None:
+        print(f"groupcheck: {interrupts_name(interrupts.signum)} arrived after the last task; the report is complete: "
+              f"{out}", file=sys.stderr)
+        return exit_status(interrupts.signum)
     return 1 if any(c["kind"] == "always" and c["status"] != "fixed" for c in results["clusters"]) else 0
 
 
@@ -686,12 +1040,35 @@ def _link_latest(out: Path) -> None:
         pass  # a filesystem without symlinks: the campaign folder is still there
 
 
+def own_stderr() -> None:
+    """Under spark-submit, Spark's PythonRunner hands the Python driver one pipe for both stdout and
+    stderr and copies it to its own stdout, so progress and error lines would land in ``--json``'s
+    output. Send this process's stderr to spark-submit's own stderr instead (its parent's fd 2;
+    Linux's /proc), so that stdout carries only the results. Elsewhere: nothing changes."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return
+    try:
+        out, err = os.fstat(1), os.fstat(2)
+    except OSError:
+        return
+    if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino):
+        return
+    try:
+        fd = os.open(f"/proc/{os.getppid()}/fd/2", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
 def main(argv=None) -> int:
     """spark-submit entry point: the same arguments as ``groupcheck campaign``."""
     class _Parser(argparse.ArgumentParser):
         def error(self, message):
             raise CampaignError(message)
 
+    own_stderr()
     parser = _Parser(prog="campaign.py", description=__doc__.split("\n\n")[0])
     add_arguments(parser, script=True)
     try:
@@ -700,9 +1077,9 @@ def main(argv=None) -> int:
     except CampaignError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("groupcheck: interrupted", file=sys.stderr)
-        return 130
+        return exit_status(getattr(e, "signum", None))
 
 
 if __name__ == "__main__":

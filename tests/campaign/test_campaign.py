@@ -72,7 +72,7 @@ def test_small_campaign_end_to_end(spark, tmp_path, capsys):
     plan = make_plan(_args(steps=30))
     single, interrupted = run_local(plan, task_ranges(500, 120, 40))
     assert not interrupted
-    assert results["steps"] == sum(r[1] for r in single.rows)
+    assert results["steps"] == single.events
     assert results["coverage"]["sometimes"] == single.coverage["sometimes"]
     assert results["coverage"]["group_transitions"] == single.coverage["group_transitions"]
 
@@ -87,15 +87,15 @@ def test_worker_killed_mid_task_loses_nothing(spark, tmp_path):
     """A Python worker that dies in the middle of a task (os._exit) is retried by Spark; the
     campaign's counts equal a single-process run over the same seeds."""
     marker = tmp_path / "crashed"
-    ranges = task_ranges(0, 48, 6)
     plan = make_plan(_args(steps=25, crash_once=f"21:{marker}"))
-    totals, interrupted = run_spark(spark, plan, ranges)
+    totals, interrupted = run_spark(spark, plan, task_ranges(0, 48, 6), totals=campaign.Totals(tmp_path / "rows.jsonl.gz"))
+    totals.close()
     assert marker.exists(), "the worker was supposed to die once"
     assert not interrupted
-    single, _ = run_local(make_plan(_args(steps=25)), ranges)
-    assert sorted(totals.rows) == sorted(single.rows)
-    assert [r[0] for r in sorted(totals.rows)] == list(range(48))
-    assert totals.coverage == single.coverage
+    single, _ = run_local(make_plan(_args(steps=25)), task_ranges(0, 48, 6))
+    assert totals.counts() == single.counts()  # rows (their digest), coverage, failures
+    with gzip.open(tmp_path / "rows.jsonl.gz", "rt") as f:
+        assert sorted(json.loads(line)["seed"] for line in f) == list(range(48))
     assert totals.failures == single.failures
 
 
@@ -285,10 +285,45 @@ def test_interrupted_campaign_writes_a_partial_report(tmp_path, capsys, monkeypa
         assert len(f.readlines()) == 10
 
 
-def test_ctrl_c_on_spark_keeps_every_finished_task(tmp_path):
-    """A real Ctrl-C: SIGINT to the campaign's whole process group (the driver, Spark's JVM and
-    its Python workers) once some tasks have finished. The report is written, marked partial, with
-    exit status 130, and it holds every task that had finished: whole tasks of consecutive seeds."""
+def _session_processes(sid: int) -> dict:
+    """{pid: command name} of the live (not zombie) processes in session *sid*."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found[int(entry)] = stat[stat.index("(") + 1:stat.rindex(")")]
+    return found
+
+
+def _rows_so_far(path) -> int:
+    """Complete rows in a (possibly still growing) interleavings.jsonl.gz."""
+    n = 0
+    try:
+        with gzip.open(path, "rt") as f:
+            for line in f:
+                n += line.endswith("\n")
+    except (OSError, EOFError):
+        pass
+    return n
+
+
+@pytest.mark.parametrize("signum, whole_group", [
+    (2, True),    # Ctrl-C: the terminal sends SIGINT to the whole foreground process group
+    (15, True),   # a CI timeout: SIGTERM to the whole process group (Spark's JVM dies at once too)
+    (15, False),  # docker stop / kill: SIGTERM to the driver alone (it must stop Spark itself)
+], ids=["sigint-group", "sigterm-group", "sigterm-driver"])
+def test_interrupt_on_spark_keeps_every_finished_task(tmp_path, signum, whole_group):
+    """A real interrupt once some tasks have finished (their rows are in the report folder: the
+    campaign streams them there): the report is written, marked partial, exit status 128 + the
+    signal's number, one line about it on stderr, and it holds every task that had finished (whole
+    tasks of consecutive seeds); nothing of Spark (JVM, Python workers) outlives the campaign."""
     import signal
     import subprocess
     import time
@@ -300,20 +335,37 @@ def test_ctrl_c_on_spark_keeps_every_finished_task(tmp_path):
          "--steps", "20", "--interleavings", str(total), "--task-size", str(size), "--master", "local[2]",
          "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    seen = ""
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:  # progress lines come every 10 s when stderr is not a terminal
-        line = proc.stderr.readline()
-        seen += line
-        if not line or (" interleavings (" in line and not line.startswith("0/")):
-            break
-    assert proc.poll() is None, seen
-    os.killpg(proc.pid, signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, seen + stderr
+    try:
+        deadline = time.monotonic() + 300  # generous: the machine may be loaded
+        jvm = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            if jvm is None:
+                jvm = next((pid for pid, name in _session_processes(proc.pid).items() if name == "java"), None)
+            if jvm is not None and _rows_so_far(out / "interleavings.jsonl.gz") >= size:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None and jvm is not None, "the campaign should be running on Spark"
+        (os.killpg if whole_group else os.kill)(proc.pid, signum)
+        stdout, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + signum, stderr
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+    notes = [line for line in stderr.splitlines() if line.startswith("groupcheck: interrupted")]
+    assert len(notes) == 1 and signal.Signals(signum).name in notes[0], stderr
+    assert "PARTIAL" in stdout
+    # nothing of Spark is left: the JVM has exited when the campaign does, its Python workers soon after
+    assert jvm not in _session_processes(proc.pid)
+    deadline = time.monotonic() + 20
+    while _session_processes(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _session_processes(proc.pid) == {}
+
     results = json.loads((out / "results.json").read_text())
     done = results["interleavings"]
-    assert results["partial"] is True and 0 < done < total
+    assert results["partial"] is True and size <= done < total
     assert done % size == 0  # whole tasks only
     with gzip.open(out / "interleavings.jsonl.gz", "rt") as f:
         seeds = sorted(json.loads(line)["seed"] for line in f)
@@ -322,3 +374,198 @@ def test_ctrl_c_on_spark_keeps_every_finished_task(tmp_path):
 
     assert set(Counter(s // size for s in seeds).values()) == {size}  # each task complete
     assert "PARTIAL" in (out / "summary.md").read_text()
+
+
+# -- memory: independent of the campaign's size ---------------------------------------------------
+
+def _fake_part(start, stop):
+    from properties.coverage import empty
+
+    return {"start": start, "stop": stop, "rows": [(seed, 10 + seed % 7, seed % 3, None, None, None)
+                                                   for seed in range(start, stop)],
+            "coverage": empty(), "failures": {}, "seconds": 0.0, "cpu_seconds": 0.0}
+
+
+class _FakeSpark:
+    """Just enough of a SparkSession for run_spark: each job "runs" its one task at once."""
+
+    def __init__(self, on_job):
+        outer = self
+
+        class Context:
+            defaultParallelism = 2
+
+            def setJobDescription(self, text):
+                pass
+
+            def cancelAllJobs(self):
+                pass
+
+            def parallelize(self, tasks, slices):
+                class RDD:
+                    def mapPartitions(self, fn):
+                        class Collected:
+                            def collect(self):
+                                outer.on_job(tasks[0])
+                                return [_fake_part(*tasks[0])]
+                        return Collected()
+                return RDD()
+
+        self.sparkContext = Context()
+        self.on_job = on_job
+
+
+def test_driver_holds_a_bounded_number_of_tasks():
+    """Tasks are drawn from the seed range only when a slot is free: however large the campaign,
+    the driver never holds more than in_flight tasks it has not merged yet."""
+    import threading
+
+    lock = threading.Lock()
+    drawn = [0]
+    merged_seeds = []
+    worst = [0]
+
+    def ranges():
+        for task in task_ranges(0, 20_000, 2):
+            with lock:
+                drawn[0] += 1
+            yield task
+
+    class Counting(campaign.Totals):
+        def add(self, part):
+            super().add(part)
+            merged_seeds.append(part["stop"] - part["start"])
+
+    def on_job(task):
+        with lock:
+            worst[0] = max(worst[0], drawn[0] - len(merged_seeds))
+
+    totals, interrupted = run_spark(_FakeSpark(on_job), {}, ranges(), in_flight=4, totals=Counting())
+    assert not interrupted and totals.done == 20_000 and drawn[0] == 10_000
+    assert 1 <= worst[0] <= 4  # never more than in_flight drawn and not yet merged
+
+
+def test_task_ranges_are_generated_lazily():
+    """A trillion seeds is 666,666,667 tasks: they are generated as asked for, never listed."""
+    ranges = task_ranges(0, 10 ** 6, 1)  # (small enough that a list would not hurt this machine)
+    assert iter(ranges) is ranges and not isinstance(ranges, (list, tuple))
+    ranges = task_ranges(0, 10 ** 12, 1500)
+    assert next(ranges) == (0, 1500) and next(ranges) == (1500, 3000)
+    assert campaign.task_count(10 ** 12, 1500) == 666_666_667
+    assert list(task_ranges(10, 7, 3)) == [(10, 13), (13, 16), (16, 17)]
+
+
+def test_totals_do_not_grow_with_the_rows(tmp_path):
+    """The driver's merge keeps counts and histograms, not rows: its state is the same size after
+    200 and after 20,000 interleavings (with the same distinct values); the rows are in the file."""
+    import pickle
+
+    def state(t):
+        return len(pickle.dumps({k: v for k, v in vars(t).items() if k != "_rows"}))
+
+    small, large = campaign.Totals(tmp_path / "small.jsonl.gz"), campaign.Totals(tmp_path / "large.jsonl.gz")
+    for start in range(0, 200, 100):
+        small.add(_fake_part(start, start + 100))
+    for start in range(0, 20_000, 100):
+        large.add(_fake_part(start, start + 100))
+    small.close()
+    large.close()
+    assert large.done == 20_000 and large.events == sum(10 + s % 7 for s in range(20_000))
+    assert state(large) <= state(small) + 64  # a few bigger integers, nothing per row
+    with gzip.open(tmp_path / "large.jsonl.gz", "rt") as f:
+        assert sum(1 for _ in f) == 20_000
+
+
+# -- an unreachable master: one line, at once ----------------------------------------------------
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_master_is_one_line_before_spark_starts(tmp_path, capsys, monkeypatch):
+    """Nothing listens at the master's address: exit 2 with one line naming it, no report folder,
+    and no Spark started (Spark itself would retry for ~70 s and hide the cause in its log)."""
+    monkeypatch.setattr(campaign, "start_spark", lambda *a, **k: pytest.fail("Spark was started"))
+    port = _free_port()
+    out = tmp_path / "r"
+    status = cli.main(["campaign", "--master", f"spark://127.0.0.1:{port}", "--interleavings", "5", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"groupcheck: error: --master spark://127.0.0.1:{port}: no Spark master reachable")
+    assert not out.exists()
+    with pytest.raises(campaign.CampaignError, match="not a Spark master URL"):
+        campaign.check_master("spark://nohost")
+
+
+# -- the report folder ---------------------------------------------------------------------------
+
+def test_default_report_folder_is_the_checkouts(tmp_path, monkeypatch):
+    """Without --out: reports/ of the project checkout groupcheck runs from, whatever the current
+    directory; an installed copy (no checkout around it) uses ./reports."""
+    monkeypatch.chdir(tmp_path)
+    assert campaign.default_reports_dir() == campaign.ROOT / "reports"
+    installed = tmp_path / "site-packages"
+    (installed / "properties" / "campaign").mkdir(parents=True)
+    monkeypatch.setattr(campaign, "ROOT", installed)
+    assert campaign.default_reports_dir() == tmp_path / "reports"
+
+
+def _earlier_report(folder):
+    (folder / "counterexamples").mkdir(parents=True)
+    (folder / "counterexamples" / "commit-fencing-0badc0de.json").write_text("{}")
+    (folder / "results.json").write_text(json.dumps({"format": "groupcheck-campaign", "version": 1}))
+    (folder / "index.html").write_text("old")
+    (folder / "notes.txt").write_text("mine")
+
+
+def test_non_empty_out_is_refused(tmp_path, capsys):
+    out = tmp_path / "old"
+    _earlier_report(out)
+    status = cli.main(["campaign", "--local", "--system", "model", "--interleavings", "5", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert f"--out {out}: the folder is not empty" in err and "--force" in err
+    assert (out / "index.html").read_text() == "old"  # untouched
+    assert (out / "counterexamples" / "commit-fencing-0badc0de.json").exists()
+
+
+def test_force_replaces_only_the_earlier_report(tmp_path, capsys):
+    out = tmp_path / "old"
+    _earlier_report(out)
+    status = cli.main(["campaign", "--local", "--system", "model", "--interleavings", "5", "--steps", "20",
+                       "--out", str(out), "--force"])
+    assert status == 0, capsys.readouterr().err
+    assert not (out / "counterexamples" / "commit-fencing-0badc0de.json").exists()  # no stale counterexample
+    assert json.loads((out / "results.json").read_text())["interleavings"] == 5
+    assert (out / "index.html").read_text() != "old"
+    assert (out / "notes.txt").read_text() == "mine"  # not a report file: left alone
+
+
+def test_force_refuses_a_folder_that_holds_no_report(tmp_path, capsys):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("someone else's page")
+    status = cli.main(["campaign", "--local", "--system", "model", "--interleavings", "5", "--out", str(out), "--force"])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "holds none" in err
+    assert (out / "index.html").read_text() == "someone else's page"
+
+
+def test_campaign_takes_kafka_settings():
+    """--set reaches the campaign's world (and so every row and counterexample file); a bad one is
+    one usage error before Spark starts."""
+    from model.config import settings_of
+    from properties.cli import build_parser
+
+    args = build_parser().parse_args(["campaign", "--set", "session.timeout.ms=9000", "--set",
+                                      "partition.assignment.strategy=roundrobin"])
+    config = config_from_dict(make_plan(args)["config"])
+    assert config.session_timeout_ms == 9000 and config.protocols(0) == ("roundrobin",)
+    assert settings_of(config)["session.timeout.ms"] == 9000
+    bad = build_parser().parse_args(["campaign", "--set", "heartbeat.interval.ms=9000"])
+    with pytest.raises(campaign.CampaignError, match=r"heartbeat\.interval\.ms \(9000\) must be below"):
+        make_plan(bad)
