@@ -60,3 +60,15 @@ def test_encode_response_answers_in_the_request_version():
         # size, correlation id, error code; throttle time from v1; v4 is flexible: response header
         # v1 and the body each end with an empty tagged-field section
         assert len(frame) == {0: 10, 1: 14, 2: 14, 3: 14, 4: 16}[v]
+
+
+@settings(max_examples=300, deadline=None)
+@given(sub=st.deferred(lambda: __import__("tests.wire.strategies", fromlist=["SUBSCRIPTION"]).SUBSCRIPTION),
+       asg=st.deferred(lambda: __import__("tests.wire.strategies", fromlist=["ASSIGNMENT"]).ASSIGNMENT))
+def test_hand_written_consumer_protocol_bytes_equal_kios(sub, asg):
+    from impl.wire.consumer_protocol import (decode_assignment, decode_subscription, encode_assignment,
+                                             encode_assignment_kio, encode_subscription, encode_subscription_kio)
+    data = encode_subscription(sub)
+    assert data == encode_subscription_kio(sub) and decode_subscription(data) == sub
+    data = encode_assignment(asg)
+    assert data == encode_assignment_kio(asg) and decode_assignment(data) == asg
