@@ -3,7 +3,8 @@
 These mirror the generated ``*RequestData`` / ``*ResponseData`` classes of
 ``org.apache.kafka.common.message`` (Kafka's JSON message schemas), with field names in snake_case.
 They are plain slotted dataclasses, independent of any byte encoding: the simulated transport
-carries them as Python objects (a wire codec can be layered on later).
+carries them as Python objects; :mod:`impl.wire` translates them to and from Kafka's binary
+protocol (through kio) at the channel boundary.
 
 Every request class has a class-level ``api_key`` (the API name, e.g. ``"JoinGroup"``); responses
 carry the same ``api_key``.  The request header (correlation id, client id, version) is *not* part
@@ -62,6 +63,10 @@ class Subscription:
     owned_partitions: List[TopicPartition] = field(default_factory=list)
     generation_id: int = UNKNOWN_GENERATION_ID
     rack_id: Optional[str] = None
+    #: The bytes this value was decoded from (:mod:`impl.wire`), re-sent verbatim so that a broker
+    #: echoes a member's metadata byte for byte; not part of the value (no compare, no repr).
+    #: Build a new Subscription rather than modifying a decoded one.
+    wire: Optional[bytes] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -70,6 +75,8 @@ class Assignment:
 
     partitions: List[TopicPartition] = field(default_factory=list)
     user_data: Optional[bytes] = None
+    #: The bytes this value was decoded from (see :attr:`Subscription.wire`).
+    wire: Optional[bytes] = field(default=None, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,18 +164,39 @@ class MetadataResponseData:
 
 
 # --------------------------------------------------------------------------------------------
-# FindCoordinator (single-key form, v0-3)
+# FindCoordinator (single-key form v0-3; v4+ batches keys)
 # --------------------------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class FindCoordinatorRequestData:
+    """``key`` is the single-key form (what the consumer builds); ``coordinator_keys`` carries a
+    v4+ batch of several keys (a batch of one is decoded into ``key``, as
+    ``FindCoordinatorRequest.Builder`` would have built it)."""
+
     api_key: ClassVar[str] = "FindCoordinator"
     key: str
     key_type: int = CoordinatorType.GROUP
+    coordinator_keys: List[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Coordinator:
+    """``FindCoordinatorResponseData.Coordinator`` (v4+: one per requested key)."""
+
+    key: str
+    node_id: int
+    host: str
+    port: int
+    error_code: int = 0
+    error_message: Optional[str] = None
 
 
 @dataclass(slots=True)
 class FindCoordinatorResponseData:
+    """v0-3 answer in the flat fields; v4+ in ``coordinators`` (one per requested key).  A v4+
+    response with exactly one coordinator also shows it in the flat fields (what
+    ``FindCoordinatorResponse.coordinators()`` / ``error()`` give Kafka's consumer)."""
+
     api_key: ClassVar[str] = "FindCoordinator"
     error_code: int = 0
     node_id: int = -1
@@ -176,6 +204,7 @@ class FindCoordinatorResponseData:
     port: int = -1
     error_message: Optional[str] = None
     throttle_time_ms: int = 0
+    coordinators: List[Coordinator] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------

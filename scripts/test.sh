@@ -3,5 +3,5 @@
 # Fails when pytest collects no test (exit status 5), so an empty run never passes silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e . 
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 python3 -m pytest -n 2 "$@"   # two workers: this machine kind has two cores
