@@ -1,13 +1,15 @@
 """Time abstraction, ``Timer`` and ``ExponentialBackoff`` (``org.apache.kafka.common.utils``).
 
 Nothing in ``impl`` reads the wall clock: every component receives a :class:`Time`.  The
-simulation uses :class:`MockTime`; a real-socket deployment would plug in a system clock.
+simulation uses :class:`MockTime`; over real sockets (the Selector, ``groupcheck broker``,
+``groupcheck consume``) :class:`SystemTime` is injected, the one place the wall clock is read.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import time as _wall_time
 from typing import Callable, List, Optional
 
 from impl.errors import IllegalArgumentException
@@ -32,6 +34,20 @@ class Time:
     def timer(self, timeout_ms: int) -> "Timer":
         """``Time.timer(timeoutMs)``: a new :class:`Timer` started now."""
         return Timer(self, timeout_ms)
+
+
+class SystemTime(Time):
+    """``Time.SYSTEM``: the wall clock (milliseconds since the epoch; sleeping really sleeps).
+    Only the TCP world uses it; the model and the simulated world never do."""
+
+    __slots__ = ()
+
+    def milliseconds(self) -> int:
+        return _wall_time.time_ns() // 1_000_000
+
+    def sleep(self, ms: int) -> None:
+        if ms > 0:
+            _wall_time.sleep(ms / 1000.0)
 
 
 class MockTime(Time):
