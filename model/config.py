@@ -68,6 +68,9 @@ class Config:
     # partition.assignment.strategy of every client, most preferred first; () = the exploration
     # default, where even clients prefer range and odd ones roundrobin (so protocol votes can tie)
     assignors: tuple = attrs.field(default=(), converter=tuple)
+    # the implementation's simulated links carry Kafka's wire format (groupcheck --wire); the model
+    # itself ignores it
+    wire: bool = attrs.field(default=False)
 
     # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset)
@@ -76,6 +79,11 @@ class Config:
     def _check_version(self, attribute, value):
         if not isinstance(value, int) or not 0 <= value <= 9:
             raise ConfigError(f"join_group_version must be an integer from 0 to 9, got {value!r}")
+
+    @wire.validator
+    def _check_wire(self, attribute, value):
+        if not isinstance(value, bool):
+            raise ConfigError(f"wire must be true or false, got {value!r}")
 
     @assignors.validator
     def _check_assignors(self, attribute, value):

@@ -114,6 +114,25 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
             world, _ = step(world, event)
             k += 1
     model_s = time.perf_counter() - start
+    # --wire: the same differential check with every message encoded and decoded on the links
+    wire_config = Config(clients=3, brokers=3, partitions=6, wire=True)
+    start = time.perf_counter()
+    w = 0
+    frames = 0
+    for seed, schedule, _ in runs:
+        world = initial_world(wire_config)
+        diff = Differential(wire_config, seed)
+        checker = Checker(wire_config)
+        for event in schedule:
+            new, log = step(world, event)
+            new, log, problem = diff.after(world, event, new, log)
+            checker.check(world, new, event, log)
+            world = new
+            w += 1
+            if problem is not None:
+                break
+        frames += diff.sim.wire.messages
+    wire_s = time.perf_counter() - start
     per_step = full_s / n
     impl_share = (impl_s / m) / per_step
     model_share = (model_s / k) / per_step
@@ -131,6 +150,10 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
         "share_model": round(model_share, 3),
         "share_compare_and_checks": round(max(0.0, 1 - impl_share - model_share), 3),
         "diverged": diverged,
+        "wire_steps_per_second": round(w / wire_s, 1),
+        "wire_cost": round((wire_s / w) / per_step, 3),  # time per step with --wire / without
+        "wire_frames": frames,
+        "wire_us_per_frame": round(1e6 * max(0.0, wire_s - full_s * w / n) / max(frames, 1), 2),
         "python": platform.python_version(),
         "machine": platform.machine(),
     }

@@ -73,6 +73,13 @@ def add_settings_argument(p: argparse.ArgumentParser) -> None:
                    help="a Kafka setting by its property name, repeatable; known: " + ", ".join(sorted(SETTINGS)))
 
 
+def add_wire_argument(p: argparse.ArgumentParser) -> None:
+    """``--wire``: the implementation's simulated links carry Kafka's wire format."""
+    p.add_argument("--wire", action="store_true",
+                   help="encode and decode every message on the implementation's simulated links with the wire "
+                        "codec (impl/wire), so the run exercises it; --system impl only")
+
+
 def _world_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", default="impl",
                    help="system under check: impl (the implementation beside the model; default) or model")
@@ -87,6 +94,7 @@ def _world_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mutant", default=None, metavar="NAME",
                    help="run against a mutated implementation (see groupcheck mutants --list); --system impl only")
     add_settings_argument(p)
+    add_wire_argument(p)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -150,7 +158,7 @@ def _config(args) -> Config:
 
     try:
         config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken,
-                              args.settings)
+                              args.settings, wire=args.wire)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     if args.mutant is not None:
@@ -180,6 +188,7 @@ def replay_command(args, seed: int) -> str:
         f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
     )
     return (cmd + "".join(f" --broken {b}" for b in args.broken) + (f" --mutant {args.mutant}" if args.mutant else "")
+            + (" --wire" if args.wire else "")
             + "".join(f" --set {s}" for s in args.settings))
 
 
@@ -354,7 +363,10 @@ def cmd_bench(args) -> int:
             f"  where the time goes: implementation {result['share_impl']:.0%} "
             f"({result['impl_alone_steps_per_second']:.0f} steps/s alone), model {result['share_model']:.0%} "
             f"({result['model_alone_steps_per_second']:.0f} steps/s alone), comparison and property checks "
-            f"{result['share_compare_and_checks']:.0%}"
+            f"{result['share_compare_and_checks']:.0%}\n"
+            f"  --wire (every message encoded and decoded on the links): {result['wire_steps_per_second']:.0f} "
+            f"steps/s, {result['wire_cost']:.2f}x the time per step, {result['wire_us_per_frame']:.0f} µs per frame "
+            f"({result['wire_frames']:,} frames)"
         )
     return 0
 

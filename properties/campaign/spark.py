@@ -767,6 +767,8 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--mutant", default=None, metavar="NAME", help="run against a mutated implementation (groupcheck mutants)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
                    help="a Kafka setting by its property name, repeatable (see groupcheck run --help)")
+    p.add_argument("--wire", action="store_true",
+                   help="encode and decode every message on the implementation's simulated links (impl/wire)")
     p.add_argument("--master", default=None if script else "local[*]",
                    help="Spark master (default local[*]" + ("; under spark-submit: the one it was given)" if script else ")"))
     p.add_argument("--out", default=None, metavar="DIR",
@@ -801,7 +803,7 @@ def make_plan(args) -> dict:
         raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     try:
         config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions,
-                              settings=getattr(args, "settings", ()))
+                              settings=getattr(args, "settings", ()), wire=getattr(args, "wire", False))
     except ConfigError as e:
         raise CampaignError(str(e)) from None
     if args.mutant:

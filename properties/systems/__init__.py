@@ -20,10 +20,12 @@ SYSTEMS = ("impl", "model")
 
 
 def world_config(system: str, faults: str, clients: int, brokers: int, partitions: int, broken=(),
-                 settings=()) -> Config:
+                 settings=(), wire: bool = False) -> Config:
     """The Config of a command-line world, validated: raises ConfigError naming the bad value
     (the commands turn it into their one-line usage error). *settings* are ``--set`` items
-    (``"session.timeout.ms=10000"``, Kafka's property names, :data:`model.config.SETTINGS`)."""
+    (``"session.timeout.ms=10000"``, Kafka's property names, :data:`model.config.SETTINGS`).
+    *wire*: the implementation's simulated links carry Kafka's wire format (``--wire``; only the
+    ``impl`` system has links)."""
     from model.config import ConfigError, parse_settings, with_settings
     from properties.explore.walker import FAULT_PROFILES
 
@@ -31,7 +33,9 @@ def world_config(system: str, faults: str, clients: int, brokers: int, partition
         raise ConfigError(f"--system must be one of {', '.join(SYSTEMS)}, got {system!r}")
     if faults not in FAULT_PROFILES:
         raise ConfigError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {faults!r}")
-    config = Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken))
+    if wire and system != "impl":
+        raise ConfigError("--wire encodes the implementation's messages: use it with --system impl")
+    config = Config(clients=clients, brokers=brokers, partitions=partitions, broken=frozenset(broken), wire=wire)
     return with_settings(config, parse_settings(settings))
 
 

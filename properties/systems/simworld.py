@@ -53,6 +53,7 @@ from impl.server.group_metadata_manager import OffsetKey
 from impl.time import INT_MAX, MockTime
 from model.config import Config
 from model.world import chooser
+from properties.systems.wire_links import WireLinks
 
 __all__ = ["SimWorld", "SimSelector", "SimLink"]
 
@@ -130,7 +131,10 @@ class SimSelector(Selectable):
         if link is None:
             return False  # the connection broke meanwhile: the disconnect fails the request
         world = self.world
-        if request.api_key in ("Metadata", "ApiVersions"):
+        out_of_band = request.api_key in ("Metadata", "ApiVersions")
+        if world.wire is not None:  # --wire: the link carries the frame Kafka's client would write
+            request = world.wire.request_frame(self.client, correlation_id, request, world.config.client_id(self.client))
+        if out_of_band:
             world.answer_out_of_band(self, slot, link, correlation_id, request)
         else:
             link.to_broker.append((world.now + world.config.latency_ms, correlation_id, request))
@@ -302,6 +306,8 @@ class SimWorld:
                                rng=random.Random(seed), config=broker_config,
                                chooser=self._leader_chooser)
         self.group_partition = self.cluster.partition_for(config.group_id)
+        # --wire: every message crosses the links encoded (properties.systems.wire_links)
+        self.wire = WireLinks(broker_config.api_versions, config.join_group_version) if config.wire else None
         self.partitioned: set = set()
         self.clock_offsets = [0] * config.clients
         self.alive = [True] * config.clients
@@ -426,8 +432,14 @@ class SimWorld:
         if not broker.alive:
             return  # the broker-crash event breaks the connection
         out: list = []
-        version = broker.config.api_versions[request.api_key][1]
-        broker.handle(request, version, self.config.client_id(selector.client), out.append)
+        wire = self.wire
+        if wire is not None:
+            decoded = wire.read_request(request)
+            broker.handle(decoded.body, decoded.header.version, decoded.header.client_id, out.append)
+            out = [wire.read_response(selector.client, correlation_id, wire.response_frame(decoded, r)) for r in out]
+        else:
+            version = broker.config.api_versions[request.api_key][1]
+            broker.handle(request, version, self.config.client_id(selector.client), out.append)
         for response in out:
             selector._oob.append((slot, link.epoch, correlation_id, response))
 
@@ -437,18 +449,24 @@ class SimWorld:
         selector = self.selectors[c]
         b = self.broker_of(slot)
         broker = self.cluster.broker(b)
-        if request.api_key == "JoinGroup":
-            version = self.config.join_group_version
+        wire = self.wire
+        if wire is not None:  # the broker reads the frame as groupcheck broker does
+            decoded = wire.read_request(request)
+            request, version, client_id = decoded.body, decoded.header.version, decoded.header.client_id
         else:
-            version = broker.config.api_versions[request.api_key][1]
+            version = (self.config.join_group_version if request.api_key == "JoinGroup"
+                       else broker.config.api_versions[request.api_key][1])
+            client_id = self.config.client_id(c)
 
         def callback(response) -> None:
             if selector.links[slot] is link:
+                if wire is not None:
+                    response = wire.response_frame(decoded, response)
                 link.to_client.append((self.now + self.config.latency_ms, correlation_id, response))
             if link.processing == correlation_id:
                 link.processing = None  # the channel is unmuted
 
-        broker.handle(request, version, self.config.client_id(c), callback)
+        broker.handle(request, version, client_id, callback)
 
     def cut_link(self, c: int, slot: int, processed: bool) -> None:
         """A connection breaks: if *processed*, the broker handles the requests still in transit,
@@ -654,6 +672,8 @@ class SimWorld:
         if not link.to_client or link.to_client[0][0] > self.now:
             return False
         _, correlation_id, response = link.to_client.pop(0)
+        if self.wire is not None:
+            response = self.wire.read_response(c, correlation_id, response)
         if self.alive[c]:
             selector.notices.append(("received", slot, link.epoch, (correlation_id, response)))
         return True
