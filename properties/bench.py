@@ -80,21 +80,7 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
         seed += 1
 
     start = time.perf_counter()
-    n = 0
-    diverged = 0
-    for seed, schedule, _ in runs:
-        world = initial_world(config)
-        diff = Differential(config, seed)
-        checker = Checker(config)
-        for event in schedule:
-            new, log = step(world, event)
-            new, log, problem = diff.after(world, event, new, log)
-            checker.check(world, new, event, log)
-            world = new
-            n += 1
-            if problem is not None:
-                diverged += 1
-                break
+    n, diverged, _ = _differential_pass(config, runs)
     full_s = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -115,23 +101,8 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
             k += 1
     model_s = time.perf_counter() - start
     # --wire: the same differential check with every message encoded and decoded on the links
-    wire_config = Config(clients=3, brokers=3, partitions=6, wire=True)
     start = time.perf_counter()
-    w = 0
-    frames = 0
-    for seed, schedule, _ in runs:
-        world = initial_world(wire_config)
-        diff = Differential(wire_config, seed)
-        checker = Checker(wire_config)
-        for event in schedule:
-            new, log = step(world, event)
-            new, log, problem = diff.after(world, event, new, log)
-            checker.check(world, new, event, log)
-            world = new
-            w += 1
-            if problem is not None:
-                break
-        frames += diff.sim.wire.messages
+    w, _, frames = _differential_pass(Config(clients=3, brokers=3, partitions=6, wire=True), runs)
     wire_s = time.perf_counter() - start
     per_step = full_s / n
     impl_share = (impl_s / m) / per_step
@@ -157,3 +128,27 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
+
+
+def _differential_pass(config: Config, runs: list) -> tuple:
+    """The differential check over *runs* ((seed, schedule, follows) each): (steps, runs that
+    diverged, wire frames carried — 0 without ``config.wire``)."""
+    from properties.systems.differential import Differential
+
+    steps = diverged = frames = 0
+    for seed, schedule, _ in runs:
+        world = initial_world(config)
+        diff = Differential(config, seed)
+        checker = Checker(config)
+        for event in schedule:
+            new, log = step(world, event)
+            new, log, problem = diff.after(world, event, new, log)
+            checker.check(world, new, event, log)
+            world = new
+            steps += 1
+            if problem is not None:
+                diverged += 1
+                break
+        if diff.sim.wire is not None:
+            frames += diff.sim.wire.messages
+    return steps, diverged, frames
