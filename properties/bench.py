@@ -62,7 +62,6 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
     report says where the time goes: the implementation stepping alone (with the model's choices
     precomputed), the model stepping alone, and the comparison and implementation-side checks
     (the remainder)."""
-    from properties.systems.differential import Differential
     from properties.systems.simworld import SimWorld
 
     config = Config(clients=3, brokers=3, partitions=6)
