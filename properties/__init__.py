@@ -6,7 +6,7 @@ one way, from the command line down to the model::
 
     cli, bench
       → campaign/     Spark job, report, counterexample files, replay
-      → mutation/, proofs/   mutants of impl/; z3 proofs
+      → mutation/, proofs/, live/   mutants of impl/; z3 proofs; impl/ and others on TCP
       → systems/      what can be checked: the model, impl/ in the simulated world
       → explore/      how schedules are searched: seeded walker, Hypothesis, shrinking
       → catalogue, impl_checks, coverage   what must hold / be reached

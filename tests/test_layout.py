@@ -30,6 +30,7 @@ RANKS = {
     "properties.systems": 4,
     "properties.mutation": 5,
     "properties.proofs": 5,
+    "properties.live": 5,  # TCP: groupcheck broker / consume, third-party brokers
     "properties.campaign": 6,
     "properties.commands": 7,  # cli, bench
 }
