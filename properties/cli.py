@@ -135,7 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", default=None,
                    help="model (checked model steps/s) or impl (differential steps/s) on one core; "
                         "without it: the campaign benchmark, one process versus Spark local[2]")
-    p.add_argument("--seconds", type=float, default=None, help="with --system: how long to measure (default 10)")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="with --system: how long to measure (default 10); with --wire: the throughput run per broker "
+                        "(default 10)")
+    p.add_argument("--wire", action="store_true",
+                   help="TCP benchmark: heartbeat round-trip latency (p50, p99) and heartbeats/s from 50 connections, "
+                        "groupcheck broker beside Tansu on loopback, each broker pinned to one core, with the ratios")
+    p.add_argument("--connections", type=_positive_int("--connections"), default=50,
+                   help="with --wire: connections (members) of the throughput run (default 50)")
+    p.add_argument("--round-trips", type=_positive_int("--round-trips"), default=5000,
+                   help="with --wire: heartbeat round trips of the latency run (default 5000)")
     p.add_argument("--interleavings", type=_positive_int("--interleavings"), default=None,
                    help="campaign benchmark: interleavings run both ways (default 2000)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
@@ -329,6 +338,8 @@ def cmd_walk(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.wire:
+        return _bench_wire(args)
     if args.shrink is not None:
         return _bench_shrink(args)
     if args.system is None:
@@ -368,6 +379,29 @@ def cmd_bench(args) -> int:
             f"steps/s, {result['wire_cost']:.2f}x the time per step, {result['wire_us_per_frame']:.0f} µs per frame "
             f"({result['wire_frames']:,} frames)"
         )
+    return 0
+
+
+def _bench_wire(args) -> int:
+    """groupcheck broker beside Tansu over loopback TCP (properties.live.wire_bench)."""
+    given = [flag for flag, on in (("--system", args.system is not None), ("--shrink", args.shrink is not None),
+                                   ("--interleavings", args.interleavings is not None),
+                                   ("--million", args.million)) if on]
+    if given:
+        raise UsageError(f"{given[0]} does not go with --wire (the TCP benchmark)")
+    seconds = 10.0 if args.seconds is None else args.seconds
+    if not seconds > 0:
+        raise UsageError(f"--seconds must be positive, got {args.seconds}")
+    from properties.live import tansu, wire_bench
+
+    tansu.binary()  # one clear line when Tansu (the test extra) is not installed
+    progress = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        result = wire_bench.run(args.round_trips, args.connections, seconds, progress)
+    except (wire_bench.BenchError, RuntimeError, OSError) as e:
+        print(f"groupcheck bench --wire: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(result) if args.json else wire_bench.describe(result))
     return 0
 
 
