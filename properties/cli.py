@@ -159,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.proofs.prove import add_parser as add_prove_parser
 
     add_prove_parser(sub)
+
+    from properties.live.broker import add_parser as add_broker_parser
+
+    add_broker_parser(sub)
     return parser
 
 
@@ -459,7 +463,8 @@ def _cmd_prove(args) -> int:
 
 
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
-            "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove}
+            "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove,
+            "broker": lambda args: args.func(args)}
 
 
 def main(argv=None) -> int:

@@ -486,7 +486,10 @@ class Selector:
 
     def _lost(self, channel: KafkaChannel, error: Exception) -> None:
         """A failure on the channel: close it gracefully — with complete frames still buffered it
-        waits in ``closing_channels`` until they are received, else it is reported now."""
+        waits in ``closing_channels`` until they are received, else it is reported now. The
+        reported :class:`ChannelState` carries *error* (``exception``), so that a server can log why
+        it lost the connection (a frame above the maximum, a reset, end of stream)."""
+        channel.state = ChannelState(channel.state.state, error, channel.remote_address)
         if channel.connected and channel.reader.error is None and channel.has_bytes_buffered():
             self._close_socket(channel)
             del self.channels[channel.id]

@@ -125,6 +125,22 @@ class Cluster:
             return self.offsets_partitions
         return self.topics.get(topic)
 
+    def create_topic(self, name: str, partitions: int) -> None:
+        """Add a topic (``groupcheck broker``'s auto-creation and ``--topic``); no-op if it exists."""
+        if name not in self.topics:
+            self.topics[name] = partitions
+            self._version += 1
+
+    def set_listener(self, broker_id: int, host: str, port: int) -> None:
+        """The address Metadata and FindCoordinator advertise for the broker (a real listener)."""
+        broker = self.brokers[broker_id]
+        broker.host, broker.port = host, port
+        self._version += 1
+
+    def topic_partition_leader(self, partition: int) -> Optional[int]:
+        """The leader of partition *partition* of any ordinary topic (what Metadata says)."""
+        return preferred_live_broker(partition, self.alive_broker_ids(), self.num_brokers)
+
     # -- leadership changes -----------------------------------------------------------------
 
     def move_leadership(self, partition: int, to_broker: int) -> None:

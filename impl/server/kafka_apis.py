@@ -1,0 +1,301 @@
+"""``KafkaApis`` for ``groupcheck broker``: every request that arrives over TCP, by API.
+
+The group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch) and
+Metadata go to the broker's :meth:`impl.server.broker.Broker.handle`, the same code the simulated
+world runs. What only a real listener needs is here:
+
+* ApiVersions advertising :data:`WIRE_API_VERSIONS` (the codec's versions of the APIs answered);
+* FindCoordinator in every version, including v4+'s batch of keys (``KafkaApis.handleFindCoordinatorRequest``
+  answers each key in ``coordinators``);
+* topics created on first use, as Kafka's ``auto.create.topics.enable`` / ``num.partitions`` do, on a
+  Metadata request that allows it and on Produce;
+* Produce, Fetch and ListOffsets over the in-memory logs of :mod:`impl.server.log` — a Fetch that
+  finds fewer than ``min_bytes`` waits up to ``max_wait_ms`` for a Produce, as in Kafka's fetch
+  purgatory (``DelayedFetch``);
+* DescribeGroups and ListGroups from the coordinators' groups (``GroupCoordinator.handleDescribeGroup``
+  / ``handleListGroups``, ``GroupMetadata.summary``: member metadata and assignments only in Stable).
+
+Each handler takes the decoded request and a ``respond(body)`` callback; ``respond(None)`` means
+"no response, carry on" (Produce with acks=0).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Tuple
+
+from impl import protocol as P
+from impl.errors import Errors
+from impl.server.cluster import Cluster
+from impl.server.group_metadata import STABLE
+from impl.server.log import InvalidRecordBatch, LogManager
+from impl.wire import CODEC_VERSIONS
+from impl.wire.apis import RESPONSE, kio_class
+from impl.wire.build import build
+from impl.wire.consumer_protocol import encode_assignment, encode_subscription
+
+__all__ = ["KafkaApis", "WIRE_API_VERSIONS"]
+
+#: What ``groupcheck broker`` advertises: the codec's range of each API it answers, except Produce
+#: and Fetch, capped at the last versions that name topics (v13 switched both to topic ids, which
+#: the in-memory log does not keep).
+WIRE_API_VERSIONS: Dict[str, Tuple[int, int]] = {
+    api: (CODEC_VERSIONS[api][0], min(CODEC_VERSIONS[api][1], cap))
+    for api, cap in (("ApiVersions", 99), ("Metadata", 99), ("FindCoordinator", 99), ("JoinGroup", 99),
+                     ("SyncGroup", 99), ("Heartbeat", 99), ("LeaveGroup", 99), ("OffsetCommit", 99),
+                     ("OffsetFetch", 99), ("Produce", 12), ("Fetch", 12), ("ListOffsets", 99),
+                     ("DescribeGroups", 99), ("ListGroups", 99))
+}
+
+_NONE = Errors.NONE.value
+_UNKNOWN_TOPIC_OR_PARTITION = Errors.UNKNOWN_TOPIC_OR_PARTITION.value
+_NOT_LEADER_OR_FOLLOWER = 6
+_OFFSET_OUT_OF_RANGE = 1
+_CORRUPT_MESSAGE = 2
+_NOT_COORDINATOR = Errors.NOT_COORDINATOR.value
+_COORDINATOR_LOAD_IN_PROGRESS = Errors.COORDINATOR_LOAD_IN_PROGRESS.value
+_COORDINATOR_NOT_AVAILABLE = Errors.COORDINATOR_NOT_AVAILABLE.value
+_INVALID_REQUEST = Errors.INVALID_REQUEST.value
+
+Respond = Callable[[object], None]
+
+
+class _DelayedFetch:
+    __slots__ = ("broker_id", "request", "version", "deadline_ms", "respond")
+
+    def __init__(self, broker_id: int, request, version: int, deadline_ms: int, respond: Respond) -> None:
+        self.broker_id = broker_id
+        self.request = request
+        self.version = version
+        self.deadline_ms = deadline_ms
+        self.respond = respond
+
+
+class KafkaApis:
+    """Request handling of all brokers of one :class:`Cluster` served over TCP."""
+
+    def __init__(self, cluster: Cluster, logs: LogManager) -> None:
+        self.cluster = cluster
+        self.logs = logs
+        self._delayed_fetches: List[_DelayedFetch] = []
+        for name, count in list(cluster.topics.items()):
+            logs.create(name, count)
+        self._handlers = {
+            "ApiVersions": self._api_versions, "Metadata": self._metadata,
+            "FindCoordinator": self._find_coordinator, "Produce": self._produce, "Fetch": self._fetch,
+            "ListOffsets": self._list_offsets, "DescribeGroups": self._describe_groups,
+            "ListGroups": self._list_groups,
+        }
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def handle(self, broker_id: int, api: str, version: int, body, client_id: Optional[str], client_host: str,
+               respond: Respond) -> None:
+        handler = self._handlers.get(api)
+        if handler is not None:
+            handler(broker_id, version, body, respond)
+        else:
+            self.cluster.broker(broker_id).handle(body, version, client_id or "", respond, client_host)
+
+    def create_topic(self, name: str, partitions: Optional[int] = None) -> None:
+        count = self.logs.default_partitions if partitions is None else partitions
+        self.logs.create(name, count)
+        self.cluster.create_topic(name, count)
+
+    # -- ApiVersions / Metadata / FindCoordinator ------------------------------------------------
+
+    def _api_versions(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        respond(P.ApiVersionsResponseData(error_code=_NONE, api_keys=[
+            P.ApiVersion(name, lo, hi) for name, (lo, hi) in WIRE_API_VERSIONS.items()]))
+
+    def _metadata(self, broker_id: int, version: int, body: P.MetadataRequestData, respond: Respond) -> None:
+        if body.topics and self.logs.auto_create and (body.allow_auto_topic_creation or version < 4):
+            for topic in body.topics:
+                if topic.name and self.cluster.num_partitions(topic.name) is None and not topic.name.startswith("__"):
+                    self.create_topic(topic.name)
+        self.cluster.broker(broker_id).handle(body, version, "", respond)
+
+    def _find_coordinator(self, broker_id: int, version: int, body: P.FindCoordinatorRequestData,
+                          respond: Respond) -> None:
+        """``KafkaApis.handleFindCoordinatorRequest``: the leader of each group's
+        ``__consumer_offsets`` partition; v4+ answers every key of the batch."""
+        if body.key_type != P.CoordinatorType.GROUP:
+            respond(P.FindCoordinatorResponseData(error_code=_INVALID_REQUEST, error_message="only group coordinators"))
+            return
+        keys = list(body.coordinator_keys) if version >= 4 and body.coordinator_keys else [body.key]
+        coordinators = [self._coordinator(key) for key in keys]
+        if version < 4:
+            c = coordinators[0]
+            respond(P.FindCoordinatorResponseData(error_code=c.error_code, node_id=c.node_id, host=c.host,
+                                                  port=c.port, error_message=c.error_message))
+            return
+        response = P.FindCoordinatorResponseData(coordinators=coordinators)
+        if len(coordinators) == 1:
+            c = coordinators[0]
+            response.error_code, response.node_id, response.host, response.port = c.error_code, c.node_id, c.host, c.port
+            response.error_message = c.error_message
+        respond(response)
+
+    def _coordinator(self, key: str) -> P.Coordinator:
+        node = self.cluster.offsets_partition_leader_node(self.cluster.partition_for(key))
+        if node is None:
+            return P.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=_COORDINATOR_NOT_AVAILABLE,
+                                 error_message=Errors.COORDINATOR_NOT_AVAILABLE.message)
+        return P.Coordinator(key=key, node_id=node[0], host=node[1], port=node[2], error_code=_NONE, error_message=None)
+
+    # -- Produce / Fetch / ListOffsets -------------------------------------------------------------
+
+    def _partition_error(self, broker_id: int, topic: str, partition: int) -> int:
+        if self.logs.get(topic, partition) is None:
+            return _UNKNOWN_TOPIC_OR_PARTITION
+        if self.cluster.topic_partition_leader(partition) != broker_id:
+            return _NOT_LEADER_OR_FOLLOWER
+        return _NONE
+
+    def _produce(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        responses = []
+        for topic in body.topic_data:
+            if self.logs.auto_create and self.logs.partitions(topic.name) is None and not topic.name.startswith("__"):
+                self.create_topic(topic.name)
+            partitions = []
+            for data in topic.partition_data:
+                error, base_offset = self._partition_error(broker_id, topic.name, data.index), -1
+                log = self.logs.get(topic.name, data.index)
+                if error == _NONE and data.records:
+                    try:
+                        base_offset = log.append(bytes(data.records))
+                    except InvalidRecordBatch:
+                        error = _CORRUPT_MESSAGE
+                partitions.append({"index": data.index, "error_code": error, "base_offset": base_offset,
+                                   "log_append_time": None, "log_start_offset": 0 if log is not None else -1,
+                                   "record_errors": (), "error_message": None})
+            responses.append({"name": topic.name, "partition_responses": partitions})
+        if responses:
+            self._complete_delayed_fetches(force=False)
+        if body.acks == 0:
+            respond(None)  # acks=0: Kafka sends no response at all
+            return
+        respond(build(kio_class("Produce", version, RESPONSE), {"responses": responses, "throttle_time": 0}))
+
+    def _fetch_response(self, broker_id: int, version: int, body) -> Tuple[object, int]:
+        topics, total = [], 0
+        for topic in body.topics:
+            partitions = []
+            for p in topic.partitions:
+                error = self._partition_error(broker_id, topic.topic, p.partition)
+                log = self.logs.get(topic.topic, p.partition)
+                records, high_watermark = b"", -1
+                if error == _NONE:
+                    high_watermark = log.high_watermark
+                    if not 0 <= p.fetch_offset <= log.log_end_offset:
+                        error = _OFFSET_OUT_OF_RANGE
+                    else:
+                        records = log.read(p.fetch_offset, p.partition_max_bytes)
+                        total += len(records)
+                partitions.append({"partition_index": p.partition, "error_code": error,
+                                   "high_watermark": high_watermark, "last_stable_offset": high_watermark,
+                                   "log_start_offset": 0 if log is not None else -1, "aborted_transactions": None,
+                                   "preferred_read_replica": -1, "records": records})
+            topics.append({"topic": topic.topic, "partitions": partitions})
+        response = build(kio_class("Fetch", version, RESPONSE),
+                         {"throttle_time": 0, "error_code": _NONE, "session_id": 0, "responses": topics})
+        return response, total
+
+    def _fetch(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        response, total = self._fetch_response(broker_id, version, body)
+        max_wait = int(body.max_wait.total_seconds() * 1000)
+        if total >= max(1, body.min_bytes) or max_wait <= 0:
+            respond(response)
+            return
+        now = self.cluster.time.milliseconds()
+        self._delayed_fetches.append(_DelayedFetch(broker_id, body, version, now + max_wait, respond))
+
+    def _complete_delayed_fetches(self, force: bool) -> None:
+        """Answer the waiting fetches that now find data (after a Produce), or all (``force``)."""
+        waiting, self._delayed_fetches = self._delayed_fetches, []
+        for fetch in waiting:
+            response, total = self._fetch_response(fetch.broker_id, fetch.version, fetch.request)
+            if force or total >= max(1, fetch.request.min_bytes):
+                fetch.respond(response)
+            else:
+                self._delayed_fetches.append(fetch)
+
+    def next_deadline(self) -> Optional[int]:
+        return min((f.deadline_ms for f in self._delayed_fetches), default=None)
+
+    def expire(self, now_ms: int) -> None:
+        """Answer the fetches whose ``max_wait_ms`` is over, with what there is."""
+        due = [f for f in self._delayed_fetches if f.deadline_ms <= now_ms]
+        if not due:
+            return
+        self._delayed_fetches = [f for f in self._delayed_fetches if f.deadline_ms > now_ms]
+        for fetch in due:
+            fetch.respond(self._fetch_response(fetch.broker_id, fetch.version, fetch.request)[0])
+
+    def drop_waiting(self, respond_matches: Callable[[Respond], bool]) -> None:
+        """Forget the waiting fetches of a connection that closed."""
+        self._delayed_fetches = [f for f in self._delayed_fetches if not respond_matches(f.respond)]
+
+    def _list_offsets(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        topics = []
+        for topic in body.topics:
+            partitions = []
+            for p in topic.partitions:
+                error = self._partition_error(broker_id, topic.name, p.partition_index)
+                offset = -1
+                if error == _NONE:
+                    offset = self.logs.get(topic.name, p.partition_index).offset_for_timestamp(p.timestamp)
+                partitions.append({"partition_index": p.partition_index, "error_code": error, "timestamp": -1,
+                                   "offset": offset, "leader_epoch": -1, "old_style_offsets": ()})
+            topics.append({"name": topic.name, "partitions": partitions})
+        respond(build(kio_class("ListOffsets", version, RESPONSE), {"throttle_time": 0, "topics": topics}))
+
+    # -- DescribeGroups / ListGroups ---------------------------------------------------------------
+
+    def _describe_groups(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        coordinator = self.cluster.broker(broker_id).group_coordinator
+        groups = []
+        for group_id in body.groups:
+            groups.append(self._describe(coordinator, group_id))
+        respond(build(kio_class("DescribeGroups", version, RESPONSE), {"throttle_time": 0, "groups": groups}))
+
+    def _describe(self, coordinator, group_id: str) -> dict:
+        """``GroupCoordinator.handleDescribeGroup`` + ``GroupMetadata.summary``."""
+        dead = {"group_id": group_id, "group_state": "Dead", "protocol_type": "", "protocol_data": "",
+                "members": (), "authorized_operations": -2147483648, "error_message": None}
+        if not coordinator.is_coordinator_for_group(group_id):
+            return {**dead, "error_code": _NOT_COORDINATOR, "group_state": ""}
+        if coordinator.is_coordinator_load_in_progress(group_id):
+            return {**dead, "error_code": _COORDINATOR_LOAD_IN_PROGRESS, "group_state": ""}
+        group = coordinator.group_manager.get_group(group_id)
+        if group is None:
+            return {**dead, "error_code": _NONE}
+        stable = group.is_state(STABLE)
+        members = []
+        for member in group.all_member_metadata():
+            metadata = assignment = b""
+            if stable:
+                subscription = member.metadata(group.protocol_name)
+                metadata = subscription if isinstance(subscription, bytes) else encode_subscription(subscription)
+                if isinstance(member.assignment, bytes):
+                    assignment = member.assignment
+                elif member.assignment is not None:
+                    assignment = encode_assignment(member.assignment)
+            members.append({"member_id": member.member_id, "group_instance_id": member.group_instance_id,
+                            "client_id": member.client_id, "client_host": member.client_host,
+                            "member_metadata": metadata, "member_assignment": assignment})
+        return {"error_code": _NONE, "group_id": group_id, "group_state": group.current_state().value,
+                "protocol_type": group.protocol_type or "", "protocol_data": (group.protocol_name or "") if stable else "",
+                "members": members, "authorized_operations": -2147483648, "error_message": None}
+
+    def _list_groups(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        coordinator = self.cluster.broker(broker_id).group_coordinator
+        wanted = {s.lower() for s in getattr(body, "states_filter", ()) or ()}
+        groups = []
+        for group in coordinator.group_manager.current_groups():
+            state = group.current_state().value
+            if wanted and state.lower() not in wanted:
+                continue
+            groups.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                           "group_state": state, "group_type": "classic"})
+        respond(build(kio_class("ListGroups", version, RESPONSE), {"throttle_time": 0, "error_code": _NONE,
+                                                                    "groups": groups}))

@@ -1,0 +1,344 @@
+"""``SocketServer`` for ``groupcheck broker``: Kafka's network layer on the server side
+(``kafka.network.SocketServer``: an ``Acceptor`` per listener, a ``Processor`` over a Selector).
+
+* One :class:`Acceptor` thread per broker listens on its port and hands each accepted socket to the
+  processor (``Processor.accept``: a queue, then ``selector.wakeup()``), as Kafka's acceptor does.
+* One :class:`Processor` — this server's only other thread, the one that calls :meth:`SocketServer.serve`
+  — owns the :class:`~impl.network.selector.Selector` *and* runs the requests (Kafka hands them to
+  request-handler threads through the ``RequestChannel``; here the cluster is single-threaded, so
+  the processor calls ``KafkaApis`` directly). Per connection, one request at a time: the channel is
+  muted when a request is received and unmuted when its response has been written
+  (``Processor.processCompletedReceives`` / ``processCompletedSends``), so a parked JoinGroup or
+  SyncGroup holds its connection, and the next request waits in the socket.
+* Time: the cluster runs on a :class:`~impl.time.MockTime` that the processor moves to the wall
+  clock (the injected :class:`~impl.time.Time`) before every step, firing the coordinators' delayed
+  operations (join, sync and session deadlines, the initial rebalance delay) at their deadlines;
+  the selector's wait is bounded by the next deadline. That is the broker's wall-clock timer.
+
+Bad input, as Kafka's ``SocketServer`` / ``RequestContext`` treat it, closing only that connection
+and logging one line: a frame that does not decode (garbage, a truncated body, a null where the
+schema forbids one), an unknown API key, an unsupported version — except ApiVersions, answered with
+the v0 UNSUPPORTED_VERSION body listing the versions supported (``ApiVersionsRequest.getErrorResponse``)
+— and a size prefix above ``socket.request.max.bytes`` (the Selector refuses the frame before
+buffering it, so memory stays bounded). A client that vanishes mid-frame or sends nothing costs its
+buffered bytes until it closes or ``connections.max.idle.ms`` expires it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import socket
+import threading
+from typing import Callable, Dict, List, Optional, TextIO, Tuple
+
+from impl.network.selector import NetworkSend, Selector
+from impl.server.cluster import Cluster
+from impl.server.kafka_apis import WIRE_API_VERSIONS, KafkaApis
+from impl.time import MockTime, Time
+from impl.wire import (DecodedRequest, EncodeError, ErrorKind, WireError, decode_request, encode_api_versions_fallback,
+                       encode_response)
+from impl.wire.build import to_plain
+
+__all__ = ["Acceptor", "SocketServer", "SocketServerConfig"]
+
+
+class SocketServerConfig:
+    """The listener settings, with Kafka's names and defaults."""
+
+    __slots__ = ("host", "ports", "socket_request_max_bytes", "connections_max_idle_ms", "backlog")
+
+    def __init__(self, host: str, ports: List[int], socket_request_max_bytes: int = 104857600,
+                 connections_max_idle_ms: int = 600000, backlog: int = 1024) -> None:
+        self.host = host
+        self.ports = ports
+        self.socket_request_max_bytes = socket_request_max_bytes
+        self.connections_max_idle_ms = connections_max_idle_ms
+        self.backlog = backlog
+
+
+class Acceptor(threading.Thread):
+    """``SocketServer.Acceptor``: accepts connections on one listening socket and hands them over."""
+
+    def __init__(self, broker_id: int, server_socket: socket.socket, hand_over: Callable[[int, socket.socket], None]
+                 ) -> None:
+        super().__init__(name=f"acceptor-{broker_id}", daemon=True)
+        self.broker_id = broker_id
+        self.server_socket = server_socket
+        self._hand_over = hand_over
+        self._running = True
+
+    def run(self) -> None:
+        while self._running:
+            try:
+                sock, _ = self.server_socket.accept()
+            except OSError:
+                if not self._running:
+                    return
+                continue  # e.g. EMFILE: keep accepting once descriptors free up
+            self._hand_over(self.broker_id, sock)
+
+    def shutdown(self) -> None:
+        self._running = False
+        try:
+            self.server_socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.server_socket.close()
+
+
+def bind_listeners(host: str, ports: List[int], backlog: int) -> List[socket.socket]:
+    """Listening sockets on *host* for each port (0: the kernel picks); OSError if one is taken."""
+    sockets = []
+    try:
+        for port in ports:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host, port))
+            s.listen(backlog)
+            sockets.append(s)
+    except OSError:
+        for s in sockets:
+            s.close()
+        raise
+    return sockets
+
+
+class _Connection:
+    __slots__ = ("id", "broker_id", "remote", "in_flight", "open")
+
+    def __init__(self, connection_id: str, broker_id: int, remote: str) -> None:
+        self.id = connection_id
+        self.broker_id = broker_id
+        self.remote = remote
+        self.in_flight: Optional[Tuple[int, str, int]] = None  # (correlation id, api, version)
+        self.open = True
+
+
+class SocketServer:
+    """N listeners (broker ``i`` on ``ports[i]``) serving one :class:`Cluster` (see the module docstring)."""
+
+    def __init__(self, cluster: Cluster, apis: KafkaApis, clock: MockTime, wall: Time, config: SocketServerConfig,
+                 server_sockets: List[socket.socket], log: Callable[[str], None] = lambda line: None,
+                 trace: Optional[TextIO] = None) -> None:
+        self.cluster = cluster
+        self.apis = apis
+        self.clock = clock
+        self.wall = wall
+        self.config = config
+        self.log = log
+        self.trace = trace
+        self.selector = Selector(wall, max_receive_size=config.socket_request_max_bytes,
+                                 connections_max_idle_ms=config.connections_max_idle_ms)
+        self.ports = [s.getsockname()[1] for s in server_sockets]
+        for broker_id, port in enumerate(self.ports):
+            cluster.set_listener(broker_id, config.host, port)
+        self._new_connections: "queue.Queue[Tuple[int, socket.socket]]" = queue.Queue()
+        self.acceptors = [Acceptor(b, s, self._accept) for b, s in enumerate(server_sockets)]
+        self.connections: Dict[str, _Connection] = {}
+        self._sequence = itertools.count()
+        self._stop = False
+        self._between_polls: List[Callable[[], None]] = []
+        self.requests = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def _accept(self, broker_id: int, sock: socket.socket) -> None:
+        self._new_connections.put((broker_id, sock))
+        self.selector.wakeup()
+
+    def call_soon(self, action: Callable[[], None]) -> None:
+        """Run *action* on the processor thread before its next poll (signal handlers use it:
+        failover, shutdown)."""
+        self._between_polls.append(action)
+        self.selector.wakeup()
+
+    def stop(self) -> None:
+        self._stop = True
+        self.selector.wakeup()
+
+    def serve(self) -> None:
+        """Accept and answer until :meth:`stop`; then close every connection and listener."""
+        for acceptor in self.acceptors:
+            acceptor.start()
+        try:
+            while not self._stop:
+                self.poll_once()
+        finally:
+            for acceptor in self.acceptors:
+                acceptor.shutdown()
+            self.selector.close_all()
+            if self.trace is not None:
+                self.trace.flush()
+
+    def _advance_clock(self) -> int:
+        now = max(self.wall.milliseconds(), self.clock.milliseconds())
+        self.clock.set_current_time_ms(now)
+        self.cluster.advance_clock(now)
+        self.apis.expire(now)
+        return now
+
+    def poll_once(self, max_wait_ms: int = 300) -> None:
+        while self._between_polls:
+            self._between_polls.pop(0)()
+        self._configure_new_connections()
+        now = self._advance_clock()
+        timeout = max_wait_ms
+        for deadline in (self.cluster.next_deadline(), self.apis.next_deadline()):
+            if deadline is not None:
+                timeout = max(0, min(timeout, deadline - now))
+        self.selector.poll(timeout)
+        self._advance_clock()
+        for receive in self.selector.completed_receives:
+            self._process_completed_receive(receive.source, receive.payload)
+        for send in self.selector.completed_sends:
+            self._process_completed_send(send.destination)
+        for connection_id, state in self.selector.disconnected.items():
+            self._process_disconnected(connection_id, state)
+
+    def _configure_new_connections(self) -> None:
+        while True:
+            try:
+                broker_id, sock = self._new_connections.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                local = sock.getsockname()
+                peer = sock.getpeername()
+            except OSError:
+                sock.close()  # gone before we got to it
+                continue
+            # Kafka's connection id: local address-remote address-index
+            connection_id = f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{next(self._sequence)}"
+            self.selector.register(connection_id, sock)
+            self.connections[connection_id] = _Connection(connection_id, broker_id, f"{peer[0]}:{peer[1]}")
+
+    # -- requests and responses ------------------------------------------------------------------
+
+    def _process_completed_receive(self, connection_id: str, payload: bytes) -> None:
+        connection = self.connections.get(connection_id)
+        if connection is None:
+            return
+        self.selector.mute(connection_id)
+        decoded = decode_request(memoryview(payload), WIRE_API_VERSIONS)
+        if isinstance(decoded, WireError):
+            self._bad_request(connection, decoded)
+            return
+        header = decoded.header
+        self.requests += 1
+        connection.in_flight = (header.correlation_id, header.api, header.version)
+        self._trace(connection, "request", header.api, header.version, header.correlation_id, header.client_id,
+                    decoded.body)
+
+        def respond(body, connection=connection, decoded=decoded) -> None:
+            self._respond(connection, decoded, body)
+
+        broker = self.cluster.broker(connection.broker_id)
+        if not broker.alive:
+            self._close(connection, "the broker is down")
+            return
+        try:
+            self.apis.handle(connection.broker_id, header.api, header.version, decoded.body, header.client_id,
+                             "/" + connection.remote.rpartition(":")[0], respond)
+        except Exception as e:  # a bug of ours: this connection pays, the others are served
+            self.log(f"closing {connection.id}: {header.api} v{header.version} failed: {type(e).__name__}: {e}")
+            self._close(connection, None)
+
+    def _bad_request(self, connection: _Connection, error: WireError) -> None:
+        if error.kind == ErrorKind.UNSUPPORTED_VERSION and error.api == "ApiVersions" and error.correlation_id is not None:
+            lo, hi = WIRE_API_VERSIONS["ApiVersions"]
+            connection.in_flight = (error.correlation_id, "ApiVersions", 0)
+            self.log(f"{connection.id}: ApiVersions v{error.version} is not supported: answering "
+                     f"UNSUPPORTED_VERSION with versions {lo}-{hi}")
+            self._send(connection, encode_api_versions_fallback(error.correlation_id, lo, hi))
+            return
+        self.log(f"closing {connection.id} from {connection.remote}: {error}")
+        self._close(connection, None)
+
+    def _respond(self, connection: _Connection, decoded: DecodedRequest, body) -> None:
+        if not connection.open:
+            return  # the client went away while its request waited (a parked JoinGroup, a fetch)
+        header = decoded.header
+        if body is None:  # Produce with acks=0: no response; the next request may come
+            connection.in_flight = None
+            self.selector.unmute(connection.id)
+            return
+        self._trace(connection, "response", header.api, header.version, header.correlation_id, header.client_id, body)
+        try:
+            frame = encode_response(header, body)
+        except EncodeError as e:
+            self.log(f"closing {connection.id}: the {header.api} v{header.version} response cannot be written: {e}")
+            self._close(connection, None)
+            return
+        self._send(connection, frame)
+
+    def _send(self, connection: _Connection, frame: bytes) -> None:
+        if self.selector.channel(connection.id) is None:
+            return
+        self.selector.send(NetworkSend(connection.id, frame))
+
+    def _process_completed_send(self, connection_id: str) -> None:
+        connection = self.connections.get(connection_id)
+        if connection is None:
+            return
+        connection.in_flight = None
+        if self.selector.channel(connection_id) is not None:
+            self.selector.unmute(connection_id)
+
+    def _process_disconnected(self, connection_id: str, state) -> None:
+        connection = self.connections.pop(connection_id, None)
+        if connection is None:
+            return
+        connection.open = False
+        self.apis.drop_waiting(lambda respond: getattr(respond, "__defaults__", (None,))[0] is connection)
+        exception = getattr(state, "exception", None)
+        if state.state == "EXPIRED":
+            self.log(f"closed {connection_id} from {connection.remote}: idle longer than "
+                     f"connections.max.idle.ms={self.config.connections_max_idle_ms}")
+        elif exception is not None and not isinstance(exception, (ConnectionResetError, BrokenPipeError)):
+            self.log(f"closed {connection_id} from {connection.remote}: {exception}")
+
+    def _close(self, connection: _Connection, reason: Optional[str]) -> None:
+        if reason:
+            self.log(f"closing {connection.id} from {connection.remote}: {reason}")
+        connection.open = False
+        self.connections.pop(connection.id, None)
+        self.apis.drop_waiting(lambda respond: getattr(respond, "__defaults__", (None,))[0] is connection)
+        self.selector.close(connection.id)
+
+    # -- admin -----------------------------------------------------------------------------------
+
+    def failover(self) -> List[Tuple[int, int, int]]:
+        """Coordinator failover: every ``__consumer_offsets`` partition moves to the next live broker
+        (with one broker: it resigns and is elected again), which loads the groups from the log.
+        Members of moved groups get NOT_COORDINATOR and rediscover. Returns ``(partition, from, to)``."""
+        cluster = self.cluster
+        live = cluster.alive_broker_ids()
+        moves = []
+        for p in range(cluster.offsets_partitions):
+            old = cluster.offsets_partition_leader(p)
+            if old is None or not live:
+                continue
+            later = [b for b in live if b > old]
+            new = later[0] if later else live[0]
+            if new == old:
+                cluster.broker(old).on_resignation(p)
+                cluster.broker(old).on_election(p)
+            else:
+                cluster.move_leadership(p, new)
+            moves.append((p, old, new))
+        for b in live:
+            cluster.finish_loading(b)
+        return moves
+
+    # -- trace -----------------------------------------------------------------------------------
+
+    def _trace(self, connection: _Connection, direction: str, api: str, version: int, correlation_id: int,
+               client_id: Optional[str], body) -> None:
+        if self.trace is None:
+            return
+        line = {"time_ms": self.clock.milliseconds(), "broker": connection.broker_id, "connection": connection.id,
+                "direction": direction, "api": api, "version": version, "correlation_id": correlation_id,
+                "client_id": client_id, "body": to_plain(body)}
+        self.trace.write(json.dumps(line, sort_keys=False) + "\n")

@@ -1,0 +1,101 @@
+"""Start ``groupcheck broker`` as a child process, for tests and ``groupcheck bench --wire``.
+
+:func:`launch_groupcheck_broker` runs ``python -m properties.cli broker --port 0 ...`` with the same
+interpreter, waits (bounded) for its ready line, and returns a :class:`LaunchedBroker` that knows
+the ports and stops the process (SIGTERM, then SIGKILL) when the ``with`` block ends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Iterable, List, Mapping, Optional
+
+READY = re.compile(r"groupcheck broker: listening on (\S+?):(\d+\.\.\d+|[\d,]+) \((\d+) brokers?\)")
+READY_TIMEOUT_S = 30.0
+
+
+class LaunchedBroker:
+    def __init__(self, process: subprocess.Popen, host: str, ports: List[int], log_path: str) -> None:
+        self.process = process
+        self.host = host
+        self.ports = ports
+        self.log_path = log_path
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.ports[0]}"
+
+    def log(self) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def failover(self) -> None:
+        """SIGUSR1: every ``__consumer_offsets`` partition moves to the next live broker."""
+        self.process.send_signal(signal.SIGUSR1)
+
+    def stop(self) -> Optional[int]:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        try:
+            os.unlink(self.log_path)
+        except OSError:
+            pass
+        return self.process.returncode
+
+    def __enter__(self) -> "LaunchedBroker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Optional[Mapping[str, int]] = None,
+                             settings: Iterable[str] = (), trace: Optional[str] = None,
+                             host: str = "127.0.0.1") -> LaunchedBroker:
+    args = [sys.executable, "-m", "properties.cli", "broker", "--host", host, "--port", "0",
+            "--brokers", str(brokers), "--partitions", str(partitions)]
+    for name, count in (topics or {}).items():
+        args += ["--topic", f"{name}:{count}"]
+    for setting in settings:
+        args += ["--set", setting]
+    if trace:
+        args += ["--trace", trace]
+    fd, log_path = tempfile.mkstemp(prefix="groupcheck-broker-", suffix=".log")
+    with os.fdopen(fd, "wb") as log:
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        with open(log_path, errors="replace") as f:
+            match = READY.search(f.read())
+        if match:
+            span = match.group(2)
+            if ".." in span:
+                first, last = (int(p) for p in span.split(".."))
+                ports = list(range(first, last + 1))
+            else:
+                ports = [int(p) for p in span.split(",")]
+            return LaunchedBroker(process, match.group(1), ports, log_path)
+        if process.poll() is not None or time.monotonic() > deadline:
+            with open(log_path, errors="replace") as f:
+                output = f.read().strip()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            os.unlink(log_path)
+            raise RuntimeError(f"groupcheck broker did not start: {output[-800:] or 'no output'}")
+        time.sleep(0.02)
