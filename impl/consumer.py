@@ -188,11 +188,13 @@ class Consumer:
     ``config`` uses Kafka's names (see :data:`DEFAULT_CONFIG`); ``bootstrap.servers`` lists broker
     ids (addressed as ``broker-<id>:9092``, the simulated cluster's addresses) or ``"host:port"``
     strings.  ``partition.assignment.strategy`` lists ``"range"`` / ``"roundrobin"`` in
-    preference order.
+    preference order.  ``discover_broker_versions``: ask each broker for its ApiVersions on every new
+    connection (Kafka's consumer always does; the simulated world does not, and a transport that
+    speaks the wire, :class:`~impl.network.wire_selector.WireSelector`, needs it).
     """
 
     def __init__(self, config: Mapping[str, Any], time: Time, transport: Selectable,
-                 rng: random.Random) -> None:
+                 rng: random.Random, discover_broker_versions: bool = False) -> None:
         if not isinstance(rng, random.Random):
             raise IllegalArgumentException("rng must be an injected random.Random instance")
         c = _parse_config(config)
@@ -212,7 +214,8 @@ class Consumer:
             reconnect_backoff_max_ms=c["reconnect.backoff.max.ms"],
             default_request_timeout_ms=self.request_timeout_ms,
             connection_setup_timeout_ms=c["socket.connection.setup.timeout.ms"],
-            connection_setup_timeout_max_ms=c["socket.connection.setup.timeout.max.ms"])
+            connection_setup_timeout_max_ms=c["socket.connection.setup.timeout.max.ms"],
+            discover_broker_versions=discover_broker_versions)
         self.client = ConsumerNetworkClient(self.network_client, self.metadata, time,
                                             retry_backoff_ms=self.retry_backoff_ms,
                                             request_timeout_ms=self.request_timeout_ms)
