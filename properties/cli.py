@@ -163,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.live.broker import add_parser as add_broker_parser
 
     add_broker_parser(sub)
+
+    from properties.live.consume import add_parser as add_consume_parser
+
+    add_consume_parser(sub)
     return parser
 
 
@@ -464,7 +468,7 @@ def _cmd_prove(args) -> int:
 
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
             "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove,
-            "broker": lambda args: args.func(args)}
+            "broker": lambda args: args.func(args), "consume": lambda args: args.func(args)}
 
 
 def main(argv=None) -> int:
