@@ -1,0 +1,57 @@
+"""A kafka-python group member for tests/live/test_client_groups.py.
+
+argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoked / record /
+commit-failed / committed / closed. Commits after every batch; SIGTERM: close (leave the group);
+SIGKILL: dies without leaving.
+"""
+import json
+import signal
+import sys
+
+from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+bootstrap, group, topic, name = sys.argv[1:5]
+stop = False
+
+
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def on_term(signum, frame):
+    global stop
+    stop = True
+
+
+signal.signal(signal.SIGTERM, on_term)
+consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=name, enable_auto_commit=False,
+                         auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=500,
+                         max_poll_interval_ms=60000)
+
+
+class Listener(ConsumerRebalanceListener):
+    def on_partitions_revoked(self, revoked):
+        # no commit here: kafka-python 3.0 refuses blocking calls from a synchronous listener
+        # ("Cannot block on net.run() from the IO thread itself"); every batch is committed already
+        emit(event="revoked", partitions=sorted(tp.partition for tp in revoked))
+
+    def on_partitions_assigned(self, assigned):
+        emit(event="assigned", partitions=sorted(tp.partition for tp in assigned))
+
+
+consumer.subscribe([topic], listener=Listener())
+while not stop:
+    batches = consumer.poll(timeout_ms=200)
+    if not batches:
+        continue
+    for tp, records in batches.items():
+        for r in records:
+            emit(event="record", partition=r.partition, offset=r.offset, value=r.value.decode())
+    try:
+        consumer.commit()
+    except Exception as e:
+        emit(event="commit-failed", where="batch", error=repr(e))
+        continue
+    emit(event="committed")
+consumer.close()
+emit(event="closed")

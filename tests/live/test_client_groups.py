@@ -1,0 +1,168 @@
+"""Consumer groups of kafka-python, confluent-kafka (librdkafka) and aiokafka against
+``groupcheck broker``: the group forms, rebalances when a member joins, leaves (SIGTERM: the
+client closes and sends LeaveGroup) and is killed (SIGKILL: the session must expire), commits
+offsets, and consumes every produced message.
+
+What "exactly once per partition owner" means here, precisely: every produced (partition, offset)
+is consumed; a message is consumed twice only if its first consumer was the killed member (it
+may have processed a record and died before committing it: at-least-once for its uncommitted
+tail); every other rebalance hands partitions over at the committed offset (each runner commits
+after every batch and in its revoke callback), so no other duplicate is allowed. At the end the
+group's committed offsets are the log end offsets.
+
+Each member is a subprocess (tests/live/runners/<library>_runner.py) printing JSON lines; a
+member's current assignment is read from its assigned/revoked/lost callbacks.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from properties.live.launch import launch_groupcheck_broker
+
+RUNNERS = os.path.join(os.path.dirname(__file__), "runners")
+PARTITIONS = 6
+TOPIC = "groups"
+WAIT_S = 60
+
+
+class Runner:
+    def __init__(self, library, bootstrap, group, name):
+        self.name = name
+        self.events = []
+        self.lock = threading.Lock()
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.join(RUNNERS, f"{library}_runner.py"), bootstrap, group, TOPIC, name],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.stderr = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                self.events.append(event)
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.events)
+
+    def owned(self):
+        owned = set()
+        if self.process.poll() is not None:
+            return owned
+        for e in self.snapshot():
+            if e["event"] == "assigned":
+                owned |= set(e["partitions"])  # eager protocols: the whole assignment
+            elif e["event"] in ("revoked", "lost"):
+                owned -= set(e["partitions"])
+        return owned
+
+    def records(self):
+        return [(e["partition"], e["offset"]) for e in self.snapshot() if e["event"] == "record"]
+
+    def terminate(self, timeout=30):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=timeout)
+
+    def kill(self):
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def describe(self):
+        return f"{self.name}: events {self.snapshot()[-8:]}, stderr {''.join(self.stderr)[-1500:]}"
+
+
+def wait_for(condition, what, runners, broker):
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            details = "\n".join(r.describe() for r in runners)
+            pytest.fail(f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}")
+        time.sleep(0.1)
+
+
+def settled(live):
+    """Each live member owns something, no partition has two owners, and all are owned."""
+    owned = [r.owned() for r in live]
+    union = set().union(*owned)
+    return all(owned) and sum(map(len, owned)) == len(union) == PARTITIONS
+
+
+@pytest.mark.parametrize("library", ["kafka_python", "confluent", "aiokafka"])
+def test_a_group_forms_rebalances_commits_and_consumes_everything(library):
+    pytest.importorskip({"kafka_python": "kafka", "confluent": "confluent_kafka", "aiokafka": "aiokafka"}[library])
+    from kafka import KafkaAdminClient, KafkaProducer
+
+    settings = ("group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000")
+    with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings) as broker:
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=False)
+        produced = set()
+
+        def produce(n, tag):
+            futures = [producer.send(TOPIC, f"{tag}{i}".encode(), partition=i % PARTITIONS) for i in range(n)]
+            producer.flush(timeout=20)
+            produced.update((f.get(5).partition, f.get(5).offset) for f in futures)
+
+        group = f"group-{library}"
+        runners = []
+        try:
+            produce(60, "a")
+            runners += [Runner(library, broker.bootstrap, group, f"{library}-{i}") for i in range(2)]
+            wait_for(lambda: settled(runners), "the group of two to form", runners, broker)
+            produce(60, "b")
+            runners.append(Runner(library, broker.bootstrap, group, f"{library}-2"))
+            wait_for(lambda: settled(runners), "a rebalance that includes the third member", runners, broker)
+            produce(60, "c")
+            runners[1].terminate()  # leaves the group
+            live = [runners[0], runners[2]]
+            wait_for(lambda: settled(live), "the rebalance after a member left", runners, broker)
+            produce(60, "d")
+            killed_at = time.monotonic()
+            runners[2].kill()
+            wait_for(lambda: runners[0].owned() == set(range(PARTITIONS)),
+                     "the survivor to own everything after the session timeout", runners, broker)
+            assert time.monotonic() - killed_at >= 1.0  # the session had to expire: no LeaveGroup was sent
+            produce(60, "e")
+            consumed = lambda: {rec for r in runners for rec in r.records()}
+            wait_for(lambda: consumed() >= produced, "every produced message to be consumed", runners, broker)
+            runners[0].terminate()
+        finally:
+            for r in runners:
+                if r.process.poll() is None:
+                    r.kill()
+            producer.close()
+
+        assert len(produced) == 300
+        first_consumer = {}
+        duplicates = []
+        for r in runners:
+            for record in r.records():
+                if record in first_consumer:
+                    duplicates.append((record, first_consumer[record], r.name))
+                else:
+                    first_consumer[record] = r.name
+        assert set(first_consumer) == produced
+        killed = runners[2].name
+        assert [d for d in duplicates if d[1] != killed] == [], "consumed twice without a crash in between"
+        assert {r.name for r in runners if r.records()} == {r.name for r in runners}  # every member worked
+
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            committed = admin.list_group_offsets(group)[group]
+            ends = {}
+            for partition, offset in produced:
+                ends[partition] = max(ends.get(partition, 0), offset + 1)
+            assert {tp.partition: om.offset for tp, om in committed.items()} == ends
+        finally:
+            admin.close()
