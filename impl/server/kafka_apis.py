@@ -60,9 +60,10 @@ Respond = Callable[[object], None]
 
 
 class _DelayedFetch:
-    __slots__ = ("broker_id", "request", "version", "deadline_ms", "respond")
+    __slots__ = ("owner", "broker_id", "request", "version", "deadline_ms", "respond")
 
-    def __init__(self, broker_id: int, request, version: int, deadline_ms: int, respond: Respond) -> None:
+    def __init__(self, owner: object, broker_id: int, request, version: int, deadline_ms: int, respond: Respond) -> None:
+        self.owner = owner
         self.broker_id = broker_id
         self.request = request
         self.version = version
@@ -89,9 +90,13 @@ class KafkaApis:
     # -- dispatch ------------------------------------------------------------------------------
 
     def handle(self, broker_id: int, api: str, version: int, body, client_id: Optional[str], client_host: str,
-               respond: Respond) -> None:
+               respond: Respond, owner: object = None) -> None:
+        """Handle one request; *owner* (the connection) lets :meth:`drop_waiting` forget what waits
+        for it once it is gone."""
         handler = self._handlers.get(api)
-        if handler is not None:
+        if api == "Fetch":
+            self._fetch(broker_id, version, body, respond, owner)
+        elif handler is not None:
             handler(broker_id, version, body, respond)
         else:
             self.cluster.broker(broker_id).handle(body, version, client_id or "", respond, client_host)
@@ -200,14 +205,14 @@ class KafkaApis:
                          {"throttle_time": 0, "error_code": _NONE, "session_id": 0, "responses": topics})
         return response, total
 
-    def _fetch(self, broker_id: int, version: int, body, respond: Respond) -> None:
+    def _fetch(self, broker_id: int, version: int, body, respond: Respond, owner: object = None) -> None:
         response, total = self._fetch_response(broker_id, version, body)
         max_wait = int(body.max_wait.total_seconds() * 1000)
         if total >= max(1, body.min_bytes) or max_wait <= 0:
             respond(response)
             return
         now = self.cluster.time.milliseconds()
-        self._delayed_fetches.append(_DelayedFetch(broker_id, body, version, now + max_wait, respond))
+        self._delayed_fetches.append(_DelayedFetch(owner, broker_id, body, version, now + max_wait, respond))
 
     def _complete_delayed_fetches(self, force: bool) -> None:
         """Answer the waiting fetches that now find data (after a Produce), or all (``force``)."""
@@ -231,9 +236,9 @@ class KafkaApis:
         for fetch in due:
             fetch.respond(self._fetch_response(fetch.broker_id, fetch.version, fetch.request)[0])
 
-    def drop_waiting(self, respond_matches: Callable[[Respond], bool]) -> None:
+    def drop_waiting(self, owner: object) -> None:
         """Forget the waiting fetches of a connection that closed."""
-        self._delayed_fetches = [f for f in self._delayed_fetches if not respond_matches(f.respond)]
+        self._delayed_fetches = [f for f in self._delayed_fetches if f.owner is not owner]
 
     def _list_offsets(self, broker_id: int, version: int, body, respond: Respond) -> None:
         topics = []

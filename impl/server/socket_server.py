@@ -240,7 +240,7 @@ class SocketServer:
             return
         try:
             self.apis.handle(connection.broker_id, header.api, header.version, decoded.body, header.client_id,
-                             "/" + connection.remote.rpartition(":")[0], respond)
+                             "/" + connection.remote.rpartition(":")[0], respond, connection)
         except Exception as e:  # a bug of ours: this connection pays, the others are served
             self.log(f"closing {connection.id}: {header.api} v{header.version} failed: {type(e).__name__}: {e}")
             self._close(connection, None)
@@ -291,7 +291,7 @@ class SocketServer:
         if connection is None:
             return
         connection.open = False
-        self.apis.drop_waiting(lambda respond: getattr(respond, "__defaults__", (None,))[0] is connection)
+        self.apis.drop_waiting(connection)
         exception = getattr(state, "exception", None)
         if state.state == "EXPIRED":
             self.log(f"closed {connection_id} from {connection.remote}: idle longer than "
@@ -304,7 +304,7 @@ class SocketServer:
             self.log(f"closing {connection.id} from {connection.remote}: {reason}")
         connection.open = False
         self.connections.pop(connection.id, None)
-        self.apis.drop_waiting(lambda respond: getattr(respond, "__defaults__", (None,))[0] is connection)
+        self.apis.drop_waiting(connection)
         self.selector.close(connection.id)
 
     # -- admin -----------------------------------------------------------------------------------

@@ -171,9 +171,9 @@ def _poll_until(transport, condition, seconds=10):
         yield
 
 
-def _exchange(transport, node, request, seconds=10):
+def _exchange(transport, node, port, request, seconds=10):
     """Send one request on a fresh connection and return (receives, disconnected) seen."""
-    transport.connect(node, "127.0.0.1", transport._port)
+    transport.connect(node, "127.0.0.1", port)
     received, disconnected = [], {}
     deadline = time.monotonic() + seconds
     while not transport.connected:
@@ -203,8 +203,7 @@ def test_versions_are_the_highest_both_sides_support_under_the_caps():
     broker = ScriptedBroker(answer)
     try:
         transport = WireSelector(SystemTime(), "t", caps={"JoinGroup": 5})
-        transport._port = broker.port
-        received, _ = _exchange(transport, 0, P.ApiVersionsRequestData())
+        received, _ = _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
         assert received[0][2].error_code == 0
         assert transport.version_for(0, "Heartbeat") == 2  # broker's max below the codec's 4
         assert transport.version_for(0, "JoinGroup") == 5  # the cap below both
@@ -232,8 +231,7 @@ def test_an_unsupported_api_versions_version_is_retried_at_the_brokers_version()
     broker = ScriptedBroker(answer)
     try:
         transport = WireSelector(SystemTime(), "t")
-        transport._port = broker.port
-        received, disconnected = _exchange(transport, 0, P.ApiVersionsRequestData())
+        received, disconnected = _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
         assert not disconnected
         (node, cid, body), = received
         assert (node, cid, body.error_code) == (0, 1, 0)  # NetworkClient only sees the answer that worked
@@ -254,9 +252,8 @@ def test_a_response_that_does_not_decode_closes_that_connection_only():
     lines = []
     try:
         transport = WireSelector(SystemTime(), "t", log=lines.append)
-        transport._port = broker.port
-        _exchange(transport, 0, P.ApiVersionsRequestData())
-        _exchange(transport, 1, P.ApiVersionsRequestData())
+        _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
+        _exchange(transport, 1, broker.port, P.ApiVersionsRequestData())
         transport.send(0, (2, P.HeartbeatRequestData(group_id="g", generation_id=1, member_id="m")))
         disconnected = {}
         for _ in _poll_until(transport, lambda: disconnected):
