@@ -349,3 +349,21 @@ def test_a_port_in_use_gives_one_line_and_exit_2(broker):
     done = _cli("--port", str(_address(broker)[1]))
     assert done.returncode == 2
     assert "cannot listen on" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    """The README's copy-paste example (kafka-python against groupcheck broker), on a free port."""
+    import re
+
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    block = re.search(r"```bash\n(groupcheck broker --port 9092 .*?)```", readme, re.S).group(1)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run(["bash", "-c", block.replace("9092", str(port)).replace("/tmp/trace.jsonl",
+                                                                              str(tmp_path / "trace.jsonl"))],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str([f"order {i}" for i in range(10)])
+    assert "stopped after" in done.stderr
+    assert any('"api": "Produce"' in line for line in (tmp_path / "trace.jsonl").read_text().splitlines())
