@@ -35,6 +35,7 @@ from impl.server.log import LogManager
 from impl.server.socket_server import SocketServer, SocketServerConfig, bind_listeners
 from impl.time import MockTime, SystemTime
 from properties.errors import UsageError
+from properties.live.child import split_setting
 
 #: ``--set`` names (Kafka's broker configuration keys) -> BrokerConfig field, or a listener setting.
 BROKER_SETTINGS: Dict[str, str] = {
@@ -77,10 +78,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def parse_broker_settings(pairs: List[str]) -> Dict[str, object]:
     out: Dict[str, object] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        name = name.strip()
-        if not sep:
-            raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
+        name, value = split_setting(pair, UsageError)
         if name not in ALL_SETTINGS:
             raise UsageError(f"--set {name}: not a setting groupcheck broker knows (known: {', '.join(ALL_SETTINGS)})")
         if name == "auto.create.topics.enable":

@@ -34,6 +34,7 @@ from impl.network.wire_selector import WireSelector
 from impl.protocol import TopicPartition
 from impl.time import SystemTime
 from properties.errors import UsageError
+from properties.live.child import split_setting
 
 #: Settings ``--set`` accepts: impl's consumer configuration keys, minus those it fixes itself.
 _FIXED = ("bootstrap.servers", "group.id", "client.id", "enable.auto.commit")
@@ -79,10 +80,7 @@ def parse_bootstrap(text: str) -> str:
 def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        name = name.strip()
-        if not sep:
-            raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
+        name, value = split_setting(pair, UsageError)
         if name in _REFUSED:
             raise UsageError(f"--set {name}: {_REFUSED[name]}")
         if name in _FIXED:

@@ -14,53 +14,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable, List, Mapping, Optional
+from typing import Iterable, Mapping, Optional
+
+from properties.live.child import ChildBroker
 
 READY = re.compile(r"groupcheck broker: listening on (\S+?):(\d+\.\.\d+|[\d,]+) \((\d+) brokers?\)")
 READY_TIMEOUT_S = 30.0
 
 
-class LaunchedBroker:
-    def __init__(self, process: subprocess.Popen, host: str, ports: List[int], log_path: str) -> None:
-        self.process = process
-        self.host = host
-        self.ports = ports
-        self.log_path = log_path
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.host}:{self.ports[0]}"
-
-    def log(self) -> str:
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+class LaunchedBroker(ChildBroker):
+    """A running ``groupcheck broker`` (see :func:`launch_groupcheck_broker`)."""
 
     def failover(self) -> None:
         """SIGUSR1: every ``__consumer_offsets`` partition moves to the next live broker."""
         self.process.send_signal(signal.SIGUSR1)
-
-    def stop(self) -> Optional[int]:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        try:
-            os.unlink(self.log_path)
-        except OSError:
-            pass
-        return self.process.returncode
-
-    def __enter__(self) -> "LaunchedBroker":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Optional[Mapping[str, int]] = None,

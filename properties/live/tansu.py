@@ -10,7 +10,6 @@ call twice). Use it as a context manager so a failing test never leaves a broker
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -18,6 +17,7 @@ import time
 from typing import Mapping, Optional
 
 from properties.errors import UsageError
+from properties.live.child import ChildBroker
 
 #: How long a freshly started Tansu may take to accept connections (it is ready in milliseconds).
 READY_TIMEOUT_S = 15.0
@@ -59,19 +59,8 @@ def wait_for_port(host: str, port: int, timeout_s: float, process: Optional[subp
             time.sleep(0.02)
 
 
-class Tansu:
+class Tansu(ChildBroker):
     """A running Tansu broker (see :func:`start`)."""
-
-    def __init__(self, process: subprocess.Popen, host: str, port: int, log_path: str, workdir: str) -> None:
-        self.process = process
-        self.host = host
-        self.port = port
-        self.log_path = log_path
-        self._workdir = workdir
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.host}:{self.port}"
 
     def create_topic(self, name: str, partitions: int) -> None:
         """``tansu topic create``; raises ``RuntimeError`` with Tansu's output when it fails."""
@@ -81,29 +70,6 @@ class Tansu:
         if done.returncode != 0:
             raise RuntimeError(f"tansu topic create {name} failed ({done.returncode}): "
                                f"{(done.stderr or done.stdout).strip()[-500:]}")
-
-    def log(self) -> str:
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        shutil.rmtree(self._workdir, ignore_errors=True)
-
-    def __enter__(self) -> "Tansu":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def start(topics: Mapping[str, int] = (), host: str = "127.0.0.1", port: Optional[int] = None) -> Tansu:
@@ -117,7 +83,7 @@ def start(topics: Mapping[str, int] = (), host: str = "127.0.0.1", port: Optiona
         process = subprocess.Popen([binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
                                     "--storage-engine", "memory://tansu/"],
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
-    tansu = Tansu(process, host, port, log_path, workdir)
+    tansu = Tansu(process, host, [port], log_path, workdir)
     try:
         wait_for_port(host, port, READY_TIMEOUT_S, process)
         for name, partitions in dict(topics).items():

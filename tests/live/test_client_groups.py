@@ -71,6 +71,10 @@ class Runner:
     def records(self):
         return [(e["partition"], e["offset"]) for e in self.snapshot() if e["event"] == "record"]
 
+    def timed_records(self):
+        """(when, (partition, offset), runner) for every record consumed, ``when`` as stamped by the runner."""
+        return [(e["t"], (e["partition"], e["offset"]), self.name) for e in self.snapshot() if e["event"] == "record"]
+
     def terminate(self, timeout=30):
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=timeout)
@@ -83,12 +87,27 @@ class Runner:
         return f"{self.name}: events {self.snapshot()[-8:]}, stderr {''.join(self.stderr)[-1500:]}"
 
 
+GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+
+
+def group_trace(path, last=40):
+    """The last group-API lines of the broker's --trace, one line each, for a failure message."""
+    try:
+        lines = [json.loads(line) for line in open(path)]
+    except (OSError, ValueError):
+        return "(no trace)"
+    shown = [f"{x['time_ms'] % 1000000:>7} {x['connection'][-12:]} {x['direction'][:3]} {x['api']} v{x['version']} "
+             f"{json.dumps(x['body'])[:200]}" for x in lines if x["api"] in GROUP_APIS]
+    return "\n".join(shown[-last:])
+
+
 def wait_for(condition, what, runners, broker):
     deadline = time.monotonic() + WAIT_S
     while not condition():
         if time.monotonic() > deadline:
             details = "\n".join(r.describe() for r in runners)
-            pytest.fail(f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}")
+            pytest.fail(f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}\n"
+                        f"group requests (--trace):\n{group_trace(broker.trace_path)}")
         time.sleep(0.1)
 
 
@@ -100,12 +119,14 @@ def settled(live):
 
 
 @pytest.mark.parametrize("library", ["kafka_python", "confluent", "aiokafka"])
-def test_a_group_forms_rebalances_commits_and_consumes_everything(library):
+def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_path):
     pytest.importorskip({"kafka_python": "kafka", "confluent": "confluent_kafka", "aiokafka": "aiokafka"}[library])
     from kafka import KafkaAdminClient, KafkaProducer
 
     settings = ("group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000")
-    with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings) as broker:
+    trace = str(tmp_path / "trace.jsonl")
+    with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings, trace=trace) as broker:
+        broker.trace_path = trace
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=False)
         produced = set()
 
@@ -146,12 +167,11 @@ def test_a_group_forms_rebalances_commits_and_consumes_everything(library):
         assert len(produced) == 300
         first_consumer = {}
         duplicates = []
-        for r in runners:
-            for record in r.records():
-                if record in first_consumer:
-                    duplicates.append((record, first_consumer[record], r.name))
-                else:
-                    first_consumer[record] = r.name
+        for _, record, consumer in sorted(t for r in runners for t in r.timed_records()):
+            if record in first_consumer:
+                duplicates.append((record, first_consumer[record], consumer))
+            else:
+                first_consumer[record] = consumer
         assert set(first_consumer) == produced
         killed = runners[2].name
         assert [d for d in duplicates if d[1] != killed] == [], "consumed twice without a crash in between"

@@ -5,17 +5,10 @@ committed / closed. Commits after every batch and in the revoke callback; SIGTER
 group); SIGKILL: dies without leaving.
 """
 import asyncio
-import json
 import signal
-import sys
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
-
-bootstrap, group, topic, name = sys.argv[1:5]
-
-
-def emit(**fields):
-    print(json.dumps(fields), flush=True)
+from common import bootstrap, emit, group, name, topic
 
 
 async def main():

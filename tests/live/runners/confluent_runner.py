@@ -4,26 +4,11 @@ argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoke
 committed / closed. Commits every message synchronously and in the revoke callback; SIGTERM:
 close (leave the group); SIGKILL: dies without leaving.
 """
-import json
-import signal
-import sys
 
+from common import Stop, bootstrap, emit, group, name, topic
 from confluent_kafka import Consumer, KafkaException
 
-bootstrap, group, topic, name = sys.argv[1:5]
-stop = False
-
-
-def emit(**fields):
-    print(json.dumps(fields), flush=True)
-
-
-def on_term(signum, frame):
-    global stop
-    stop = True
-
-
-signal.signal(signal.SIGTERM, on_term)
+Stop.install()
 consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
                      "enable.auto.commit": False, "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
                      "heartbeat.interval.ms": 500, "max.poll.interval.ms": 60000,
@@ -48,7 +33,7 @@ def on_lost(c, partitions):
 
 
 consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
-while not stop:
+while not Stop.requested:
     msg = consumer.poll(0.2)
     if msg is None:
         continue

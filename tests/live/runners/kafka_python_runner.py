@@ -4,26 +4,11 @@ argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoke
 commit-failed / committed / closed. Commits after every batch; SIGTERM: close (leave the group);
 SIGKILL: dies without leaving.
 """
-import json
-import signal
-import sys
 
+from common import Stop, bootstrap, emit, group, name, topic
 from kafka import ConsumerRebalanceListener, KafkaConsumer
 
-bootstrap, group, topic, name = sys.argv[1:5]
-stop = False
-
-
-def emit(**fields):
-    print(json.dumps(fields), flush=True)
-
-
-def on_term(signum, frame):
-    global stop
-    stop = True
-
-
-signal.signal(signal.SIGTERM, on_term)
+Stop.install()
 consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=name, enable_auto_commit=False,
                          auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=500,
                          max_poll_interval_ms=60000)
@@ -40,7 +25,7 @@ class Listener(ConsumerRebalanceListener):
 
 
 consumer.subscribe([topic], listener=Listener())
-while not stop:
+while not Stop.requested:
     batches = consumer.poll(timeout_ms=200)
     if not batches:
         continue
