@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, Sequence
 
 from properties.live.child import ChildBroker
 
@@ -32,8 +32,11 @@ class LaunchedBroker(ChildBroker):
 
 def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Optional[Mapping[str, int]] = None,
                              settings: Iterable[str] = (), trace: Optional[str] = None,
-                             host: str = "127.0.0.1") -> LaunchedBroker:
-    args = [sys.executable, "-m", "properties.cli", "broker", "--host", host, "--port", "0",
+                             host: str = "127.0.0.1",
+                             entry: Sequence[str] = ("properties.cli", "broker")) -> LaunchedBroker:
+    """Start ``groupcheck broker`` on free ports and wait for its ready line. *entry*: the module
+    (and its leading arguments) that runs it, for a broker started some other way (a mutant)."""
+    args = [sys.executable, "-m", *entry, "--host", host, "--port", "0",
             "--brokers", str(brokers), "--partitions", str(partitions)]
     for name, count in (topics or {}).items():
         args += ["--topic", f"{name}:{count}"]

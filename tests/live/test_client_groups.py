@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -83,8 +84,13 @@ class Runner:
         self.process.kill()
         self.process.wait(timeout=10)
 
+    def dump_stacks(self):
+        """Ask a live runner for every thread's stack (faulthandler on SIGUSR1, see runners/common.py)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGUSR1)
+
     def describe(self):
-        return f"{self.name}: events {self.snapshot()[-8:]}, stderr {''.join(self.stderr)[-1500:]}"
+        return f"{self.name}: events {self.snapshot()[-8:]}, stderr {''.join(self.stderr)[-4000:]}"
 
 
 GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
@@ -93,7 +99,8 @@ GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGr
 def group_trace(path, last=40):
     """The last group-API lines of the broker's --trace, one line each, for a failure message."""
     try:
-        lines = [json.loads(line) for line in open(path)]
+        with open(path) as f:
+            lines = [json.loads(line) for line in f]
     except (OSError, ValueError):
         return "(no trace)"
     shown = [f"{x['time_ms'] % 1000000:>7} {x['connection'][-12:]} {x['direction'][:3]} {x['api']} v{x['version']} "
@@ -101,13 +108,47 @@ def group_trace(path, last=40):
     return "\n".join(shown[-last:])
 
 
+#: A live client that sent the broker nothing for this long has hung: each runner heartbeats every 0.5 s.
+SILENT_S = 10
+
+
+class ClientHung(Exception):
+    """A client library stopped talking (its process alive, no request for SILENT_S seconds) while
+    the broker kept answering everyone else: a client-side hang, with the stacks to show it."""
+
+
+def silent_clients(path, runners):
+    """Names of live runners whose last request in the broker's trace is SILENT_S older than the newest."""
+    try:
+        with open(path) as f:
+            lines = [json.loads(line) for line in f]
+    except (OSError, ValueError):
+        return []
+    requests = [x for x in lines if x["direction"] == "request"]
+    if not requests:
+        return []
+    newest = requests[-1]["time_ms"]
+    last = {}
+    for x in requests:
+        last[x["client_id"]] = x["time_ms"]
+    return [r.name for r in runners
+            if r.process.poll() is None and r.name in last and newest - last[r.name] >= SILENT_S * 1000]
+
+
 def wait_for(condition, what, runners, broker):
     deadline = time.monotonic() + WAIT_S
     while not condition():
         if time.monotonic() > deadline:
+            for r in runners:
+                r.dump_stacks()
+            time.sleep(1)
             details = "\n".join(r.describe() for r in runners)
-            pytest.fail(f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}\n"
-                        f"group requests (--trace):\n{group_trace(broker.trace_path)}")
+            message = (f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}\n"
+                       f"group requests (--trace):\n{group_trace(broker.trace_path)}")
+            hung = silent_clients(broker.trace_path, runners)
+            if hung:
+                raise ClientHung(f"{', '.join(hung)} sent nothing for {SILENT_S}+ s while alive\n{message}")
+            pytest.fail(message)
         time.sleep(0.1)
 
 
@@ -120,11 +161,25 @@ def settled(live):
 
 @pytest.mark.parametrize("library", ["kafka_python", "confluent", "aiokafka"])
 def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_path):
+    """The scenario runs again, once, if a client library hangs (see ClientHung): kafka-python
+    3.0.12 was seen, about once in twenty runs, to stop sending anything right after a SyncGroup
+    response while the broker went on answering everyone (its session then expired, as Kafka's
+    would). A second hang, or any other failure, fails the test."""
     pytest.importorskip({"kafka_python": "kafka", "confluent": "confluent_kafka", "aiokafka": "aiokafka"}[library])
+    try:
+        run_group_scenario(library, str(tmp_path / "trace-1.jsonl"))
+    except ClientHung as hung:
+        warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
+        try:
+            run_group_scenario(library, str(tmp_path / "trace-2.jsonl"))
+        except ClientHung as again:
+            pytest.fail(f"{library}: a client hung twice\n{again}")
+
+
+def run_group_scenario(library, trace):
     from kafka import KafkaAdminClient, KafkaProducer
 
     settings = ("group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000")
-    trace = str(tmp_path / "trace.jsonl")
     with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings, trace=trace) as broker:
         broker.trace_path = trace
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=False)
@@ -186,3 +241,21 @@ def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_p
             assert {tp.partition: om.offset for tp, om in committed.items()} == ends
         finally:
             admin.close()
+
+
+def test_a_client_is_called_hung_only_when_alive_and_silent(tmp_path):
+    """The retry above hinges on this signature: it must not excuse a broker that stops answering."""
+    class Alive:
+        def __init__(self, name, alive=True):
+            self.name = name
+            self.process = type("P", (), {"poll": staticmethod(lambda: None if alive else 0)})()
+
+    trace = tmp_path / "trace.jsonl"
+    rows = [(0, "quiet"), (0, "dead"), (500, "busy"), (SILENT_S * 1000, "busy"), (SILENT_S * 1000 + 1, "busy")]
+    trace.write_text("".join(json.dumps({"time_ms": t, "direction": "request", "client_id": c}) + "\n" for t, c in rows))
+    runners = [Alive("quiet"), Alive("busy"), Alive("dead", alive=False), Alive("never-seen")]
+    assert silent_clients(str(trace), runners) == ["quiet"]
+    # the same trace seen before the silence is long enough: nobody is hung
+    trace.write_text("".join(json.dumps({"time_ms": t, "direction": "request", "client_id": c}) + "\n"
+                             for t, c in rows[:3]))
+    assert silent_clients(str(trace), runners) == []

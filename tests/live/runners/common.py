@@ -1,10 +1,14 @@
 """What every runner shares: its arguments, its JSON-lines output, and SIGTERM as "stop politely"."""
+import faulthandler
 import json
 import signal
 import sys
 import time
 
 bootstrap, group, topic, name = sys.argv[1:5]
+
+# SIGUSR1: every thread's stack on stderr, so a test can show where a hung client is stuck.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def emit(**fields):
