@@ -83,10 +83,25 @@ def prelude_response(request, error: int):
     return OffsetCommitResponse(tuple((p, error) for p, _ in request.offsets))
 
 
+def version_error(request, version: int | None) -> int:
+    """What ``KafkaApis`` refuses for the request's *version* before the coordinator sees it:
+    ``handleSyncGroupRequest`` answers a SyncGroup v5+ without a protocol type or name
+    INCONSISTENT_GROUP_PROTOCOL (``SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent``,
+    KIP-559). ``None``: the version is not known (the simulated world), nothing to check."""
+    if (version is not None and version >= 5 and isinstance(request, SyncGroupRequest)
+            and (request.protocol_type is None or request.protocol_name is None)):
+        return Errors.INCONSISTENT_GROUP_PROTOCOL
+    return Errors.NONE
+
+
 def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose,
-                         member_seq: int = 0) -> g.Outcome:
-    """Run a group API request on *broker*: prelude, then the coordinator's handler. *member_seq* is
-    the number of member ids issued so far by any coordinator: a group created here continues from it."""
+                         member_seq: int = 0, version: int | None = None) -> g.Outcome:
+    """Run a group API request on *broker*: the version checks, the prelude, then the coordinator's
+    handler. *member_seq* is the number of member ids issued so far by any coordinator: a group
+    created here continues from it. *version*: the request's API version when it is known."""
+    error = version_error(request, version)
+    if error != Errors.NONE:
+        return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))
     error = prelude_error(request, is_leader, broker.loading)
     if error != Errors.NONE or (broker.loading and isinstance(request, HeartbeatRequest)):
         return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--last", type=_positive_int("--last"), default=None, metavar="N",
                    help="show the last N events (default: the failing step and the 150 before it)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="broker counterexamples: the broker to replay against")
+    p.add_argument("--launch", metavar="NAME", help="broker counterexamples: start this broker to replay against")
+    p.add_argument("--mutant", metavar="NAME", help="broker counterexamples: with --launch groupcheck, the mutant")
 
     p = sub.add_parser("walk", help="run many seeded interleavings in this process")
     p.add_argument("--seeds", type=_positive_int("--seeds"), default=1000)
@@ -167,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.live.consume import add_parser as add_consume_parser
 
     add_consume_parser(sub)
+
+    from properties.conform.command import add_parser as add_conform_parser
+
+    add_conform_parser(sub)
     return parser
 
 
@@ -294,7 +301,18 @@ def check_output_file(path: str, option: str, force: bool = False) -> None:
 
 def cmd_replay(args) -> int:
     from properties.campaign.replay import replay_file
+    from properties.conform import command as conform
+    from properties.conform.report import KIND
 
+    try:
+        with open(args.file) as f:
+            kind = json.load(f).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None  # replay_file reports what is wrong with the file
+    if kind == KIND:
+        return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json)
+    if args.bootstrap or args.launch or args.mutant:
+        raise UsageError(f"{args.file}: --bootstrap, --launch and --mutant are for broker conformance counterexamples")
     return replay_file(args.file, as_json=args.json, last=args.last)
 
 
@@ -468,7 +486,14 @@ def _cmd_prove(args) -> int:
 
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
             "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove,
-            "broker": lambda args: args.func(args), "consume": lambda args: args.func(args)}
+            "broker": lambda args: args.func(args), "consume": lambda args: args.func(args),
+            "conform": lambda args: _cmd_conform(args)}
+
+
+def _cmd_conform(args) -> int:
+    from properties.conform.command import cmd_conform
+
+    return cmd_conform(args)
 
 
 def main(argv=None) -> int:

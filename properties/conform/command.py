@@ -1,0 +1,216 @@
+"""``groupcheck conform broker`` and the replay of its counterexamples.
+
+``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME]) [--schedules N]
+[--steps K] [--members M] [--seed S] [--timers off] [--out DIR] [--json] [--no-shrink]``
+
+Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
+every answer, shrinks one counterexample per distinct divergence signature, and writes the report
+(``--out``, default ``reports/conform-<system>``). ``--json`` prints ``{system, schedules,
+divergences: [{signature, summary, count, file}], acknowledged, verdict}``. Exit 0 when no
+divergence, 1 when one (or a broker failure), 2 on a usage error or an unreachable broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from typing import Dict, List, Optional, Tuple
+
+from properties.conform import report as report_module
+from properties.conform import systems
+from properties.conform.members import Unreachable
+from properties.conform.run import Profile, Result, run_schedule
+from properties.conform.schedule import Schedule, generate
+from properties.conform.shrink import shrink
+from properties.errors import UsageError
+from properties.progress import Progress
+
+
+def _int(name: str, low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{name} must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("conform", help="judge a Kafka-compatible broker's group coordinator against the model")
+    kinds = p.add_subparsers(dest="conform_kind", metavar="broker")
+    b = kinds.add_parser("broker", help="drive a broker with virtual members and judge every answer",
+                         description="Virtual members follow seeded schedules over TCP; every answer is judged "
+                                     "against the model's coordinator. Exit 0: no divergence; 1: divergence or "
+                                     "broker failure; 2: usage error or unreachable broker.")
+    where = b.add_mutually_exclusive_group()
+    where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker")
+    where.add_argument("--launch", metavar="NAME", help="start a broker on a free loopback port and stop it "
+                                                         f"afterwards: {', '.join(systems.LAUNCHERS)}")
+    b.add_argument("--mutant", metavar="NAME", help="with --launch groupcheck: apply one of groupcheck's "
+                                                     "server-side mutants (a deliberately broken broker)")
+    b.add_argument("--schedules", type=_int("--schedules", 1), default=100, help="schedules to run (default 100)")
+    b.add_argument("--steps", type=_int("--steps", 1), default=24, help="steps after the joins (default 24)")
+    b.add_argument("--members", type=_int("--members", 1), default=3, help="virtual members (default 3)")
+    b.add_argument("--seed", type=_int("--seed", 0), default=0, help="first seed (default 0)")
+    b.add_argument("--timers", choices=("off", "on"), default="off",
+                   help="off: long timeouts, judged deterministically (on: not built yet)")
+    b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
+    b.add_argument("--json", action="store_true", help="print the summary as JSON")
+    b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
+    b.set_defaults(func=cmd_conform)
+    return p
+
+
+def parse_bootstrap(text: str) -> Tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise UsageError(f"--bootstrap expects HOST:PORT, got {text!r}")
+    try:
+        number = int(port)
+    except ValueError:
+        raise UsageError(f"--bootstrap {text}: the port {port!r} is not a number") from None
+    if not 0 < number < 65536:
+        raise UsageError(f"--bootstrap {text}: the port {number} is out of range")
+    return host, number
+
+
+def cmd_conform(args) -> int:
+    if getattr(args, "conform_kind", None) != "broker":
+        raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME")
+    if args.timers == "on":
+        raise UsageError("--timers on: schedules with timers (short timeouts judged within a tolerance window) "
+                         "are not built yet; use --timers off")
+    if not args.bootstrap and not args.launch:
+        raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME")
+    if args.mutant and not args.launch:
+        raise UsageError("--mutant needs --launch groupcheck")
+    if args.bootstrap:
+        address = parse_bootstrap(args.bootstrap)
+        system, target, profile = args.bootstrap, f"--bootstrap {args.bootstrap}", systems.PROFILES["bootstrap"]
+        return _campaign(args, address, system, target, profile)
+    broker = systems.launch(args.launch, args.mutant)
+    try:
+        host, port = broker.bootstrap.rsplit(":", 1)
+        system = args.launch + (f" (mutant {args.mutant})" if args.mutant else "")
+        return _campaign(args, (host, int(port)), system, f"--launch {args.launch}", systems.PROFILES[args.launch])
+    finally:
+        broker.stop()
+
+
+def _group_id(seed: int, nonce: str) -> str:
+    return f"groupcheck-conform-{seed}-{nonce}"
+
+
+def _campaign(args, address, system: str, target: str, profile: Profile) -> int:
+    nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
+    runs = [0]
+
+    def run(schedule: Schedule) -> Result:
+        runs[0] += 1
+        try:
+            return run_schedule(address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile)
+        except Unreachable as e:
+            raise UsageError(f"{target}: {e}") from None
+
+    started = time.monotonic()
+    progress = Progress(args.schedules, unit="schedules", failures="divergences")
+    first: Dict[str, Result] = {}
+    counts: Dict[str, int] = {}
+    acknowledged = dict(profile.acknowledged)
+    conforming = diverging = failures = 0
+    versions: Dict[str, int] = {}
+    for i in range(args.schedules):
+        result = run(generate(args.seed + i, members=args.members, steps=args.steps))
+        if result.failure and result.steps_run == 0 and not result.trace and i == 0:
+            raise UsageError(f"{target}: {result.failure}")
+        versions.update(dict(result.versions))
+        signature = result.signature()
+        if signature is None:
+            conforming += 1
+        else:
+            if result.failure:
+                failures += 1
+            else:
+                diverging += 1
+            counts[signature] = counts.get(signature, 0) + 1
+            first.setdefault(signature, result)
+        progress(i + 1, diverging + failures, final=i + 1 == args.schedules)
+    examples: List[dict] = []
+    for signature, result in first.items():
+        shrunk = result if args.no_shrink else shrink(result, run)
+        examples.append(report_module.counterexample(shrunk, system, target, args.mutant, profile,
+                                                     len(result.schedule.steps)))
+    new = [s for s in first if s not in acknowledged]
+    verdict = "conforms" if not new else "diverges"
+    summary = {
+        "system": system, "target": target, "mutant": args.mutant, "schedules": args.schedules,
+        "seed": args.seed, "members": args.members, "steps": args.steps, "timers": args.timers == "on",
+        "conforming": conforming, "diverging": diverging, "failures": failures, "versions": versions,
+        "divergences": [{"signature": s, "summary": (first[s].failure or first[s].divergence.summary),
+                         "count": counts[s], "acknowledged": s in acknowledged} for s in first],
+        "acknowledged": sorted(acknowledged.items()), "verdict": verdict,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
+    report_module.write(out, summary, examples)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{system}: {args.schedules} schedules in {summary['seconds']} s: {conforming} conform, "
+              f"{diverging} diverge, {failures} broker failures; {len(first)} distinct")
+        for entry in summary["divergences"]:
+            print(f"  {entry['count']:>4} × {entry['signature']}\n         {entry['file']}")
+        print(f"report: {out}/report.md — verdict: {verdict}")
+    return 0 if verdict == "conforms" else 1
+
+
+def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool) -> int:
+    """``groupcheck replay FILE --bootstrap HOST:PORT | --launch NAME``: run a conformance
+    counterexample's schedule again and say whether it still diverges the same way."""
+    try:
+        with open(path) as f:
+            example = json.load(f)
+        schedule = Schedule.from_json(example["schedule"])
+        signature = example["signature"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: not a readable conformance counterexample ({e})") from None
+    if not bootstrap and not launch:
+        raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
+    profile_name = launch or "bootstrap"
+    profile = systems.PROFILES.get(profile_name, systems.PROFILES["bootstrap"])
+    broker = None
+    try:
+        if launch:
+            broker = systems.launch(launch, mutant)
+            host, port = broker.bootstrap.rsplit(":", 1)
+            address = (host, int(port))
+        else:
+            address = parse_bootstrap(bootstrap)
+        try:
+            result = run_schedule(address, schedule, _group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile)
+        except Unreachable as e:
+            raise UsageError(str(e)) from None
+    finally:
+        if broker is not None:
+            broker.stop()
+    same = result.signature() == signature
+    if as_json:
+        print(json.dumps({"file": path, "signature": signature, "reproduced": same, "now": result.signature(),
+                          "verdict": result.verdict, "trace": list(result.trace)}, indent=1))
+    else:
+        for x in result.trace:
+            if "note" in x:
+                print(f"{x['t_ms']:>6} ms  m{x['member']}  {x['note']}")
+            else:
+                print(f"{x['t_ms']:>6} ms  m{x['member']}#{x['connection']} {x['direction'][:3]} {x['api']} "
+                      f"v{x['version']} {json.dumps(x['body'])[:200]}")
+        if result.divergence or result.failure:
+            print(result.failure or result.divergence.summary)
+        print(f"{'reproduced' if same else 'NOT reproduced'}: {signature}" + ("" if same else f" (now: {result.signature()})"))
+    return 1 if same else 0

@@ -1,0 +1,400 @@
+"""The judge: which broker answers does Kafka's protocol allow, given everything seen so far?
+
+The model's server side is a pure function of (group, request, time, ``choose``), so the judge
+keeps a set of :class:`Hypothesis` values — a model group, the aliasing of the broker's member ids
+to the model's, the model's member-id counter — and for every step:
+
+1. fires the model's timers that are due (schedules without timers set every timeout long, so only
+   a zero initial rebalance delay fires: at once, as the broker's does);
+2. runs the step's request through ``model.broker.handle_group_request`` for every hypothesis and
+   every resolution of its ``choose`` points (leader re-pick, protocol vote tie-break);
+3. keeps the (hypothesis, outcome) pairs whose replies equal the answers the broker gave during the
+   step, member ids compared through the aliasing (a broker id seen for the first time is bound to
+   the model id in the same place; the binding is one-to-one).
+
+When no pair survives, the broker did something no model state allows: a :class:`Divergence`,
+with the answers observed and the ones the model would have accepted. Answers meant for a
+connection the member has closed are not observed by anyone and are dropped on both sides.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import attrs
+
+from model import group as g
+from model.broker import BrokerState, handle_group_request
+from model.config import Config
+from model.errors import Errors
+from model.messages import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    SyncGroupRequest,
+)
+
+#: Prefix of a model-side member id standing for a broker id the aliasing does not know (an id a
+#: member made up, or one the broker never handed out).
+UNBOUND = "unbound:"
+MAX_HYPOTHESES = 256
+
+
+@attrs.frozen
+class Hypothesis:
+    group: Optional[g.Group]
+    aliases: Tuple[Tuple[str, str], ...] = ()  # (broker id, model id), sorted
+    member_seq: int = 0
+
+    def to_model(self) -> Dict[str, str]:
+        return dict(self.aliases)
+
+    def to_broker(self) -> Dict[str, str]:
+        return {m: b for b, m in self.aliases}
+
+
+@attrs.frozen
+class Divergence:
+    step: int
+    summary: str
+    signature: str
+    observed: Tuple[str, ...]
+    allowed: Tuple[Tuple[str, ...], ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Canonical answers: what is compared, ids marked so they can be aliased
+# ---------------------------------------------------------------------------------------------
+
+@attrs.frozen
+class Id:
+    value: str
+
+
+@attrs.frozen
+class Bag:
+    """An unordered collection (Kafka's JoinGroup member list comes from a hash map)."""
+    items: tuple
+
+
+def _error_name(code: int) -> str:
+    try:
+        return Errors(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+def canonical_model(response) -> tuple:
+    """A model response as the tuple the judge compares (ids as :class:`Id`)."""
+    api = response.api
+    if api == "JoinGroup":
+        error = response.error
+        if error == Errors.NONE:
+            return (api, _error_name(error), response.generation_id, response.protocol_name,
+                    Id(response.leader_id), Id(response.member_id),
+                    Bag(tuple((Id(m), meta) for m, meta in response.members)))
+        if error == Errors.MEMBER_ID_REQUIRED:
+            return (api, _error_name(error), Id(response.member_id))
+        return (api, _error_name(error))
+    if api == "SyncGroup":
+        if response.error == Errors.NONE:
+            return (api, _error_name(response.error), tuple(response.assignment))
+        return (api, _error_name(response.error))
+    if api == "Heartbeat":
+        return (api, _error_name(response.error))
+    if api == "LeaveGroup":
+        return (api, _error_name(response.overall_error()))
+    if api == "OffsetCommit":
+        return (api, tuple((p, _error_name(e)) for p, e in response.errors))
+    raise ValueError(f"no canonical form for {api}")
+
+
+def metadata_key(metadata) -> tuple:
+    """A subscription (as decoded, or raw bytes) as the value the model stores for it."""
+    if metadata is None:
+        return ("none",)
+    if isinstance(metadata, (bytes, bytearray)):
+        return ("raw", bytes(metadata).hex())
+    return (tuple(metadata.topics), bytes(metadata.user_data or b""))
+
+
+def assignment_key(assignment) -> tuple:
+    if assignment is None:
+        return ()
+    if isinstance(assignment, (bytes, bytearray)):
+        return ("raw", bytes(assignment).hex()) if assignment else ()
+    return tuple(tp.partition for tp in assignment.partitions)
+
+
+def canonical_observed(api: str, version: int, body) -> tuple:
+    """A decoded broker answer (``impl.protocol``) as the tuple the judge compares."""
+    if api == "JoinGroup":
+        error = body.error_code
+        if error == Errors.NONE:
+            return (api, _error_name(error), body.generation_id, body.protocol_name, Id(body.leader),
+                    Id(body.member_id), Bag(tuple((Id(m.member_id), metadata_key(m.metadata)) for m in body.members)))
+        if error == Errors.MEMBER_ID_REQUIRED:
+            return (api, _error_name(error), Id(body.member_id))
+        return (api, _error_name(error))
+    if api == "SyncGroup":
+        if body.error_code == Errors.NONE:
+            return (api, _error_name(body.error_code), assignment_key(body.assignment))
+        return (api, _error_name(body.error_code))
+    if api == "Heartbeat":
+        return (api, _error_name(body.error_code))
+    if api == "LeaveGroup":
+        error = body.error_code or next((m.error_code for m in body.members if m.error_code), 0)
+        return (api, _error_name(error))
+    if api == "OffsetCommit":
+        return (api, tuple((p.partition_index, _error_name(p.error_code)) for t in body.topics for p in t.partitions))
+    raise ValueError(f"no canonical form for {api}")
+
+
+def render(value, names: Optional[Dict[str, str]] = None) -> str:
+    """One readable line for a canonical answer; *names* renames ids (model id -> broker id)."""
+    def show(v):
+        if isinstance(v, Id):
+            return repr((names or {}).get(v.value, v.value))
+        if isinstance(v, Bag):
+            return "{" + ", ".join(show(x) for x in v.items) + "}"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(show(x) for x in v) + ")"
+        if isinstance(v, bytes):
+            return v.hex() or "''"
+        return repr(v) if isinstance(v, str) else str(v)
+    api, *rest = value
+    return f"{api} " + ", ".join(show(x) for x in rest)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching with aliasing
+# ---------------------------------------------------------------------------------------------
+
+def _bind(broker_id: str, model_id: str, to_model: Dict[str, str], to_broker: Dict[str, str]):
+    """The aliasing extended by broker_id ~ model_id, or None if that contradicts it."""
+    if model_id.startswith(UNBOUND):
+        return (to_model, to_broker) if broker_id == model_id[len(UNBOUND):] else None
+    if broker_id == "" or model_id == "":
+        return (to_model, to_broker) if broker_id == model_id else None
+    known = to_model.get(broker_id)
+    if known is not None:
+        return (to_model, to_broker) if known == model_id else None
+    if model_id in to_broker:
+        return None
+    to_model = dict(to_model)
+    to_broker = dict(to_broker)
+    to_model[broker_id] = model_id
+    to_broker[model_id] = broker_id
+    return to_model, to_broker
+
+
+def match(observed, expected, to_model: Dict[str, str], to_broker: Dict[str, str]):
+    """The aliasing under which *observed* equals *expected*, or None."""
+    if isinstance(expected, Id):
+        if not isinstance(observed, Id):
+            return None
+        return _bind(observed.value, expected.value, to_model, to_broker)
+    if isinstance(expected, Bag):
+        if not isinstance(observed, Bag) or len(observed.items) != len(expected.items):
+            return None
+        return _match_bag(list(observed.items), list(expected.items), to_model, to_broker)
+    if isinstance(expected, tuple):
+        if not isinstance(observed, tuple) or len(observed) != len(expected):
+            return None
+        state = (to_model, to_broker)
+        for o, e in zip(observed, expected):
+            state = match(o, e, *state)
+            if state is None:
+                return None
+        return state
+    return (to_model, to_broker) if observed == expected else None
+
+
+def _match_bag(observed: list, expected: list, to_model, to_broker):
+    if not observed:
+        return to_model, to_broker
+    first, rest = observed[0], observed[1:]
+    for i, e in enumerate(expected):
+        state = match(first, e, to_model, to_broker)
+        if state is not None:
+            done = _match_bag(rest, expected[:i] + expected[i + 1:], *state)
+            if done is not None:
+                return done
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge
+# ---------------------------------------------------------------------------------------------
+
+def all_choices(run):
+    """``run(choose)`` for every resolution of the ``choose`` points it meets (depth first)."""
+    results = []
+    stack: List[tuple] = [()]
+    while stack:
+        prefix = stack.pop()
+        made: List[int] = []
+
+        def choose(kind, candidates, prefix=prefix, made=made):
+            i = len(made)
+            if i < len(prefix):
+                made.append(prefix[i])
+                return candidates[prefix[i]]
+            for j in range(len(candidates) - 1, 0, -1):
+                stack.append(tuple(made) + (j,))
+            made.append(0)
+            return candidates[0]
+
+        results.append(run(choose))
+    return results
+
+
+class Judge:
+    """The set of model states consistent with a broker's answers so far (see the module doc)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.hypotheses: List[Hypothesis] = [Hypothesis(None)]
+        self.closed: set = set()  # (member, epoch) of connections a member closed
+
+    def close(self, member: int, epoch: int) -> None:
+        self.closed.add((member, epoch))
+
+    def model_request(self, api: str, request, to_model: Dict[str, str], client_id: str):
+        def mid(broker_id: str) -> str:
+            if broker_id == "":
+                return ""
+            return to_model.get(broker_id, UNBOUND + broker_id)
+
+        if api == "JoinGroup":
+            return JoinGroupRequest(request.group_id, mid(request.member_id), request.session_timeout_ms,
+                                    request.rebalance_timeout_ms, request.protocol_type,
+                                    tuple((p.name, metadata_key(p.metadata)) for p in request.protocols), client_id)
+        if api == "SyncGroup":
+            return SyncGroupRequest(request.group_id, request.generation_id, mid(request.member_id),
+                                    request.protocol_type, request.protocol_name,
+                                    tuple((mid(a.member_id), assignment_key(a.assignment)) for a in request.assignments))
+        if api == "Heartbeat":
+            return HeartbeatRequest(request.group_id, request.generation_id, mid(request.member_id))
+        if api == "LeaveGroup":
+            return LeaveGroupRequest(request.group_id, tuple(mid(m.member_id) for m in request.members))
+        if api == "OffsetCommit":
+            return OffsetCommitRequest(request.group_id, request.generation_id, mid(request.member_id),
+                                       tuple((p.partition_index, p.committed_offset)
+                                             for t in request.topics for p in t.partitions))
+        raise ValueError(f"the judge has no model request for {api}")
+
+    def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, client_id: str):
+        model_request = self.model_request(api, request, h.to_model(), client_id) if request is not None else None
+        config = self.config
+
+        def run(choose):
+            group, replies = h.group, []
+            fired = g.fire_timers(group, now, config, choose)
+            group = fired.group
+            replies += fired.replies
+            seq = max(h.member_seq, group.member_seq if group is not None else 0)
+            if model_request is not None:
+                out = handle_group_request(BrokerState(group=group), True, model_request, reply_to, now, config,
+                                           choose, seq, version)
+                group = out.group
+                replies += out.replies
+                fired = g.fire_timers(group, now, config, choose)
+                group = fired.group
+                replies += fired.replies
+            seq = max(seq, group.member_seq if group is not None else 0)
+            return group, seq, tuple(replies)
+
+        return all_choices(run)
+
+    def step(self, index: int, api: Optional[str], version: int, request, reply_to, now: int, client_id: str,
+             observed: Sequence[Tuple[tuple, tuple]]) -> Optional[Divergence]:
+        """Judge one step: *request* (``impl.protocol``, or None for a step that sends nothing) sent
+        on *reply_to* = (member, epoch) at model time *now*; *observed* = ((member, epoch),
+        canonical answer) for every answer the broker gave during the step, in arrival order."""
+        observed_by: Dict[tuple, list] = {}
+        for where, answer in observed:
+            observed_by.setdefault(where, []).append(answer)
+        survivors: List[Hypothesis] = []
+        allowed: List[Tuple[str, ...]] = []
+        allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
+        for h in self.hypotheses:
+            for group, seq, replies in self._outcomes(h, api, version, request, reply_to, now, client_id):
+                expected_by: Dict[tuple, list] = {}
+                for where, response in replies:
+                    if where not in self.closed:
+                        expected_by.setdefault(where, []).append(canonical_model(response))
+                state = self._match_all(observed_by, expected_by, h)
+                if state is not None:
+                    aliases = tuple(sorted(state[0].items()))
+                    survivors.append(Hypothesis(group, aliases, seq))
+                    continue
+                allowed_own.append(tuple(expected_by.get(reply_to, ())))
+                if len(allowed) < 6:
+                    names = h.to_broker()
+                    line = tuple(f"m{w[0]}: {render(r, names)}" for w, rs in sorted(expected_by.items()) for r in rs)
+                    if line not in allowed:
+                        allowed.append(line)
+        if survivors:
+            unique = list(dict.fromkeys(survivors))
+            self.hypotheses = unique[:MAX_HYPOTHESES]
+            return None
+        seen = tuple(f"m{w[0]}: {render(a)}" for w, answers in sorted(observed_by.items()) for a in answers)
+        return Divergence(index, self._summary(api, observed_by, allowed),
+                          signature(api, tuple(observed_by.get(reply_to, ())), allowed_own), seen, tuple(allowed))
+
+    @staticmethod
+    def _match_all(observed_by, expected_by, h: Hypothesis):
+        if set(observed_by) != set(expected_by):
+            return None
+        state = (h.to_model(), h.to_broker())
+        for where, answers in observed_by.items():
+            expected = expected_by[where]
+            if len(answers) != len(expected):
+                return None
+            for o, e in zip(answers, expected):
+                state = match(o, e, *state)
+                if state is None:
+                    return None
+        return state
+
+    @staticmethod
+    def _summary(api, observed_by, allowed) -> str:
+        seen = "; ".join(f"m{w[0]}: {render(a)}" for w, answers in sorted(observed_by.items()) for a in answers)
+        wanted = " | ".join("; ".join(line) or "no answer" for line in allowed[:2])
+        return f"after {api or 'a disconnect'}: the broker answered [{seen or 'nothing'}], the model allows [{wanted}]"
+
+
+
+#: The fields of a canonical answer, after the API name, for signatures.
+FIELDS = {"JoinGroup": ("error", "generation_id", "protocol_name", "leader", "member_id", "members"),
+          "SyncGroup": ("error", "assignment"), "Heartbeat": ("error",), "LeaveGroup": ("error",),
+          "OffsetCommit": ("partition errors",)}
+
+
+def _error_of(answer: tuple) -> str:
+    return answer[1] if isinstance(answer[1], str) else render(answer)
+
+
+def signature(api: Optional[str], own: tuple, allowed_own: List[tuple]) -> str:
+    """What kind of divergence, in words that do not depend on ids or timing: the request, what
+    the broker answered it, and what the model allows (errors, or the first field that differs)."""
+    name = api or "disconnect"
+    allowed_first = [a[0] for a in allowed_own if a]
+    wanted = sorted({_error_of(a) for a in allowed_first}) or ["no answer"]
+    if not own:
+        return f"{name}: no answer where the model allows {' or '.join(wanted)}"
+    got = own[0]
+    if not allowed_first:
+        return f"{name}: answered {_error_of(got)} where the model allows no answer (parked)"
+    same_error = [a for a in allowed_first if a[:2] == got[:2]]
+    if not same_error:
+        return f"{name}: answered {_error_of(got)} where the model allows {' or '.join(wanted)}"
+    fields = FIELDS.get(got[0], ())
+    for position, field in enumerate(fields[1:], start=2):
+        if all(len(a) > position and len(got) > position and type(a[position]) is type(got[position])
+               and not isinstance(got[position], (Id, Bag)) and a[position] != got[position] for a in same_error):
+            return (f"{name}: answered {_error_of(got)} with {field} {render((got[0], got[position]))[len(got[0]) + 1:]} "
+                    f"where the model allows {' or '.join(sorted({render((a[0], a[position]))[len(a[0]) + 1:] for a in same_error}))}")
+    return f"{name}: answered {_error_of(got)}, but the answers to the other members differ from the model's"

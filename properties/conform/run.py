@@ -1,0 +1,231 @@
+"""Run one schedule against a broker and judge every answer (timers off).
+
+:func:`run_schedule` finds the group's coordinator, asks it for its ApiVersions, and then plays
+the schedule one step at a time: the step's request is written on its member's connection, and
+every frame that arrives on any member's connection is collected until the step's own answer is
+in and the connections have been quiet for ``settle_ms`` — or, for a request the broker parks
+(a JoinGroup or SyncGroup waiting for the others), until ``park_ms`` pass. The judge then decides
+whether some model state allows exactly those answers. A broker that closes a connection, or
+answers with bytes that do not decode, is a finding too (:class:`Result.failure`).
+
+Schedules without timers set the session and rebalance timeouts to 30 s and are over long before;
+the model runs with the broker's profile (minimum and maximum session timeout, initial rebalance
+delay, which must be 0 here) and the JoinGroup version the broker and groupcheck agreed on.
+"""
+
+from __future__ import annotations
+
+import selectors
+import time
+from typing import Dict, List, Optional, Tuple
+
+import attrs
+
+from impl import protocol as P
+from impl.wire import CODEC_VERSIONS, NodeApiVersions
+from impl.wire.build import to_plain
+from model.config import Config
+from properties.conform.judge import Divergence, Judge, canonical_observed
+from properties.conform.members import TOPIC, Link, Unreachable, VirtualMember
+from properties.conform.schedule import Schedule
+
+GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+
+
+@attrs.frozen
+class Profile:
+    """What Kafka's protocol leaves to a broker's configuration, for the model to use."""
+
+    name: str
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 0
+    caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
+    acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
+
+
+@attrs.frozen
+class Result:
+    schedule: Schedule
+    group_id: str
+    divergence: Optional[Divergence]
+    failure: Optional[str]  # the broker closed a connection, sent undecodable bytes, or stopped answering
+    steps_run: int
+    trace: Tuple[dict, ...]
+    versions: Tuple[Tuple[str, int], ...]
+
+    @property
+    def verdict(self) -> str:
+        if self.failure:
+            return "failure"
+        return "divergence" if self.divergence else "conforms"
+
+    def signature(self) -> Optional[str]:
+        if self.failure:
+            return "failure: " + self.failure.split(":")[0]
+        return self.divergence.signature if self.divergence else None
+
+
+class BrokerFailure(Exception):
+    """What the broker did that is a finding on its own (closed, undecodable, no answer)."""
+
+
+def _versions(address, timeout_s: float, caps: Dict[str, int]) -> NodeApiVersions:
+    link = Link(address, -1, 0, "groupcheck-conform", timeout_s)
+    try:
+        response = _round_trip(link, P.ApiVersionsRequestData(), 3, timeout_s)
+        if response.error_code != 0:
+            raise BrokerFailure(f"ApiVersions v3 answered error {response.error_code}")
+        return NodeApiVersions.from_response(response, caps)
+    finally:
+        link.close()
+
+
+def _round_trip(link: Link, request, version: int, timeout_s: float):
+    link.send(request, version)
+    deadline = time.monotonic() + timeout_s
+    sel = selectors.DefaultSelector()
+    sel.register(link.sock, selectors.EVENT_READ)
+    try:
+        while time.monotonic() < deadline:
+            sel.select(min(0.05, max(0.0, deadline - time.monotonic())))
+            for event in link.read():
+                if event[0] == "response":
+                    return event[3]
+                if event[0] == "undecodable":
+                    raise BrokerFailure(f"undecodable {event[1]} v{event[2]} answer: {event[3]}")
+                raise BrokerFailure(f"{request.api_key}: {event[1]}")
+        raise BrokerFailure(f"{request.api_key} v{version}: no answer within {timeout_s:.0f} s")
+    finally:
+        sel.close()
+
+
+def find_coordinator(bootstrap: Tuple[str, int], group_id: str, timeout_s: float) -> Tuple[str, int]:
+    versions = _versions(bootstrap, timeout_s, {})
+    version = versions.usable_version("FindCoordinator")
+    if version is None:
+        raise BrokerFailure("no FindCoordinator version both sides support")
+    link = Link(bootstrap, -1, 0, "groupcheck-conform", timeout_s)
+    try:
+        found = _round_trip(link, P.FindCoordinatorRequestData(key=group_id), version, timeout_s)
+    finally:
+        link.close()
+    coordinator = found.coordinators[0] if getattr(found, "coordinators", None) else found
+    if coordinator.error_code != 0:
+        raise BrokerFailure(f"FindCoordinator({group_id}) answered error {coordinator.error_code}")
+    return coordinator.host, coordinator.port
+
+
+def model_config(profile: Profile, schedule: Schedule, join_version: int) -> Config:
+    return Config(brokers=1, clients=schedule.members, partitions=schedule.partitions, topic=TOPIC,
+                  min_session_timeout_ms=profile.min_session_timeout_ms,
+                  max_session_timeout_ms=profile.max_session_timeout_ms,
+                  initial_rebalance_delay_ms=profile.initial_rebalance_delay_ms,
+                  join_group_version=min(join_version, 9))
+
+
+def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
+                 park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0) -> Result:
+    """Play *schedule* against the broker at *bootstrap* with group *group_id*; stop at the first
+    divergence or failure. Raises :class:`Unreachable` if nothing listens there."""
+    trace: List[dict] = []
+    start = time.monotonic()
+    now_ms = lambda: int((time.monotonic() - start) * 1000)  # noqa: E731
+    caps = dict(profile.caps)
+    try:
+        address = find_coordinator(bootstrap, group_id, timeout_s)
+        versions = _versions(address, timeout_s, caps)
+    except BrokerFailure as e:
+        return Result(schedule, group_id, None, str(e), 0, tuple(trace), ())
+    chosen: Dict[str, int] = {}
+    for api in GROUP_APIS:
+        v = versions.usable_version(api)
+        if v is None:
+            return Result(schedule, group_id, None, f"no {api} version both groupcheck {CODEC_VERSIONS.get(api)} "
+                          f"and the broker {versions.version_range(api)} support", 0, tuple(trace), ())
+        chosen[api] = v
+    judge = Judge(model_config(profile, schedule, chosen["JoinGroup"]))
+    members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions) for i in range(schedule.members)]
+    sel = selectors.DefaultSelector()
+    version_list = tuple(sorted(chosen.items()))
+
+    def record(member: VirtualMember, epoch: int, direction: str, api: str, version: int, body) -> None:
+        trace.append({"t_ms": now_ms(), "member": member.index, "connection": epoch, "direction": direction,
+                      "api": api, "version": version, "body": to_plain(body)})
+
+    def finish(step_index: int, divergence=None, failure=None) -> Result:
+        for m in members:
+            if m.link is not None:
+                m.link.close()
+        sel.close()
+        return Result(schedule, group_id, divergence, failure, step_index, tuple(trace), version_list)
+
+    try:
+        for index, step in enumerate(schedule.steps):
+            member = members[step.member]
+            if step.action == "disconnect":
+                if member.link is None or member.link.closed:
+                    trace.append({"t_ms": now_ms(), "member": member.index, "note": "disconnect: no open connection"})
+                    continue
+                judge.close(member.index, member.link.epoch)
+                sel.unregister(member.link.sock)
+                member.link.close()
+                trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                              "note": "disconnected"})
+                continue
+            if member.busy:
+                trace.append({"t_ms": now_ms(), "member": member.index,
+                              "note": f"skipped {step.describe()}: a request is still parked"})
+                continue
+            if member.link is None or member.link.closed:
+                member.epochs += 1
+                member.link = Link(address, member.index, member.epochs, member.client_id, timeout_s)
+                sel.register(member.link.sock, selectors.EVENT_READ, member)
+            request = member.request(step.action, step.variant)
+            api = request.api_key
+            sent_at = now_ms()
+            record(member, member.link.epoch, "request", api, chosen[api], request)
+            correlation = member.link.send(request, chosen[api], step.variant)
+            observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record)
+            if failure:
+                return finish(index, failure=failure)
+            divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
+                                    member.client_id, observed)
+            if divergence is not None:
+                return finish(index, divergence=divergence)
+        return finish(len(schedule.steps))
+    except Unreachable as e:
+        return finish(0, failure=str(e))
+
+
+def _collect(sel, members, member, correlation, park_ms, settle_ms, record):
+    """Every answer until the step's own answer is in and the connections were quiet for
+    *settle_ms*, or *park_ms* passed without it (a parked request)."""
+    observed: List[tuple] = []
+    started = time.monotonic()
+    answered_at: Optional[float] = None
+    last_frame = started
+    while True:
+        now = time.monotonic()
+        if answered_at is not None and now - last_frame >= settle_ms / 1000:
+            break
+        if answered_at is None and now - started >= park_ms / 1000:
+            break
+        wait = (settle_ms / 1000 - (now - last_frame)) if answered_at is not None else (park_ms / 1000 - (now - started))
+        for key, _ in sel.select(max(0.001, wait)):
+            m = key.data
+            link = m.link
+            for event in link.read():
+                if event[0] == "response":
+                    _, api, version, body, variant = event
+                    record(m, link.epoch, "response", api, version, body)
+                    m.learn(api, body, variant)
+                    observed.append(((m.index, link.epoch), canonical_observed(api, version, body)))
+                    last_frame = time.monotonic()
+                    if m is member and correlation not in link.inflight:
+                        answered_at = last_frame
+                elif event[0] == "undecodable":
+                    return observed, f"undecodable {event[1]} v{event[2]} answer to m{m.index}: {event[3]}"
+                else:
+                    return observed, f"m{m.index}: {event[1]}"
+    return observed, None

@@ -1,0 +1,120 @@
+"""Schedules for virtual members: what each member asks the broker, in which order.
+
+A schedule is a seeded list of :class:`Step`\\ s over ``members`` virtual members; the same seed gives
+the same schedule in any process (``random.Random(seed)``, nothing else). A step names the member
+and an action, with a variant that decides which ids and generation go in the request:
+
+=============  ==========================================================================
+``join``       JoinGroup with the member's id (``""`` before it has one). ``same``: its
+               protocols as before; ``changed``: new metadata (a subscription change, which
+               rebalances a Stable group); ``fresh``: forget the id and join as a new member
+               (a restarted client).
+``sync``       SyncGroup at the member's generation (``stale``: one below); a member that
+               was told it leads assigns the partitions round-robin over the members it got.
+``heartbeat``  Heartbeat, ``current`` / ``stale`` generation / ``unknown`` member id.
+``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
+               ``simple`` (generation -1 and no member id, a consumer outside the group).
+``leave``      LeaveGroup with the member's id; the member forgets it.
+``disconnect`` close the member's connection (a parked JoinGroup or SyncGroup is cut); its
+               next request opens a new one.
+=============  ==========================================================================
+
+Whether a step runs depends on what happened before: a member whose request is still parked at
+the broker cannot send another one (Kafka mutes the channel), so such a step is skipped and the
+trace says so (``disconnect`` always runs).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import List, Optional, Tuple
+
+import attrs
+
+ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect")
+
+#: (action, variant, weight): the mix of a generated schedule.
+MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
+    ("join", "same", 22), ("join", "changed", 4), ("join", "fresh", 5),
+    ("sync", "current", 24), ("sync", "stale", 2),
+    ("heartbeat", "current", 11), ("heartbeat", "stale", 2), ("heartbeat", "unknown", 2),
+    ("commit", "current", 7), ("commit", "stale", 2), ("commit", "unknown", 1), ("commit", "simple", 2),
+    ("leave", None, 5),
+    ("disconnect", None, 3),
+)
+VARIANTS = {action: tuple(v for a, v, _ in MIX if a == action) for action in ACTIONS}
+
+#: Protocol lists a member may offer (most preferred first), and how often.
+PROTOCOL_LISTS: Tuple[Tuple[Tuple[str, ...], int], ...] = (
+    (("range",), 6), (("range", "roundrobin"), 3), (("roundrobin", "range"), 2), (("roundrobin",), 1),
+)
+
+
+@attrs.frozen
+class Step:
+    member: int
+    action: str
+    variant: Optional[str] = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown action {self.action!r}; known: {', '.join(ACTIONS)}")
+        if self.variant not in VARIANTS[self.action]:
+            raise ValueError(f"{self.action}: unknown variant {self.variant!r}; known: {VARIANTS[self.action]}")
+
+    def describe(self) -> str:
+        return f"m{self.member} {self.action}" + (f" ({self.variant})" if self.variant else "")
+
+    def to_json(self) -> list:
+        return [self.member, self.action, self.variant]
+
+    @classmethod
+    def from_json(cls, value) -> "Step":
+        member, action, variant = value
+        return cls(int(member), str(action), variant)
+
+
+@attrs.frozen
+class Schedule:
+    seed: int
+    members: int
+    partitions: int
+    protocols: Tuple[Tuple[str, ...], ...]  # per member
+    steps: Tuple[Step, ...]
+
+    def with_steps(self, steps) -> "Schedule":
+        return attrs.evolve(self, steps=tuple(steps))
+
+    def to_json(self) -> dict:
+        return {"seed": self.seed, "members": self.members, "partitions": self.partitions,
+                "protocols": [list(p) for p in self.protocols], "steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, value: dict) -> "Schedule":
+        members = int(value["members"])
+        protocols = tuple(tuple(str(n) for n in p) for p in value["protocols"])
+        if len(protocols) != members:
+            raise ValueError(f"protocols lists {len(protocols)} members, members is {members}")
+        steps = tuple(Step.from_json(s) for s in value["steps"])
+        for s in steps:
+            if not 0 <= s.member < members:
+                raise ValueError(f"step {s.describe()}: member {s.member} is not one of the {members} members")
+        return cls(int(value["seed"]), members, int(value["partitions"]), protocols, steps)
+
+
+def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6) -> Schedule:
+    """The schedule of *seed*: every member joins first (in a random order), then *steps* steps
+    drawn from :data:`MIX`, each for a random member."""
+    rng = random.Random(seed)
+    lists = [p for p, _ in PROTOCOL_LISTS]
+    weights = [w for _, w in PROTOCOL_LISTS]
+    protocols = tuple(tuple(rng.choices(lists, weights)[0]) for _ in range(members))
+    order = list(range(members))
+    rng.shuffle(order)
+    out: List[Step] = [Step(m, "join", "same") for m in order]
+    mix = [(a, v) for a, v, _ in MIX]
+    mix_weights = [w for _, _, w in MIX]
+    for _ in range(steps):
+        action, variant = rng.choices(mix, mix_weights)[0]
+        out.append(Step(rng.randrange(members), action, variant))
+    return Schedule(seed, members, partitions, protocols, tuple(out))

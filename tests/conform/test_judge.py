@@ -1,0 +1,108 @@
+"""The judge's pieces without a broker: aliasing, canonical answers, choice enumeration,
+signatures, and whole steps judged against hand-written broker answers."""
+
+import pytest
+
+from impl import protocol as P
+from model.broker import BrokerState, handle_group_request, version_error
+from model.config import Config
+from model.errors import Errors
+from model.messages import SyncGroupRequest
+from properties.conform.judge import (UNBOUND, Bag, Id, Judge, all_choices, canonical_observed, match, signature)
+from properties.conform.members import TOPIC, VirtualMember
+from properties.conform.schedule import Schedule, Step, generate
+
+
+def test_ids_bind_one_to_one_and_stay_bound():
+    state = match((Id("b1"), Id("b2")), (Id("m1"), Id("m2")), {}, {})
+    assert state == ({"b1": "m1", "b2": "m2"}, {"m1": "b1", "m2": "b2"})
+    assert match(Id("b1"), Id("m2"), *state) is None  # b1 is m1 already
+    assert match(Id("b3"), Id("m1"), *state) is None  # m1 is b1 already
+    assert match(Id("zzz"), Id(UNBOUND + "zzz"), *state) == state  # a made-up id echoes itself
+    assert match(Id(""), Id("m9"), *state) is None
+
+
+def test_bags_match_in_any_order_consistently_with_the_aliasing():
+    to_model = {"b1": "m1"}
+    to_broker = {"m1": "b1"}
+    observed = Bag(((Id("b2"), "x"), (Id("b1"), "y")))
+    assert match(observed, Bag(((Id("m1"), "y"), (Id("m2"), "x"))), to_model, to_broker)[0] == {"b1": "m1", "b2": "m2"}
+    assert match(observed, Bag(((Id("m1"), "x"), (Id("m2"), "y"))), to_model, to_broker) is None
+
+
+def test_all_choices_visits_every_resolution_once():
+    def run(choose):
+        return (choose("leader", ("a", "b", "c")), choose("protocol", ("x", "y")))
+    assert sorted(all_choices(run)) == sorted((a, p) for a in "abc" for p in "xy")
+
+
+def test_syncgroup_v5_without_protocol_name_is_refused_before_the_coordinator():
+    # KafkaApis.handleSyncGroupRequest: areMandatoryProtocolTypeAndNamePresent (KIP-559)
+    request = SyncGroupRequest("g", 1, "m", "consumer", None)
+    assert version_error(request, 5) == Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert version_error(request, 4) == Errors.NONE
+    assert version_error(request, None) == Errors.NONE  # the simulated world: no version
+    out = handle_group_request(BrokerState(), True, request, "r", 0, Config(), None, 0, 5)
+    assert out.replies[0][1].error == Errors.INCONSISTENT_GROUP_PROTOCOL
+
+
+def _join_answer(error, member_id, generation=-1, leader="", members=()):
+    return canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=error, generation_id=generation, protocol_type="consumer", protocol_name="range" if not error else None,
+        leader=leader, member_id=member_id,
+        members=[P.JoinGroupResponseMember(member_id=m, group_instance_id=None, metadata=meta) for m, meta in members]))
+
+
+def _judge():
+    return Judge(Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
+                        join_group_version=9))
+
+
+def test_a_lone_member_that_joins_twice_is_judged_and_a_wrong_generation_is_a_divergence():
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    first = member.request("join", "same")
+    assert judge.step(0, "JoinGroup", 9, first, (0, 1), 0, member.client_id,
+                      [((0, 1), _join_answer(79, "broker-id-1"))]) is None
+    member.member_id = "broker-id-1"
+    second = member.request("join", "same")
+    meta = member.subscription()
+    good = _join_answer(0, "broker-id-1", generation=1, leader="broker-id-1", members=[("broker-id-1", meta)])
+    bad = _join_answer(0, "broker-id-1", generation=0, leader="broker-id-1", members=[("broker-id-1", meta)])
+    before = list(judge.hypotheses)
+    divergence = judge.step(1, "JoinGroup", 9, second, (0, 1), 10, member.client_id, [((0, 1), bad)])
+    assert divergence is not None
+    assert divergence.signature == "JoinGroup: answered NONE with generation_id 0 where the model allows 1"
+    judge.hypotheses = before
+    assert judge.step(1, "JoinGroup", 9, second, (0, 1), 10, member.client_id, [((0, 1), good)]) is None
+    # an answer the model does not give at all (the broker parked the request) is a divergence too
+    judge.hypotheses = before
+    parked = judge.step(1, "JoinGroup", 9, second, (0, 1), 10, member.client_id, [])
+    assert parked.signature == "JoinGroup: no answer where the model allows NONE"
+
+
+def test_an_answer_to_a_closed_connection_is_not_expected():
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    judge.close(0, 1)
+    # MEMBER_ID_REQUIRED goes to connection 1, which the member closed: nobody sees it
+    assert judge.step(0, "JoinGroup", 9, member.request("join", "same"), (0, 1), 0, member.client_id, []) is None
+
+
+def test_signature_names_the_errors_when_they_differ():
+    got = ("Heartbeat", "REBALANCE_IN_PROGRESS")
+    assert signature("Heartbeat", (got,), [(("Heartbeat", "UNKNOWN_MEMBER_ID"),)]) == \
+        "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID"
+    assert signature("Heartbeat", (got,), [()]) == \
+        "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows no answer (parked)"
+
+
+def test_schedules_are_deterministic_and_round_trip_through_json():
+    a, b = generate(7), generate(7)
+    assert a == b and a != generate(8)
+    assert Schedule.from_json(a.to_json()) == a
+    assert [s.action for s in a.steps[:3]] == ["join"] * 3
+    with pytest.raises(ValueError, match="member 5"):
+        Schedule.from_json(dict(a.to_json(), steps=[[5, "join", "same"]]))
+    with pytest.raises(ValueError, match="unknown action"):
+        Step(0, "dance")
