@@ -93,12 +93,13 @@ def cmd_conform(args) -> int:
     if args.bootstrap:
         address = parse_bootstrap(args.bootstrap)
         system, target, profile = args.bootstrap, f"--bootstrap {args.bootstrap}", systems.PROFILES["bootstrap"]
-        return _campaign(args, address, system, target, profile)
+        return _campaign(args, address, system, target, profile, None)
     broker = systems.launch(args.launch, args.mutant)
     try:
         host, port = broker.bootstrap.rsplit(":", 1)
         system = args.launch + (f" (mutant {args.mutant})" if args.mutant else "")
-        return _campaign(args, (host, int(port)), system, f"--launch {args.launch}", systems.PROFILES[args.launch])
+        return _campaign(args, (host, int(port)), system, f"--launch {args.launch}", systems.PROFILES[args.launch],
+                         broker)
     finally:
         broker.stop()
 
@@ -107,7 +108,16 @@ def _group_id(seed: int, nonce: str) -> str:
     return f"groupcheck-conform-{seed}-{nonce}"
 
 
-def _campaign(args, address, system: str, target: str, profile: Profile) -> int:
+def _gone(broker, error: Exception) -> str:
+    """A failure line for a broker that stopped accepting connections, with what its process said."""
+    line = f"the broker stopped accepting connections ({error})"
+    if broker is not None and broker.process.poll() is not None:
+        tail = " | ".join(broker.log().strip().splitlines()[-3:])
+        line += f"; its process exited with status {broker.process.returncode}: {tail[-600:]}"
+    return line
+
+
+def _campaign(args, address, system: str, target: str, profile: Profile, broker) -> int:
     nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
     runs = [0]
 
@@ -116,7 +126,9 @@ def _campaign(args, address, system: str, target: str, profile: Profile) -> int:
         try:
             return run_schedule(address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile)
         except Unreachable as e:
-            raise UsageError(f"{target}: {e}") from None
+            if runs[0] == 1:
+                raise UsageError(f"{target}: {e}") from None
+            return Result(schedule, "", None, _gone(broker, e), 0, (), ())
 
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
@@ -141,9 +153,14 @@ def _campaign(args, address, system: str, target: str, profile: Profile) -> int:
             counts[signature] = counts.get(signature, 0) + 1
             first.setdefault(signature, result)
         progress(i + 1, diverging + failures, final=i + 1 == args.schedules)
+        if result.failure and result.failure.startswith("the broker stopped accepting connections"):
+            stopped_after = i + 1  # every later schedule would fail the same way
+            break
+    else:
+        stopped_after = None
     examples: List[dict] = []
     for signature, result in first.items():
-        shrunk = result if args.no_shrink else shrink(result, run)
+        shrunk = result if args.no_shrink or stopped_after else shrink(result, run)
         examples.append(report_module.counterexample(shrunk, system, target, args.mutant, profile,
                                                      len(result.schedule.steps)))
     new = [s for s in first if s not in acknowledged]
@@ -155,7 +172,9 @@ def _campaign(args, address, system: str, target: str, profile: Profile) -> int:
         "divergences": [{"signature": s, "summary": (first[s].failure or first[s].divergence.summary),
                          "count": counts[s], "acknowledged": s in acknowledged} for s in first],
         "acknowledged": sorted(acknowledged.items()), "verdict": verdict,
+        "caps": dict(profile.caps), "caps_why": profile.caps_why,
         "seconds": round(time.monotonic() - started, 1),
+        "stopped_after": stopped_after,
     }
     out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
     report_module.write(out, summary, examples)

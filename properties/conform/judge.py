@@ -127,12 +127,14 @@ def assignment_key(assignment) -> tuple:
     return tuple(tp.partition for tp in assignment.partitions)
 
 
-def canonical_observed(api: str, version: int, body) -> tuple:
-    """A decoded broker answer (``impl.protocol``) as the tuple the judge compares."""
+def canonical_observed(api: str, version: int, body, generation_offset: int = 0) -> tuple:
+    """A decoded broker answer (``impl.protocol``) as the tuple the judge compares. A broker whose
+    generations are numbered from ``1 + generation_offset`` (a profile's acknowledged divergence)
+    has its generation numbers translated to Kafka's."""
     if api == "JoinGroup":
         error = body.error_code
         if error == Errors.NONE:
-            return (api, _error_name(error), body.generation_id, body.protocol_name, Id(body.leader),
+            return (api, _error_name(error), body.generation_id - generation_offset, body.protocol_name, Id(body.leader),
                     Id(body.member_id), Bag(tuple((Id(m.member_id), metadata_key(m.metadata)) for m in body.members)))
         if error == Errors.MEMBER_ID_REQUIRED:
             return (api, _error_name(error), Id(body.member_id))
@@ -253,8 +255,9 @@ def all_choices(run):
 class Judge:
     """The set of model states consistent with a broker's answers so far (see the module doc)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, generation_offset: int = 0) -> None:
         self.config = config
+        self.generation_offset = generation_offset
         self.hypotheses: List[Hypothesis] = [Hypothesis(None)]
         self.closed: set = set()  # (member, epoch) of connections a member closed
 
@@ -267,20 +270,23 @@ class Judge:
                 return ""
             return to_model.get(broker_id, UNBOUND + broker_id)
 
+        def gen(generation: int) -> int:  # the broker's numbering -> Kafka's (see canonical_observed)
+            return generation if generation < 0 else generation - self.generation_offset
+
         if api == "JoinGroup":
             return JoinGroupRequest(request.group_id, mid(request.member_id), request.session_timeout_ms,
                                     request.rebalance_timeout_ms, request.protocol_type,
                                     tuple((p.name, metadata_key(p.metadata)) for p in request.protocols), client_id)
         if api == "SyncGroup":
-            return SyncGroupRequest(request.group_id, request.generation_id, mid(request.member_id),
+            return SyncGroupRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
                                     request.protocol_type, request.protocol_name,
                                     tuple((mid(a.member_id), assignment_key(a.assignment)) for a in request.assignments))
         if api == "Heartbeat":
-            return HeartbeatRequest(request.group_id, request.generation_id, mid(request.member_id))
+            return HeartbeatRequest(request.group_id, gen(request.generation_id), mid(request.member_id))
         if api == "LeaveGroup":
             return LeaveGroupRequest(request.group_id, tuple(mid(m.member_id) for m in request.members))
         if api == "OffsetCommit":
-            return OffsetCommitRequest(request.group_id, request.generation_id, mid(request.member_id),
+            return OffsetCommitRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
                                        tuple((p.partition_index, p.committed_offset)
                                              for t in request.topics for p in t.partitions))
         raise ValueError(f"the judge has no model request for {api}")
@@ -374,6 +380,8 @@ FIELDS = {"JoinGroup": ("error", "generation_id", "protocol_name", "leader", "me
 
 
 def _error_of(answer: tuple) -> str:
+    if answer[0] == "OffsetCommit":  # the errors, not the partitions (they differ between schedules)
+        return "/".join(sorted({error for _, error in answer[1]})) or "no partitions"
     return answer[1] if isinstance(answer[1], str) else render(answer)
 
 

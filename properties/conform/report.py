@@ -79,6 +79,12 @@ def markdown(summary: dict, examples: List[dict]) -> str:
              f"broker failures: {summary['failures']}",
              f"- versions used: {', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none'}",
              f"- verdict: **{summary['verdict']}**", ""]
+    if summary.get("stopped_after"):
+        lines[-1:-1] = [f"- **the broker stopped accepting connections during schedule {summary['stopped_after']}**; "
+                        f"the later schedules were not run"]
+    if summary.get("caps"):
+        lines += ["## Version caps (profile)", "",
+                  ", ".join(f"{k} ≤ v{v}" for k, v in sorted(summary["caps"].items())) + ": " + summary["caps_why"], ""]
     if summary["acknowledged"]:
         lines += ["## Acknowledged divergences (profile)", ""]
         lines += [f"- {sig}: {why}" for sig, why in summary["acknowledged"]]

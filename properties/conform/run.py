@@ -15,6 +15,7 @@ delay, which must be 0 here) and the JoinGroup version the broker and groupcheck
 
 from __future__ import annotations
 
+import re
 import selectors
 import time
 from typing import Dict, List, Optional, Tuple
@@ -22,7 +23,7 @@ from typing import Dict, List, Optional, Tuple
 import attrs
 
 from impl import protocol as P
-from impl.wire import CODEC_VERSIONS, NodeApiVersions
+from impl.wire import CODEC_VERSIONS, NodeApiVersions, api_versions_retry_version
 from impl.wire.build import to_plain
 from model.config import Config
 from properties.conform.judge import Divergence, Judge, canonical_observed
@@ -41,6 +42,8 @@ class Profile:
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 0
     caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
+    caps_why: str = ""  # why the caps are there (a broker finding of its own), printed in reports
+    generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
     acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
 
 
@@ -62,7 +65,7 @@ class Result:
 
     def signature(self) -> Optional[str]:
         if self.failure:
-            return "failure: " + self.failure.split(":")[0]
+            return "failure: " + re.sub(r" \([^)]*\)", "", self.failure.split(":")[0])
         return self.divergence.signature if self.divergence else None
 
 
@@ -71,14 +74,22 @@ class BrokerFailure(Exception):
 
 
 def _versions(address, timeout_s: float, caps: Dict[str, int]) -> NodeApiVersions:
-    link = Link(address, -1, 0, "groupcheck-conform", timeout_s)
-    try:
-        response = _round_trip(link, P.ApiVersionsRequestData(), 3, timeout_s)
-        if response.error_code != 0:
-            raise BrokerFailure(f"ApiVersions v3 answered error {response.error_code}")
-        return NodeApiVersions.from_response(response, caps)
-    finally:
-        link.close()
+    """ApiVersions at v3, and again at the broker's version after an UNSUPPORTED_VERSION answer in a
+    v0 body (``NetworkClient.handleApiVersionsResponse``)."""
+    version = CODEC_VERSIONS["ApiVersions"][1]
+    for _ in range(2):
+        link = Link(address, -1, 0, "groupcheck-conform", timeout_s)
+        try:
+            response = _round_trip(link, P.ApiVersionsRequestData(), version, timeout_s)
+        finally:
+            link.close()
+        if response.error_code == 0:
+            return NodeApiVersions.from_response(response, caps)
+        retry = api_versions_retry_version(version, response)
+        if retry is None or retry == version:
+            break
+        version = retry
+    raise BrokerFailure(f"ApiVersions v{version} answered error {response.error_code}")
 
 
 def _round_trip(link: Link, request, version: int, timeout_s: float):
@@ -144,7 +155,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             return Result(schedule, group_id, None, f"no {api} version both groupcheck {CODEC_VERSIONS.get(api)} "
                           f"and the broker {versions.version_range(api)} support", 0, tuple(trace), ())
         chosen[api] = v
-    judge = Judge(model_config(profile, schedule, chosen["JoinGroup"]))
+    judge = Judge(model_config(profile, schedule, chosen["JoinGroup"]), profile.generation_offset)
     members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions) for i in range(schedule.members)]
     sel = selectors.DefaultSelector()
     version_list = tuple(sorted(chosen.items()))
@@ -186,7 +197,8 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             sent_at = now_ms()
             record(member, member.link.epoch, "request", api, chosen[api], request)
             correlation = member.link.send(request, chosen[api], step.variant)
-            observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record)
+            observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
+                                         profile.generation_offset)
             if failure:
                 return finish(index, failure=failure)
             divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
@@ -198,7 +210,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
         return finish(0, failure=str(e))
 
 
-def _collect(sel, members, member, correlation, park_ms, settle_ms, record):
+def _collect(sel, members, member, correlation, park_ms, settle_ms, record, generation_offset=0):
     """Every answer until the step's own answer is in and the connections were quiet for
     *settle_ms*, or *park_ms* passed without it (a parked request)."""
     observed: List[tuple] = []
@@ -220,12 +232,12 @@ def _collect(sel, members, member, correlation, park_ms, settle_ms, record):
                     _, api, version, body, variant = event
                     record(m, link.epoch, "response", api, version, body)
                     m.learn(api, body, variant)
-                    observed.append(((m.index, link.epoch), canonical_observed(api, version, body)))
+                    observed.append(((m.index, link.epoch), canonical_observed(api, version, body, generation_offset)))
                     last_frame = time.monotonic()
                     if m is member and correlation not in link.inflight:
                         answered_at = last_frame
                 elif event[0] == "undecodable":
-                    return observed, f"undecodable {event[1]} v{event[2]} answer to m{m.index}: {event[3]}"
+                    return observed, f"undecodable {event[1]} v{event[2]} answer (to m{m.index}): {event[3]}"
                 else:
-                    return observed, f"m{m.index}: {event[1]}"
+                    return observed, f"{event[1]} (m{m.index}'s connection)"
     return observed, None

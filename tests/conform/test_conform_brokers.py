@@ -90,3 +90,16 @@ def test_replay_refuses_a_broker_counterexample_without_a_broker(capsys, tmp_pat
                                              "steps": [[0, "join", "same"]]}}))
     assert main(["replay", str(path)]) == 2
     assert "give --bootstrap HOST:PORT or --launch NAME" in capsys.readouterr().err
+
+
+def test_rdkafka_mock_is_judged_with_its_profile_and_its_findings_reported(capsys, tmp_path):
+    pytest.importorskip("confluent_kafka")
+    code, summary, _ = _conform(capsys, tmp_path, "--launch", "rdkafka-mock", "--schedules", "12", "--no-shrink")
+    assert code == 1 and summary["divergences"], summary
+    # the profile's caps and acknowledged divergences are in the report, never silent
+    assert summary["caps"]["JoinGroup"] == 3 and "flexible" in summary["caps_why"]
+    assert any("generation_id 2" in sig for sig, _ in summary["acknowledged"])
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## Version caps (profile)" in report and "## Acknowledged divergences (profile)" in report
+    # with the generation offset translated, no schedule stops at the mock's first generation number
+    assert not any(d["signature"].startswith("JoinGroup: answered NONE with generation_id") for d in summary["divergences"])

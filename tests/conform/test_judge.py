@@ -106,3 +106,35 @@ def test_schedules_are_deterministic_and_round_trip_through_json():
         Schedule.from_json(dict(a.to_json(), steps=[[5, "join", "same"]]))
     with pytest.raises(ValueError, match="unknown action"):
         Step(0, "dance")
+
+
+def test_a_generation_offset_translates_the_brokers_numbers_both_ways():
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = Judge(Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
+                         join_group_version=3), generation_offset=-1)  # a broker that starts at 0, like Tansu
+    meta = member.subscription()
+    answer = canonical_observed("JoinGroup", 3, P.JoinGroupResponseData(
+        error_code=0, generation_id=0, protocol_name="range", leader="b1", member_id="b1",
+        members=[P.JoinGroupResponseMember(member_id="b1", group_instance_id=None, metadata=meta)]), -1)
+    assert answer[2] == 1
+    assert judge.step(0, "JoinGroup", 3, member.request("join", "same"), (0, 1), 0, member.client_id,
+                      [((0, 1), answer)]) is None
+    member.member_id, member.generation = "b1", 0  # what the member learnt: the broker's 0
+    heartbeat = member.request("heartbeat", "current")
+    assert judge.model_request("Heartbeat", heartbeat, {"b1": "conform-m0-00000000"}, "c").generation_id == 1
+    sync_done = canonical_observed("SyncGroup", 3, P.SyncGroupResponseData(error_code=0, assignment=None))
+    leader_sync = member.request("sync", "current")
+    assert judge.step(1, "SyncGroup", 3, leader_sync, (0, 1), 5, member.client_id, [((0, 1), sync_done)]) is None
+
+
+def test_failure_signatures_do_not_depend_on_members_or_correlation_ids():
+    from properties.conform.run import Result
+    schedule = generate(0)
+
+    def sig(text):
+        return Result(schedule, "g", None, text, 0, (), ()).signature()
+
+    assert sig("undecodable SyncGroup v3 answer (to m2): wire error [malformed], correlation id 7") == \
+        sig("undecodable SyncGroup v3 answer (to m0): wire error [malformed], correlation id 1") == \
+        "failure: undecodable SyncGroup v3 answer"
+    assert sig("the broker closed the connection (m1's connection)") == "failure: the broker closed the connection"
