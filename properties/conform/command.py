@@ -19,6 +19,8 @@ import time
 import uuid
 from typing import Dict, List, Optional, Tuple
 
+import attrs
+
 from properties.conform import report as report_module
 from properties.conform import systems
 from properties.conform.members import Unreachable
@@ -91,44 +93,84 @@ def cmd_conform(args) -> int:
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.bootstrap:
-        address = parse_bootstrap(args.bootstrap)
-        system, target, profile = args.bootstrap, f"--bootstrap {args.bootstrap}", systems.PROFILES["bootstrap"]
-        return _campaign(args, address, system, target, profile, None)
-    broker = systems.launch(args.launch, args.mutant)
+        target = Target(args.bootstrap, None, None, parse_bootstrap(args.bootstrap))
+        profile = systems.PROFILES["bootstrap"]
+    else:
+        target = Target(None, args.launch, args.mutant)
+        profile = systems.PROFILES[args.launch]
     try:
-        host, port = broker.bootstrap.rsplit(":", 1)
-        system = args.launch + (f" (mutant {args.mutant})" if args.mutant else "")
-        return _campaign(args, (host, int(port)), system, f"--launch {args.launch}", systems.PROFILES[args.launch],
-                         broker)
+        return _campaign(args, target, profile)
     finally:
-        broker.stop()
+        target.stop()
 
 
 def _group_id(seed: int, nonce: str) -> str:
     return f"groupcheck-conform-{seed}-{nonce}"
 
 
-def _gone(broker, error: Exception) -> str:
-    """A failure line for a broker that stopped accepting connections, with what its process said."""
-    line = f"the broker stopped accepting connections ({error})"
-    if broker is not None and broker.process.poll() is not None:
-        tail = " | ".join(broker.log().strip().splitlines()[-3:])
-        line += f"; its process exited with status {broker.process.returncode}: {tail[-600:]}"
-    return line
+class Target:
+    """The broker under judgement: an address (``--bootstrap``), or a broker this run launched —
+    and launches again when it crashes, so one crash does not end the search."""
+
+    def __init__(self, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str],
+                 address: Optional[Tuple[str, int]] = None) -> None:
+        self.launch, self.mutant = launch, mutant
+        self.system = bootstrap or (launch + (f" (mutant {mutant})" if mutant else ""))
+        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {launch}"
+        self.broker = None
+        self.address = address
+        self.crashes = 0
+        if launch:
+            self._start()
+
+    def _start(self) -> None:
+        self.broker = systems.launch(self.launch, self.mutant)
+        host, port = self.broker.bootstrap.rsplit(":", 1)
+        self.address = (host, int(port))
+
+    def crashed(self, wait_s: float = 0.0) -> Optional[str]:
+        """A failure line if the launched broker's process has exited, waiting up to *wait_s* for it
+        (a process that is aborting closes its sockets before it is gone); it is then started again."""
+        if self.broker is None:
+            return None
+        deadline = time.monotonic() + wait_s
+        while self.broker.process.poll() is None:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+        tail = " | ".join(self.broker.log().strip().splitlines()[-3:])
+        line = f"the broker process exited with status {self.broker.process.returncode}: {tail[-600:]}"
+        self.crashes += 1
+        self.broker.stop()
+        self._start()
+        return line
+
+    def stop(self) -> None:
+        if self.broker is not None:
+            self.broker.stop()
 
 
-def _campaign(args, address, system: str, target: str, profile: Profile, broker) -> int:
+def _campaign(args, target: Target, profile: Profile) -> int:
     nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
     runs = [0]
+    system = target.system
 
     def run(schedule: Schedule) -> Result:
         runs[0] += 1
         try:
-            return run_schedule(address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile)
+            result = run_schedule(target.address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile)
         except Unreachable as e:
+            crash = target.crashed(wait_s=2.0)
+            if crash:
+                return Result(schedule, "", None, crash, 0, (), ())
             if runs[0] == 1:
-                raise UsageError(f"{target}: {e}") from None
-            return Result(schedule, "", None, _gone(broker, e), 0, (), ())
+                raise UsageError(f"{target.text}: {e}") from None
+            return Result(schedule, "", None, f"the broker stopped accepting connections ({e})", 0, (), ())
+        lost = result.failure is not None and ("closed" in result.failure or "connection error" in result.failure)
+        crash = target.crashed(wait_s=2.0 if lost else 0.0)
+        if crash:
+            return attrs.evolve(result, divergence=None, failure=crash)
+        return result
 
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
@@ -139,8 +181,8 @@ def _campaign(args, address, system: str, target: str, profile: Profile, broker)
     versions: Dict[str, int] = {}
     for i in range(args.schedules):
         result = run(generate(args.seed + i, members=args.members, steps=args.steps))
-        if result.failure and result.steps_run == 0 and not result.trace and i == 0:
-            raise UsageError(f"{target}: {result.failure}")
+        if result.failure and result.steps_run == 0 and not result.trace and i == 0 and target.broker is None:
+            raise UsageError(f"{target.text}: {result.failure}")
         versions.update(dict(result.versions))
         signature = result.signature()
         if signature is None:
@@ -153,20 +195,24 @@ def _campaign(args, address, system: str, target: str, profile: Profile, broker)
             counts[signature] = counts.get(signature, 0) + 1
             first.setdefault(signature, result)
         progress(i + 1, diverging + failures, final=i + 1 == args.schedules)
-        if result.failure and result.failure.startswith("the broker stopped accepting connections"):
+        if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
             stopped_after = i + 1  # every later schedule would fail the same way
             break
     else:
         stopped_after = None
     examples: List[dict] = []
     for signature, result in first.items():
-        shrunk = result if args.no_shrink or stopped_after else shrink(result, run)
-        examples.append(report_module.counterexample(shrunk, system, target, args.mutant, profile,
+        # a crash is seen when the process is gone, which a timer inside the broker may decide
+        # long after the schedule that caused it: crashes are reported as found, with the
+        # broker's last words, not shrunk against schedules that may not be theirs
+        crash = signature.startswith("failure: the broker process exited")
+        shrunk = result if args.no_shrink or stopped_after or crash else shrink(result, run)
+        examples.append(report_module.counterexample(shrunk, system, target.text, args.mutant, profile,
                                                      len(result.schedule.steps)))
     new = [s for s in first if s not in acknowledged]
     verdict = "conforms" if not new else "diverges"
     summary = {
-        "system": system, "target": target, "mutant": args.mutant, "schedules": args.schedules,
+        "system": system, "target": target.text, "mutant": args.mutant, "crashes": target.crashes, "schedules": args.schedules,
         "seed": args.seed, "members": args.members, "steps": args.steps, "timers": args.timers == "on",
         "conforming": conforming, "diverging": diverging, "failures": failures, "versions": versions,
         "divergences": [{"signature": s, "summary": (first[s].failure or first[s].divergence.summary),

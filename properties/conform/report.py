@@ -79,6 +79,8 @@ def markdown(summary: dict, examples: List[dict]) -> str:
              f"broker failures: {summary['failures']}",
              f"- versions used: {', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none'}",
              f"- verdict: **{summary['verdict']}**", ""]
+    if summary.get("crashes"):
+        lines[-1:-1] = [f"- **the broker process crashed {summary['crashes']} time(s)**; it was started again each time"]
     if summary.get("stopped_after"):
         lines[-1:-1] = [f"- **the broker stopped accepting connections during schedule {summary['stopped_after']}**; "
                         f"the later schedules were not run"]

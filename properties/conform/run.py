@@ -65,7 +65,7 @@ class Result:
 
     def signature(self) -> Optional[str]:
         if self.failure:
-            return "failure: " + re.sub(r" \([^)]*\)", "", self.failure.split(":")[0])
+            return "failure: " + re.sub(r" \([^)]*\)", "", self.failure).split(":")[0]
         return self.divergence.signature if self.divergence else None
 
 

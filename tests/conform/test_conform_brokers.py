@@ -103,3 +103,45 @@ def test_rdkafka_mock_is_judged_with_its_profile_and_its_findings_reported(capsy
     assert "## Version caps (profile)" in report and "## Acknowledged divergences (profile)" in report
     # with the generation offset translated, no schedule stops at the mock's first generation number
     assert not any(d["signature"].startswith("JoinGroup: answered NONE with generation_id") for d in summary["divergences"])
+
+
+_DIES_ON_FIRST_REQUEST = r"""
+import os, socket, sys
+server = socket.create_server(("127.0.0.1", 0))
+print(f"listening {server.getsockname()[1]}", flush=True)
+conn, _ = server.accept()
+conn.recv(4)
+sys.stderr.write("fake broker: assertion failed, aborting\n")
+sys.stderr.flush()
+os._exit(3)
+"""
+
+
+def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    from properties.conform import systems
+    from properties.live.child import ChildBroker
+
+    started = []
+
+    def launch(name, mutant=None):
+        log = tmp_path / f"fake-{len(started)}.log"
+        process = subprocess.Popen([sys.executable, "-c", _DIES_ON_FIRST_REQUEST], stdout=subprocess.PIPE,
+                                   stderr=open(log, "w"), text=True)
+        port = int(process.stdout.readline().split()[1])
+        started.append(process)
+        return ChildBroker(process, "127.0.0.1", [port], str(log), workdir=str(tmp_path / "unused"))
+
+    monkeypatch.setattr(systems, "launch", launch)
+    t0 = time.monotonic()
+    code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--schedules", "3")
+    assert code == 1
+    assert summary["crashes"] == 3 and len(started) == 4  # each crash relaunched, the last one stopped at the end
+    assert [d["signature"] for d in summary["divergences"]] == ["failure: the broker process exited with status 3"]
+    with open(summary["divergences"][0]["file"]) as f:
+        assert "fake broker: assertion failed" in json.load(f)["summary"]
+    assert all(p.poll() is not None for p in started)
+    assert time.monotonic() - t0 < 30
