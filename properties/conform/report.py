@@ -48,7 +48,11 @@ def slug(text: str) -> str:
 
 def write(out: str, summary: dict, examples: List[dict]) -> Dict[str, str]:
     """Write the report into directory *out* (created); the counterexample file of each signature."""
-    os.makedirs(os.path.join(out, "counterexamples"), exist_ok=True)
+    folder = os.path.join(out, "counterexamples")
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):  # an earlier run's files would pass for this run's
+        if re.fullmatch(r"\d\d-[a-z0-9-]*\.json", name):
+            os.unlink(os.path.join(folder, name))
     files: Dict[str, str] = {}
     for i, example in enumerate(examples, 1):
         path = os.path.join(out, "counterexamples", f"{i:02d}-{slug(example['signature'])}.json")
