@@ -1,7 +1,7 @@
 """``groupcheck conform broker`` and the replay of its counterexamples.
 
 ``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME]) [--schedules N]
-[--steps K] [--members M] [--seed S] [--timers off] [--out DIR] [--json] [--no-shrink]``
+[--steps K] [--members M] [--seed S] [--timers off|on] [--out DIR] [--json] [--no-shrink]``
 
 Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
 every answer, shrinks one counterexample per distinct divergence signature, and writes the report
@@ -24,7 +24,7 @@ import attrs
 from properties.conform import report as report_module
 from properties.conform import systems
 from properties.conform.members import Unreachable
-from properties.conform.run import Profile, Result, run_schedule
+from properties.conform.run import NO_TIMERS, Profile, Result, Timing, run_schedule
 from properties.conform.schedule import Schedule, generate
 from properties.conform.shrink import shrink
 from properties.errors import UsageError
@@ -61,7 +61,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--members", type=_int("--members", 1), default=3, help="virtual members (default 3)")
     b.add_argument("--seed", type=_int("--seed", 0), default=0, help="first seed (default 0)")
     b.add_argument("--timers", choices=("off", "on"), default="off",
-                   help="off: long timeouts, judged deterministically (on: not built yet)")
+                   help="off (default): 30 s timeouts, judged deterministically; on: 2 s timeouts, schedules "
+                        "wait past them, timers judged within a 250 ms tolerance window")
     b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
@@ -85,9 +86,6 @@ def parse_bootstrap(text: str) -> Tuple[str, int]:
 def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) != "broker":
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME")
-    if args.timers == "on":
-        raise UsageError("--timers on: schedules with timers (short timeouts judged within a tolerance window) "
-                         "are not built yet; use --timers off")
     if not args.bootstrap and not args.launch:
         raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME")
     if args.mutant and not args.launch:
@@ -96,7 +94,7 @@ def cmd_conform(args) -> int:
         target = Target(args.bootstrap, None, None, parse_bootstrap(args.bootstrap))
         profile = systems.PROFILES["bootstrap"]
     else:
-        target = Target(None, args.launch, args.mutant)
+        target = Target(None, args.launch, args.mutant, timers=args.timers == "on")
         profile = systems.PROFILES[args.launch]
     try:
         return _campaign(args, target, profile)
@@ -113,8 +111,8 @@ class Target:
     and launches again when it crashes, so one crash does not end the search."""
 
     def __init__(self, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str],
-                 address: Optional[Tuple[str, int]] = None) -> None:
-        self.launch, self.mutant = launch, mutant
+                 address: Optional[Tuple[str, int]] = None, timers: bool = False) -> None:
+        self.launch, self.mutant, self.timers = launch, mutant, timers
         self.system = bootstrap or (launch + (f" (mutant {mutant})" if mutant else ""))
         self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {launch}"
         self.broker = None
@@ -124,7 +122,7 @@ class Target:
             self._start()
 
     def _start(self) -> None:
-        self.broker = systems.launch(self.launch, self.mutant)
+        self.broker = systems.launch(self.launch, self.mutant, self.timers)
         host, port = self.broker.bootstrap.rsplit(":", 1)
         self.address = (host, int(port))
 
@@ -154,11 +152,13 @@ def _campaign(args, target: Target, profile: Profile) -> int:
     nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
     runs = [0]
     system = target.system
+    timing = Timing.with_timers() if args.timers == "on" else NO_TIMERS
 
     def run(schedule: Schedule) -> Result:
         runs[0] += 1
         try:
-            result = run_schedule(target.address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile)
+            result = run_schedule(target.address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile,
+                                  timing=timing)
         except Unreachable as e:
             crash = target.crashed(wait_s=2.0)
             if crash:
@@ -180,7 +180,7 @@ def _campaign(args, target: Target, profile: Profile) -> int:
     conforming = diverging = failures = 0
     versions: Dict[str, int] = {}
     for i in range(args.schedules):
-        result = run(generate(args.seed + i, members=args.members, steps=args.steps))
+        result = run(generate(args.seed + i, members=args.members, steps=args.steps, timers=timing.timers))
         if result.failure and result.steps_run == 0 and not result.trace and i == 0 and target.broker is None:
             raise UsageError(f"{target.text}: {result.failure}")
         versions.update(dict(result.versions))
@@ -207,8 +207,10 @@ def _campaign(args, target: Target, profile: Profile) -> int:
         # broker's last words, not shrunk against schedules that may not be theirs
         crash = signature.startswith("failure: the broker process exited")
         shrunk = result if args.no_shrink or stopped_after or crash else shrink(result, run)
-        examples.append(report_module.counterexample(shrunk, system, target.text, args.mutant, profile,
-                                                     len(result.schedule.steps)))
+        example = report_module.counterexample(shrunk, system, target.text, args.mutant, profile,
+                                               len(result.schedule.steps))
+        example["timers"] = timing.timers
+        examples.append(example)
     new = [s for s in first if s not in acknowledged]
     verdict = "conforms" if not new else "diverges"
     summary = {
@@ -249,16 +251,18 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
     profile_name = launch or "bootstrap"
     profile = systems.PROFILES.get(profile_name, systems.PROFILES["bootstrap"])
+    timing = Timing.with_timers() if example.get("timers") else NO_TIMERS
     broker = None
     try:
         if launch:
-            broker = systems.launch(launch, mutant)
+            broker = systems.launch(launch, mutant, timing.timers)
             host, port = broker.bootstrap.rsplit(":", 1)
             address = (host, int(port))
         else:
             address = parse_bootstrap(bootstrap)
         try:
-            result = run_schedule(address, schedule, _group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile)
+            result = run_schedule(address, schedule, _group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile,
+                                  timing=timing)
         except Unreachable as e:
             raise UsageError(str(e)) from None
     finally:

@@ -255,9 +255,10 @@ def all_choices(run):
 class Judge:
     """The set of model states consistent with a broker's answers so far (see the module doc)."""
 
-    def __init__(self, config: Config, generation_offset: int = 0) -> None:
+    def __init__(self, config: Config, generation_offset: int = 0, tolerance_ms: Optional[int] = None) -> None:
         self.config = config
         self.generation_offset = generation_offset
+        self.tolerance_ms = tolerance_ms  # None: timers off (deterministic); else the tolerance window
         self.hypotheses: List[Hypothesis] = [Hypothesis(None)]
         self.closed: set = set()  # (member, epoch) of connections a member closed
 
@@ -291,34 +292,56 @@ class Judge:
                                              for t in request.topics for p in t.partitions))
         raise ValueError(f"the judge has no model request for {api}")
 
-    def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, client_id: str):
+    def _settle(self, group, lo: int, hi: int, choose):
+        """Fire the model's timers as a broker on wall-clock time may have by now: with timers off
+        (no tolerance), every deadline up to *lo*; with a tolerance, every deadline before *lo* and
+        then any prefix of those up to *hi* — how far is a ``choose("timer", ...)`` point, so every
+        possibility is judged. Returns (group, replies)."""
+        replies = []
+        if self.tolerance_ms is None:
+            out = g.fire_timers(group, lo, self.config, choose)
+            return out.group, list(out.replies)
+        out = g.fire_timers(group, lo - 1, self.config, choose)
+        group, replies = out.group, list(out.replies)
+        while True:
+            deadline = g.next_deadline(group)
+            if deadline is None or deadline > hi or not choose("timer", (False, True)):
+                return group, replies
+            out = g.fire_timers(group, deadline, self.config, choose)
+            group = out.group
+            replies += out.replies
+
+    def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, end: int,
+                  client_id: str):
         model_request = self.model_request(api, request, h.to_model(), client_id) if request is not None else None
         config = self.config
+        tolerance = self.tolerance_ms or 0
 
         def run(choose):
             group, replies = h.group, []
-            fired = g.fire_timers(group, now, config, choose)
-            group = fired.group
-            replies += fired.replies
+            if model_request is not None:
+                group, fired = self._settle(group, now - tolerance, now + tolerance, choose)
+                replies += fired
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
             if model_request is not None:
                 out = handle_group_request(BrokerState(group=group), True, model_request, reply_to, now, config,
                                            choose, seq, version)
                 group = out.group
                 replies += out.replies
-                fired = g.fire_timers(group, now, config, choose)
-                group = fired.group
-                replies += fired.replies
+            group, fired = self._settle(group, end - tolerance, end + tolerance, choose)
+            replies += fired
             seq = max(seq, group.member_seq if group is not None else 0)
             return group, seq, tuple(replies)
 
         return all_choices(run)
 
     def step(self, index: int, api: Optional[str], version: int, request, reply_to, now: int, client_id: str,
-             observed: Sequence[Tuple[tuple, tuple]]) -> Optional[Divergence]:
-        """Judge one step: *request* (``impl.protocol``, or None for a step that sends nothing) sent
-        on *reply_to* = (member, epoch) at model time *now*; *observed* = ((member, epoch),
-        canonical answer) for every answer the broker gave during the step, in arrival order."""
+             observed: Sequence[Tuple[tuple, tuple]], end: Optional[int] = None) -> Optional[Divergence]:
+        """Judge one step: *request* (``impl.protocol``, or None for a wait, which sends nothing)
+        sent on *reply_to* = (member, epoch) at model time *now*; the step's observation window
+        ends at *end* (default *now*); *observed* = ((member, epoch), canonical answer) for every
+        answer the broker gave during the step, in arrival order."""
+        end = now if end is None else end
         observed_by: Dict[tuple, list] = {}
         for where, answer in observed:
             observed_by.setdefault(where, []).append(answer)
@@ -326,7 +349,7 @@ class Judge:
         allowed: List[Tuple[str, ...]] = []
         allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
         for h in self.hypotheses:
-            for group, seq, replies in self._outcomes(h, api, version, request, reply_to, now, client_id):
+            for group, seq, replies in self._outcomes(h, api, version, request, reply_to, now, end, client_id):
                 expected_by: Dict[tuple, list] = {}
                 for where, response in replies:
                     if where not in self.closed:

@@ -119,8 +119,11 @@ class Link:
 class VirtualMember:
     """What member *index* knows, and its current :class:`Link` (``None`` until it first speaks)."""
 
-    def __init__(self, index: int, group_id: str, protocols: Tuple[str, ...], partitions: int) -> None:
+    def __init__(self, index: int, group_id: str, protocols: Tuple[str, ...], partitions: int,
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS, rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS) -> None:
         self.index = index
+        self.session_timeout_ms = session_timeout_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
         self.group_id = group_id
         self.protocol_names = protocols
         self.partitions = partitions
@@ -155,8 +158,8 @@ class VirtualMember:
                 self.forget()
             elif variant == "changed":
                 self.metadata_version += 1
-            return P.JoinGroupRequestData(group_id=self.group_id, session_timeout_ms=SESSION_TIMEOUT_MS,
-                                          rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, member_id=self.member_id,
+            return P.JoinGroupRequestData(group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
+                                          rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.member_id,
                                           protocol_type="consumer", protocols=self.protocols())
         if action == "sync":
             assignments = []

@@ -44,7 +44,30 @@ class Profile:
     caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
     caps_why: str = ""  # why the caps are there (a broker finding of its own), printed in reports
     generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
+    timers_min_session_timeout_ms: int = 1000  # group.min.session.timeout.ms when schedules run with timers
     acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
+
+
+@attrs.frozen
+class Timing:
+    """The timeouts of a schedule and how its timers are judged. Without timers (the default) the
+    timeouts are long, nothing but a zero initial delay fires, and the judgement is deterministic;
+    with timers they are short, schedules wait past them, and a timer may fire anywhere within
+    ``tolerance_ms`` of its deadline (the broker's clock, its timer wheel and the network's delay)."""
+
+    timers: bool = False
+    session_timeout_ms: int = 30_000
+    rebalance_timeout_ms: int = 30_000
+    tolerance_ms: Optional[int] = None
+    short_wait_ms: int = 300
+    long_wait_ms: int = 0
+
+    @classmethod
+    def with_timers(cls) -> "Timing":
+        return cls(True, 2_000, 2_000, 250, 300, 2_600)
+
+
+NO_TIMERS = Timing()
 
 
 @attrs.frozen
@@ -127,16 +150,19 @@ def find_coordinator(bootstrap: Tuple[str, int], group_id: str, timeout_s: float
     return coordinator.host, coordinator.port
 
 
-def model_config(profile: Profile, schedule: Schedule, join_version: int) -> Config:
+def model_config(profile: Profile, schedule: Schedule, join_version: int, timing: "Timing" = None) -> Config:
+    timers = timing is not None and timing.timers
     return Config(brokers=1, clients=schedule.members, partitions=schedule.partitions, topic=TOPIC,
-                  min_session_timeout_ms=profile.min_session_timeout_ms,
+                  min_session_timeout_ms=profile.timers_min_session_timeout_ms if timers
+                  else profile.min_session_timeout_ms,
                   max_session_timeout_ms=profile.max_session_timeout_ms,
                   initial_rebalance_delay_ms=profile.initial_rebalance_delay_ms,
                   join_group_version=min(join_version, 9))
 
 
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
-                 park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0) -> Result:
+                 park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0,
+                 timing: Timing = NO_TIMERS) -> Result:
     """Play *schedule* against the broker at *bootstrap* with group *group_id*; stop at the first
     divergence or failure. Raises :class:`Unreachable` if nothing listens there."""
     trace: List[dict] = []
@@ -155,8 +181,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             return Result(schedule, group_id, None, f"no {api} version both groupcheck {CODEC_VERSIONS.get(api)} "
                           f"and the broker {versions.version_range(api)} support", 0, tuple(trace), ())
         chosen[api] = v
-    judge = Judge(model_config(profile, schedule, chosen["JoinGroup"]), profile.generation_offset)
-    members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions) for i in range(schedule.members)]
+    judge = Judge(model_config(profile, schedule, chosen["JoinGroup"], timing), profile.generation_offset,
+                  timing.tolerance_ms)
+    members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions, timing.session_timeout_ms,
+                             timing.rebalance_timeout_ms) for i in range(schedule.members)]
     sel = selectors.DefaultSelector()
     version_list = tuple(sorted(chosen.items()))
 
@@ -184,6 +212,21 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                 trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
                               "note": "disconnected"})
                 continue
+            if step.action == "wait":
+                if not timing.timers:
+                    trace.append({"t_ms": now_ms(), "member": member.index, "note": "wait skipped: timers are off"})
+                    continue
+                duration = timing.long_wait_ms if step.variant == "long" else timing.short_wait_ms
+                started_at = now_ms()
+                trace.append({"t_ms": started_at, "member": member.index, "note": f"waiting {duration} ms"})
+                observed, failure = _collect(sel, members, None, None, duration, settle_ms, record,
+                                             profile.generation_offset)
+                if failure:
+                    return finish(index, failure=failure)
+                divergence = judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms())
+                if divergence is not None:
+                    return finish(index, divergence=divergence)
+                continue
             if member.busy:
                 trace.append({"t_ms": now_ms(), "member": member.index,
                               "note": f"skipped {step.describe()}: a request is still parked"})
@@ -202,7 +245,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             if failure:
                 return finish(index, failure=failure)
             divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
-                                    member.client_id, observed)
+                                    member.client_id, observed, end=now_ms() if timing.timers else None)
             if divergence is not None:
                 return finish(index, divergence=divergence)
         return finish(len(schedule.steps))

@@ -17,6 +17,9 @@ and an action, with a variant that decides which ids and generation go in the re
 ``leave``      LeaveGroup with the member's id; the member forgets it.
 ``disconnect`` close the member's connection (a parked JoinGroup or SyncGroup is cut); its
                next request opens a new one.
+``wait``       (timers on only) send nothing for a while — ``short``: less than any timeout;
+               ``long``: past the session and rebalance timeouts — and collect what the broker's
+               timers answer meanwhile.
 =============  ==========================================================================
 
 Whether a step runs depends on what happened before: a member whose request is still parked at
@@ -31,7 +34,7 @@ from typing import List, Optional, Tuple
 
 import attrs
 
-ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect")
+ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect", "wait")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -42,7 +45,10 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("leave", None, 5),
     ("disconnect", None, 3),
 )
-VARIANTS = {action: tuple(v for a, v, _ in MIX if a == action) for action in ACTIONS}
+#: With timers on, schedules also wait: ``short`` (less than any timeout) or ``long`` (past the
+#: session and rebalance timeouts, so the broker's timers fire during the wait).
+TIMER_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("wait", "short", 4), ("wait", "long", 3))
+VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX if a == action) for action in ACTIONS}
 
 #: Protocol lists a member may offer (most preferred first), and how often.
 PROTOCOL_LISTS: Tuple[Tuple[Tuple[str, ...], int], ...] = (
@@ -102,9 +108,9 @@ class Schedule:
         return cls(int(value["seed"]), members, int(value["partitions"]), protocols, steps)
 
 
-def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6) -> Schedule:
+def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False) -> Schedule:
     """The schedule of *seed*: every member joins first (in a random order), then *steps* steps
-    drawn from :data:`MIX`, each for a random member."""
+    drawn from :data:`MIX` (and :data:`TIMER_MIX` when *timers*), each for a random member."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
@@ -112,8 +118,9 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6) 
     order = list(range(members))
     rng.shuffle(order)
     out: List[Step] = [Step(m, "join", "same") for m in order]
-    mix = [(a, v) for a, v, _ in MIX]
-    mix_weights = [w for _, _, w in MIX]
+    table = MIX + (TIMER_MIX if timers else ())
+    mix = [(a, v) for a, v, _ in table]
+    mix_weights = [w for _, _, w in table]
     for _ in range(steps):
         action, variant = rng.choices(mix, mix_weights)[0]
         out.append(Step(rng.randrange(members), action, variant))

@@ -62,24 +62,26 @@ PROFILES: Dict[str, Profile] = {
 }
 
 
-def _groupcheck(mutant: Optional[str]):
+def _groupcheck(mutant: Optional[str], timers: bool = False):
     settings = ["group.initial.rebalance.delay.ms=0"]
+    if timers:  # the schedules' 2 s session timeouts are below Kafka's default minimum (6 s)
+        settings.append(f"group.min.session.timeout.ms={PROFILES['groupcheck'].timers_min_session_timeout_ms}")
     entry = ("properties.cli", "broker") if mutant is None else ("properties.conform.mutant_broker", mutant)
     return launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings, entry=entry)
 
 
-def _tansu(mutant: Optional[str]):
+def _tansu(mutant: Optional[str], timers: bool = False):
     return tansu.start(topics={TOPIC: PARTITIONS})
 
 
-def _rdkafka_mock(mutant: Optional[str]):
+def _rdkafka_mock(mutant: Optional[str], timers: bool = False):
     return rdkafka_mock.start(topics={TOPIC: PARTITIONS})
 
 
 LAUNCHERS: Dict[str, Callable] = {"groupcheck": _groupcheck, "tansu": _tansu, "rdkafka-mock": _rdkafka_mock}
 
 
-def launch(name: str, mutant: Optional[str] = None):
+def launch(name: str, mutant: Optional[str] = None, timers: bool = False):
     """Start broker *name* (see the module doc); raises :class:`UsageError` for an unknown name or a
     mutant on a broker that is not groupcheck's."""
     if name not in LAUNCHERS:
@@ -94,6 +96,6 @@ def launch(name: str, mutant: Optional[str] = None):
         except UnknownMutant as e:
             raise UsageError(f"--mutant: {e}") from None
     try:
-        return LAUNCHERS[name](mutant)
+        return LAUNCHERS[name](mutant, timers)
     except RuntimeError as e:
         raise UsageError(f"--launch {name}: the broker did not start: {e}") from None

@@ -525,6 +525,13 @@ def _session_expiry_off_by_one():
     return complete_and_schedule_next_expiration
 
 
+def _session_expiry_ignored():
+    def on_expire_heartbeat(self, group, member_id, is_pending):
+        # MUTANT: an expired session removes nobody (the DelayedHeartbeat fires and is ignored)
+        return None
+    return on_expire_heartbeat
+
+
 def _join_ignores_pending_members():
     def has_all_members_joined(self):
         # MUTANT: members handed out with MEMBER_ID_REQUIRED (pending) do not hold back join completion
@@ -628,6 +635,8 @@ _DEFS = [
      f"{_GC}.add_pending_member_expiration", "missing step", _pending_members_never_expire),
     ("session_expiry_early", "the session deadline is armed 1 ms early (timeout - 1)",
      f"{_GC}.complete_and_schedule_next_expiration", "off-by-one", _session_expiry_off_by_one),
+    ("session_expiry_ignored", "an expired session removes nobody",
+     f"{_GC}.on_expire_heartbeat", "missing step", _session_expiry_ignored),
     ("join_ignores_pending_members", "join completion does not wait for pending (MEMBER_ID_REQUIRED) members",
      f"{_GM}.has_all_members_joined", "missing check", _join_ignores_pending_members),
     ("non_rejoined_kept", "members that did not rejoin are kept at join completion",

@@ -72,7 +72,7 @@ def _closed_port():
     (["--launch", "kafka-9"], "--launch kafka-9: not a broker groupcheck can start"),
     (["--launch", "tansu", "--mutant", "generation_not_bumped"], "only --launch groupcheck takes a mutant"),
     (["--launch", "groupcheck", "--mutant", "no_such_bug"], "unknown mutant 'no_such_bug'"),
-    (["--bootstrap", "127.0.0.1:9", "--timers", "on"], "--timers on"),
+    (["--bootstrap", "127.0.0.1:9", "--timers", "sometimes"], "invalid choice: 'sometimes'"),
     ([], "give --bootstrap HOST:PORT or --launch NAME"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, args, message):
@@ -127,7 +127,7 @@ def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_pat
 
     started = []
 
-    def launch(name, mutant=None):
+    def launch(name, mutant=None, timers=False):
         log = tmp_path / f"fake-{len(started)}.log"
         process = subprocess.Popen([sys.executable, "-c", _DIES_ON_FIRST_REQUEST], stdout=subprocess.PIPE,
                                    stderr=open(log, "w"), text=True)
@@ -145,3 +145,21 @@ def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_pat
         assert "fake broker: assertion failed" in json.load(f)["summary"]
     assert all(p.poll() is not None for p in started)
     assert time.monotonic() - t0 < 30
+
+
+def test_with_timers_groupcheck_broker_conforms_and_an_ignored_session_expiry_is_caught(capsys, tmp_path):
+    """Timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its
+    deadline. The correct broker conforms; with expired sessions ignored, a pending member that
+    should have expired is let into the group (seed 0 reaches it) — invisible without timers."""
+    code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--timers", "on", "--schedules", "4")
+    assert code == 0 and summary["timers"] is True and summary["conforming"] == 4, summary
+    mutant = ["--launch", "groupcheck", "--mutant", "session_expiry_ignored", "--seed", "0"]
+    code, summary, _ = _conform(capsys, tmp_path, *mutant, "--schedules", "1")
+    assert code == 0, summary  # without timers nothing expires: the bug is out of reach
+    code, summary, _ = _conform(capsys, tmp_path, *mutant, "--timers", "on", "--schedules", "1")
+    assert code == 1, summary
+    with open(summary["divergences"][0]["file"]) as f:
+        example = json.load(f)
+    assert example["timers"] is True
+    assert ["wait", "long"] in [step[1:] for step in example["schedule"]["steps"]]  # the expiry needs the wait
+    assert len(example["schedule"]["steps"]) < example["steps_before_shrinking"]

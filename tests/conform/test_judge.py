@@ -138,3 +138,32 @@ def test_failure_signatures_do_not_depend_on_members_or_correlation_ids():
         sig("undecodable SyncGroup v3 answer (to m0): wire error [malformed], correlation id 1") == \
         "failure: undecodable SyncGroup v3 answer"
     assert sig("the broker closed the connection (m1's connection)") == "failure: the broker closed the connection"
+
+
+def test_with_a_tolerance_a_timer_near_the_window_may_or_may_not_have_fired():
+    """A pending member (MEMBER_ID_REQUIRED) expires after its session timeout: near the deadline
+    the broker may have removed it or not, both are allowed; well past it, it must be gone."""
+    member = VirtualMember(0, "g", ("range",), 6, session_timeout_ms=2000, rebalance_timeout_ms=2000)
+    config = Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
+                    join_group_version=9, min_session_timeout_ms=1000)
+    joined = _join_answer(0, "b1", generation=1, leader="b1", members=[("b1", member.subscription())])
+    unknown = _join_answer(25, "b1")
+
+    def second_join_at(now):
+        judge = Judge(config, tolerance_ms=250)
+        m = VirtualMember(0, "g", ("range",), 6, session_timeout_ms=2000, rebalance_timeout_ms=2000)
+        assert judge.step(0, "JoinGroup", 9, m.request("join", "same"), (0, 1), 0, m.client_id,
+                          [((0, 1), _join_answer(79, "b1"))], end=5) is None
+        m.member_id = "b1"
+        request = m.request("join", "same")
+        before = list(judge.hypotheses)
+        verdicts = []
+        for answer in (joined, unknown):
+            judge.hypotheses = list(before)
+            verdicts.append(judge.step(1, "JoinGroup", 9, request, (0, 1), now, m.client_id, [((0, 1), answer)],
+                                       end=now + 5) is None)
+        return verdicts  # [joined allowed, unknown allowed]
+
+    assert second_join_at(1000) == [True, False]  # long before the deadline (2000): still pending
+    assert second_join_at(2000) == [True, True]  # at the deadline, within the tolerance: either
+    assert second_join_at(2600) == [False, True]  # past the deadline and the tolerance: expired

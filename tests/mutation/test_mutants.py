@@ -357,6 +357,16 @@ def _unit_session_expiry_early():
     return _both("session_expiry_early", run) == (True, False)
 
 
+def _unit_session_expiry_ignored():
+    def run():
+        h = _harness()
+        ids, generation = h.stable_group(1)
+        h.advance(10000 + 1)  # past the 10 s session timeout, no heartbeat
+        return h.group().has(ids[0])
+
+    return _both("session_expiry_ignored", run) == (False, True)
+
+
 def _unit_non_rejoined_kept():
     def run():
         h = _harness()
