@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import uuid
-from typing import Dict, List, Optional, Tuple
-
-import attrs
+from typing import Optional, Tuple
 
 from properties.conform import report as report_module
 from properties.conform import systems
 from properties.conform.members import Unreachable
-from properties.conform.run import NO_TIMERS, Profile, Result, Timing, run_schedule
+from properties.conform.run import NO_TIMERS, Profile, Timing, run_schedule
+from properties.conform.tally import Tally, print_summary
+from properties.conform.target import Runner, Target, group_id
 from properties.conform.schedule import Schedule, generate
-from properties.conform.shrink import shrink
 from properties.errors import UsageError
 from properties.progress import Progress
 
@@ -102,139 +100,27 @@ def cmd_conform(args) -> int:
         target.stop()
 
 
-def _group_id(seed: int, nonce: str) -> str:
-    return f"groupcheck-conform-{seed}-{nonce}"
-
-
-class Target:
-    """The broker under judgement: an address (``--bootstrap``), or a broker this run launched —
-    and launches again when it crashes, so one crash does not end the search."""
-
-    def __init__(self, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str],
-                 address: Optional[Tuple[str, int]] = None, timers: bool = False) -> None:
-        self.launch, self.mutant, self.timers = launch, mutant, timers
-        self.system = bootstrap or (launch + (f" (mutant {mutant})" if mutant else ""))
-        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {launch}"
-        self.broker = None
-        self.address = address
-        self.crashes = 0
-        if launch:
-            self._start()
-
-    def _start(self) -> None:
-        self.broker = systems.launch(self.launch, self.mutant, self.timers)
-        host, port = self.broker.bootstrap.rsplit(":", 1)
-        self.address = (host, int(port))
-
-    def crashed(self, wait_s: float = 0.0) -> Optional[str]:
-        """A failure line if the launched broker's process has exited, waiting up to *wait_s* for it
-        (a process that is aborting closes its sockets before it is gone); it is then started again."""
-        if self.broker is None:
-            return None
-        deadline = time.monotonic() + wait_s
-        while self.broker.process.poll() is None:
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.05)
-        tail = " | ".join(self.broker.log().strip().splitlines()[-3:])
-        line = f"the broker process exited with status {self.broker.process.returncode}: {tail[-600:]}"
-        self.crashes += 1
-        self.broker.stop()
-        self._start()
-        return line
-
-    def stop(self) -> None:
-        if self.broker is not None:
-            self.broker.stop()
-
-
 def _campaign(args, target: Target, profile: Profile) -> int:
-    nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
-    runs = [0]
-    system = target.system
     timing = Timing.with_timers() if args.timers == "on" else NO_TIMERS
-
-    def run(schedule: Schedule) -> Result:
-        runs[0] += 1
-        try:
-            result = run_schedule(target.address, schedule, _group_id(schedule.seed, f"{nonce}-{runs[0]}"), profile,
-                                  timing=timing)
-        except Unreachable as e:
-            crash = target.crashed(wait_s=2.0)
-            if crash:
-                return Result(schedule, "", None, crash, 0, (), ())
-            if runs[0] == 1:
-                raise UsageError(f"{target.text}: {e}") from None
-            return Result(schedule, "", None, f"the broker stopped accepting connections ({e})", 0, (), ())
-        lost = result.failure is not None and ("closed" in result.failure or "connection error" in result.failure)
-        crash = target.crashed(wait_s=2.0 if lost else 0.0)
-        if crash:
-            return attrs.evolve(result, divergence=None, failure=crash)
-        return result
-
+    run = Runner(target, profile, timing)
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
-    first: Dict[str, Result] = {}
-    counts: Dict[str, int] = {}
-    acknowledged = dict(profile.acknowledged)
-    conforming = diverging = failures = 0
-    versions: Dict[str, int] = {}
+    tally = Tally()
     for i in range(args.schedules):
         result = run(generate(args.seed + i, members=args.members, steps=args.steps, timers=timing.timers))
         if result.failure and result.steps_run == 0 and not result.trace and i == 0 and target.broker is None:
             raise UsageError(f"{target.text}: {result.failure}")
-        versions.update(dict(result.versions))
-        signature = result.signature()
-        if signature is None:
-            conforming += 1
-        else:
-            if result.failure:
-                failures += 1
-            else:
-                diverging += 1
-            counts[signature] = counts.get(signature, 0) + 1
-            first.setdefault(signature, result)
-        progress(i + 1, diverging + failures, final=i + 1 == args.schedules)
+        tally.add(result)
+        progress(i + 1, tally.diverging + tally.failures, final=i + 1 == args.schedules)
         if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
-            stopped_after = i + 1  # every later schedule would fail the same way
+            tally.stopped_after = i + 1  # every later schedule would fail the same way
             break
-    else:
-        stopped_after = None
-    examples: List[dict] = []
-    for signature, result in first.items():
-        # a crash is seen when the process is gone, which a timer inside the broker may decide
-        # long after the schedule that caused it: crashes are reported as found, with the
-        # broker's last words, not shrunk against schedules that may not be theirs
-        crash = signature.startswith("failure: the broker process exited")
-        shrunk = result if args.no_shrink or stopped_after or crash else shrink(result, run)
-        example = report_module.counterexample(shrunk, system, target.text, args.mutant, profile,
-                                               len(result.schedule.steps))
-        example["timers"] = timing.timers
-        examples.append(example)
-    new = [s for s in first if s not in acknowledged]
-    verdict = "conforms" if not new else "diverges"
-    summary = {
-        "system": system, "target": target.text, "mutant": args.mutant, "crashes": target.crashes, "schedules": args.schedules,
-        "seed": args.seed, "members": args.members, "steps": args.steps, "timers": args.timers == "on",
-        "conforming": conforming, "diverging": diverging, "failures": failures, "versions": versions,
-        "divergences": [{"signature": s, "summary": (first[s].failure or first[s].divergence.summary),
-                         "count": counts[s], "acknowledged": s in acknowledged} for s in first],
-        "acknowledged": sorted(acknowledged.items()), "verdict": verdict,
-        "caps": dict(profile.caps), "caps_why": profile.caps_why,
-        "seconds": round(time.monotonic() - started, 1),
-        "stopped_after": stopped_after,
-    }
+    settings = {"schedules": args.schedules, "seed": args.seed, "members": args.members, "steps": args.steps}
     out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
-    report_module.write(out, summary, examples)
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        print(f"{system}: {args.schedules} schedules in {summary['seconds']} s: {conforming} conform, "
-              f"{diverging} diverge, {failures} broker failures; {len(first)} distinct")
-        for entry in summary["divergences"]:
-            print(f"  {entry['count']:>4} × {entry['signature']}\n         {entry['file']}")
-        print(f"report: {out}/report.md — verdict: {verdict}")
-    return 0 if verdict == "conforms" else 1
+    summary = tally.finish(run, target, profile, timing, args.mutant, settings, out, time.monotonic() - started,
+                           shrinking=not args.no_shrink)
+    print_summary(summary, args.json, out)
+    return 0 if summary["verdict"] == "conforms" else 1
 
 
 def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool) -> int:
@@ -261,7 +147,7 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         else:
             address = parse_bootstrap(bootstrap)
         try:
-            result = run_schedule(address, schedule, _group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile,
+            result = run_schedule(address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile,
                                   timing=timing)
         except Unreachable as e:
             raise UsageError(str(e)) from None

@@ -19,7 +19,7 @@ connection the member has closed are not observed by anyone and are dropped on b
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
