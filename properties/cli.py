@@ -467,8 +467,18 @@ def _bench_campaign(args) -> int:
 
 
 def _cmd_campaign(args) -> int:
-    from properties.campaign.spark import cmd_campaign
+    from properties.campaign.spark import CampaignError, cmd_campaign
 
+    if args.system.startswith("broker:"):
+        from properties.conform.spark import cmd_broker_campaign
+
+        try:
+            return cmd_broker_campaign(args)
+        except CampaignError as e:
+            print(f"groupcheck: error: {e}", file=sys.stderr)
+            return 2
+    if args.bootstrap or args.timers != "off":
+        raise UsageError("--bootstrap and --timers are for --system broker:NAME")
     return cmd_campaign(args)
 
 

@@ -32,8 +32,8 @@ RANKS = {
     "properties.proofs": 5,
     "properties.live": 5,  # TCP: groupcheck broker / consume, third-party brokers
     "properties.campaign": 6,
-    "properties.conform": 6,  # broker conformance: virtual members, the judge, groupcheck conform
-    "properties.commands": 7,  # cli, bench
+    "properties.conform": 7,  # broker conformance: virtual members, the judge, groupcheck conform (+ on Spark)
+    "properties.commands": 8,  # cli, bench
 }
 
 

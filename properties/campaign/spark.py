@@ -758,7 +758,9 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--partitions", type=_int("--partitions", 1), default=6)
     p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
     p.add_argument("--max-faults", type=_int("--max-faults", 0), default=6, help="disruptions per interleaving (default 6)")
-    p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default) or model")
+    p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default), model, or "
+                                                     "broker:NAME (broker conformance schedules: groupcheck, tansu, "
+                                                     "rdkafka-mock; see groupcheck conform broker)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
     p.add_argument("--quiet-rate", type=_float("--quiet-rate"), default=None, metavar="P",
@@ -781,6 +783,10 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--shrink-seconds", type=_float("--shrink-seconds"), default=20.0, help="time budget per counterexample (default 20)")
     p.add_argument("--local", action="store_true", help="no Spark: run every task in this process (for comparison)")
     p.add_argument("--json", action="store_true", help="print results.json on stdout")
+    p.add_argument("--bootstrap", default=None, metavar="HOST:PORT",
+                   help="--system broker:NAME only: judge this running broker instead of launching one per task")
+    p.add_argument("--timers", choices=("off", "on"), default="off",
+                   help="--system broker:NAME only: schedules with short timeouts and waits (groupcheck conform broker)")
     p.add_argument("--crash-once", default=None, help=argparse.SUPPRESS)  # test hook: SEED:MARKER
 
 

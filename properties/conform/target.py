@@ -29,14 +29,14 @@ class Target:
     """The broker under judgement (see the module doc)."""
 
     def __init__(self, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str],
-                 address: Optional[Tuple[str, int]] = None, timers: bool = False) -> None:
+                 address: Optional[Tuple[str, int]] = None, timers: bool = False, start: bool = True) -> None:
         self.launch, self.mutant, self.timers = launch, mutant, timers
         self.system = bootstrap or (launch + (f" (mutant {mutant})" if mutant else ""))
         self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {launch}"
         self.broker = None
         self.address = address
         self.crashes = 0
-        if launch:
+        if launch and start:  # start=False: a name for reports, no broker (nothing to run)
             self._start()
 
     def _start(self) -> None:

@@ -1,0 +1,47 @@
+"""``groupcheck campaign --system broker:NAME``: broker schedules as a Spark job, each task with a
+broker of its own; the same report, clusters by signature, and --baseline new/known/fixed."""
+
+import json
+
+import pytest
+
+from properties.cli import main
+
+
+def _campaign(capsys, *args):
+    code = main(["campaign", *args, "--json"])
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if out.out.strip() else None), out.err
+
+
+def test_on_spark_every_task_launches_its_own_broker_and_the_results_merge(capsys, tmp_path):
+    pytest.importorskip("pyspark")
+    code, summary, err = _campaign(capsys, "--system", "broker:groupcheck", "--interleavings", "6", "--task-size", "3",
+                                   "--master", "local[2]", "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    assert summary["schedules"] == 6 and summary["conforming"] == 6 and summary["master"].startswith("local[2")
+    assert (tmp_path / "r" / "report.md").exists()
+
+
+def test_baseline_marks_divergences_new_or_known_and_lists_the_fixed(capsys, tmp_path):
+    broken = ["--system", "broker:groupcheck", "--mutant", "generation_not_bumped", "--interleavings", "2", "--local"]
+    code, first, _ = _campaign(capsys, *broken, "--out", str(tmp_path / "a"))
+    assert code == 1 and first["divergences"]
+    assert first["divergences"][0]["seeds"] == [0, 1]
+    code, again, _ = _campaign(capsys, *broken, "--out", str(tmp_path / "b"), "--baseline", str(tmp_path / "a" / "report.json"))
+    assert code == 1 and {d["baseline"] for d in again["divergences"]} == {"known"}
+    code, fixed, _ = _campaign(capsys, "--system", "broker:groupcheck", "--interleavings", "2", "--local",
+                               "--out", str(tmp_path / "c"), "--baseline", str(tmp_path / "a" / "report.json"))
+    assert code == 0 and fixed["fixed"] == [first["divergences"][0]["signature"]]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--system", "broker:kafka"], "--system broker:kafka: not a broker groupcheck knows"),
+    (["--system", "broker:tansu", "--mutant", "generation_not_bumped"], "only --system broker:groupcheck takes a mutant"),
+    (["--system", "impl", "--bootstrap", "127.0.0.1:9092"], "--bootstrap and --timers are for --system broker:NAME"),
+    (["--system", "broker:groupcheck", "--baseline", "/nonexistent.json"], "--baseline /nonexistent.json"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(capsys, tmp_path, args, message):
+    code = main(["campaign", *args, "--interleavings", "1", "--local", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
