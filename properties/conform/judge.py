@@ -26,6 +26,7 @@ import attrs
 from model import group as g
 from model.broker import BrokerState, handle_group_request
 from model.config import Config
+from impl.wire.consumer_protocol import decode_assignment, decode_subscription
 from model.errors import Errors
 from model.messages import (
     HeartbeatRequest,
@@ -78,6 +79,28 @@ class Bag:
     items: tuple
 
 
+@attrs.frozen
+class GroupSummary:
+    """What DescribeGroups answers for a model group (``GroupCoordinator.handleDescribeGroup``,
+    ``GroupMetadata.summary``): an unknown group is Dead with no members; members' metadata and
+    assignments are given only when the group is Stable."""
+
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple  # ((member_id, metadata, assignment), ...)
+    api = "DescribeGroups"
+
+    @classmethod
+    def of(cls, group: Optional[g.Group]) -> "GroupSummary":
+        if group is None:
+            return cls("Dead", "", "", ())
+        stable = group.state == g.STABLE
+        members = tuple((m.member_id, dict(m.protocols).get(group.protocol_name) if stable else None,
+                         tuple(m.assignment) if stable else None) for m in group.members)
+        return cls(group.state, group.protocol_type or "", (group.protocol_name or "") if stable else "", members)
+
+
 def _error_name(code: int) -> str:
     try:
         return Errors(code).name
@@ -107,6 +130,9 @@ def canonical_model(response) -> tuple:
         return (api, _error_name(response.overall_error()))
     if api == "OffsetCommit":
         return (api, tuple((p, _error_name(e)) for p, e in response.errors))
+    if api == "DescribeGroups":
+        return (api, "NONE", response.state, response.protocol_type, response.protocol,
+                Bag(tuple((Id(m), meta, asg) for m, meta, asg in response.members)))
     raise ValueError(f"no canonical form for {api}")
 
 
@@ -150,7 +176,26 @@ def canonical_observed(api: str, version: int, body, generation_offset: int = 0)
         return (api, _error_name(error))
     if api == "OffsetCommit":
         return (api, tuple((p.partition_index, _error_name(p.error_code)) for t in body.topics for p in t.partitions))
+    if api == "DescribeGroups":  # a kio object: one group asked, one described
+        group = body.groups[0] if body.groups else None
+        if group is None or group.error_code:
+            return (api, _error_name(group.error_code) if group is not None else "no group")
+        stable = group.group_state == "Stable"
+        members = tuple((Id(m.member_id), _decoded(m.member_metadata, decode_subscription, metadata_key) if stable else None,
+                         _decoded(m.member_assignment, decode_assignment, assignment_key) if stable else None)
+                        for m in group.members)
+        return (api, "NONE", group.group_state, group.protocol_type, group.protocol_data, Bag(members))
     raise ValueError(f"no canonical form for {api}")
+
+
+def _decoded(data, decode, key):
+    """ConsumerProtocol bytes as the model keeps them (raw bytes when they are not ConsumerProtocol)."""
+    if not data:
+        return key(None) if key is metadata_key else ()
+    try:
+        return key(decode(bytes(data)))
+    except Exception:  # not ConsumerProtocol bytes: compare them as they are
+        return ("raw", bytes(data).hex())
 
 
 def render(value, names: Optional[Dict[str, str]] = None) -> str:
@@ -313,17 +358,20 @@ class Judge:
 
     def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, end: int,
                   client_id: str):
-        model_request = self.model_request(api, request, h.to_model(), client_id) if request is not None else None
+        model_request = (self.model_request(api, request, h.to_model(), client_id)
+                         if request is not None and api != "DescribeGroups" else None)
         config = self.config
         tolerance = self.tolerance_ms or 0
 
         def run(choose):
             group, replies = h.group, []
-            if model_request is not None:
+            if request is not None:
                 group, fired = self._settle(group, now - tolerance, now + tolerance, choose)
                 replies += fired
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
-            if model_request is not None:
+            if api == "DescribeGroups":
+                replies.append((reply_to, GroupSummary.of(group)))
+            elif model_request is not None:
                 out = handle_group_request(BrokerState(group=group), True, model_request, reply_to, now, config,
                                            choose, seq, version)
                 group = out.group
@@ -399,7 +447,8 @@ class Judge:
 #: The fields of a canonical answer, after the API name, for signatures.
 FIELDS = {"JoinGroup": ("error", "generation_id", "protocol_name", "leader", "member_id", "members"),
           "SyncGroup": ("error", "assignment"), "Heartbeat": ("error",), "LeaveGroup": ("error",),
-          "OffsetCommit": ("partition errors",)}
+          "OffsetCommit": ("partition errors",),
+          "DescribeGroups": ("error", "group_state", "protocol_type", "protocol_data", "members")}
 
 
 def _error_of(answer: tuple) -> str:

@@ -57,7 +57,8 @@ class Link:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, request, version: int, variant: Optional[str] = None) -> int:
+    def send(self, request, version: int, variant: Optional[str] = None, api: Optional[str] = None) -> int:
+        """Write *request* (``impl.protocol``, or a kio object with its *api* named); its correlation id."""
         self.correlation_id += 1
         data = encode_request(request, version, self.correlation_id, self.client_id)
         self.sock.setblocking(True)
@@ -65,7 +66,7 @@ class Link:
             self.sock.sendall(data)
         finally:
             self.sock.setblocking(False)
-        self.inflight[self.correlation_id] = (request.api_key, version, variant)
+        self.inflight[self.correlation_id] = (api or request.api_key, version, variant)
         return self.correlation_id
 
     def read(self) -> List[tuple]:

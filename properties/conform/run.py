@@ -24,7 +24,8 @@ import attrs
 
 from impl import protocol as P
 from impl.wire import CODEC_VERSIONS, NodeApiVersions, api_versions_retry_version
-from impl.wire.build import to_plain
+from impl.wire.apis import kio_class
+from impl.wire.build import build, to_plain
 from model.config import Config
 from properties.conform.judge import Divergence, Judge, canonical_observed
 from properties.conform.members import TOPIC, Link, Unreachable, VirtualMember
@@ -181,6 +182,9 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             return Result(schedule, group_id, None, f"no {api} version both groupcheck {CODEC_VERSIONS.get(api)} "
                           f"and the broker {versions.version_range(api)} support", 0, tuple(trace), ())
         chosen[api] = v
+    describe_version = versions.usable_version("DescribeGroups")  # None: the broker does not offer it
+    if describe_version is not None:
+        chosen["DescribeGroups"] = describe_version
     judge = Judge(model_config(profile, schedule, chosen["JoinGroup"], timing), profile.generation_offset,
                   timing.tolerance_ms)
     members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions, timing.session_timeout_ms,
@@ -227,6 +231,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                 if divergence is not None:
                     return finish(index, divergence=divergence)
                 continue
+            if step.action == "describe" and describe_version is None:
+                trace.append({"t_ms": now_ms(), "member": member.index,
+                              "note": "describe skipped: the broker does not offer DescribeGroups"})
+                continue
             if member.busy:
                 trace.append({"t_ms": now_ms(), "member": member.index,
                               "note": f"skipped {step.describe()}: a request is still parked"})
@@ -235,11 +243,16 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                 member.epochs += 1
                 member.link = Link(address, member.index, member.epochs, member.client_id, timeout_s)
                 sel.register(member.link.sock, selectors.EVENT_READ, member)
-            request = member.request(step.action, step.variant)
-            api = request.api_key
+            if step.action == "describe":
+                api = "DescribeGroups"
+                request = build(kio_class(api, describe_version, "request"),
+                                {"groups": [group_id], "include_authorized_operations": False})
+            else:
+                request = member.request(step.action, step.variant)
+                api = request.api_key
             sent_at = now_ms()
             record(member, member.link.epoch, "request", api, chosen[api], request)
-            correlation = member.link.send(request, chosen[api], step.variant)
+            correlation = member.link.send(request, chosen[api], step.variant, api)
             observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
                                          profile.generation_offset)
             if failure:

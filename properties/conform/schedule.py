@@ -15,6 +15,8 @@ and an action, with a variant that decides which ids and generation go in the re
 ``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
                ``simple`` (generation -1 and no member id, a consumer outside the group).
 ``leave``      LeaveGroup with the member's id; the member forgets it.
+``describe``   DescribeGroups for the group, where the broker offers it (state, protocol, the
+               members, and their metadata and assignments once Stable); skipped otherwise.
 ``disconnect`` close the member's connection (a parked JoinGroup or SyncGroup is cut); its
                next request opens a new one.
 ``wait``       (timers on only) send nothing for a while — ``short``: less than any timeout;
@@ -34,7 +36,7 @@ from typing import List, Optional, Tuple
 
 import attrs
 
-ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect", "wait")
+ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect", "describe", "wait")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -44,6 +46,7 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("commit", "current", 7), ("commit", "stale", 2), ("commit", "unknown", 1), ("commit", "simple", 2),
     ("leave", None, 5),
     ("disconnect", None, 3),
+    ("describe", None, 3),
 )
 #: With timers on, schedules also wait: ``short`` (less than any timeout) or ``long`` (past the
 #: session and rebalance timeouts, so the broker's timers fire during the wait).

@@ -20,7 +20,8 @@ def test_groupcheck_broker_conforms(capsys, tmp_path):
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--schedules", "30")
     assert summary["divergences"] == [] and summary["conforming"] == 30, summary
     assert code == 0 and summary["verdict"] == "conforms"
-    assert set(summary["versions"]) == {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit"}
+    assert set(summary["versions"]) == {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
+                                        "DescribeGroups"}
     report = (tmp_path / "report" / "report.md").read_text()
     assert "30 (seeds 0..29" in report and "No divergence" in report
 

@@ -167,3 +167,31 @@ def test_with_a_tolerance_a_timer_near_the_window_may_or_may_not_have_fired():
     assert second_join_at(1000) == [True, False]  # long before the deadline (2000): still pending
     assert second_join_at(2000) == [True, True]  # at the deadline, within the tolerance: either
     assert second_join_at(2600) == [False, True]  # past the deadline and the tolerance: expired
+
+
+def test_describe_groups_is_judged_against_the_models_group_summary():
+    """GroupMetadata.summary: an unknown group is Dead; a pending member is not a member; a
+    broker that names another state diverges."""
+    from properties.conform.judge import GroupSummary
+    from impl.wire.apis import kio_class
+    from impl.wire.build import build
+
+    def describe(state, members=()):
+        body = build(kio_class("DescribeGroups", 5, "response"), {"throttle_time": 0, "groups": [
+            {"error_code": 0, "group_id": "g", "group_state": state, "protocol_type": "", "protocol_data": "",
+             "members": [{"member_id": m, "group_instance_id": None, "client_id": "c", "client_host": "h",
+                          "member_metadata": b"", "member_assignment": b""} for m in members],
+             "authorized_operations": -2147483648}]})
+        return canonical_observed("DescribeGroups", 5, body)
+
+    assert GroupSummary.of(None) == GroupSummary("Dead", "", "", ())
+    judge = _judge()
+    assert judge.step(0, "DescribeGroups", 5, object(), (0, 1), 0, "c", [((0, 1), describe("Dead"))]) is None
+    member = VirtualMember(0, "g", ("range",), 6)
+    assert judge.step(1, "JoinGroup", 9, member.request("join", "same"), (0, 1), 1, member.client_id,
+                      [((0, 1), _join_answer(79, "b1"))]) is None
+    before = list(judge.hypotheses)
+    assert judge.step(2, "DescribeGroups", 5, object(), (0, 1), 2, "c", [((0, 1), describe("Empty"))]) is None
+    judge.hypotheses = before
+    diverged = judge.step(2, "DescribeGroups", 5, object(), (0, 1), 2, "c", [((0, 1), describe("Assigning", ["b1"]))])
+    assert diverged.signature == "DescribeGroups: answered NONE with group_state 'Assigning' where the model allows 'Empty'"
