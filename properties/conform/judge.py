@@ -47,6 +47,7 @@ class Hypothesis:
     group: Optional[g.Group]
     aliases: Tuple[Tuple[str, str], ...] = ()  # (broker id, model id), sorted
     member_seq: int = 0
+    offsets: Tuple[Tuple[int, int], ...] = ()  # (partition, committed offset), sorted: what OffsetFetch returns
 
     def to_model(self) -> Dict[str, str]:
         return dict(self.aliases)
@@ -101,6 +102,15 @@ class GroupSummary:
         return cls(group.state, group.protocol_type or "", (group.protocol_name or "") if stable else "", members)
 
 
+@attrs.frozen
+class CommittedOffsets:
+    """What OffsetFetch answers (``GroupCoordinator.handleFetchOffsets``): the committed offset of
+    every partition asked for, -1 where nothing was committed (also for an unknown group)."""
+
+    offsets: tuple  # ((partition, offset), ...)
+    api = "OffsetFetch"
+
+
 def _error_name(code: int) -> str:
     try:
         return Errors(code).name
@@ -130,6 +140,8 @@ def canonical_model(response) -> tuple:
         return (api, _error_name(response.overall_error()))
     if api == "OffsetCommit":
         return (api, tuple((p, _error_name(e)) for p, e in response.errors))
+    if api == "OffsetFetch":
+        return (api, "NONE", tuple((p, o, "NONE") for p, o in response.offsets))
     if api == "DescribeGroups":
         return (api, "NONE", response.state, response.protocol_type, response.protocol,
                 Bag(tuple((Id(m), meta, asg) for m, meta, asg in response.members)))
@@ -176,6 +188,11 @@ def canonical_observed(api: str, version: int, body, generation_offset: int = 0)
         return (api, _error_name(error))
     if api == "OffsetCommit":
         return (api, tuple((p.partition_index, _error_name(p.error_code)) for t in body.topics for p in t.partitions))
+    if api == "OffsetFetch":
+        if body.error_code:
+            return (api, _error_name(body.error_code))
+        return (api, "NONE", tuple(sorted((p.partition_index, p.committed_offset, _error_name(p.error_code))
+                                          for t in body.topics for p in t.partitions)))
     if api == "DescribeGroups":  # a kio object: one group asked, one described
         group = body.groups[0] if body.groups else None
         if group is None or group.error_code:
@@ -359,27 +376,31 @@ class Judge:
     def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, end: int,
                   client_id: str):
         model_request = (self.model_request(api, request, h.to_model(), client_id)
-                         if request is not None and api != "DescribeGroups" else None)
+                         if request is not None and api not in ("DescribeGroups", "OffsetFetch") else None)
         config = self.config
         tolerance = self.tolerance_ms or 0
 
         def run(choose):
-            group, replies = h.group, []
+            group, replies, offsets = h.group, [], dict(h.offsets)
             if request is not None:
                 group, fired = self._settle(group, now - tolerance, now + tolerance, choose)
                 replies += fired
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
             if api == "DescribeGroups":
                 replies.append((reply_to, GroupSummary.of(group)))
+            elif api == "OffsetFetch":
+                asked = [p for t in request.topics for p in t.partition_indexes]
+                replies.append((reply_to, CommittedOffsets(tuple((p, offsets.get(p, -1)) for p in sorted(asked)))))
             elif model_request is not None:
                 out = handle_group_request(BrokerState(group=group), True, model_request, reply_to, now, config,
                                            choose, seq, version)
                 group = out.group
                 replies += out.replies
+                offsets.update(out.committed)
             group, fired = self._settle(group, end - tolerance, end + tolerance, choose)
             replies += fired
             seq = max(seq, group.member_seq if group is not None else 0)
-            return group, seq, tuple(replies)
+            return group, seq, tuple(replies), tuple(sorted(offsets.items()))
 
         return all_choices(run)
 
@@ -397,7 +418,8 @@ class Judge:
         allowed: List[Tuple[str, ...]] = []
         allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
         for h in self.hypotheses:
-            for group, seq, replies in self._outcomes(h, api, version, request, reply_to, now, end, client_id):
+            for group, seq, replies, offsets in self._outcomes(h, api, version, request, reply_to, now, end,
+                                                               client_id):
                 expected_by: Dict[tuple, list] = {}
                 for where, response in replies:
                     if where not in self.closed:
@@ -405,7 +427,7 @@ class Judge:
                 state = self._match_all(observed_by, expected_by, h)
                 if state is not None:
                     aliases = tuple(sorted(state[0].items()))
-                    survivors.append(Hypothesis(group, aliases, seq))
+                    survivors.append(Hypothesis(group, aliases, seq, offsets))
                     continue
                 allowed_own.append(tuple(expected_by.get(reply_to, ())))
                 if len(allowed) < 6:
@@ -448,7 +470,8 @@ class Judge:
 FIELDS = {"JoinGroup": ("error", "generation_id", "protocol_name", "leader", "member_id", "members"),
           "SyncGroup": ("error", "assignment"), "Heartbeat": ("error",), "LeaveGroup": ("error",),
           "OffsetCommit": ("partition errors",),
-          "DescribeGroups": ("error", "group_state", "protocol_type", "protocol_data", "members")}
+          "DescribeGroups": ("error", "group_state", "protocol_type", "protocol_data", "members"),
+          "OffsetFetch": ("error", "offsets")}
 
 
 def _error_of(answer: tuple) -> str:

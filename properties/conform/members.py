@@ -188,6 +188,9 @@ class VirtualMember:
                                                        committed_offset=self.commits)
             return P.OffsetCommitRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id,
                                              topics=[P.OffsetCommitRequestTopic(name=TOPIC, partitions=[partition])])
+        if action == "fetch":
+            return P.OffsetFetchRequestData(group_id=self.group_id, topics=[
+                P.OffsetFetchRequestTopic(name=TOPIC, partition_indexes=list(range(self.partitions)))])
         if action == "leave":
             request = P.LeaveGroupRequestData(group_id=self.group_id,
                                               members=[P.MemberIdentity(member_id=self.member_id)])

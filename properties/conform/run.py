@@ -185,6 +185,9 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
     describe_version = versions.usable_version("DescribeGroups")  # None: the broker does not offer it
     if describe_version is not None:
         chosen["DescribeGroups"] = describe_version
+    fetch_version = versions.usable_version("OffsetFetch")
+    if fetch_version is not None:
+        chosen["OffsetFetch"] = fetch_version
     judge = Judge(model_config(profile, schedule, chosen["JoinGroup"], timing), profile.generation_offset,
                   timing.tolerance_ms)
     members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions, timing.session_timeout_ms,
@@ -234,6 +237,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             if step.action == "describe" and describe_version is None:
                 trace.append({"t_ms": now_ms(), "member": member.index,
                               "note": "describe skipped: the broker does not offer DescribeGroups"})
+                continue
+            if step.action == "fetch" and fetch_version is None:
+                trace.append({"t_ms": now_ms(), "member": member.index,
+                              "note": "fetch skipped: no OffsetFetch version both sides support"})
                 continue
             if member.busy:
                 trace.append({"t_ms": now_ms(), "member": member.index,

@@ -14,6 +14,7 @@ and an action, with a variant that decides which ids and generation go in the re
 ``heartbeat``  Heartbeat, ``current`` / ``stale`` generation / ``unknown`` member id.
 ``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
                ``simple`` (generation -1 and no member id, a consumer outside the group).
+``fetch``      OffsetFetch of every partition of the topic: the offsets committed so far.
 ``leave``      LeaveGroup with the member's id; the member forgets it.
 ``describe``   DescribeGroups for the group, where the broker offers it (state, protocol, the
                members, and their metadata and assignments once Stable); skipped otherwise.
@@ -36,7 +37,7 @@ from typing import List, Optional, Tuple
 
 import attrs
 
-ACTIONS = ("join", "sync", "heartbeat", "commit", "leave", "disconnect", "describe", "wait")
+ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -47,6 +48,7 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("leave", None, 5),
     ("disconnect", None, 3),
     ("describe", None, 3),
+    ("fetch", None, 3),
 )
 #: With timers on, schedules also wait: ``short`` (less than any timeout) or ``long`` (past the
 #: session and rebalance timeouts, so the broker's timers fire during the wait).

@@ -195,3 +195,23 @@ def test_describe_groups_is_judged_against_the_models_group_summary():
     judge.hypotheses = before
     diverged = judge.step(2, "DescribeGroups", 5, object(), (0, 1), 2, "c", [((0, 1), describe("Assigning", ["b1"]))])
     assert diverged.signature == "DescribeGroups: answered NONE with group_state 'Assigning' where the model allows 'Empty'"
+
+
+def test_offset_fetch_must_return_what_was_committed():
+    member = VirtualMember(0, "g", ("range",), 2)
+    judge = _judge()
+    commit = member.request("commit", "simple")  # generation -1, no member id: a group of its own
+    committed = canonical_observed("OffsetCommit", 8, P.OffsetCommitResponseData(topics=[
+        P.OffsetCommitResponseTopic(name=TOPIC, partitions=[P.OffsetCommitResponsePartition(0, 0)])]))
+    assert judge.step(0, "OffsetCommit", 8, commit, (0, 1), 0, member.client_id, [((0, 1), committed)]) is None
+    fetch = member.request("fetch", None)
+
+    def fetched(offset0):
+        return canonical_observed("OffsetFetch", 7, P.OffsetFetchResponseData(topics=[P.OffsetFetchResponseTopic(
+            name=TOPIC, partitions=[P.OffsetFetchResponsePartition(0, offset0), P.OffsetFetchResponsePartition(1, -1)])]))
+
+    before = list(judge.hypotheses)
+    lost = judge.step(1, "OffsetFetch", 7, fetch, (0, 1), 1, member.client_id, [((0, 1), fetched(-1))])
+    assert lost is not None and lost.signature.startswith("OffsetFetch: answered NONE with offsets")
+    judge.hypotheses = before
+    assert judge.step(1, "OffsetFetch", 7, fetch, (0, 1), 1, member.client_id, [((0, 1), fetched(1))]) is None
