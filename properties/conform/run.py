@@ -29,7 +29,7 @@ from impl.wire.build import build, to_plain
 from model.config import Config
 from properties.conform.judge import Divergence, Judge, canonical_observed
 from properties.conform.members import TOPIC, Link, Unreachable, VirtualMember
-from properties.conform.schedule import Schedule
+from properties.conform.schedule import Schedule, Step
 
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 
@@ -207,70 +207,81 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
         return Result(schedule, group_id, divergence, failure, step_index, tuple(trace), version_list)
 
     try:
-        for index, step in enumerate(schedule.steps):
-            member = members[step.member]
-            if step.action == "disconnect":
+        for index, scheduled in enumerate(schedule.steps):
+            for step in expand(scheduled, schedule.members):
+                member = members[step.member]
+                if step.action == "disconnect":
+                    if member.link is None or member.link.closed:
+                        trace.append({"t_ms": now_ms(), "member": member.index, "note": "disconnect: no open connection"})
+                        continue
+                    judge.close(member.index, member.link.epoch)
+                    sel.unregister(member.link.sock)
+                    member.link.close()
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                                  "note": "disconnected"})
+                    continue
+                if step.action == "wait":
+                    if not timing.timers:
+                        trace.append({"t_ms": now_ms(), "member": member.index, "note": "wait skipped: timers are off"})
+                        continue
+                    duration = timing.long_wait_ms if step.variant == "long" else timing.short_wait_ms
+                    started_at = now_ms()
+                    trace.append({"t_ms": started_at, "member": member.index, "note": f"waiting {duration} ms"})
+                    observed, failure = _collect(sel, members, None, None, duration, settle_ms, record,
+                                                 profile.generation_offset)
+                    if failure:
+                        return finish(index, failure=failure)
+                    divergence = judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms())
+                    if divergence is not None:
+                        return finish(index, divergence=divergence)
+                    continue
+                if step.action == "describe" and describe_version is None:
+                    trace.append({"t_ms": now_ms(), "member": member.index,
+                                  "note": "describe skipped: the broker does not offer DescribeGroups"})
+                    continue
+                if step.action == "fetch" and fetch_version is None:
+                    trace.append({"t_ms": now_ms(), "member": member.index,
+                                  "note": "fetch skipped: no OffsetFetch version both sides support"})
+                    continue
+                if member.busy:
+                    trace.append({"t_ms": now_ms(), "member": member.index,
+                                  "note": f"skipped {step.describe()}: a request is still parked"})
+                    continue
                 if member.link is None or member.link.closed:
-                    trace.append({"t_ms": now_ms(), "member": member.index, "note": "disconnect: no open connection"})
-                    continue
-                judge.close(member.index, member.link.epoch)
-                sel.unregister(member.link.sock)
-                member.link.close()
-                trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
-                              "note": "disconnected"})
-                continue
-            if step.action == "wait":
-                if not timing.timers:
-                    trace.append({"t_ms": now_ms(), "member": member.index, "note": "wait skipped: timers are off"})
-                    continue
-                duration = timing.long_wait_ms if step.variant == "long" else timing.short_wait_ms
-                started_at = now_ms()
-                trace.append({"t_ms": started_at, "member": member.index, "note": f"waiting {duration} ms"})
-                observed, failure = _collect(sel, members, None, None, duration, settle_ms, record,
+                    member.epochs += 1
+                    member.link = Link(address, member.index, member.epochs, member.client_id, timeout_s)
+                    sel.register(member.link.sock, selectors.EVENT_READ, member)
+                if step.action == "describe":
+                    api = "DescribeGroups"
+                    request = build(kio_class(api, describe_version, "request"),
+                                    {"groups": [group_id], "include_authorized_operations": False})
+                else:
+                    request = member.request(step.action, step.variant)
+                    api = request.api_key
+                sent_at = now_ms()
+                record(member, member.link.epoch, "request", api, chosen[api], request)
+                correlation = member.link.send(request, chosen[api], step.variant, api)
+                observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
                                              profile.generation_offset)
                 if failure:
                     return finish(index, failure=failure)
-                divergence = judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms())
+                divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
+                                        member.client_id, observed, end=now_ms() if timing.timers else None)
                 if divergence is not None:
                     return finish(index, divergence=divergence)
-                continue
-            if step.action == "describe" and describe_version is None:
-                trace.append({"t_ms": now_ms(), "member": member.index,
-                              "note": "describe skipped: the broker does not offer DescribeGroups"})
-                continue
-            if step.action == "fetch" and fetch_version is None:
-                trace.append({"t_ms": now_ms(), "member": member.index,
-                              "note": "fetch skipped: no OffsetFetch version both sides support"})
-                continue
-            if member.busy:
-                trace.append({"t_ms": now_ms(), "member": member.index,
-                              "note": f"skipped {step.describe()}: a request is still parked"})
-                continue
-            if member.link is None or member.link.closed:
-                member.epochs += 1
-                member.link = Link(address, member.index, member.epochs, member.client_id, timeout_s)
-                sel.register(member.link.sock, selectors.EVENT_READ, member)
-            if step.action == "describe":
-                api = "DescribeGroups"
-                request = build(kio_class(api, describe_version, "request"),
-                                {"groups": [group_id], "include_authorized_operations": False})
-            else:
-                request = member.request(step.action, step.variant)
-                api = request.api_key
-            sent_at = now_ms()
-            record(member, member.link.epoch, "request", api, chosen[api], request)
-            correlation = member.link.send(request, chosen[api], step.variant, api)
-            observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
-                                         profile.generation_offset)
-            if failure:
-                return finish(index, failure=failure)
-            divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
-                                    member.client_id, observed, end=now_ms() if timing.timers else None)
-            if divergence is not None:
-                return finish(index, divergence=divergence)
         return finish(len(schedule.steps))
     except Unreachable as e:
         return finish(0, failure=str(e))
+
+
+def expand(step: Step, members: int) -> List[Step]:
+    """The steps one schedule step stands for: itself, or for a ``round`` every member in turn
+    (from the step's member on): every member rejoins, or every member syncs — what real clients
+    do together after a rebalance starts, which random single steps rarely line up."""
+    if step.variant != "round":
+        return [step]
+    action, variant = ("join", "same") if step.action == "join" else ("sync", "current")
+    return [Step((step.member + i) % members, action, variant) for i in range(members)]
 
 
 def _collect(sel, members, member, correlation, park_ms, settle_ms, record, generation_offset=0):

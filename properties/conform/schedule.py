@@ -8,9 +8,11 @@ and an action, with a variant that decides which ids and generation go in the re
 ``join``       JoinGroup with the member's id (``""`` before it has one). ``same``: its
                protocols as before; ``changed``: new metadata (a subscription change, which
                rebalances a Stable group); ``fresh``: forget the id and join as a new member
-               (a restarted client).
+               (a restarted client); ``round``: every member in turn, from this one on, joins
+               with ``same`` (what real clients do together when a rebalance starts).
 ``sync``       SyncGroup at the member's generation (``stale``: one below); a member that
-               was told it leads assigns the partitions round-robin over the members it got.
+               was told it leads assigns the partitions round-robin over the members it got;
+               ``round``: every member in turn syncs.
 ``heartbeat``  Heartbeat, ``current`` / ``stale`` generation / ``unknown`` member id.
 ``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
                ``simple`` (generation -1 and no member id, a consumer outside the group).
@@ -41,8 +43,8 @@ ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect"
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
-    ("join", "same", 22), ("join", "changed", 4), ("join", "fresh", 5),
-    ("sync", "current", 24), ("sync", "stale", 2),
+    ("join", "same", 16), ("join", "changed", 4), ("join", "fresh", 5), ("join", "round", 8),
+    ("sync", "current", 18), ("sync", "stale", 2), ("sync", "round", 8),
     ("heartbeat", "current", 11), ("heartbeat", "stale", 2), ("heartbeat", "unknown", 2),
     ("commit", "current", 7), ("commit", "stale", 2), ("commit", "unknown", 1), ("commit", "simple", 2),
     ("leave", None, 5),
@@ -114,15 +116,20 @@ class Schedule:
 
 
 def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False) -> Schedule:
-    """The schedule of *seed*: every member joins first (in a random order), then *steps* steps
-    drawn from :data:`MIX` (and :data:`TIMER_MIX` when *timers*), each for a random member."""
+    """The schedule of *seed*: every member joins first (in a random order), the group forms (two
+    join rounds, a sync round), then *steps* steps drawn from :data:`MIX` (and :data:`TIMER_MIX`
+    when *timers*), each for a random member."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
     protocols = tuple(tuple(rng.choices(lists, weights)[0]) for _ in range(members))
     order = list(range(members))
     rng.shuffle(order)
+    # every member joins (a v4+ broker hands out member ids first), then two join rounds and a sync
+    # round: the group forms whole (with an initial delay of 0, the first member to rejoin completes
+    # a generation of its own and the others join the next) and becomes Stable before the random part
     out: List[Step] = [Step(m, "join", "same") for m in order]
+    out += [Step(order[0], "join", "round"), Step(order[0], "join", "round"), Step(order[-1], "sync", "round")]
     table = MIX + (TIMER_MIX if timers else ())
     mix = [(a, v) for a, v, _ in table]
     mix_weights = [w for _, _, w in table]

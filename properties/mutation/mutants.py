@@ -525,6 +525,28 @@ def _session_expiry_off_by_one():
     return complete_and_schedule_next_expiration
 
 
+def _follower_sync_rejected():
+    from impl.errors import Errors
+    from impl.server.group_coordinator import GroupCoordinator, sync_error
+    from impl.server.group_metadata import COMPLETING_REBALANCE
+
+    correct = GroupCoordinator.do_sync_group
+
+    def do_sync_group(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
+                      group_assignment, response_callback):
+        if (group.state is COMPLETING_REBALANCE and not group.is_leader(member_id)
+                and self.validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name,
+                                             group_instance_id) is None):
+            # MUTANT: a follower that syncs before the leader is answered REBALANCE_IN_PROGRESS at once
+            # instead of waiting for the leader's assignment
+            self.remove_pending_sync_member(group, member_id)
+            response_callback(sync_error(Errors.REBALANCE_IN_PROGRESS))
+            return
+        correct(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
+                group_assignment, response_callback)
+    return do_sync_group
+
+
 def _session_expiry_ignored():
     def on_expire_heartbeat(self, group, member_id, is_pending):
         # MUTANT: an expired session removes nobody (the DelayedHeartbeat fires and is ignored)
@@ -637,6 +659,8 @@ _DEFS = [
      f"{_GC}.complete_and_schedule_next_expiration", "off-by-one", _session_expiry_off_by_one),
     ("session_expiry_ignored", "an expired session removes nobody",
      f"{_GC}.on_expire_heartbeat", "missing step", _session_expiry_ignored),
+    ("follower_sync_rejected", "a follower's SyncGroup before the leader's is answered REBALANCE_IN_PROGRESS",
+     f"{_GC}.do_sync_group", "wrong error code", _follower_sync_rejected),
     ("join_ignores_pending_members", "join completion does not wait for pending (MEMBER_ID_REQUIRED) members",
      f"{_GM}.has_all_members_joined", "missing check", _join_ignores_pending_members),
     ("non_rejoined_kept", "members that did not rejoin are kept at join completion",

@@ -21,7 +21,7 @@ def test_groupcheck_broker_conforms(capsys, tmp_path):
     assert summary["divergences"] == [] and summary["conforming"] == 30, summary
     assert code == 0 and summary["verdict"] == "conforms"
     assert set(summary["versions"]) == {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
-                                        "DescribeGroups"}
+                                        "DescribeGroups", "OffsetFetch"}
     report = (tmp_path / "report" / "report.md").read_text()
     assert "30 (seeds 0..29" in report and "No divergence" in report
 
@@ -30,6 +30,7 @@ def test_groupcheck_broker_conforms(capsys, tmp_path):
     ("generation_not_bumped", "JoinGroup: answered NONE with generation_id"),
     ("heartbeat_none_while_preparing", "Heartbeat: answered NONE where the model allows REBALANCE_IN_PROGRESS"),
     ("sync_accepts_stale_generation", "SyncGroup:"),
+    ("follower_sync_rejected", "SyncGroup: answered REBALANCE_IN_PROGRESS where the model allows no answer (parked)"),
 ])
 def test_a_broken_broker_is_caught_shrunk_and_replayed(capsys, tmp_path, mutant, expected):
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--mutant", mutant, "--schedules", "20")
@@ -151,10 +152,10 @@ def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_pat
 def test_with_timers_groupcheck_broker_conforms_and_an_ignored_session_expiry_is_caught(capsys, tmp_path):
     """Timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its
     deadline. The correct broker conforms; with expired sessions ignored, a pending member that
-    should have expired is let into the group (seed 0 reaches it) — invisible without timers."""
+    should have expired is still answered as a member (seed 6 reaches it) — invisible without timers."""
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--timers", "on", "--schedules", "4")
     assert code == 0 and summary["timers"] is True and summary["conforming"] == 4, summary
-    mutant = ["--launch", "groupcheck", "--mutant", "session_expiry_ignored", "--seed", "0"]
+    mutant = ["--launch", "groupcheck", "--mutant", "session_expiry_ignored", "--seed", "6"]
     code, summary, _ = _conform(capsys, tmp_path, *mutant, "--schedules", "1")
     assert code == 0, summary  # without timers nothing expires: the bug is out of reach
     code, summary, _ = _conform(capsys, tmp_path, *mutant, "--timers", "on", "--schedules", "1")

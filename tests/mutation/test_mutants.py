@@ -367,6 +367,18 @@ def _unit_session_expiry_ignored():
     return _both("session_expiry_ignored", run) == (False, True)
 
 
+def _unit_follower_sync_rejected():
+    from impl.errors import Errors
+
+    def run():
+        h = _harness()
+        ids, generation, _ = h.completing_group(2)
+        return [r.error_code for r in h.sync(ids[1], generation)]  # the follower, before the leader
+
+    # the follower's SyncGroup waits for the leader's assignment; the mutant refuses it at once
+    return _both("follower_sync_rejected", run) == ([], [Errors.REBALANCE_IN_PROGRESS.value])
+
+
 def _unit_non_rejoined_kept():
     def run():
         h = _harness()
