@@ -116,20 +116,22 @@ class Schedule:
 
 
 def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False) -> Schedule:
-    """The schedule of *seed*: every member joins first (in a random order), the group forms (two
-    join rounds, a sync round), then *steps* steps drawn from :data:`MIX` (and :data:`TIMER_MIX`
-    when *timers*), each for a random member."""
+    """The schedule of *seed*: every member joins first (in a random order); for even seeds the
+    group then forms (two join rounds, a sync round); then *steps* steps drawn from :data:`MIX`
+    (and :data:`TIMER_MIX` when *timers*), each for a random member."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
     protocols = tuple(tuple(rng.choices(lists, weights)[0]) for _ in range(members))
     order = list(range(members))
     rng.shuffle(order)
-    # every member joins (a v4+ broker hands out member ids first), then two join rounds and a sync
-    # round: the group forms whole (with an initial delay of 0, the first member to rejoin completes
-    # a generation of its own and the others join the next) and becomes Stable before the random part
     out: List[Step] = [Step(m, "join", "same") for m in order]
-    out += [Step(order[0], "join", "round"), Step(order[0], "join", "round"), Step(order[-1], "sync", "round")]
+    if seed % 2 == 0:
+        # even seeds: two join rounds and a sync round first, so the group forms whole (with an
+        # initial delay of 0 the first member to rejoin completes a generation of its own and the
+        # others join the next) and is Stable before the random part; odd seeds go random at once,
+        # which reaches a broker's early divergences that a formed group would have gone past
+        out += [Step(order[0], "join", "round"), Step(order[0], "join", "round"), Step(order[-1], "sync", "round")]
     table = MIX + (TIMER_MIX if timers else ())
     mix = [(a, v) for a, v, _ in table]
     mix_weights = [w for _, _, w in table]
