@@ -70,13 +70,22 @@ def write(out: str, summary: dict, examples: List[dict]) -> Dict[str, str]:
     return files
 
 
+def _api_list(versions: dict) -> str:
+    """The APIs the schedules actually sent, in protocol order: the report names only what it judged."""
+    order = ["JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "DescribeGroups"]
+    used = [api for api in order if api in versions] + sorted(set(versions) - set(order))
+    if not used:
+        return "no request"
+    return used[0] if len(used) == 1 else ", ".join(used[:-1]) + " and " + used[-1]
+
+
 def markdown(summary: dict, examples: List[dict]) -> str:
     lines = [f"# Broker conformance: {summary['system']}", "",
              f"- target: `{summary['target']}`" + (f", mutant `{summary['mutant']}`" if summary.get("mutant") else ""),
              f"- schedules: {summary['schedules']} (seeds {summary['seed']}..{summary['seed'] + summary['schedules'] - 1}, "
              f"{summary['members']} members, {summary['steps']} steps after the joins), timers "
              f"{'on' if summary['timers'] else 'off'}",
-             f"- checked: every answer to JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit against the "
+             f"- checked: every answer to {_api_list(summary['versions'])} against the "
              f"model's coordinator (model/group.py, model/broker.py), member ids aliased; a schedule stops at its "
              f"first divergence, so later steps of a diverging schedule were not checked",
              f"- conforming schedules: {summary['conforming']}; diverging: {summary['diverging']}; "

@@ -24,6 +24,9 @@ def test_groupcheck_broker_conforms(capsys, tmp_path):
                                         "DescribeGroups", "OffsetFetch"}
     report = (tmp_path / "report" / "report.md").read_text()
     assert "30 (seeds 0..29" in report and "No divergence" in report
+    # the report names what was judged: every API the schedules sent, DescribeGroups and OffsetFetch too
+    assert ("checked: every answer to JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch "
+            "and DescribeGroups against") in report
 
 
 @pytest.mark.parametrize("mutant, expected", [
