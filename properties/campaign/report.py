@@ -486,7 +486,8 @@ def markdown(r: dict, docs: dict) -> str:
 # HTML
 # --------------------------------------------------------------------------------------------------
 
-_CSS = """
+# One look for the reports: this page and the broker-conformance page (properties.conform.report).
+CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#1d2330;margin:0;background:#f5f6f8}
 main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:34px 0 10px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
@@ -770,5 +771,5 @@ def html_report(r: dict, docs: dict) -> str:
                 '(<code>spark.read.json("interleavings.jsonl.gz")</code>).</p>')
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-            f"<title>groupcheck campaign {_e(r['campaign_id'])}</title><style>{_CSS}</style></head><body><main>"
+            f"<title>groupcheck campaign {_e(r['campaign_id'])}</title><style>{CSS}</style></head><body><main>"
             + "\n".join(body) + "</main></body></html>\n")

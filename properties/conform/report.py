@@ -1,5 +1,6 @@
-"""The conformance report: ``report.json``, ``report.md`` and one counterexample file per distinct
-divergence, in the ``--out`` directory.
+"""The conformance report: ``report.json``, ``report.md``, ``index.html`` (self-contained, the
+campaign report's look) and one counterexample file per distinct divergence, in the ``--out``
+directory.
 
 A counterexample file (``"kind": "groupcheck-broker-conformance"``) holds everything needed to read
 and to replay it: the system and how it was reached, the (shrunk) schedule, the decoded wire trace
@@ -9,11 +10,13 @@ the replay command (``groupcheck replay FILE --launch NAME`` or ``--bootstrap HO
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
 from typing import Dict, List, Optional
 
+from properties.campaign.report import CSS, svg_bars
 from properties.conform.run import Profile, Result
 
 KIND = "groupcheck-broker-conformance"
@@ -67,6 +70,8 @@ def write(out: str, summary: dict, examples: List[dict]) -> Dict[str, str]:
         json.dump(summary, f, indent=1)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(summary, examples))
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write(html_page(summary, examples))
     return files
 
 
@@ -106,11 +111,17 @@ def markdown(summary: dict, examples: List[dict]) -> str:
         lines.append("")
     if not examples:
         lines += ["No divergence: every answer in every schedule was one the model allows.", ""]
+        if summary.get("fixed"):
+            lines += ["Fixed since the baseline (found then, not now): " + "; ".join(summary["fixed"]), ""]
         return "\n".join(lines)
-    lines += ["## Divergences", "", "| # | signature | schedules | shrunk to | file |", "|---|---|---|---|---|"]
+    lines += ["## Divergences", "", "| # | signature | schedules | baseline | shrunk to | file |",
+              "|---|---|---|---|---|---|"]
     for i, (entry, example) in enumerate(zip(summary["divergences"], examples), 1):
-        lines.append(f"| {i} | {entry['signature']} | {entry['count']} | {len(example['schedule']['steps'])} steps "
-                     f"(from {example['steps_before_shrinking']}) | `{entry['file']}` |")
+        lines.append(f"| {i} | {entry['signature']} | {entry['count']} | {_status(entry)} | "
+                     f"{len(example['schedule']['steps'])} steps (from {example['steps_before_shrinking']}) | "
+                     f"`{entry['file']}` |")
+    if summary.get("fixed"):
+        lines += ["", "Fixed since the baseline (found then, not now): " + "; ".join(summary["fixed"])]
     for i, example in enumerate(examples, 1):
         lines += ["", f"### {i}. {example['signature']}", "", example["summary"] or "", "",
                   "Schedule: " + "; ".join(f"m{m} {a}" + (f" ({v})" if v else "")
@@ -127,3 +138,87 @@ def markdown(summary: dict, examples: List[dict]) -> str:
                              f"{x['api']} v{x['version']} {json.dumps(x['body'])[:300]}")
         lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def _status(entry: dict) -> str:
+    """new / known (against --baseline), acknowledged (by the profile), or '-'."""
+    marks = [entry["baseline"]] if "baseline" in entry else []
+    if entry.get("acknowledged"):
+        marks.append("acknowledged")
+    return ", ".join(marks) or "-"
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _trace_row(x: dict) -> str:
+    if "note" in x:
+        return (f"<tr><td>{x['t_ms']}</td><td>m{_e(x['member'])}</td><td></td><td colspan=3><i>{_e(x['note'])}</i></td>"
+                f"</tr>")
+    return (f"<tr><td>{x['t_ms']}</td><td>m{_e(x['member'])}#{_e(x['connection'])}</td><td>{_e(x['direction'])}</td>"
+            f"<td>{_e(x['api'])} v{_e(x['version'])}</td><td colspan=2><code>{_e(json.dumps(x['body']))}</code></td></tr>")
+
+
+def html_page(summary: dict, examples: List[dict]) -> str:
+    """The self-contained index.html: the same facts as report.md, in the campaign report's look."""
+    new = [e for e in summary["divergences"] if not e.get("acknowledged")]
+    verdict_cls = "fail" if summary["verdict"] == "diverges" else "pass"
+    rate = summary["schedules"] / summary["seconds"] if summary.get("seconds") else 0.0
+    body = [f"<h1>groupcheck broker conformance: {_e(summary['system'])}</h1>",
+            f"<p class=sub>target <code>{_e(summary['target'])}</code>"
+            + (f", mutant <code>{_e(summary['mutant'])}</code>" if summary.get("mutant") else "") + "</p>"]
+    if summary.get("stopped_after"):
+        body.append(f'<div class="banner partial">The broker stopped accepting connections during schedule '
+                    f'{_e(summary["stopped_after"])}; the later schedules were not run.</div>')
+    headline = (f"{len(new)} distinct divergence(s) not acknowledged by the profile" if new else
+                "every answer in every schedule was one the model allows" if not summary["divergences"] else
+                "only divergences the profile acknowledges")
+    body.append(f'<div class="banner {verdict_cls}">{_e(summary["verdict"].upper())} — {_e(headline)}</div>')
+    figs = [(f"{summary['schedules']:,}", "schedules"), (f"{summary['conforming']:,}", "conforming"),
+            (f"{summary['diverging']:,}", "diverging"), (f"{summary['failures']:,}", "broker failures"),
+            (f"{len(summary['divergences'])}", "distinct divergences"), (f"{summary.get('crashes', 0)}", "broker crashes"),
+            (f"{summary['seconds']:,.1f} s", "time"), (f"{rate:.2f}/s", "schedules per second")]
+    body.append('<div class="figs">' + "".join(f'<div class="fig"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
+                                               for v, k in figs) + "</div>")
+    body.append(f"<p class=muted>Seeds {summary['seed']}–{summary['seed'] + summary['schedules'] - 1}, "
+                f"{summary['members']} virtual members, {summary['steps']} steps after the joins, timers "
+                f"{'on' if summary['timers'] else 'off'}. Checked: every answer to {_e(_api_list(summary['versions']))} "
+                f"against the model's coordinator (model/group.py, model/broker.py), member ids aliased; a schedule "
+                f"stops at its first divergence, so later steps of a diverging schedule were not checked. Versions "
+                f"used: {_e(', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none')}.</p>")
+    if summary.get("caps"):
+        body.append("<h2>Version caps (profile)</h2><p>" + _e(", ".join(
+            f"{k} ≤ v{v}" for k, v in sorted(summary["caps"].items())) + ": " + summary["caps_why"]) + "</p>")
+    if summary["acknowledged"]:
+        body.append("<h2>Acknowledged divergences (profile)</h2><ul>" + "".join(
+            f"<li><code>{_e(sig)}</code>: {_e(why)}</li>" for sig, why in summary["acknowledged"]) + "</ul>")
+    body.append("<h2>Divergences</h2>")
+    if not examples:
+        body.append("<p>None: every answer in every schedule was one the model allows.</p>")
+    else:
+        body.append('<div class="plot">' + svg_bars([(f"{i}. {e['signature'][:48]}", e["count"])
+                                                     for i, e in enumerate(summary["divergences"], 1)]) + "</div>")
+        body.append("<table><tr><th>#</th><th>signature</th><th>schedules</th><th>status</th><th>shrunk to</th>"
+                    "<th>file</th></tr>" + "".join(
+                        f"<tr><td>{i}</td><td><a href='#d{i}'>{_e(entry['signature'])}</a></td><td>{entry['count']}</td>"
+                        f"<td>{_e(_status(entry))}</td><td>{len(ex['schedule']['steps'])} steps (from "
+                        f"{ex['steps_before_shrinking']})</td><td><code>{_e(entry['file'])}</code></td></tr>"
+                        for i, (entry, ex) in enumerate(zip(summary["divergences"], examples), 1)) + "</table>")
+    if summary.get("fixed"):
+        body.append("<p>Fixed since the baseline (found then, not now): " + "; ".join(
+            f"<code>{_e(s)}</code>" for s in summary["fixed"]) + "</p>")
+    for i, ex in enumerate(examples, 1):
+        allowed = " | ".join("; ".join(a) or "no answer" for a in ex["allowed"]) or "nothing (the broker failed first)"
+        body.append(f'<div class="card" id="d{i}"><h3>{i}. {_e(ex["signature"])}</h3><p>{_e(ex["summary"] or "")}</p>'
+                    "<p><b>Schedule</b></p><ol>" + "".join(
+                        f"<li>m{m} {_e(a)}" + (f" ({_e(v)})" if v else "") + "</li>" for m, a, v in ex["schedule"]["steps"])
+                    + f"</ol><p><b>Observed:</b> {_e('; '.join(ex['observed']) or 'no answer')}</p>"
+                    f"<p><b>The model allows:</b> {_e(allowed)}</p><p><b>Replay</b></p><pre>{_e(ex['replay'])}</pre>"
+                    "<details><summary>Wire trace (" + str(len(ex["trace"])) + " entries)</summary>"
+                    "<table><tr><th>ms</th><th>member</th><th>direction</th><th>API</th><th colspan=2>body</th></tr>"
+                    + "".join(_trace_row(x) for x in ex["trace"]) + "</table></details></div>")
+    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+            "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
+            f"<title>groupcheck broker conformance: {_e(summary['system'])}</title><style>{CSS}</style></head>"
+            "<body><main>" + "\n".join(body) + "</main></body></html>\n")

@@ -5,7 +5,7 @@ Each task launches its own broker (``NAME``, on a free loopback port of the exec
 seeds, stops the broker and sends back its :class:`~properties.conform.tally.Tally`. The driver
 merges the tallies (the first result of every signature is the one of the smallest seed, whatever
 the order tasks finish in), launches one broker of its own to shrink one counterexample per
-signature, and writes the conformance report (``report.md``, ``report.json``, the
+signature, and writes the conformance report (``index.html``, ``report.md``, ``report.json``, the
 counterexample files; ``--baseline`` an earlier ``report.json``: divergences marked new or known,
 and the ones gone listed as fixed). Broker schedules wait on the network more than they compute,
 so a task per core is a floor, not a ceiling: ``local[8]`` on two cores runs eight brokers.

@@ -112,4 +112,4 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
         print(f"  {entry['count']:>4} × {entry['signature']}{mark}\n         {entry['file']}")
     for signature in summary.get("fixed", []):
         print(f"     fixed: {signature}")
-    print(f"report: {out}/report.md — verdict: {summary['verdict']}")
+    print(f"report: {out}/index.html (report.md, report.json beside it) — verdict: {summary['verdict']}")

@@ -30,9 +30,15 @@ def test_baseline_marks_divergences_new_or_known_and_lists_the_fixed(capsys, tmp
     assert first["divergences"][0]["seeds"] == [0, 1]
     code, again, _ = _campaign(capsys, *broken, "--out", str(tmp_path / "b"), "--baseline", str(tmp_path / "a" / "report.json"))
     assert code == 1 and {d["baseline"] for d in again["divergences"]} == {"known"}
+    page = (tmp_path / "b" / "index.html").read_text()
+    assert "DIVERGES" in page and "<td>known</td>" in page and "groupcheck replay" in page
+    assert "| known |" in (tmp_path / "b" / "report.md").read_text()
     code, fixed, _ = _campaign(capsys, "--system", "broker:groupcheck", "--interleavings", "2", "--local",
                                "--out", str(tmp_path / "c"), "--baseline", str(tmp_path / "a" / "report.json"))
     assert code == 0 and fixed["fixed"] == [first["divergences"][0]["signature"]]
+    for name in ("index.html", "report.md"):  # the fixed ones are in the reports people read, not only the JSON
+        assert "Fixed since the baseline" in (tmp_path / "c" / name).read_text()
+    assert "CONFORMS" in (tmp_path / "c" / "index.html").read_text()
 
 
 @pytest.mark.parametrize("args, message", [
