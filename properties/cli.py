@@ -32,7 +32,7 @@ import time
 from model.config import Config, ConfigError, settings_of
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
-from properties.errors import UsageError
+from properties.errors import UsageError, int_at_least
 from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 from properties.provenance import describe, provenance
 
@@ -42,27 +42,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _int_at_least(name, minimum):
-    """An argparse type: an integer >= *minimum* (``_`` allowed as a digit separator), or one
-    message naming the option, its bound and the value given."""
-    def parse(text):
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
 def _non_negative_int(name):
-    return _int_at_least(name, 0)
+    return int_at_least(name, 0)
 
 
 def _positive_int(name):
-    return _int_at_least(name, 1)
+    return int_at_least(name, 1)
 
 
 def add_settings_argument(p: argparse.ArgumentParser) -> None:

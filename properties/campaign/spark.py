@@ -64,7 +64,7 @@ if __package__ in (None, ""):  # run as a script (spark-submit properties/campai
     # (in place of the script's own folder, whose module names must not shadow anything)
     sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from properties.errors import UsageError  # noqa: E402  (after the script-mode path fix)
+from properties.errors import UsageError, int_at_least  # noqa: E402  (after the script-mode path fix)
 
 from properties.campaign.interrupts import Interrupts, NoInterrupts, exit_status  # noqa: E402
 from properties.campaign.interrupts import name as interrupts_name  # noqa: E402
@@ -720,19 +720,6 @@ def versions(spark=None) -> dict:
 # command line
 # --------------------------------------------------------------------------------------------------
 
-def _int(name, minimum):
-    def parse(text):
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
 def _float(name):
     def parse(text):
         try:
@@ -749,15 +736,15 @@ def _float(name):
 def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 
-    p.add_argument("--interleavings", type=_int("--interleavings", 1), default=2000, help="seeds to run (default 2000)")
-    p.add_argument("--seed-start", type=_int("--seed-start", 0), default=0)
-    p.add_argument("--steps", type=_int("--steps", 1), default=DEFAULT_STEPS,
+    p.add_argument("--interleavings", type=int_at_least("--interleavings", 1), default=2000, help="seeds to run (default 2000)")
+    p.add_argument("--seed-start", type=int_at_least("--seed-start", 0), default=0)
+    p.add_argument("--steps", type=int_at_least("--steps", 1), default=DEFAULT_STEPS,
                    help=f"random events per interleaving (default {DEFAULT_STEPS})")
-    p.add_argument("--clients", type=_int("--clients", 1), default=3)
-    p.add_argument("--brokers", type=_int("--brokers", 1), default=3)
-    p.add_argument("--partitions", type=_int("--partitions", 1), default=6)
+    p.add_argument("--clients", type=int_at_least("--clients", 1), default=3)
+    p.add_argument("--brokers", type=int_at_least("--brokers", 1), default=3)
+    p.add_argument("--partitions", type=int_at_least("--partitions", 1), default=6)
     p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
-    p.add_argument("--max-faults", type=_int("--max-faults", 0), default=6, help="disruptions per interleaving (default 6)")
+    p.add_argument("--max-faults", type=int_at_least("--max-faults", 0), default=6, help="disruptions per interleaving (default 6)")
     p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default), model, or "
                                                      "broker:NAME (broker conformance schedules: groupcheck, tansu, "
                                                      "rdkafka-mock; see groupcheck conform broker)")
@@ -779,7 +766,7 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--force", action="store_true",
                    help="--out may hold an earlier report: its files are replaced (nothing else in the folder is touched)")
     p.add_argument("--baseline", default=None, metavar="RESULTS.json", help="an earlier results.json: mark clusters new, known or fixed")
-    p.add_argument("--task-size", type=_int("--task-size", 1), default=None, help="seeds per Spark task (default: a few seconds of work)")
+    p.add_argument("--task-size", type=int_at_least("--task-size", 1), default=None, help="seeds per Spark task (default: a few seconds of work)")
     p.add_argument("--shrink-seconds", type=_float("--shrink-seconds"), default=20.0, help="time budget per counterexample (default 20)")
     p.add_argument("--local", action="store_true", help="no Spark: run every task in this process (for comparison)")
     p.add_argument("--json", action="store_true", help="print results.json on stdout")

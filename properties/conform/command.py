@@ -25,20 +25,8 @@ from properties.conform.run import NO_TIMERS, Profile, Timing, run_schedule
 from properties.conform.tally import Tally, print_summary
 from properties.conform.target import Runner, Target, group_id
 from properties.conform.schedule import Schedule, generate
-from properties.errors import UsageError
+from properties.errors import UsageError, int_at_least
 from properties.progress import Progress
-
-
-def _int(name: str, low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{name} must be at least {low}, got {value}")
-        return value
-    return parse
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,10 +42,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                                          f"afterwards: {', '.join(systems.LAUNCHERS)}")
     b.add_argument("--mutant", metavar="NAME", help="with --launch groupcheck: apply one of groupcheck's "
                                                      "server-side mutants (a deliberately broken broker)")
-    b.add_argument("--schedules", type=_int("--schedules", 1), default=100, help="schedules to run (default 100)")
-    b.add_argument("--steps", type=_int("--steps", 1), default=24, help="steps after the joins (default 24)")
-    b.add_argument("--members", type=_int("--members", 1), default=3, help="virtual members (default 3)")
-    b.add_argument("--seed", type=_int("--seed", 0), default=0, help="first seed (default 0)")
+    b.add_argument("--schedules", type=int_at_least("--schedules", 1), default=100, help="schedules to run (default 100)")
+    b.add_argument("--steps", type=int_at_least("--steps", 1), default=24, help="steps after the joins (default 24)")
+    b.add_argument("--members", type=int_at_least("--members", 1), default=3, help="virtual members (default 3)")
+    b.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="first seed (default 0)")
     b.add_argument("--timers", choices=("off", "on"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s timeouts, schedules "
                         "wait past them, timers judged within a 250 ms tolerance window")

@@ -4,9 +4,42 @@ and a stop that always happens (SIGTERM, then SIGKILL), also as a context manage
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
-from typing import List, Optional
+import tempfile
+import time
+from typing import List, Optional, Sequence, Tuple
+
+# the project root: children run from there, so ``python -m properties...`` finds the package
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def spawn_until_ready(args: Sequence[str], log_prefix: str, ready: "re.Pattern[str]", timeout_s: float,
+                      what: str) -> Tuple[subprocess.Popen, "re.Match[str]", str]:
+    """Start *args* with stdout and stderr in a temporary log file and wait (at most *timeout_s*)
+    for a line matching *ready*: the process, the match and the log's path. A child that exits
+    first or stays silent is stopped, its log removed, and RuntimeError names *what* with the
+    end of its output."""
+    fd, log_path = tempfile.mkstemp(prefix=log_prefix, suffix=".log")
+    with os.fdopen(fd, "wb") as log:
+        process = subprocess.Popen(list(args), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=PROJECT_ROOT)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with open(log_path, errors="replace") as f:
+            match = ready.search(f.read())
+        if match:
+            return process, match, log_path
+        if process.poll() is not None or time.monotonic() > deadline:
+            with open(log_path, errors="replace") as f:
+                output = f.read().strip()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            os.unlink(log_path)
+            raise RuntimeError(f"{what} did not start: {output[-800:] or 'no output'}")
+        time.sleep(0.02)
 
 
 class ChildBroker:

@@ -7,16 +7,12 @@ the ports and stops the process (SIGTERM, then SIGKILL) when the ``with`` block 
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
 import sys
-import tempfile
-import time
 from typing import Iterable, Mapping, Optional, Sequence
 
-from properties.live.child import ChildBroker
+from properties.live.child import ChildBroker, spawn_until_ready
 
 READY = re.compile(r"groupcheck broker: listening on (\S+?):(\d+\.\.\d+|[\d,]+) \((\d+) brokers?\)")
 READY_TIMEOUT_S = 30.0
@@ -44,28 +40,12 @@ def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Opti
         args += ["--set", setting]
     if trace:
         args += ["--trace", trace]
-    fd, log_path = tempfile.mkstemp(prefix="groupcheck-broker-", suffix=".log")
-    with os.fdopen(fd, "wb") as log:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        with open(log_path, errors="replace") as f:
-            match = READY.search(f.read())
-        if match:
-            span = match.group(2)
-            if ".." in span:
-                first, last = (int(p) for p in span.split(".."))
-                ports = list(range(first, last + 1))
-            else:
-                ports = [int(p) for p in span.split(",")]
-            return LaunchedBroker(process, match.group(1), ports, log_path)
-        if process.poll() is not None or time.monotonic() > deadline:
-            with open(log_path, errors="replace") as f:
-                output = f.read().strip()
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            os.unlink(log_path)
-            raise RuntimeError(f"groupcheck broker did not start: {output[-800:] or 'no output'}")
-        time.sleep(0.02)
+    process, match, log_path = spawn_until_ready(args, "groupcheck-broker-", READY, READY_TIMEOUT_S,
+                                                 "groupcheck broker")
+    span = match.group(2)
+    if ".." in span:
+        first, last = (int(p) for p in span.split(".."))
+        ports = list(range(first, last + 1))
+    else:
+        ports = [int(p) for p in span.split(",")]
+    return LaunchedBroker(process, match.group(1), ports, log_path)

@@ -16,14 +16,11 @@ import glob
 import os
 import re
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 from typing import Mapping
 
-from properties.live.child import ChildBroker
+from properties.live.child import ChildBroker, spawn_until_ready
 
 READY = re.compile(r"rdkafka-mock: listening on (\S+):(\d+)")
 READY_TIMEOUT_S = 15.0
@@ -102,25 +99,8 @@ def start(topics: Mapping[str, int] = ()) -> RdkafkaMock:
     come up (with its output)."""
     library_path()  # fail early and clearly when confluent-kafka is missing
     args = [sys.executable, "-m", "properties.live.rdkafka_mock"] + [f"{n}:{p}" for n, p in dict(topics).items()]
-    fd, log_path = tempfile.mkstemp(prefix="rdkafka-mock-", suffix=".log")
-    with os.fdopen(fd, "wb") as log:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        with open(log_path, errors="replace") as f:
-            match = READY.search(f.read())
-        if match:
-            return RdkafkaMock(process, match.group(1), [int(match.group(2))], log_path)
-        if process.poll() is not None or time.monotonic() > deadline:
-            with open(log_path, errors="replace") as f:
-                output = f.read().strip()
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            os.unlink(log_path)
-            raise RuntimeError(f"rdkafka-mock did not start: {output[-800:] or 'no output'}")
-        time.sleep(0.02)
+    process, match, log_path = spawn_until_ready(args, "rdkafka-mock-", READY, READY_TIMEOUT_S, "rdkafka-mock")
+    return RdkafkaMock(process, match.group(1), [int(match.group(2))], log_path)
 
 
 if __name__ == "__main__":
