@@ -94,6 +94,15 @@ def version_error(request, version: int | None) -> int:
     return Errors.NONE
 
 
+def as_coordinator_reads(request, version: int):
+    """The request as the coordinator reads it: a JoinGroup v0 has no rebalance timeout, and its
+    session timeout stands in for it (``JoinGroupRequest.maybeOverrideRebalanceTimeout``, run
+    when the request is parsed). *version*: the request's API version."""
+    if version == 0 and isinstance(request, JoinGroupRequest):
+        return attrs.evolve(request, rebalance_timeout_ms=request.session_timeout_ms)
+    return request
+
+
 def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose,
                          member_seq: int = 0, version: int | None = None) -> g.Outcome:
     """Run a group API request on *broker*: the version checks, the prelude, then the coordinator's
@@ -102,6 +111,7 @@ def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to
     error = version_error(request, version)
     if error != Errors.NONE:
         return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))
+    request = as_coordinator_reads(request, config.join_group_version if version is None else version)
     error = prelude_error(request, is_leader, broker.loading)
     if error != Errors.NONE or (broker.loading and isinstance(request, HeartbeatRequest)):
         return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))

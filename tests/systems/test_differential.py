@@ -123,3 +123,21 @@ def test_responses_on_two_connections_are_handled_in_slot_order_in_both():
         world, log = step(world, event)
         sent += [e[4] for e in log if e[0] == "send" and e[1] == 0]
     assert sent[-2:] == ["OffsetCommit", "JoinGroup"]  # the held commit went out, then the rejoin
+
+
+def test_a_join_group_v0_uses_the_session_timeout_as_its_rebalance_timeout_in_both():
+    """Regression (``groupcheck walk --set groupcheck.join.group.version=0``: 12 of 200 seeds
+    diverged, 0 of 600 after the fix; this is seed 18, shrunk to 38 events): JoinGroup v0 has no
+    rebalance timeout field, and Kafka's ``JoinGroupRequest.maybeOverrideRebalanceTimeout`` makes
+    the session timeout (6 s) stand in for it, so the join completes 6 s after the rebalance
+    began, not after max.poll.interval.ms (10 s). impl's broker did so; the model read the
+    client's rebalance timeout and kept the group in PreparingRebalance."""
+    config, schedule, seed = _replay_file("join_group_v0_rebalance_timeout.json")
+    assert config.join_group_version == 0 and config.session_timeout_ms < config.max_poll_interval_ms
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    group = world.brokers[world.leader].group
+    assert group.state == "CompletingRebalance" and group.generation == 1
+    assert {m.rebalance_timeout_ms for m in group.members} == {config.session_timeout_ms}
