@@ -97,6 +97,9 @@ def markdown(summary: dict, examples: List[dict]) -> str:
              f"broker failures: {summary['failures']}",
              f"- versions used: {', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none'}",
              f"- verdict: **{summary['verdict']}**", ""]
+    if summary.get("interrupted"):
+        lines[-1:-1] = [f"- **PARTIAL: the campaign was interrupted**; the figures cover the {summary['schedules']} "
+                        f"schedules of the tasks that finished, which need not be the first seeds of the range"]
     if summary.get("crashes"):
         lines[-1:-1] = [f"- **the broker process crashed {summary['crashes']} time(s)**; it was started again each time"]
     if summary.get("stopped_after"):
@@ -168,6 +171,10 @@ def html_page(summary: dict, examples: List[dict]) -> str:
     body = [f"<h1>groupcheck broker conformance: {_e(summary['system'])}</h1>",
             f"<p class=sub>target <code>{_e(summary['target'])}</code>"
             + (f", mutant <code>{_e(summary['mutant'])}</code>" if summary.get("mutant") else "") + "</p>"]
+    if summary.get("interrupted"):
+        body.append(f'<div class="banner partial">PARTIAL: the campaign was interrupted; the figures cover the '
+                    f'{summary["schedules"]:,} schedules of the tasks that finished, which need not be the first '
+                    f'seeds of the range.</div>')
     if summary.get("stopped_after"):
         body.append(f'<div class="banner partial">The broker stopped accepting connections during schedule '
                     f'{_e(summary["stopped_after"])}; the later schedules were not run.</div>')

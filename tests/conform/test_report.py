@@ -1,0 +1,54 @@
+"""The conformance report's pages (``report.md``, ``index.html``) from a summary and its
+counterexamples, without a broker: what they say must follow the summary, not a template."""
+
+from properties.conform.report import html_page, markdown
+
+
+def _summary(**changes):
+    summary = {
+        "system": "tansu", "target": "--launch tansu", "mutant": None, "schedules": 12, "seed": 0, "members": 3,
+        "steps": 24, "timers": False, "conforming": 10, "diverging": 2, "failures": 0, "crashes": 0,
+        "versions": {"JoinGroup": 9, "Heartbeat": 4}, "acknowledged": [], "verdict": "diverges", "caps": {},
+        "caps_why": "", "seconds": 4.0, "stopped_after": None,
+        "divergences": [{"signature": "Heartbeat: answered <REBALANCE_IN_PROGRESS> & more", "summary": "s",
+                         "count": 2, "seeds": [1, 3], "acknowledged": False, "file": "c/01.json", "baseline": "new"}],
+    }
+    summary.update(changes)
+    return summary
+
+
+def _example():
+    return {"signature": "Heartbeat: answered <REBALANCE_IN_PROGRESS> & more", "summary": "m0 <pending>",
+            "schedule": {"steps": [[0, "join", "fresh"], [0, "heartbeat", "current"]]}, "steps_before_shrinking": 9,
+            "observed": ["Heartbeat REBALANCE_IN_PROGRESS"], "allowed": [["Heartbeat UNKNOWN_MEMBER_ID"]],
+            "replay": "groupcheck replay c/01.json --launch tansu",
+            "trace": [{"t_ms": 3, "member": 0, "connection": 1, "direction": "request", "api": "Heartbeat",
+                       "version": 4, "body": {"member_id": "<m>"}},
+                      {"t_ms": 9, "member": 0, "note": "closed <by broker>"}]}
+
+
+def test_the_pages_name_only_the_apis_that_were_sent():
+    for page in (markdown(_summary(), [_example()]), html_page(_summary(), [_example()])):
+        assert "every answer to JoinGroup and Heartbeat against" in page
+        assert "OffsetCommit" not in page and "SyncGroup" not in page
+
+
+def test_the_html_page_escapes_what_the_broker_and_the_schedule_put_in_it():
+    page = html_page(_summary(), [_example()])
+    assert "&lt;REBALANCE_IN_PROGRESS&gt; &amp; more" in page and "<REBALANCE_IN_PROGRESS>" not in page
+    assert "closed &lt;by broker&gt;" in page and "m0 &lt;pending&gt;" in page
+    assert "<td>new</td>" in page and "2 steps (from 9)" in page and "DIVERGES" in page
+
+
+def test_an_interrupted_campaign_says_so_and_a_finished_one_does_not():
+    for render in (lambda s: markdown(s, [_example()]), lambda s: html_page(s, [_example()])):
+        assert "PARTIAL" in render(_summary(interrupted=True))
+        assert "PARTIAL" not in render(_summary(interrupted=False))
+
+
+def test_acknowledged_divergences_leave_the_verdict_but_stay_on_the_page():
+    acknowledged = _summary(verdict="conforms", acknowledged=[["Heartbeat: x", "known since 0.1"]])
+    acknowledged["divergences"][0].update(acknowledged=True)
+    page = html_page(acknowledged, [_example()])
+    assert "CONFORMS" in page and "only divergences the profile acknowledges" in page
+    assert "known since 0.1" in page and "new, acknowledged" in page
