@@ -87,6 +87,14 @@ def _replay_file(name):
     return config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]], document["seed"]
 
 
+def _model_group_after(config, schedule):
+    """The group on the model's coordinator after the whole *schedule*."""
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    return world.brokers[world.leader].group
+
+
 def test_follower_rejoining_a_loaded_group_rebalances_in_both():
     """Regression (seed 19511 of a 20,000-interleaving campaign, shrunk to 53 events): after a
     coordinator failover and load, client 2, whose JoinGroup response was lost, rejoins the Stable
@@ -96,10 +104,7 @@ def test_follower_rejoining_a_loaded_group_rebalances_in_both():
     config, schedule, seed = _replay_file("loaded_follower_rejoins.json")
     assert schedule[40][0] == "failover" and schedule[41][0] == "load"
     assert compare(config, schedule, seed).divergence is None
-    world = initial_world(config)
-    for event in schedule:
-        world, _ = step(world, event)
-    group = world.brokers[world.leader].group
+    group = _model_group_after(config, schedule)
     assert group.state == "PreparingRebalance" and group.generation == 1
 
 
@@ -135,9 +140,6 @@ def test_a_join_group_v0_uses_the_session_timeout_as_its_rebalance_timeout_in_bo
     config, schedule, seed = _replay_file("join_group_v0_rebalance_timeout.json")
     assert config.join_group_version == 0 and config.session_timeout_ms < config.max_poll_interval_ms
     assert compare(config, schedule, seed).divergence is None
-    world = initial_world(config)
-    for event in schedule:
-        world, _ = step(world, event)
-    group = world.brokers[world.leader].group
+    group = _model_group_after(config, schedule)
     assert group.state == "CompletingRebalance" and group.generation == 1
     assert {m.rebalance_timeout_ms for m in group.members} == {config.session_timeout_ms}
