@@ -119,6 +119,36 @@ def new_member_id(client_id: str, seq: int) -> str:
     return f"{client_id}-{seq:08d}"
 
 
+def member_id_in_slot(client_id: str, others, slot: int, seq: int) -> str:
+    """A new member id for *client_id* that sorts at position *slot* (0 = first) among *others*, the
+    ids of the same client still in the group.
+
+    Why: Kafka's ids are ``clientId-UUID`` (``GroupMetadata.generateMemberId``), so two ids one
+    client holds at once (a v0–v3 rejoin after its id was reset while the old one awaits its session
+    expiry; a pending id beside a member's) sort in random order, and the assignors sort members by
+    id (``RangeAssignor``, ``RoundRobinAssignor``): the order decides who gets which partitions.
+    The model's ids sort by creation, so where an order is open the coordinator chooses it
+    (``choose("member_order", ...)``) and the id is built to sort there: the suffix lies strictly
+    between its neighbours' and ends in ``.{seq}``, unique like every model id."""
+    prefix = f"{client_id}-"
+    keys = sorted(m[len(prefix):] for m in others)
+    lo = keys[slot - 1] if slot > 0 else None
+    hi = keys[slot] if slot < len(keys) else None
+    tag = f".{seq:08d}"
+    if hi is None:
+        return prefix + lo + tag  # an extension of lo sorts after it
+    if lo is None:
+        return prefix + _just_below(hi) + tag
+    if not hi.startswith(lo):
+        return prefix + lo + tag  # lo and hi first differ inside lo: lo's extensions stay below hi
+    return prefix + lo + _just_below(hi[len(lo):]) + tag
+
+
+def _just_below(key: str) -> str:
+    """A string of *key*'s length below it whose every extension is below it too."""
+    return key[:-1] + chr(ord(key[-1]) - 1)
+
+
 # ---------------------------------------------------------------------------------------------
 # The working copy
 # ---------------------------------------------------------------------------------------------
@@ -702,6 +732,12 @@ def _new_member_join(d: _Draft, request, reply_to, now: int) -> None:
         d.reply(reply_to, _error_join(Errors.INCONSISTENT_GROUP_PROTOCOL))
         return
     new_id = new_member_id(request.client_id, d.member_seq)
+    prefix = f"{request.client_id}-"
+    others = [m.member_id for m in d.members if m.member_id.startswith(prefix)]
+    others += [p for p, _ in d.pending_members if p.startswith(prefix)]
+    if others:  # Kafka's UUIDs put the new id anywhere among them (member_id_in_slot)
+        slot = d.choose("member_order", tuple(range(len(others) + 1)))
+        new_id = member_id_in_slot(request.client_id, others, slot, d.member_seq)
     d.member_seq += 1
     if d.config.require_known_member_id:
         d.pending_members.append((new_id, d.arm(now + request.session_timeout_ms)))

@@ -107,10 +107,10 @@ class _Companion:
 
 def states(result: RunResult) -> dict:
     """Both sides' canonical state after the run's last event (the implementation's only for impl)."""
-    from properties.systems.differential import Aliases, canonical
+    from properties.systems.differential import Aliases, canonical, model_pending
     from properties.explore.walker import observe
 
-    out = {"model": _plain(canonical(observe(result.world), Aliases()))}
+    out = {"model": _plain(canonical(observe(result.world), Aliases(), model_pending(result.world)))}
     companion = result.companion
     if companion is not None:
         divergence = companion.divergence
@@ -122,7 +122,7 @@ def states(result: RunResult) -> dict:
 
 
 _OBS_FIELDS = ("now", "partition_leader", "group", "clients", "committed")
-_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol")
+_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol", "member_id_order")
 _CLIENT_FIELDS = ("member_state", "generation", "member_id", "assignment", "coordinator", "live")
 
 

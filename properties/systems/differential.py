@@ -8,9 +8,12 @@ ids are random. Where Kafka leaves a choice open, the choices go one of two ways
 * the implementation follows the model for what the world decides (which node leastLoadedNode's
   random scan starts at, whether a broken connection's requests were processed, which broker
   becomes the new partition leader);
-* the model follows the implementation for what the coordinator decides (leader re-pick and the
-  protocol-vote tie-break): when the observations differ and the model made such a choice, the
-  model's step is re-run with each other allowed outcome, and one that matches is accepted.
+* the model follows the implementation for what the coordinator decides (leader re-pick, the
+  protocol-vote tie-break, and where a new member id sorts among the ids its client already has in
+  the group, which Kafka's random UUIDs decide and the assignors' sort makes matter): when the
+  observations differ and the model made such a choice, the model's step is re-run with each other
+  allowed outcome, and one that matches is accepted. So that the last is seen when it is made, the
+  compared observation includes the order of the group's member ids, pending ones too.
 
 The first event after which the two disagree (or one applies the event and the other does not) is
 reported with both observations side by side.
@@ -29,7 +32,7 @@ from model.world import initial_world, step
 from properties.systems.simworld import SimWorld
 from properties.explore.walker import observe
 
-_FOLLOWED_BY_MODEL = ("leader", "protocol")
+_FOLLOWED_BY_MODEL = ("leader", "protocol", "member_order")
 
 AGREEMENT = Property(
     "impl-matches-model", ALWAYS,
@@ -62,14 +65,33 @@ class Aliases:
             alias = self._by_id[member_id] = f"c{client}.{n}"
         return alias
 
+    def copy(self) -> "Aliases":
+        twin = Aliases()
+        twin._by_id, twin._per_client = dict(self._by_id), dict(self._per_client)
+        return twin
 
-def canonical(obs: tuple, alias: Aliases) -> tuple:
+
+def canonical(obs: tuple, alias: Aliases, pending=None) -> tuple:
+    """*obs* (:func:`properties.explore.walker.observe`'s shape) with member ids aliased. With
+    *pending* (the group's pending member ids) the group gains a sixth field, the id order: every
+    member and pending id, aliased, in the order of the raw ids (what the assignors sort by)."""
     now, leader, group, clients, committed = obs
     clients = tuple((s, g, alias(m), tuple(a), coord, live) for s, g, m, a, coord, live in clients)
     if group is not None:
         state, generation, leader_id, members, protocol = group
         group = (state, generation, alias(leader_id), tuple(alias(m) for m in members), protocol)
+        if pending is not None:
+            ids = list(members) + [p for p in pending if p not in members]
+            for m in ids:
+                alias(m)  # in listed order, before sorting: aliases never depend on the raw ids
+            group += (tuple(alias(m) for m in sorted(ids)),)
     return (now, leader, group, clients, committed)
+
+
+def model_pending(world) -> tuple:
+    """The model group's pending member ids (those handed out with MEMBER_ID_REQUIRED)."""
+    g = world.group
+    return () if g is None else tuple(p for p, _ in g.pending_members)
 
 
 @attrs.frozen
@@ -98,7 +120,7 @@ class DiffResult:
 
 
 _FIELDS = ("now", "partition leader", "group", "clients", "committed")
-_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol")
+_GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol", "member id order")
 _CLIENT_FIELDS = ("member state", "generation", "member id", "assignment", "coordinator", "live")
 
 
@@ -162,14 +184,14 @@ class Differential:
         if not model_applied and not impl_applied:
             return new, log, None
         raw = self.sim.observe()
-        impl_obs = canonical(raw, self.impl_alias)
-        model_obs = canonical(observe(new), self.model_alias)
+        impl_obs = canonical(raw, self.impl_alias, self.sim.pending_member_ids())
+        before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
+        model_obs = canonical(observe(new), self.model_alias, model_pending(new))
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, event, prefer=prefer)
-                trial = Aliases()
-                trial._by_id, trial._per_client = dict(self.model_alias._by_id), dict(self.model_alias._per_client)
-                if canonical(observe(candidate), trial) == impl_obs:
+                trial = before.copy()
+                if canonical(observe(candidate), trial, model_pending(candidate)) == impl_obs:
                     new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break
         index = self.index

@@ -411,6 +411,11 @@ class SimWorld:
                 offsets[key.topic_partition.partition] = value.offset
         return tuple(sorted(offsets.items()))
 
+    def pending_member_ids(self) -> tuple:
+        """The coordinator's pending member ids (handed out with MEMBER_ID_REQUIRED), in order."""
+        g = self._group()
+        return () if g is None else tuple(g.pending_members)
+
     def observe(self) -> tuple:
         """The shape of :func:`properties.explore.walker.observe`: (now, leader, group, clients, committed)."""
         g = self._group()

@@ -143,3 +143,35 @@ def test_a_join_group_v0_uses_the_session_timeout_as_its_rebalance_timeout_in_bo
     group = _model_group_after(config, schedule)
     assert group.state == "CompletingRebalance" and group.generation == 1
     assert {m.rebalance_timeout_ms for m in group.members} == {config.session_timeout_ms}
+
+
+def test_a_client_holding_two_member_ids_is_assigned_as_the_implementation_sorted_them():
+    """Regression (``groupcheck walk --set groupcheck.join.group.version=0``: seeds 198, 302, 338
+    and 443 of 600 diverged, and 198 and 227 of 300 with version 3; this is seed 338, shrunk to 73
+    events). Client 1's member id was reset while the coordinator still held it (it awaits its
+    session expiry), and its v0 JoinGroup got a second id. Kafka's ids are clientId-UUID
+    (GroupMetadata.generateMemberId), so the two sort either way, and RangeAssignor sorts members
+    by id: which one is first decides the partitions. The model's ids sorted by creation; now the
+    coordinator chooses where a new id sorts among its client's ids, and the model follows the
+    implementation's order (compared as the group's member id order)."""
+    config, schedule, seed = _replay_file("join_group_v0_member_id_order.json")
+    assert config.join_group_version == 0
+    assert compare(config, schedule, seed).divergence is None
+    world, orders = initial_world(config), []
+    for event in schedule:
+        world, log = step(world, event)
+        orders += [e[2] for e in log if e[0] == "choice" and e[1] == "member_order"]
+    assert orders  # the order was open: the client held another id when it got a new one
+    ids = [m.member_id for m in world.brokers[world.leader].group.members]
+    assert sum(m.startswith(f"{config.client_id(1)}-") for m in ids) >= 2
+
+
+def test_a_new_member_id_sorts_in_the_slot_chosen_for_it():
+    from model.group import member_id_in_slot
+
+    ids = ["consumer-1-00000005"]
+    for seq, slot in enumerate((0, 2, 1, 0, 4, 3), start=6):
+        new = member_id_in_slot("consumer-1", ids, slot, seq)
+        assert new not in ids and new.startswith("consumer-1-")
+        assert sorted(ids + [new]).index(new) == slot
+        ids.append(new)
