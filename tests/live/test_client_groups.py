@@ -92,6 +92,24 @@ class Runner:
     def describe(self):
         return f"{self.name}: events {self.snapshot()[-8:]}, stderr {''.join(self.stderr)[-4000:]}"
 
+    def history(self):
+        """Every event but commits, in order, with consecutive records of a partition as one range:
+        what a duplicate's failure message needs to show where a position came back from."""
+        out = []
+        for e in self.snapshot():
+            if e["event"] == "committed":
+                continue
+            if e["event"] == "record":
+                last = out[-1] if out else None
+                if last and last[0] == "record" and last[1] == e["partition"] and last[3] + 1 == e["offset"]:
+                    last[3] = e["offset"]
+                    continue
+                out.append(["record", e["partition"], e["offset"], e["offset"], e["t"]])
+            else:
+                out.append([e["event"], e.get("partitions", e.get("error")), e["t"]])
+        lines = [f"{x[4]:.3f} p{x[1]} {x[2]}..{x[3]}" if x[0] == "record" else f"{x[2]:.3f} {x[0]} {x[1]}" for x in out]
+        return f"{self.name}:\n  " + "\n  ".join(lines)
+
 
 GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 
@@ -105,6 +123,34 @@ def group_trace(path, last=40):
         return "(no trace)"
     shown = [f"{x['time_ms'] % 1000000:>7} {x['connection'][-12:]} {x['direction'][:3]} {x['api']} v{x['version']} "
              f"{json.dumps(x['body'])[:200]}" for x in lines if x["api"] in GROUP_APIS]
+    return "\n".join(shown[-last:])
+
+
+OFFSET_APIS = ("OffsetCommit", "OffsetFetch", "ListOffsets")
+
+
+def _error_codes(body):
+    """Every non-zero ``error_code`` anywhere in a traced body."""
+    if isinstance(body, dict):
+        own = [v for k, v in body.items() if k == "error_code" and v]
+        return own + [c for v in body.values() for c in _error_codes(v)]
+    if isinstance(body, list):
+        return [c for v in body for c in _error_codes(v)]
+    return []
+
+
+def offset_trace(path, last=80):
+    """Where consumers' positions come from, for a duplicate's failure message: the broker's traced
+    OffsetCommit / OffsetFetch / ListOffsets requests and answers, and every Fetch answer that
+    carried an error (OFFSET_OUT_OF_RANGE resets a position to auto.offset.reset)."""
+    try:
+        with open(path) as f:
+            lines = [json.loads(line) for line in f]
+    except (OSError, ValueError):
+        return "(no trace)"
+    shown = [f"{x['time_ms'] % 1000000:>7} {x['client_id']} {x['direction'][:3]} {x['api']} v{x['version']} "
+             f"{json.dumps(x['body'])[:300]}" for x in lines
+             if x["api"] in OFFSET_APIS or (x["api"] == "Fetch" and x["direction"] == "response" and _error_codes(x["body"]))]
     return "\n".join(shown[-last:])
 
 
@@ -229,7 +275,11 @@ def run_group_scenario(library, trace):
                 first_consumer[record] = consumer
         assert set(first_consumer) == produced
         killed = runners[2].name
-        assert [d for d in duplicates if d[1] != killed] == [], "consumed twice without a crash in between"
+        unexplained = [d for d in duplicates if d[1] != killed]
+        assert unexplained == [], (
+            f"consumed twice without a crash in between: {len(unexplained)} records, the first {unexplained[:5]}\n"
+            + "\n".join(r.history() for r in runners)
+            + f"\ngroup requests (--trace):\n{group_trace(trace)}\noffsets (--trace):\n{offset_trace(trace)}")
         assert {r.name for r in runners if r.records()} == {r.name for r in runners}  # every member worked
 
         admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
@@ -259,3 +309,25 @@ def test_a_client_is_called_hung_only_when_alive_and_silent(tmp_path):
     trace.write_text("".join(json.dumps({"time_ms": t, "direction": "request", "client_id": c}) + "\n"
                              for t, c in rows[:3]))
     assert silent_clients(str(trace), runners) == []
+
+
+def test_a_duplicates_failure_shows_where_positions_came_from(tmp_path):
+    """The message a duplicate fails with: offset APIs and erroneous Fetch answers from the trace,
+    and each runner's history with records folded into ranges."""
+    trace = tmp_path / "trace.jsonl"
+    rows = [("request", "OffsetFetch", {"group_id": "g"}), ("response", "Fetch", {"responses": [{"error_code": 0}]}),
+            ("response", "Fetch", {"responses": [{"partitions": [{"error_code": 1}]}]}),
+            ("request", "Heartbeat", {}), ("response", "ListOffsets", {})]
+    trace.write_text("".join(json.dumps({"time_ms": 5, "client_id": "c", "direction": d, "api": a, "version": 1,
+                                         "body": b}) + "\n" for d, a, b in rows))
+    shown = offset_trace(str(trace)).splitlines()
+    assert [line.split()[3] for line in shown] == ["OffsetFetch", "Fetch", "ListOffsets"]
+    assert '"error_code": 1' in shown[1]
+
+    runner = Runner.__new__(Runner)
+    runner.name, runner.lock = "r", threading.Lock()
+    runner.events = [{"event": "assigned", "partitions": [1], "t": 1.0}] + [
+        {"event": "record", "partition": 1, "offset": o, "t": 2.0 + o} for o in (0, 1, 2, 5)] + [
+        {"event": "committed", "t": 9.0}, {"event": "revoked", "partitions": [1], "t": 10.0}]
+    assert runner.history().splitlines()[1:] == ["  1.000 assigned [1]", "  2.000 p1 0..2", "  7.000 p1 5..5",
+                                                 "  10.000 revoked [1]"]
