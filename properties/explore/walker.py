@@ -253,10 +253,24 @@ def _next_quiet_tick(world: World) -> int:
     return max(1, min(gap, 1000))
 
 
+def quiet_time_bound_ms(config) -> int:
+    """How much quiet time the settle phase grants at least before it judges the eventually
+    properties: twice a member's worst chain of timers after the last fault (its session expires,
+    then a rebalance runs to its rebalance timeout, an in-flight request to its request timeout,
+    an empty group's first rebalance waits group.initial.rebalance.delay.ms). Why: with long
+    timeouts (session.timeout.ms=300000) the group cannot be stable before the session of a
+    crashed member expires, however many rounds pass; Kafka promises convergence in time, not in
+    rounds."""
+    chain = (config.session_timeout_ms + config.max_poll_interval_ms + config.request_timeout_ms
+             + config.initial_rebalance_delay_ms)
+    return 2 * chain
+
+
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
            until_stable: bool = False, max_events: int | None = None, companion=None, on_step=None):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
-    heartbeats, until the eventually properties hold or *max_rounds* pass. Within a round, messages
+    heartbeats, until the eventually properties hold or *max_rounds* have passed and (unless
+    *until_stable*) at least :func:`quiet_time_bound_ms` of simulated time. Within a round, messages
     flow (1 ms ticks for their latency) until nothing is in transit; between rounds time jumps to the
     next timer (at most 1 s). Returns (world, violation or None): the first always violation met on
     the way, or (unless *until_stable*, which only wants the quiet time) the eventually violation.
@@ -291,7 +305,10 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             if not broker.alive:
                 world = apply(world, ("broker_restart", b, 0))
     latency = max(1, world.config.latency_ms)
-    for _ in range(max_rounds):
+    quiet_until = None if until_stable else world.now + quiet_time_bound_ms(world.config)
+    rounds = 0
+    while rounds < max_rounds or (quiet_until is not None and world.now < quiet_until):
+        rounds += 1
         if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
             return world, violation
         if world.leader is not None and world.brokers[world.leader].loading:
