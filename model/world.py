@@ -357,6 +357,7 @@ def _cut_link(world, m, c, slot, processed: bool, choose, log) -> None:
 
 
 def _broker_handle(world, m, b, reply_to, request, choose, log) -> None:
+    _expire_overdue(world, m, b, choose, log)
     broker = m.brokers[b]
     if isinstance(request, FindCoordinatorRequest):
         log.append(("handled", reply_to[0], reply_to[3], b, request, None, False, False))
@@ -394,6 +395,25 @@ def _route(world, m, reply_to, response, log) -> None:
         entry = (m.now + world.config.latency_ms, request_id, epoch, response)
         processing = None if link.processing == request_id else link.processing  # the channel is unmuted
         m.set_link(c, slot, Link(link.to_broker, link.to_client + (entry,), True, epoch, link.stalled, processing))
+
+
+def _expire_overdue(world, m, b, choose, log) -> None:
+    """Fire the coordinator's timers that are already due before the broker reads a request.
+
+    Only a timer armed for the current millisecond can be due here (a tick fires everything due):
+    the InitialDelayedJoin of group.initial.rebalance.delay.ms=0. Kafka's ``SystemTimer.add``
+    hands a task whose deadline has passed to the reaper's executor at once
+    (``kafka.utils.timer.SystemTimer.addTimerTaskEntry``), so that join has completed before the
+    next request is read; impl's broker does the same (``Broker.expire_overdue``)."""
+    group = m.brokers[b].group
+    if m.leader != b or group is None or not m.brokers[b].alive:
+        return
+    deadline = grp.next_deadline(group)
+    if deadline is None or deadline > m.now:
+        return
+    outcome = grp.fire_timers(group, m.now, world.config, choose)
+    if outcome.group is not group or outcome.replies or outcome.notes:
+        _apply_outcome(world, m, b, outcome, log)
 
 
 def _ev_tick(world, m, ev, choose, log):

@@ -68,12 +68,16 @@ def add_wire_argument(p: argparse.ArgumentParser) -> None:
 def _world_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", default="impl",
                    help="system under check: impl (the implementation beside the model; default) or model")
-    p.add_argument("--steps", type=_positive_int("--steps"), default=DEFAULT_STEPS,
+    p.add_argument("--world", default="fixed", choices=("fixed", "swarm"),
+                   help="fixed: one world for every seed (the options below; default); swarm: each seed draws its "
+                        "own world (clients, brokers, partitions, timeouts, JoinGroup version, assignors, faults, "
+                        "length; properties/explore/swarm.py) and the options given explicitly pin theirs")
+    p.add_argument("--steps", type=_positive_int("--steps"), default=None,
                    help=f"random events per interleaving (default {DEFAULT_STEPS})")
-    p.add_argument("--clients", type=_positive_int("--clients"), default=3)
-    p.add_argument("--brokers", type=_positive_int("--brokers"), default=3)
-    p.add_argument("--partitions", type=_positive_int("--partitions"), default=6)
-    p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
+    p.add_argument("--clients", type=_positive_int("--clients"), default=None, help="consumers (default 3)")
+    p.add_argument("--brokers", type=_positive_int("--brokers"), default=None, help="brokers (default 3)")
+    p.add_argument("--partitions", type=_positive_int("--partitions"), default=None, help="partitions (default 6)")
+    p.add_argument("--faults", default=None, help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
     p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
                    help="run a deliberately broken model variant (see model/variants.py); repeatable")
     p.add_argument("--mutant", default=None, metavar="NAME",
@@ -162,12 +166,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_FIXED = {"clients": 3, "brokers": 3, "partitions": 6, "steps": DEFAULT_STEPS, "faults": "all"}
+
+
+def _given(args) -> dict:
+    """The world options given on the command line (None for those left out)."""
+    return {name: getattr(args, name) for name in _FIXED}
+
+
+def _fixed(args, name):
+    value = getattr(args, name)
+    return _FIXED[name] if value is None else value
+
+
 def _config(args) -> Config:
+    """The fixed world's Config; for ``--world swarm`` the base each seed's draw starts from
+    (broken variants, wire), with the pinned options checked."""
+    from properties.explore.swarm import check_pins
     from properties.systems import world_config
 
+    swarm = getattr(args, "world", "fixed") == "swarm"
     try:
-        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions, args.broken,
-                              args.settings, wire=args.wire)
+        config = world_config(args.system, _fixed(args, "faults"), _fixed(args, "clients"), _fixed(args, "brokers"),
+                              _fixed(args, "partitions"), args.broken, () if swarm else args.settings, wire=args.wire)
+        if swarm:
+            check_pins(dict(_given(args), settings=args.settings))
     except ConfigError as e:
         raise UsageError(str(e)) from None
     if args.mutant is not None:
@@ -191,11 +214,25 @@ def _mutated(args):
     return applied(args.mutant)
 
 
+def world_for(args, config: Config, seed: int):
+    """(config, steps, faults, walk options) of interleaving *seed*: the fixed world, or with
+    ``--world swarm`` the seed's own draw (:func:`properties.explore.swarm.draw`)."""
+    if getattr(args, "world", "fixed") != "swarm":
+        return config, _fixed(args, "steps"), _fixed(args, "faults"), {}
+    from properties.explore.swarm import draw
+
+    w = draw(seed, config, dict(_given(args), settings=args.settings))
+    return w.config, w.steps, w.faults, {"max_faults": w.max_faults, "quiet_rate": w.quiet_rate}
+
+
 def replay_command(args, seed: int) -> str:
-    cmd = (
-        f"groupcheck run --seed {seed} --system {args.system} --steps {args.steps} --clients {args.clients} "
-        f"--brokers {args.brokers} --partitions {args.partitions} --faults {args.faults}"
-    )
+    if getattr(args, "world", "fixed") == "swarm":
+        cmd = f"groupcheck run --seed {seed} --world swarm --system {args.system}" + "".join(
+            f" --{name} {value}" for name, value in _given(args).items() if value is not None)
+    else:
+        cmd = (f"groupcheck run --seed {seed} --system {args.system} --steps {_fixed(args, 'steps')} "
+               f"--clients {_fixed(args, 'clients')} --brokers {_fixed(args, 'brokers')} "
+               f"--partitions {_fixed(args, 'partitions')} --faults {_fixed(args, 'faults')}")
     return (cmd + "".join(f" --broken {b}" for b in args.broken) + (f" --mutant {args.mutant}" if args.mutant else "")
             + (" --wire" if args.wire else "")
             + "".join(f" --set {s}" for s in args.settings))
@@ -219,15 +256,15 @@ def cmd_run(args) -> int:
     from properties.campaign import counterexample
     from properties import systems
 
-    config = _config(args)
+    config, steps, faults, options = world_for(args, _config(args), args.seed)
     if args.out:
         check_output_file(args.out, "--out", args.force)
     with _mutated(args):
-        result = systems.run(args.system, args.seed, config, steps=args.steps, faults=args.faults)
+        result = systems.run(args.system, args.seed, config, steps=steps, faults=faults, **options)
     v = result.violation
     if v is not None and args.out:
-        document = counterexample.build(result, system=args.system, seed=args.seed, config=config, steps=args.steps,
-                                        faults=args.faults)
+        document = counterexample.build(result, system=args.system, seed=args.seed, config=config, steps=steps,
+                                        faults=faults, **options)
         document["mutant"] = args.mutant
         counterexample.write(args.out, document)
     out = {
@@ -312,8 +349,9 @@ def cmd_walk(args) -> int:
     events = 0
     progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
+        world, steps, faults, options = world_for(args, config, seed)
         with _mutated(args):
-            result = systems.run(args.system, seed, config, steps=args.steps, faults=args.faults)
+            result = systems.run(args.system, seed, world, steps=steps, faults=faults, **options)
         events += result.steps
         for name, hits in result.coverage.items():
             coverage[name] = coverage.get(name, 0) + hits
@@ -330,7 +368,8 @@ def cmd_walk(args) -> int:
         "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
         "coverage": dict(sorted(coverage.items())),
         "system": args.system,
-        "steps": args.steps,
+        "world": args.world,
+        "steps": args.steps if args.world == "swarm" else _fixed(args, "steps"),
         "settings": settings_of(config),
         "tool": provenance(),
     }

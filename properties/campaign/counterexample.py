@@ -48,12 +48,16 @@ def config_from_dict(values: dict) -> Config:
     return Config(**values)
 
 
-def build(result, *, system: str, seed: int, config: Config, steps: int, faults: str) -> dict:
-    """The counterexample document of a failing :class:`properties.explore.walker.RunResult`."""
+def build(result, *, system: str, seed: int, config: Config, steps: int, faults: str, max_faults: int | None = None,
+          quiet_rate: float | None = None) -> dict:
+    """The counterexample document of a failing :class:`properties.explore.walker.RunResult`.
+    *max_faults* and *quiet_rate*, when the walk did not use the defaults (a swarm world's draw),
+    are recorded under ``walk``: the schedule replays without them, but they say what was searched."""
     from properties.systems import states
 
     violation = result.violation
-    return {
+    walk = {k: v for k, v in (("max_faults", max_faults), ("quiet_rate", quiet_rate)) if v is not None}
+    doc = {
         "format": FORMAT,
         "version": VERSION,
         "tool": provenance(),
@@ -71,6 +75,9 @@ def build(result, *, system: str, seed: int, config: Config, steps: int, faults:
         "schedule": [list(e) for e in result.schedule],
         "state": states(result),
     }
+    if walk:
+        doc["walk"] = walk
+    return doc
 
 
 def _is_eventually(name: str) -> bool:

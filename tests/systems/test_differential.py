@@ -175,3 +175,18 @@ def test_a_new_member_id_sorts_in_the_slot_chosen_for_it():
         assert new not in ids and new.startswith("consumer-1-")
         assert sorted(ids + [new]).index(new) == slot
         ids.append(new)
+
+
+def test_a_join_armed_for_now_completes_before_the_next_request_in_both():
+    """Regression (the first swarm worlds, ``properties.explore.swarm``: 25 of 200 seeds diverged,
+    every one with group.initial.rebalance.delay.ms=0; this is seed 180, shrunk to 21 events).
+    Client 0's JoinGroup makes the Empty group arm an InitialDelayedJoin due now; client 1's
+    JoinGroup arrives in the same millisecond. Kafka's SystemTimer.add runs an already expired task
+    at once (SystemTimer.addTimerTaskEntry), so the join completed (generation 1, client 0 alone)
+    before client 1's request was read, and client 1 starts the next rebalance. impl's broker fires
+    overdue timers before each request; the model waited for the next tick."""
+    config, schedule, seed = _replay_file("initial_rebalance_delay_zero.json")
+    assert config.initial_rebalance_delay_ms == 0
+    assert compare(config, schedule, seed).divergence is None
+    group = _model_group_after(config, schedule)
+    assert group.state == "PreparingRebalance" and group.generation == 1

@@ -1,0 +1,155 @@
+"""Swarm worlds: each interleaving draws its own world (issue 14, "Reach").
+
+A fixed world (three clients, three brokers, six partitions, the exploration timeouts) never
+enters the regimes where many real bugs live: long sessions, short new-member timeouts, a single
+broker, the pre-v4 JoinGroup, long interleavings, no quiet time. Swarm testing (Groce et al.,
+"Swarm Testing", ISSTA 2012) draws the configuration per test instead, so that one default
+campaign covers them all without the user knowing which knob to turn.
+
+:func:`draw` is a pure function of the seed: the same seed draws the same world in any process
+and under any ``PYTHONHASHSEED`` (``random.Random`` seeded with a string hashes it with SHA-512).
+Options the user gave explicitly are *pinned*: the draw keeps them and draws the rest. Each draw
+names its regimes (``session=long``, ``join=v0``, ...) so that a report can say how many
+interleavings, and how many failures, each regime had.
+"""
+
+from __future__ import annotations
+
+import random
+
+import attrs
+
+from model.config import Config, ConfigError, parse_settings
+
+WORLDS = ("swarm", "fixed")
+
+#: (bucket, weight, (low, high) in ms) per timeout dimension; "default" is the fixed world's value.
+_SESSION = (("short", 2, (1000, 3000)), ("default", 4, (6000, 6000)), ("long", 2, (20000, 60000)),
+            ("very-long", 1, (300000, 300000)))
+_REBALANCE = (("short", 2, (2000, 5000)), ("default", 4, (10000, 10000)), ("long", 1, (60000, 120000)))
+_REQUEST = (("short", 2, (1000, 3000)), ("default", 4, (8000, 8000)), ("long", 1, (30000, 30000)))
+_NEW_MEMBER = (("short", 1, (1000, 5000)), ("default", 3, (300000, 300000)))
+_INITIAL_DELAY = (("none", 2, (0, 0)), ("default", 3, (3000, 3000)), ("long", 1, (10000, 10000)))
+_JOIN_VERSIONS = ((0, 1), (3, 1), (4, 1), (5, 3))
+_ASSIGNORS = (((), 3), (("range",), 1), (("roundrobin",), 1), (("range", "roundrobin"), 1), (("roundrobin", "range"), 1))
+_FAULTS = (("none", 1), ("network", 2), ("all", 4))
+_STEPS = ((20, 1), (60, 3), (150, 2))
+_QUIET = ((0.0, 1), (0.04, 3), (0.15, 1))
+
+
+@attrs.frozen
+class SwarmWorld:
+    """One drawn world: the Config and the walk's parameters, and the regimes they fall in."""
+
+    config: Config
+    steps: int
+    faults: str
+    max_faults: int
+    quiet_rate: float
+    regimes: tuple  # ((dimension, bucket), ...), in a fixed dimension order
+
+    def label(self) -> str:
+        """``clients=3 brokers=1 session=long ...``: the regimes on one line."""
+        return " ".join(f"{d}={b}" for d, b in self.regimes)
+
+
+def _weighted(rng: random.Random, table):
+    total = sum(row[1] for row in table)
+    x = rng.randrange(total)
+    for row in table:
+        x -= row[1]
+        if x < 0:
+            return row
+    raise AssertionError("unreachable")
+
+
+def _timeout(rng: random.Random, table) -> tuple[str, int]:
+    bucket, _, (low, high) = _weighted(rng, table)
+    return bucket, low if low == high else rng.randrange(low, high + 1, 500)
+
+
+def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> SwarmWorld:
+    """The world of interleaving *seed*. *base* supplies what the swarm does not vary (topic,
+    group id, broken variants, wire); *pinned* maps ``clients``, ``brokers``, ``partitions``,
+    ``steps``, ``faults``, ``max_faults``, ``quiet_rate`` and ``settings`` (``--set`` items) to
+    values the user chose, which the draw keeps (``--set`` applies after the draw, so it wins)."""
+    base = base or Config()
+    pinned = pinned or {}
+    rng = random.Random(f"groupcheck-swarm:{seed}")
+    regimes = []
+
+    def pick(dimension, drawn, shown=None):
+        if dimension in pinned and pinned[dimension] is not None:
+            regimes.append((dimension, "pinned"))
+            return pinned[dimension]
+        regimes.append((dimension, str(drawn if shown is None else shown)))
+        return drawn
+
+    # every draw is made whether or not it is pinned, so a pin does not shift the others
+    clients = pick("clients", rng.randrange(1, 6))
+    brokers = pick("brokers", rng.randrange(1, 4))
+    partitions = pick("partitions", rng.choice((1, 2, 3, 6, 8)))
+    session_bucket, session = _timeout(rng, _SESSION)
+    rebalance_bucket, rebalance = _timeout(rng, _REBALANCE)
+    request_bucket, request = _timeout(rng, _REQUEST)
+    new_member_bucket, new_member = _timeout(rng, _NEW_MEMBER)
+    delay_bucket, delay = _timeout(rng, _INITIAL_DELAY)
+    heartbeat = max(100, session // rng.choice((3, 5, 10)))  # Kafka: "no higher than 1/3 of" the session
+    version = _weighted(rng, _JOIN_VERSIONS)[0]
+    assignors = _weighted(rng, _ASSIGNORS)[0]
+    faults = pick("faults", _weighted(rng, _FAULTS)[0])
+    max_faults = pick("max_faults", rng.randrange(0, 11))
+    steps = pick("steps", _weighted(rng, _STEPS)[0])
+    quiet_rate = pick("quiet_rate", _weighted(rng, _QUIET)[0])
+    regimes += [("session", session_bucket), ("rebalance", rebalance_bucket), ("request", request_bucket),
+                ("new-member", new_member_bucket), ("initial-delay", delay_bucket), ("join", f"v{version}"),
+                ("assignors", ",".join(assignors) or "alternating")]
+    fields = dict(
+        clients=clients, brokers=brokers, partitions=partitions, session_timeout_ms=session,
+        heartbeat_interval_ms=heartbeat, max_poll_interval_ms=rebalance, request_timeout_ms=request,
+        new_member_join_timeout_ms=new_member, initial_rebalance_delay_ms=delay, join_group_version=version,
+        assignors=assignors)
+    settings = parse_settings(pinned.get("settings") or ())
+    if settings:
+        from model.config import SETTINGS
+
+        given = {SETTINGS[name]: value for name, value in settings.items()}
+        fields.update(given)
+        if "heartbeat_interval_ms" not in given:  # keep the drawn ratio to a pinned session
+            fields["heartbeat_interval_ms"] = max(1, fields["session_timeout_ms"] * heartbeat // session)
+        regimes.append(("settings", "pinned"))
+    if "min_session_timeout_ms" not in fields:  # the broker accepts the session the clients ask for
+        fields["min_session_timeout_ms"] = min(base.min_session_timeout_ms, fields["session_timeout_ms"])
+    try:
+        config = attrs.evolve(base, **fields)
+    except ConfigError as e:
+        from model.config import SETTINGS
+
+        message = str(e)
+        for name, field in sorted(SETTINGS.items(), key=lambda item: -len(item[1])):  # Kafka's names, as --set
+            message = message.replace(field, name)
+        raise ConfigError(f"the swarm world of seed {seed} with the pinned options is impossible: {message}") from None
+    return SwarmWorld(config, steps, faults, max_faults, quiet_rate, tuple(regimes))
+
+
+def check_pins(pinned: dict) -> None:
+    """Raise ConfigError, naming the option, if the pinned values are malformed or can make an
+    impossible world (tried on the first seeds' draws)."""
+    from properties.explore.walker import FAULT_PROFILES
+
+    faults = pinned.get("faults")
+    if faults is not None and faults not in FAULT_PROFILES:
+        raise ConfigError(f"--faults must be one of {', '.join(FAULT_PROFILES)}, got {faults!r}")
+    for seed in range(20):
+        draw(seed, pinned=pinned)
+
+
+def regime_totals(rows) -> dict:
+    """{dimension: {bucket: [interleavings, failed]}} over (regimes, failed) pairs."""
+    out: dict = {}
+    for regimes, failed in rows:
+        for dimension, bucket in regimes:
+            cell = out.setdefault(dimension, {}).setdefault(bucket, [0, 0])
+            cell[0] += 1
+            cell[1] += bool(failed)
+    return out

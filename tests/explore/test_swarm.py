@@ -1,0 +1,82 @@
+"""Swarm worlds (properties/explore/swarm.py): each seed draws its own world, deterministically,
+covering every regime, keeping what the user pinned."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from model.config import Config, ConfigError
+from properties.cli import main
+from properties.explore.swarm import check_pins, draw, regime_totals
+
+ALL_BUCKETS = {
+    "session": {"short", "default", "long", "very-long"},
+    "rebalance": {"short", "default", "long"},
+    "request": {"short", "default", "long"},
+    "new-member": {"short", "default"},
+    "initial-delay": {"none", "default", "long"},
+    "join": {"v0", "v3", "v4", "v5"},
+    "assignors": {"alternating", "range", "roundrobin", "range,roundrobin", "roundrobin,range"},
+    "clients": {"1", "2", "3", "4", "5"},
+    "brokers": {"1", "2", "3"},
+    "faults": {"none", "network", "all"},
+}
+
+
+def test_a_seed_draws_the_same_world_in_any_process_and_hash_seed():
+    here = [draw(seed).label() + f" {draw(seed).config.session_timeout_ms}" for seed in range(30)]
+    code = ("from properties.explore.swarm import draw; "
+            "print('|'.join(draw(s).label() + f' {draw(s).config.session_timeout_ms}' for s in range(30)))")
+    for hash_seed in ("1", "987"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONHASHSEED=hash_seed))
+        assert out.stdout.strip().split("|") == here
+
+
+def test_the_draws_cover_every_regime_and_are_valid_worlds():
+    worlds = [draw(seed) for seed in range(600)]
+    totals = regime_totals((w.regimes, False) for w in worlds)
+    for dimension, buckets in ALL_BUCKETS.items():
+        assert set(totals[dimension]) == buckets, dimension
+    for w in worlds:
+        c = w.config
+        assert c.heartbeat_interval_ms < c.session_timeout_ms and c.min_session_timeout_ms <= c.session_timeout_ms
+    assert len({w.label() for w in worlds}) > 500  # worlds, not a handful of presets
+
+
+def test_pinned_options_are_kept_and_do_not_shift_the_other_draws():
+    for seed in range(40):
+        free, pinned = draw(seed), draw(seed, pinned={"clients": 2, "faults": "none"})
+        assert (pinned.config.clients, pinned.faults) == (2, "none")
+        assert pinned.config.session_timeout_ms == free.config.session_timeout_ms
+        assert pinned.steps == free.steps and pinned.config.join_group_version == free.config.join_group_version
+        assert dict(pinned.regimes)["clients"] == "pinned"
+    given = draw(7, pinned={"settings": ["session.timeout.ms=45000"]})
+    assert given.config.session_timeout_ms == 45000 and given.config.heartbeat_interval_ms < 45000
+
+
+def test_the_base_config_keeps_what_the_swarm_does_not_vary():
+    w = draw(3, Config(broken=frozenset({"generation_not_bumped"}), group_id="g"))
+    assert w.config.broken == {"generation_not_bumped"} and w.config.group_id == "g"
+
+
+def test_impossible_pins_are_refused_by_their_kafka_names():
+    with pytest.raises(ConfigError, match="heartbeat.interval.ms"):
+        check_pins({"settings": ["session.timeout.ms=1000", "heartbeat.interval.ms=3000"]})
+    with pytest.raises(ConfigError, match="--faults"):
+        check_pins({"faults": "lots"})
+
+
+def test_walk_and_run_draw_a_world_per_seed_and_say_how_to_replay(capsys):
+    assert main(["walk", "--world", "swarm", "--seeds", "6", "--json", "--clients", "2"]) in (0, 1)
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["world"] == "swarm" and summary["interleavings"] == 6
+    main(["run", "--seed", "4", "--world", "swarm", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["replay"].startswith("groupcheck run --seed 4 --world swarm")
+    assert out["settings"]["session.timeout.ms"] == draw(4).config.session_timeout_ms
+    assert main(["walk", "--world", "swarm", "--seeds", "1", "--set", "heartbeat.interval.ms=999999"]) == 2
+    assert "impossible" in capsys.readouterr().err
