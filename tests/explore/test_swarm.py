@@ -80,3 +80,18 @@ def test_walk_and_run_draw_a_world_per_seed_and_say_how_to_replay(capsys):
     assert out["settings"]["session.timeout.ms"] == draw(4).config.session_timeout_ms
     assert main(["walk", "--world", "swarm", "--seeds", "1", "--set", "heartbeat.interval.ms=999999"]) == 2
     assert "impossible" in capsys.readouterr().err
+
+
+def test_the_settle_phase_waits_out_a_long_session():
+    """Regression (``groupcheck walk --set session.timeout.ms=300000``: seeds 336 and 777 failed
+    eventually-stable after 600 rounds of settling, 172 s of simulated time, before a crashed
+    member's 300 s session could expire). The settle phase now grants at least
+    :func:`quiet_time_bound_ms` of quiet time."""
+    from properties.explore.walker import quiet_time_bound_ms
+    from properties.systems import run, world_config
+
+    config = world_config("impl", "all", 3, 3, 6, settings=["session.timeout.ms=300000"])
+    assert quiet_time_bound_ms(config) >= 2 * config.session_timeout_ms
+    result = run("impl", 336, config, steps=60, hash_trace=False)
+    assert result.violation is None
+    assert result.world.now > config.session_timeout_ms  # it did need the session to pass
