@@ -104,7 +104,8 @@ class Outcome:
 
 
 # Notes emitted into Outcome.notes (tuples, first element is the tag):
-#   ("join_complete", generation_before, generation_after, member_ids_after, leader_id, all_joined)
+#   ("join_complete", generation_before, generation_after, member_ids_after, leader_id, all_joined,
+#    pending_ids)   pending_ids: the member ids still pending (MEMBER_ID_REQUIRED) when it completed
 #        all_joined: True if the phase completed because everyone had joined, False on timeout
 #   ("member_removed", member_id, reason, deadline_at)   reason in {"session", "leave", "not_rejoined",
 #        "not_synced", "max_size"}; deadline_at = the expired Deadline.at for "session", else None
@@ -472,7 +473,8 @@ class _Draft:
             self.protocol_name = None
             self.transition(EMPTY)
             self.notes.append(
-                ("join_complete", generation_before, self.generation, (), self.leader_id, all_joined)
+                ("join_complete", generation_before, self.generation, (), self.leader_id, all_joined,
+                 tuple(p for p, _ in self.pending_members))
             )
             self.persist = self.freeze()  # the empty group record is written
             return
@@ -483,7 +485,8 @@ class _Draft:
             self.transition(COMPLETING_REBALANCE)
         member_ids = tuple(m.member_id for m in members)
         self.notes.append(
-            ("join_complete", generation_before, self.generation, member_ids, self.leader_id, all_joined)
+            ("join_complete", generation_before, self.generation, member_ids, self.leader_id, all_joined,
+             tuple(p for p, _ in self.pending_members))
         )
         # 5. Answer every parked JoinGroup, in member order; the leader gets the member list.
         protocol_name = self.protocol_name

@@ -366,6 +366,7 @@ def _broker_handle(world, m, b, reply_to, request, choose, log) -> None:
     log.append(("handled", reply_to[0], reply_to[3], b, request, broker.group, m.leader == b, broker.loading))
     outcome = brk.handle_group_request(broker, m.leader == b, request, reply_to, m.now, world.config, choose, m.member_seq)
     _apply_outcome(world, m, b, outcome, log)
+    _expire_overdue(world, m, b, choose, log)  # a timer the request armed for now has fired at once
 
 
 def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
@@ -398,13 +399,16 @@ def _route(world, m, reply_to, response, log) -> None:
 
 
 def _expire_overdue(world, m, b, choose, log) -> None:
-    """Fire the coordinator's timers that are already due before the broker reads a request.
+    """Fire the coordinator's timers that are already due, before and after the broker handles a
+    request.
 
     Only a timer armed for the current millisecond can be due here (a tick fires everything due):
     the InitialDelayedJoin of group.initial.rebalance.delay.ms=0. Kafka's ``SystemTimer.add``
     hands a task whose deadline has passed to the reaper's executor at once
-    (``kafka.utils.timer.SystemTimer.addTimerTaskEntry``), so that join has completed before the
-    next request is read; impl's broker does the same (``Broker.expire_overdue``)."""
+    (``kafka.utils.timer.SystemTimer.addTimerTaskEntry``), so that join completes right after the
+    request that armed it, not when time next moves (by then the new member's own session may
+    have run out with it: a livelock that does not exist in Kafka). impl's broker does the same
+    (``Broker.expire_overdue``)."""
     group = m.brokers[b].group
     if m.leader != b or group is None or not m.brokers[b].alive:
         return

@@ -475,7 +475,7 @@ class Checker:
     def _check_note(self, prev, world, event, note, log):
         tag = note[0]
         if tag == "join_complete":
-            gen_before, gen_after, members_after, leader, all_joined = note[1:6]
+            gen_before, gen_after, members_after, leader, all_joined, pending = note[1:7]
             if gen_after != gen_before + 1:
                 return Violation(
                     "generation-advances-by-one", f"a join phase completed moving generation {gen_before} to {gen_after}"
@@ -493,12 +493,12 @@ class Checker:
                             "new-generation-members-rejoined",
                             f"member {m.member_id!r} is in generation {gen_after} but never rejoined during the join phase",
                         )
-            wg = world.group
-            if all_joined and wg is not None and wg.pending_members:
+            # the ids pending when it completed (a later request of the same event may add more)
+            if all_joined and pending:
                 return Violation(
                     "join-completes-when-all-joined",
                     f"join phase to generation {gen_after} completed early while member ids "
-                    f"{[p[0] for p in wg.pending_members]} were still pending",
+                    f"{list(pending)} were still pending",
                 )
         elif tag == "member_removed":
             member_id, reason, deadline_at = note[1:4]

@@ -148,6 +148,10 @@ class Broker:
         if self.config.expire_overdue_before_request:
             self.expire_overdue()
         handler(request_data, api_version, client_id, client_host, response_callback)
+        if self.config.expire_overdue_before_request:
+            # Kafka's SystemTimer.add runs a task whose deadline has passed at once
+            # (SystemTimer.addTimerTaskEntry): an InitialDelayedJoin of delay 0 completes right away
+            self.expire_overdue()
 
     # -- ApiVersions / Metadata / FindCoordinator -------------------------------------------
 

@@ -40,8 +40,9 @@ class BrokerConfig:
     offsets_commit_timeout_ms: int = 5000
     offset_metadata_max_bytes: int = 4096
     new_member_join_timeout_ms: int = NEW_MEMBER_JOIN_TIMEOUT_MS
-    #: Before handling a request, fire the timer tasks whose deadline the clock has already
-    #: passed (Kafka's expiration reaper would have run them by then).
+    #: Before and after handling a request, fire the timer tasks whose deadline the clock has
+    #: already reached (Kafka's SystemTimer runs an expired task at once, and its reaper would
+    #: have run the others by then).
     expire_overdue_before_request: bool = True
     api_versions: Dict[str, Tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_API_VERSIONS))
     host_format: str = "broker-%d"

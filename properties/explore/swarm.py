@@ -28,7 +28,7 @@ _SESSION = (("short", 2, (1000, 3000)), ("default", 4, (6000, 6000)), ("long", 2
             ("very-long", 1, (300000, 300000)))
 _REBALANCE = (("short", 2, (2000, 5000)), ("default", 4, (10000, 10000)), ("long", 1, (60000, 120000)))
 _REQUEST = (("short", 2, (1000, 3000)), ("default", 4, (8000, 8000)), ("long", 1, (30000, 30000)))
-_NEW_MEMBER = (("short", 1, (1000, 5000)), ("default", 3, (300000, 300000)))
+_NEW_MEMBER = (("short", 1, (1000, 5000)), ("default", 3, (300000, 300000)))  # short: past the join wait
 _INITIAL_DELAY = (("none", 2, (0, 0)), ("default", 3, (3000, 3000)), ("long", 1, (10000, 10000)))
 _JOIN_VERSIONS = ((0, 1), (3, 1), (4, 1), (5, 3))
 _ASSIGNORS = (((), 3), (("range",), 1), (("roundrobin",), 1), (("range", "roundrobin"), 1), (("roundrobin", "range"), 1))
@@ -94,7 +94,23 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     request_bucket, request = _timeout(rng, _REQUEST)
     new_member_bucket, new_member = _timeout(rng, _NEW_MEMBER)
     delay_bucket, delay = _timeout(rng, _INITIAL_DELAY)
-    heartbeat = max(100, session // rng.choice((3, 5, 10)))  # Kafka: "no higher than 1/3 of" the session
+    # Kafka's documentation: heartbeat.interval.ms "no higher than 1/3 of" session.timeout.ms. And of
+    # the rebalance timeout too: members hear of a rebalance only from a heartbeat (or commit)
+    # answer, so with heartbeats rarer than the rebalance timeout they miss every join window and
+    # the group churns for ever (a world where eventually-stable is false in Kafka as well).
+    heartbeat = max(100, min(session, rebalance) // rng.choice((3, 5, 10)))
+    # The client gives up on its JoinGroup after max(request.timeout.ms, rebalance timeout + 5 s)
+    # (AbstractCoordinator.joinGroupTimeoutMs); an initial delay that long answers a lone first
+    # member never (Kafka's defaults: 3 s against 30 s): a long delay stops a second short of it.
+    from model.config import join_group_request_timeout
+
+    delay = min(delay, join_group_request_timeout(request, rebalance) - 1000)
+    if new_member_bucket == "short":
+        # Kafka's is a constant 5 minutes (GroupCoordinator.NewMemberJoinTimeoutMs). Shorter than the
+        # join phase a new member waits through (the initial delay, extended up to the rebalance
+        # timeout), a lone new member expires before its join can complete, for ever: short means
+        # a few seconds past that wait, so a new member that stalls is expired within a walk.
+        new_member += delay + rebalance
     version = _weighted(rng, _JOIN_VERSIONS)[0]
     assignors = _weighted(rng, _ASSIGNORS)[0]
     faults = pick("faults", _weighted(rng, _FAULTS)[0])

@@ -44,6 +44,12 @@ def test_the_draws_cover_every_regime_and_are_valid_worlds():
     for w in worlds:
         c = w.config
         assert c.heartbeat_interval_ms < c.session_timeout_ms and c.min_session_timeout_ms <= c.session_timeout_ms
+        # worlds in which Kafka's group can settle at all (see draw): members hear of a rebalance in
+        # time, a lone new member outlives its join phase, the first join is answered before the
+        # client gives up on it
+        assert c.heartbeat_interval_ms <= max(100, min(c.session_timeout_ms, c.max_poll_interval_ms) // 3)
+        assert c.new_member_join_timeout_ms > c.initial_rebalance_delay_ms + c.max_poll_interval_ms
+        assert c.initial_rebalance_delay_ms < c.join_request_timeout_ms
     assert len({w.label() for w in worlds}) > 500  # worlds, not a handful of presets
 
 

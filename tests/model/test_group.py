@@ -431,7 +431,7 @@ def test_pending_member_blocks_completion_until_it_joins():
     assert out.group.state == COMPLETING_REBALANCE and out.group.generation == 2
     assert ids_of(out.group) == (a, c)
     assert [n for n in out.notes if n[0] == "join_complete"] == [
-        ("join_complete", 1, 2, (a, c), a, True)
+        ("join_complete", 1, 2, (a, c), a, True, ())
     ]
 
 
@@ -482,7 +482,7 @@ def test_initial_delay_never_completes_early():
     assert fire_timers(g, 2999, CFG, never).group.state == PREPARING_REBALANCE
     out = fire_timers(g, 3000, CFG, never)
     assert out.group.state == COMPLETING_REBALANCE and out.group.generation == 1
-    assert ("join_complete", 0, 1, (a,), a, False) in out.notes
+    assert ("join_complete", 0, 1, (a,), a, False, ()) in out.notes
 
 
 def test_initial_delay_arithmetic_extends_and_is_bounded_by_rebalance_timeout():
@@ -517,7 +517,7 @@ def test_initial_delay_chain_runs_within_one_fire_timers_call():
     g = admit(g, "b", 10, V3)[0].group
     out = fire_timers(g, 100_000, V3, first)
     # 3000: extended to 6000 (new member arrived); 6000: completes; heartbeats then at 16000...
-    assert ("join_complete", 0, 1, ids_of(g), ids_of(g)[0], False) in out.notes
+    assert ("join_complete", 0, 1, ids_of(g), ids_of(g)[0], False, ()) in out.notes
 
 
 def test_join_completion_answers_every_parked_join_in_member_order():
@@ -546,7 +546,7 @@ def test_join_completion_by_timeout_removes_members_that_did_not_rejoin():
     out = fire_timers(g, now + REBALANCE, CFG, never)
     assert ("member_removed", b, "not_rejoined", None) in out.notes
     assert ids_of(out.group) == (a, c) and out.group.generation == 2
-    assert ("join_complete", 1, 2, (a, c), a, False) in out.notes
+    assert ("join_complete", 1, 2, (a, c), a, False, ()) in out.notes
 
 
 def test_leader_repicked_via_choose_when_leader_did_not_rejoin():
@@ -599,7 +599,7 @@ def test_join_completion_into_empty_bumps_generation_and_persists():
     assert out.group.state == EMPTY and out.group.generation == 2
     assert out.group.protocol_name is None and out.group.leader_id is None
     assert out.persist == out.group
-    assert ("join_complete", 1, 2, (), None, True) in out.notes
+    assert ("join_complete", 1, 2, (), None, True, ()) in out.notes
 
 
 # =================================================================================================
