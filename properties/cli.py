@@ -33,6 +33,7 @@ from model.config import Config, ConfigError, settings_of
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
 from properties.errors import UsageError, int_at_least
+from properties.explore.swarm import FIXED_WORLD
 from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 from properties.provenance import describe, provenance
 
@@ -166,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FIXED = {"clients": 3, "brokers": 3, "partitions": 6, "steps": DEFAULT_STEPS, "faults": "all"}
+_FIXED = {k: v for k, v in FIXED_WORLD.items() if k != "max_faults"}  # run and walk take no --max-faults
 
 
 def _given(args) -> dict:

@@ -245,18 +245,22 @@ def test_bench_without_a_system_compares_one_process_with_spark(capsys):
 
 
 def test_every_command_has_the_same_world_defaults():
-    """run, walk, campaign and mutants default to the same system and the same number of steps."""
+    """run, walk, campaign and mutants default to the same system and the same number of steps in the
+    fixed world; the campaign, the default search, draws a world per interleaving."""
     from properties.cli import build_parser
 
     parser = build_parser()
     parsed = {name: parser.parse_args(argv) for name, argv in
               {"run": ["run", "--seed", "1"], "walk": ["walk"], "campaign": ["campaign"], "mutants": ["mutants"]}.items()}
+    from properties.campaign.spark import fixed, world_of
     from properties.cli import _fixed
 
-    # run and walk leave --steps None when it is not given (a swarm world draws it); the fixed world's is 60
-    assert {name: _fixed(args, "steps") if name in ("run", "walk") else args.steps
-            for name, args in parsed.items()} == dict.fromkeys(parsed, 60)
-    assert (parsed["run"].steps, parsed["run"].world) == (None, "fixed")
+    # run, walk and campaign leave --steps None when it is not given (a swarm world draws it); the
+    # fixed world's is 60
+    assert {name: _fixed(args, "steps") if name in ("run", "walk") else fixed(args, "steps") if name == "campaign"
+            else args.steps for name, args in parsed.items()} == dict.fromkeys(parsed, 60)
+    assert (parsed["run"].steps, parsed["run"].world, parsed["walk"].world) == (None, "fixed", "fixed")
+    assert world_of(parsed["campaign"]) == "swarm"  # the default search draws a world per interleaving
     assert {name: args.system for name, args in parsed.items() if hasattr(args, "system")} == \
         {"run": "impl", "walk": "impl", "campaign": "impl"}
 

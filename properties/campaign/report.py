@@ -34,7 +34,7 @@ from properties.provenance import provenance
 ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
 FORMAT = "groupcheck-campaign"
 VERSION = 1
-ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step")
+ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step", "world")  # world: swarm regimes
 
 
 def kind_of(property_name: str) -> str:
@@ -218,8 +218,12 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
     verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, clusters)
     config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
                                        "shrink_seconds")}
-    config.update(clients=args.clients, brokers=args.brokers, partitions=args.partitions, task_size=task_size,
-                  model_config=plan["config"])
+    swarm = plan.get("world") == "swarm"
+    config.update(world=plan.get("world", "fixed"), pinned=plan.get("pinned"),
+                  clients=_world_value(args, "clients", plan), brokers=_world_value(args, "brokers", plan),
+                  partitions=_world_value(args, "partitions", plan), task_size=task_size, model_config=plan["config"])
+    if swarm:
+        config.update({k: (plan["pinned"] or {}).get(k, "swarm") for k in ("steps", "faults", "max_faults", "quiet_rate")})
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -247,6 +251,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "properties": verdicts,
         "clusters": clusters,
         "coverage": coverage,
+        "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
         "histograms": {
             "events": _histogram(totals.event_counts),
             "generation": [[g, n] for g, n in sorted(totals.generations.items())],
@@ -255,6 +260,24 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
     }
+
+
+def _world_value(args, name: str, plan: dict):
+    """A world option as the report shows it: its value, the fixed world's default, or "swarm"."""
+    value = getattr(args, name, None)
+    if value is not None:
+        return value
+    if plan.get("world") == "swarm":
+        return "swarm"
+    from properties.explore.swarm import FIXED_WORLD
+
+    return FIXED_WORLD[name]
+
+
+def regimes_rows(r: dict) -> list:
+    """(dimension, bucket, interleavings, failing, share of the campaign) per swarm regime."""
+    total = max(1, r["interleavings"])
+    return [(d, b, n, f, n / total) for d, buckets in r.get("regimes", {}).items() for b, (n, f) in buckets.items()]
 
 
 def write(out, results: dict, totals) -> None:
@@ -415,6 +438,13 @@ def markdown(r: dict, docs: dict) -> str:
           "|---|---|---|---|---|---|---|---|---|",
           f"| {c['system']} | {c['mutant'] or '-'} | {c['clients']} | {c['brokers']} | {c['partitions']} | {c['faults']} "
           f"| {c['steps']} | {'yes' if c['eventually'] else 'no'} | {r['seed_range']['start']}–{r['seed_range']['stop'] - 1} |", ""]
+    if r["config"].get("world") == "swarm":
+        L += ["## Worlds (swarm)", "",
+              "Each interleaving drew its own world (properties/explore/swarm.py); options given explicitly were "
+              f"pinned: {json.dumps(r['config'].get('pinned') or {})}. Interleavings and failing ones per regime:", "",
+              "| dimension | regime | interleavings | share | failing |", "|---|---|---|---|---|"]
+        L += [f"| {d} | {b} | {n:,} | {share:.0%} | {f:,} |" for d, b, n, f, share in regimes_rows(r)]
+        L += [""]
     L += ["## Verdict per property", "",
           "A run stops at its first failure: after that step no property is checked in that interleaving, "
           "and the eventually properties are judged only after the settle phase.", ""]
@@ -663,7 +693,7 @@ def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
              '<p class="muted">The shrunk schedule, one column per consumer (the event in the column of the member it '
              'concerns, with what it sent and received; elsewhere a member\'s state after the event when it changed). '
              f'The failing event is outlined in red. At most the last {TIMELINE_ROWS} events are shown.</p>',
-             _timeline_html(doc, clients, cl)]
+             _timeline_html(doc, doc.get("config", {}).get("clients", clients), cl)]  # a swarm world's own
     diff = state_difference(doc)
     if diff:
         differing = [d for d in diff if d[3]]
@@ -699,11 +729,21 @@ def html_report(r: dict, docs: dict) -> str:
     ]
     body.append('<div class="figs">' + "".join(
         f'<div class="fig"><b{" class=t" if not v[:1].isdigit() else ""}>{v}</b><span>{_e(k)}</span></div>' for v, k in figs) + "</div>")
-    body.append(f'<p class="muted">{c["clients"]} clients, {c["brokers"]} brokers, {c["partitions"]} partitions, faults '
-                f'<code>{_e(c["faults"])}</code> (at most {c["max_faults"]} per interleaving), {c["steps"]} random events '
-                f'per interleaving{", then the settle phase and the eventually properties" if c["eventually"] else " (no settle phase)"}; '
+    world = ("Swarm worlds: each interleaving drew its clients, brokers, partitions, timeouts, faults and length "
+             "(below)" if c.get("world") == "swarm" else
+             f'{c["clients"]} clients, {c["brokers"]} brokers, {c["partitions"]} partitions, faults '
+             f'<code>{_e(c["faults"])}</code> (at most {c["max_faults"]} per interleaving), {c["steps"]} random events '
+             'per interleaving')
+    body.append(f'<p class="muted">{world}{", then the settle phase and the eventually properties" if c["eventually"] else " (no settle phase)"}; '
                 f'seeds {r["seed_range"]["start"]}–{r["seed_range"]["stop"] - 1}; master <code>{_e(r["master"])}</code>, '
                 f'{r["cores"]} cores, {r["tasks"]} tasks.</p>')
+    if c.get("world") == "swarm":
+        body.append('<h2>Worlds (swarm)</h2><p class="muted">Each interleaving drew its own world '
+                    '(properties/explore/swarm.py); "swarm" above means drawn per interleaving. Pinned: '
+                    f'<code>{_e(json.dumps(c.get("pinned") or {}))}</code>.</p><table><tr><th>dimension</th>'
+                    '<th>regime</th><th>interleavings</th><th>share</th><th>failing</th></tr>'
+                    + "".join(f"<tr><td>{_e(d)}</td><td>{_e(b)}</td><td>{n:,}</td><td>{share:.0%}</td><td>{f:,}</td></tr>"
+                              for d, b, n, f, share in regimes_rows(r)) + "</table>")
     # verdicts
     body.append('<h2>Verdict per property</h2><p class="muted">A run stops at its first failure: after that step no '
                 'property is checked in that interleaving, and the eventually properties are judged only after the '

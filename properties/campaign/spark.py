@@ -70,6 +70,8 @@ from properties.campaign.interrupts import Interrupts, NoInterrupts, exit_status
 from properties.campaign.interrupts import name as interrupts_name  # noqa: E402
 from properties.campaign.report import FORMAT, ROW_FIELDS  # noqa: E402
 from properties.progress import Progress  # noqa: E402,F401  (groupcheck walk used it from here)
+from properties.explore.swarm import FIXED_WORLD  # noqa: E402
+from properties.explore.walker import DEFAULT_STEPS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SEEDS = 5
@@ -128,27 +130,33 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 Path(crash["marker"]).write_text(str(seed))
                 os._exit(3)
             coverage.start_run(seed)
+            w = world_at(plan, config, seed)
             # no trace hash: a campaign keeps schedules, and the counterexample files get theirs from
             # the shrunk schedule's replay
-            result = run(plan["system"], seed, config, steps=plan["steps"], faults=plan["faults"],
-                         max_faults=plan["max_faults"], eventually=plan["eventually"], on_step=coverage.on_step,
-                         quiet_rate=plan.get("quiet_rate"), hash_trace=False)
+            result = run(plan["system"], seed, w.config, steps=w.steps, faults=w.faults,
+                         max_faults=w.max_faults, eventually=plan["eventually"], on_step=coverage.on_step,
+                         quiet_rate=w.quiet_rate, hash_trace=False)
             coverage.end_run(result)
             group = result.world.group
             generation = group.generation if group is not None else -1
             v = result.violation
+            label = w.label() if plan.get("world") == "swarm" else None
             if v is None:
-                rows.append((seed, result.steps, generation, None, None, None))
+                rows.append((seed, result.steps, generation, None, None, None, label))
                 continue
             sig = signature(v)
-            rows.append((seed, result.steps, generation, v.property, sig, result.step))
+            rows.append((seed, result.steps, generation, v.property, sig, result.step, label))
             entry = failures.get(sig)
             if entry is None:
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
-                shrunk = shrink(replayer(plan["system"], config, seed), result.schedule, v,
+                shrunk = shrink(replayer(plan["system"], w.config, seed), result.schedule, v,
                                 budget_seconds=plan["shrink_seconds"])
-                doc = counterexample.build(shrunk.result, system=plan["system"], seed=seed, config=config,
-                                           steps=plan["steps"], faults=plan["faults"])
+                doc = counterexample.build(shrunk.result, system=plan["system"], seed=seed, config=w.config,
+                                           steps=w.steps, faults=w.faults,
+                                           max_faults=w.max_faults if label else None,
+                                           quiet_rate=w.quiet_rate if label else None)
+                if label:
+                    doc["world"] = {"kind": "swarm", "regimes": dict(w.regimes), "pinned": plan.get("pinned")}
                 doc["mutant"] = plan.get("mutant")
                 doc["campaign"] = {
                     "signature": sig,
@@ -160,13 +168,22 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                     "reproduced": shrunk.reproduced,
                     "original_message": v.message,
                 }
-                doc["timeline"] = timeline(plan["system"], config, shrunk.schedule, seed)
+                doc["timeline"] = timeline(plan["system"], w.config, shrunk.schedule, seed)
                 entry["counterexample"] = doc
             entry["count"] += 1
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
                 entry["seeds"].append(seed)
     return {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
             "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu}
+
+
+def world_at(plan: dict, config, seed: int):
+    """The world interleaving *seed* runs in: the plan's fixed one, or its swarm draw."""
+    from properties.explore.swarm import SwarmWorld, draw
+
+    if plan.get("world") == "swarm":
+        return draw(seed, config, plan.get("pinned") or {})
+    return SwarmWorld(config, plan["steps"], plan["faults"], plan["max_faults"], plan.get("quiet_rate"), ())
 
 
 def _task_function(plan: dict):
@@ -204,6 +221,7 @@ class Totals:
         self.by_property: dict = {}  # property -> failing interleavings
         self.event_counts: dict = {}  # events in an interleaving -> interleavings
         self.generations: dict = {}  # final generation -> interleavings
+        self.regimes: dict = {}  # swarm worlds: dimension -> bucket -> [interleavings, failing ones]
         self.rows_digest = 0
         self.task_seconds = 0.0  # wall time inside the tasks, summed
         self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
@@ -234,6 +252,12 @@ class Totals:
             if r[3] is not None:
                 self.failed += 1
                 self.by_property[r[3]] = self.by_property.get(r[3], 0) + 1
+            if len(r) > 6 and r[6]:
+                for item in r[6].split():
+                    dimension, _, bucket = item.partition("=")
+                    cell = self.regimes.setdefault(dimension, {}).setdefault(bucket, [0, 0])
+                    cell[0] += 1
+                    cell[1] += r[3] is not None
         if self._rows is not None:
             self._rows.flush()  # a finished task's rows are on disk (readable even if the driver is killed)
         self.coverage = merge(self.coverage, part["coverage"])
@@ -269,6 +293,7 @@ class Totals:
                 "by_property": dict(sorted(self.by_property.items())),
                 "event_counts": dict(sorted(self.event_counts.items())),
                 "generations": dict(sorted(self.generations.items())), "rows_digest": self.rows_digest,
+                "regimes": {d: dict(sorted(b.items())) for d, b in sorted(self.regimes.items())},
                 "coverage": self.coverage,
                 "failures": {sig: {"count": e["count"], "seeds": e["seeds"]} for sig, e in sorted(self.failures.items())}}
 
@@ -734,17 +759,26 @@ def _float(name):
 
 
 def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
-    from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
+    from properties.explore.swarm import WORLDS
+    from properties.explore.walker import FAULT_PROFILES
 
     p.add_argument("--interleavings", type=int_at_least("--interleavings", 1), default=2000, help="seeds to run (default 2000)")
     p.add_argument("--seed-start", type=int_at_least("--seed-start", 0), default=0)
-    p.add_argument("--steps", type=int_at_least("--steps", 1), default=DEFAULT_STEPS,
-                   help=f"random events per interleaving (default {DEFAULT_STEPS})")
-    p.add_argument("--clients", type=int_at_least("--clients", 1), default=3)
-    p.add_argument("--brokers", type=int_at_least("--brokers", 1), default=3)
-    p.add_argument("--partitions", type=int_at_least("--partitions", 1), default=6)
-    p.add_argument("--faults", default="all", help=f"fault profile: {', '.join(FAULT_PROFILES)} (default all)")
-    p.add_argument("--max-faults", type=int_at_least("--max-faults", 0), default=6, help="disruptions per interleaving (default 6)")
+    p.add_argument("--world", default=None, choices=WORLDS,
+                   help="swarm (the default for --system impl and model): each interleaving draws its own world "
+                        "(clients, brokers, partitions, timeouts, JoinGroup version, assignors, faults, length, quiet "
+                        "rate; properties/explore/swarm.py) and the world options given explicitly pin theirs; "
+                        "fixed: every interleaving in the one world the options below describe")
+    p.add_argument("--steps", type=int_at_least("--steps", 1), default=None,
+                   help=f"random events per interleaving (fixed world default {DEFAULT_STEPS})")
+    p.add_argument("--clients", type=int_at_least("--clients", 1), default=None, help="consumers (fixed world default 3)")
+    p.add_argument("--brokers", type=int_at_least("--brokers", 1), default=None, help="brokers (fixed world default 3)")
+    p.add_argument("--partitions", type=int_at_least("--partitions", 1), default=None,
+                   help="partitions (fixed world default 6)")
+    p.add_argument("--faults", default=None,
+                   help=f"fault profile: {', '.join(FAULT_PROFILES)} (fixed world default all)")
+    p.add_argument("--max-faults", type=int_at_least("--max-faults", 0), default=None,
+                   help="disruptions per interleaving (fixed world default 6)")
     p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default), model, or "
                                                      "broker:NAME (broker conformance schedules: groupcheck, tansu, "
                                                      "rdkafka-mock; see groupcheck conform broker)")
@@ -786,17 +820,42 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+
+
+def world_of(args) -> str:
+    """``--world``, with its default: swarm (a broker campaign has no simulated world: fixed).
+    Arguments built without a ``world`` at all (the campaign benchmark's) mean the fixed world."""
+    world = getattr(args, "world", "fixed")
+    if world is None:
+        return "fixed" if args.system.startswith("broker:") else "swarm"
+    return world
+
+
+def fixed(args, name: str):
+    """A world option's value, or the fixed world's default when it was not given."""
+    value = getattr(args, name, None)
+    return FIXED_WORLD[name] if value is None else value
+
+
 def make_plan(args) -> dict:
     """Validate the arguments (CampaignError on anything wrong) and build the executors' plan."""
     from model.config import ConfigError
     from properties.campaign.counterexample import config_to_dict
+    from properties.explore.swarm import check_pins
     from properties.systems import world_config
 
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
         raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
+    world = world_of(args)
+    settings = getattr(args, "settings", ())
+    pinned = {name: getattr(args, name, None) for name in FIXED_WORLD}
+    pinned.update(quiet_rate=getattr(args, "quiet_rate", None), settings=list(settings))
     try:
-        config = world_config(args.system, args.faults, args.clients, args.brokers, args.partitions,
-                              settings=getattr(args, "settings", ()), wire=getattr(args, "wire", False))
+        config = world_config(args.system, fixed(args, "faults"), fixed(args, "clients"), fixed(args, "brokers"),
+                              fixed(args, "partitions"), settings=() if world == "swarm" else settings,
+                              wire=getattr(args, "wire", False))
+        if world == "swarm":
+            check_pins(pinned)
     except ConfigError as e:
         raise CampaignError(str(e)) from None
     if args.mutant:
@@ -814,10 +873,12 @@ def make_plan(args) -> dict:
         crash = {"seed": int(seed), "marker": marker}
     return {
         "system": args.system,
+        "world": world,
+        "pinned": {k: v for k, v in pinned.items() if v not in (None, [])} if world == "swarm" else None,
         "config": config_to_dict(config),
-        "steps": args.steps,
-        "faults": args.faults,
-        "max_faults": args.max_faults,
+        "steps": fixed(args, "steps"),
+        "faults": fixed(args, "faults"),
+        "max_faults": fixed(args, "max_faults"),
         "eventually": args.eventually,
         "mutant": args.mutant,
         "shrink_seconds": args.shrink_seconds,

@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Optional
 
-from properties.campaign.spark import (CampaignError, current_gateway, drive, start_spark, stop_spark,
+from properties.campaign.spark import (CampaignError, current_gateway, drive, fixed, start_spark, stop_spark,
                                        task_ranges)
 from properties.conform import systems
 from properties.conform.command import parse_bootstrap
@@ -64,6 +64,9 @@ class _Merged(Tally):
 
 def make_plan(args) -> dict:
     name = args.system.split(":", 1)[1]
+    if getattr(args, "world", None) == "swarm":
+        raise CampaignError(f"--world swarm draws simulated worlds; --system {args.system} runs broker conformance "
+                            "schedules: leave --world out")
     if name not in systems.LAUNCHERS:
         raise CampaignError(f"--system broker:{name}: not a broker groupcheck knows "
                             f"(known: {', '.join('broker:' + n for n in systems.LAUNCHERS)})")
@@ -81,7 +84,7 @@ def make_plan(args) -> dict:
         if args.mutant:
             raise CampaignError("--mutant needs groupcheck to launch the broker: drop --bootstrap")
     return {"name": name, "profile": name, "bootstrap": args.bootstrap, "mutant": args.mutant,
-            "timers": args.timers == "on", "members": args.clients, "steps": args.steps}
+            "timers": args.timers == "on", "members": fixed(args, "clients"), "steps": fixed(args, "steps")}
 
 
 def cmd_broker_campaign(args) -> int:

@@ -20,8 +20,12 @@ import random
 import attrs
 
 from model.config import Config, ConfigError, parse_settings
+from properties.explore.walker import DEFAULT_STEPS
 
 WORLDS = ("swarm", "fixed")
+
+#: The fixed world's options (``--world fixed``; what run and walk use by default).
+FIXED_WORLD = {"clients": 3, "brokers": 3, "partitions": 6, "steps": DEFAULT_STEPS, "faults": "all", "max_faults": 6}
 
 #: (bucket, weight, (low, high) in ms) per timeout dimension; "default" is the fixed world's value.
 _SESSION = (("short", 2, (1000, 3000)), ("default", 4, (6000, 6000)), ("long", 2, (20000, 60000)),

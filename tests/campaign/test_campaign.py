@@ -68,8 +68,14 @@ def test_small_campaign_end_to_end(spark, tmp_path, capsys):
         assert (out / name).stat().st_size > 0
     assert "120/120 interleavings (100%)" in captured.err  # live progress went to stderr
 
+    assert results["config"]["world"] == "swarm" and results["config"]["pinned"] == {"steps": 30}
+    assert set(results["regimes"]["join"]) <= {"v0", "v3", "v4", "v5"}
+    assert sum(n for n, _ in results["regimes"]["clients"].values()) == 120
+
     # the same seeds in one process: identical rows and coverage
-    plan = make_plan(_args(steps=30))
+    from properties.cli import build_parser
+
+    plan = make_plan(build_parser().parse_args(["campaign", "--seed-start", "500", "--steps", "30", "--system", "model"]))
     single, interrupted = run_local(plan, task_ranges(500, 120, 40))
     assert not interrupted
     assert results["steps"] == single.events
@@ -561,11 +567,14 @@ def test_campaign_takes_kafka_settings():
     from model.config import settings_of
     from properties.cli import build_parser
 
-    args = build_parser().parse_args(["campaign", "--set", "session.timeout.ms=9000", "--set",
-                                      "partition.assignment.strategy=roundrobin"])
-    config = config_from_dict(make_plan(args)["config"])
+    given = ["--set", "session.timeout.ms=9000", "--set", "partition.assignment.strategy=roundrobin"]
+    config = config_from_dict(make_plan(build_parser().parse_args(["campaign", "--world", "fixed"] + given))["config"])
     assert config.session_timeout_ms == 9000 and config.protocols(0) == ("roundrobin",)
     assert settings_of(config)["session.timeout.ms"] == 9000
+    plan = make_plan(build_parser().parse_args(["campaign"] + given))  # swarm worlds: the settings are pinned
+    for seed in range(10):
+        drawn = campaign.world_at(plan, config_from_dict(plan["config"]), seed).config
+        assert drawn.session_timeout_ms == 9000 and drawn.protocols(1) == ("roundrobin",)
     bad = build_parser().parse_args(["campaign", "--set", "heartbeat.interval.ms=9000"])
     with pytest.raises(campaign.CampaignError, match=r"heartbeat\.interval\.ms \(9000\) must be below"):
         make_plan(bad)
