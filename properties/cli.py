@@ -240,9 +240,9 @@ def replay_command(args, seed: int) -> str:
 
 
 def cmd_properties(args) -> int:
-    from properties.systems.differential import AGREEMENT
+    from properties.systems.differential import IMPL_PROPERTIES
 
-    listed = [(AGREEMENT, ("impl",))] + [(p, SYSTEMS) for p in CATALOGUE]  # the differential property: impl only
+    listed = [(p, ("impl",)) for p in IMPL_PROPERTIES] + [(p, SYSTEMS) for p in CATALOGUE]  # impl only: the first
     if args.json:
         print(json.dumps([p.as_dict() for p, _ in listed], indent=2))
         return 0

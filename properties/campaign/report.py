@@ -105,9 +105,9 @@ def _histogram(counts: dict, bins: int = 20) -> list:
 def _property_kinds(system: str) -> list:
     props = [(p.name, p.kind, p.statement) for p in CATALOGUE]
     if system == "impl":
-        from properties.systems.differential import AGREEMENT
+        from properties.systems.differential import IMPL_PROPERTIES
 
-        props.insert(0, (AGREEMENT.name, AGREEMENT.kind, AGREEMENT.statement))
+        props[:0] = [(p.name, p.kind, p.statement) for p in IMPL_PROPERTIES]
     return props
 
 

@@ -22,8 +22,9 @@ not reach (:data:`WHY_UNREACHED` says why, and what would reach it); they run on
 ``groupcheck mutants [--budget N] [--only NAME]... [--faults PROFILE]... [--unreached] [--list]
 [--json]``: exit 0 if every mutant run was killed, 1 if one survived, 2 on a usage error. Progress
 goes to stderr; ``--json`` prints an array of ``{name, killed, interleavings, seconds, property,
-seed, faults}`` (``property`` is the catalogue property that caught the mutant, or
-``crash:<Exception>`` if the implementation raised out of the world).
+seed, faults}`` (``property`` is the property that caught the mutant: an exception raised by the
+implementation is ``impl-no-crash``, an event it never finishes ``impl-no-hang``; ``crash:<Exception>``
+is left for an exception out of the model world itself).
 """
 
 from __future__ import annotations
@@ -790,7 +791,8 @@ class Outcome:
 
 def _verdict(seed: int, faults: str, config: Config, steps: int) -> Tuple[Optional[str], Optional[str]]:
     """(property, message) of the first problem of one interleaving of the implementation, or
-    (None, None). An exception out of the world counts as a problem (``crash:<Exception>``)."""
+    (None, None). The implementation's exceptions are the ``impl-no-crash`` property; an exception
+    out of the model world still counts as a problem (``crash:<Exception>``)."""
     from properties.systems import run
 
     try:

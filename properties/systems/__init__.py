@@ -58,9 +58,12 @@ def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "
     """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash.
     *on_step(world, event, new_world, log)* is called after every applied event (coverage);
     *quiet_rate* None is the walker's default; *hash_trace* = False leaves the trace hash out."""
+    from properties.systems.watchdog import watching
+
     extra = {} if quiet_rate is None else {"quiet_rate": quiet_rate}
-    return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
-                companion=companion_for(system, config, seed), on_step=on_step, hash_trace=hash_trace, **extra)
+    with watching():  # an implementation step that never ends becomes an impl-no-hang counterexample
+        return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
+                    companion=companion_for(system, config, seed), on_step=on_step, hash_trace=hash_trace, **extra)
 
 
 def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False,
@@ -68,8 +71,11 @@ def replay(system: str, config: Config, schedule, seed: int = 0, check_eventuall
     """Re-run *schedule* exactly on *system* (*seed* seeds the implementation's own generators:
     member ids, leastLoadedNode's offsets). *check_eventually*: judge the eventually properties
     after the last event (for a schedule that ended with a settle phase)."""
-    return replay_model(config, schedule, eventually_after=len(schedule) if check_eventually else None,
-                        companion=companion_for(system, config, seed), on_step=on_step)
+    from properties.systems.watchdog import watching
+
+    with watching():
+        return replay_model(config, schedule, eventually_after=len(schedule) if check_eventually else None,
+                            companion=companion_for(system, config, seed), on_step=on_step)
 
 
 def replayer(system: str, config: Config, seed: int = 0):

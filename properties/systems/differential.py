@@ -30,6 +30,7 @@ from model.config import Config
 from properties.catalogue import ALWAYS, Property
 from model.world import initial_world, step
 from properties.systems.simworld import SimWorld
+from properties.systems.watchdog import Crash, guarded
 from properties.explore.walker import observe
 
 _FOLLOWED_BY_MODEL = ("leader", "protocol", "member_order")
@@ -43,6 +44,22 @@ AGREEMENT = Property(
     "outcome the model allows is accepted.",
     "issue 3 (differential check)",
 )
+CRASH = Property(
+    "impl-no-crash", ALWAYS,
+    "No event makes the implementation raise: an exception escaping impl/ (a coordinator, the "
+    "network client, the broker) is reported with the exception and the innermost impl/ frame it "
+    "came from, and shrunk like any other counterexample, instead of ending the walk with a traceback.",
+    "issue 14 (sharper eyes)",
+)
+HANG = Property(
+    "impl-no-hang", ALWAYS,
+    "No event keeps the implementation busy for more than properties.systems.watchdog.HANG_SECONDS "
+    "of wall time (a loop that never exits, a wait that is never satisfied): a watchdog interrupts it "
+    "and reports where it was.",
+    "issue 14 (sharper eyes)",
+)
+#: The properties only the implementation beside the model has.
+IMPL_PROPERTIES = (AGREEMENT, CRASH, HANG)
 _CLIENT = re.compile(r"^consumer-(\d+)-")
 
 
@@ -173,18 +190,23 @@ class Differential:
         self.index = 0
         self.divergence: Divergence | None = None
         self.last_model_obs = self.last_impl_obs = None
+        self.failure = None  # a Crash or Hang of the implementation (the walk stops there)
 
     def after(self, world, event: tuple, new, log: list):
         from properties.catalogue import Violation
 
         event = tuple(event)
         follow = [(e[1], e[3]) for e in log if e[0] == "choice"]
-        impl_applied = self.sim.step(event, follow=follow)
+        outcome, failure = guarded(self._impl_step, event, follow)
+        if failure is not None:
+            self.failure = failure
+            prop = CRASH if isinstance(failure, Crash) else HANG
+            return new, log, Violation(prop.name, f"{failure.describe()}, in {event!r}")
+        impl_applied, raw, pending = outcome
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
-        raw = self.sim.observe()
-        impl_obs = canonical(raw, self.impl_alias, self.sim.pending_member_ids())
+        impl_obs = canonical(raw, self.impl_alias, pending)
         before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
         model_obs = canonical(observe(new), self.model_alias, model_pending(new))
         if model_obs != impl_obs and impl_applied and model_applied:
@@ -206,6 +228,11 @@ class Differential:
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation
+
+    def _impl_step(self, event: tuple, follow: list) -> tuple:
+        """The implementation's part of one event (guarded against crashes and hangs)."""
+        applied = self.sim.step(event, follow=follow)
+        return applied, self.sim.observe(), self.sim.pending_member_ids()
 
     def view(self) -> tuple:
         """The implementation's canonical observation after the last event."""

@@ -535,10 +535,16 @@ class SimWorld:
         return self.alive[c] and not self.closed[c] and self.failed[c] is None
 
     def _guard(self, c: int, action) -> None:
-        """Run an application call; an exception thrown to the application ends the consumer."""
+        """Run an application call; an exception Kafka's consumer throws to the application (a
+        KafkaException, or Java's IllegalStateException / IllegalArgumentException, as
+        ``ConsumerCoordinator.onJoinComplete`` throws for an unknown assignor) ends the consumer.
+        Any other exception (a KeyError, a TypeError, ...) is a bug of the implementation: it
+        propagates, and the differential reports it as ``impl-no-crash``."""
+        from impl.errors import IllegalArgumentException, IllegalStateException, KafkaException
+
         try:
             action()
-        except Exception as e:  # noqa: BLE001 - any exception out of poll is fatal here
+        except (KafkaException, IllegalStateException, IllegalArgumentException) as e:
             self.failed[c] = type(e).__name__
 
     def _ev_poll(self, ev) -> bool:
