@@ -151,7 +151,10 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
                 shrunk = shrink(replayer(plan["system"], w.config, seed), result.schedule, v,
                                 budget_seconds=plan["shrink_seconds"])
-                doc = counterexample.build(shrunk.result, system=plan["system"], seed=seed, config=w.config,
+                # not reproduced (an eventually failure that a longer settle phase gets past): the
+                # original run is the counterexample, unshrunk, and says so (campaign.reproduced)
+                kept = shrunk.result if shrunk.reproduced else result
+                doc = counterexample.build(kept, system=plan["system"], seed=seed, config=w.config,
                                            steps=w.steps, faults=w.faults,
                                            max_faults=w.max_faults if label else None,
                                            quiet_rate=w.quiet_rate if label else None)
@@ -168,7 +171,7 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                     "reproduced": shrunk.reproduced,
                     "original_message": v.message,
                 }
-                doc["timeline"] = timeline(plan["system"], w.config, shrunk.schedule, seed)
+                doc["timeline"] = timeline(plan["system"], w.config, kept.schedule, seed)
                 entry["counterexample"] = doc
             entry["count"] += 1
             if len(entry["seeds"]) < EXAMPLE_SEEDS:

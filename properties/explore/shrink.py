@@ -127,8 +127,12 @@ def shape(message: str) -> str:
 
 def signature(violation) -> str:
     """``<property>-<8 hex>``: stable across seeds, processes and ``PYTHONHASHSEED``; usable as a
-    file name."""
-    digest = hashlib.sha256(f"{violation.property}\n{shape(violation.message)}".encode()).hexdigest()[:8]
+    file name. An eventually failure is shaped by its kind alone (the text before the first colon:
+    "the group did not settle", ...): where a livelock stands when the quiet time runs out (which
+    state, which generation) is not part of what went wrong, and it moves as a shrinker tries
+    shorter schedules, each followed by its own settle phase."""
+    message = violation.message.split(":")[0] if is_eventually(violation.property) else violation.message
+    digest = hashlib.sha256(f"{violation.property}\n{shape(message)}".encode()).hexdigest()[:8]
     return f"{violation.property}-{digest}"
 
 

@@ -103,6 +103,16 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     # answer, so with heartbeats rarer than the rebalance timeout they miss every join window and
     # the group churns for ever (a world where eventually-stable is false in Kafka as well).
     heartbeat = max(100, min(session, rebalance) // rng.choice((3, 5, 10)))
+    version = _weighted(rng, _JOIN_VERSIONS)[0]
+    assignors = _weighted(rng, _ASSIGNORS)[0]
+    coordinator_rebalance = rebalance
+    if version == 0:
+        # JoinGroup v0 has no rebalance timeout: the coordinator waits up to the session timeout
+        # (JoinGroupRequest.maybeOverrideRebalanceTimeout), and Kafka 0.10.0's ConsumerConfig
+        # required request.timeout.ms above session.timeout.ms so that a JoinGroup is not given up
+        # on while the coordinator still waits (else each retry joins as one more new member)
+        request = max(request, session + 5000)
+        coordinator_rebalance = session
     # The client gives up on its JoinGroup after max(request.timeout.ms, rebalance timeout + 5 s)
     # (AbstractCoordinator.joinGroupTimeoutMs); an initial delay that long answers a lone first
     # member never (Kafka's defaults: 3 s against 30 s): a long delay stops a second short of it.
@@ -114,9 +124,7 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         # join phase a new member waits through (the initial delay, extended up to the rebalance
         # timeout), a lone new member expires before its join can complete, for ever: short means
         # a few seconds past that wait, so a new member that stalls is expired within a walk.
-        new_member += delay + rebalance
-    version = _weighted(rng, _JOIN_VERSIONS)[0]
-    assignors = _weighted(rng, _ASSIGNORS)[0]
+        new_member += delay + coordinator_rebalance
     faults = pick("faults", _weighted(rng, _FAULTS)[0])
     max_faults = pick("max_faults", rng.randrange(0, 11))
     steps = pick("steps", _weighted(rng, _STEPS)[0])

@@ -261,8 +261,10 @@ def quiet_time_bound_ms(config) -> int:
     timeouts (session.timeout.ms=300000) the group cannot be stable before the session of a
     crashed member expires, however many rounds pass; Kafka promises convergence in time, not in
     rounds."""
-    chain = (config.session_timeout_ms + config.max_poll_interval_ms + config.request_timeout_ms
-             + config.initial_rebalance_delay_ms)
+    rebalance = config.max_poll_interval_ms
+    if config.join_group_version == 0:  # v0 has no rebalance timeout: the coordinator uses the session's
+        rebalance = max(rebalance, config.session_timeout_ms)
+    chain = config.session_timeout_ms + rebalance + config.request_timeout_ms + config.initial_rebalance_delay_ms
     return 2 * chain
 
 
@@ -441,11 +443,15 @@ def walk(
     )
 
 
-def replay(config: Config, schedule, eventually_after: int | None = None, companion=None, on_step=None) -> RunResult:
+def replay(config: Config, schedule, eventually_after: int | None = None, companion=None, on_step=None,
+           settle_after: bool = False) -> RunResult:
     """Re-run a schedule exactly, checking every step (and on the *companion*, if given, as
     :func:`walk`). The eventually properties are checked after the whole schedule only if it was
     recorded with a settle phase (*eventually_after* = the number of events before the settle
-    phase began)."""
+    phase began). *settle_after*: run a settle phase after the schedule, as :func:`walk` does,
+    and judge the eventually properties after it (its events join the result's schedule): how a
+    shrinker tries a shortened schedule for an eventually failure, which judged at once would
+    fail for want of quiet time, not for the bug."""
     world = initial_world(config)
     checker = Checker(config)
     trace = Trace()
@@ -469,7 +475,9 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
         world = new
         if violation is not None:
             break
-    if violation is None and eventually_after is not None:
+    if violation is None and settle_after:
+        world, violation = settle(world, checker, trace, applied, companion=companion, on_step=on_step)
+    elif violation is None and eventually_after is not None:
         violation = checker.check_eventually(world)
     return RunResult(0, tuple(applied), "ok" if violation is None else "counterexample", violation,
                      None if violation is None else len(applied) - 1, trace.hexdigest(), world, len(applied),
