@@ -116,12 +116,19 @@ class Runner:
 GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 
 
-def group_trace(path, last=40):
-    """The last group-API lines of the broker's --trace, one line each, for a failure message."""
+def read_trace(path):
+    """The broker's --trace as a list of dicts, or None when it is missing or unreadable."""
     try:
         with open(path) as f:
-            lines = [json.loads(line) for line in f]
+            return [json.loads(line) for line in f]
     except (OSError, ValueError):
+        return None
+
+
+def group_trace(path, last=40):
+    """The last group-API lines of the broker's --trace, one line each, for a failure message."""
+    lines = read_trace(path)
+    if lines is None:
         return "(no trace)"
     shown = [f"{x['time_ms'] % 1000000:>7} {x['connection'][-12:]} {x['direction'][:3]} {x['api']} v{x['version']} "
              f"{json.dumps(x['body'])[:200]}" for x in lines if x["api"] in GROUP_APIS]
@@ -145,10 +152,8 @@ def offset_trace(path, last=80):
     """Where consumers' positions come from, for a duplicate's failure message: the broker's traced
     OffsetCommit / OffsetFetch / ListOffsets requests and answers, and every Fetch answer that
     carried an error (OFFSET_OUT_OF_RANGE resets a position to auto.offset.reset)."""
-    try:
-        with open(path) as f:
-            lines = [json.loads(line) for line in f]
-    except (OSError, ValueError):
+    lines = read_trace(path)
+    if lines is None:
         return "(no trace)"
     shown = [f"{x['time_ms'] % 1000000:>7} {x['client_id']} {x['direction'][:3]} {x['api']} v{x['version']} "
              f"{json.dumps(x['body'])[:300]}" for x in lines
@@ -170,10 +175,8 @@ def client_side_resets(path):
     an outdated ListOffsets reply with ``rd_kafka_toppar_offset_retry(rktp, 500, ...)``, which
     re-arms the offset query with the partition's old query position, and
     ``rd_kafka_toppar_fetch_stop`` stops that timer only in the offset-query state."""
-    try:
-        with open(path) as f:
-            lines = [json.loads(line) for line in f]
-    except (OSError, ValueError):
+    lines = read_trace(path)
+    if lines is None:
         return {}
     committed, dropped = {}, {}
     for x in lines:
@@ -201,10 +204,8 @@ class ClientHung(Exception):
 
 def silent_clients(path, runners):
     """Names of live runners whose last request in the broker's trace is SILENT_S older than the newest."""
-    try:
-        with open(path) as f:
-            lines = [json.loads(line) for line in f]
-    except (OSError, ValueError):
+    lines = read_trace(path)
+    if lines is None:
         return []
     requests = [x for x in lines if x["direction"] == "request"]
     if not requests:
