@@ -468,6 +468,8 @@ def markdown(r: dict, docs: dict) -> str:
               f"- shrunk from {cl['original_events']} to {cl['shrunk_events']} events"
               f"{'' if cl['locally_minimal'] else ' (shrink budget ran out: not yet locally minimal)'}",
               f"- message: {doc['message']}",
+              *([f"- world (swarm draw of seed {doc['seed']}): "
+                 + " ".join(f"{k}={v}" for k, v in doc['world']['regimes'].items())] if doc.get("world") else []),
               f"- replay: `{cl['replay']}`", ""]
         rows, elided = timeline_window(doc)
         if elided:
@@ -689,6 +691,9 @@ def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
              f'(example seeds {_e(", ".join(map(str, cl["example_seeds"])))}). '
              f'Shrunk from {cl["original_events"]} to <b>{cl["shrunk_events"]}</b> events{minimal}.</p>',
              f'<p>{_e(doc["message"])}</p>',
+             (f'<p class="muted">World (swarm draw of seed {doc["seed"]}): <code>'
+              + _e(" ".join(f"{k}={v}" for k, v in doc["world"]["regimes"].items())) + "</code></p>"
+              if doc.get("world") else ""),
              f'<p class="muted">Replay:</p><pre><code>{_e(cl["replay"])}</code></pre>',
              '<p class="muted">The shrunk schedule, one column per consumer (the event in the column of the member it '
              'concerns, with what it sent and received; elsewhere a member\'s state after the event when it changed). '

@@ -304,3 +304,32 @@ def test_results_and_counterexamples_record_settings_and_commit(built):
     assert files, "the built campaign has a counterexample"
     document = json.loads(files[0].read_text())
     assert document["tool"]["commit"] == provenance()["commit"] and document["settings"] == results["settings"]
+
+
+def test_a_swarm_report_shows_its_worlds(tmp_path):
+    """Swarm worlds (the default campaign): the report has the Worlds table, and a cluster names
+    the world its counterexample was drawn in, which the counterexample file records."""
+    from datetime import datetime, timezone
+
+    args = argparse.Namespace(system="model", world="swarm", faults=None, clients=None, brokers=None, partitions=None,
+                              mutant=None, crash_once=None, steps=None, max_faults=None, eventually=True,
+                              shrink_seconds=10.0, seed_start=0, interleavings=30)
+    plan = make_plan(args)
+    plan["config"]["broken"] = ["commit_skips_fencing"]
+    totals = Totals()
+    totals.add(run_range(plan, 0, 30))
+    results = report.assemble(campaign_id="swarm", started=datetime.now(timezone.utc), plan=plan, args=args,
+                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
+                              task_size=30, versions=campaign.versions(), partial=False, baseline=None, out=tmp_path)
+    report.write(tmp_path, results, totals)
+    page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
+    assert results["config"]["world"] == "swarm" and results["config"]["clients"] == "swarm"
+    assert sum(n for n, _ in results["regimes"]["join"].values()) == 30
+    for text in (page, summary):
+        assert "Worlds (swarm)" in text
+    assert results["clusters"], "commit_skips_fencing should be caught in 30 swarm worlds"
+    cluster = results["clusters"][0]
+    doc = json.loads((tmp_path / cluster["counterexample"]).read_text())
+    regimes = " ".join(f"{k}={v}" for k, v in doc["world"]["regimes"].items())
+    assert doc["config"]["clients"] == int(doc["world"]["regimes"]["clients"])
+    assert regimes in summary and regimes in page
