@@ -171,17 +171,19 @@ class _Mut:
         return tuple(tuple(row) if c in self._copied else row for c, row in enumerate(self.links))
 
 
-def step(world: World, event: tuple, prefer: dict | None = None) -> tuple[World, list]:
+def step(world: World, event: tuple, prefer: dict | None = None, choices=None) -> tuple[World, list]:
     """Apply one event. Returns the new world and the step's log (observations for the properties).
 
     *prefer* (kind -> value) overrides the event's pick for those kinds of choice when the value is
-    among the allowed candidates: this is how the model follows a choice the implementation made."""
+    among the allowed candidates: this is how the model follows a choice the implementation made.
+    *choices* (``log -> choose``) replaces the pick altogether: how the exhaustive explorer
+    (:mod:`properties.explore.exhaustive`) enumerates every way a step can go."""
     log: list = []
     handler = _EVENTS.get(event[0])
     if handler is None:
         raise ValueError(f"unknown event kind {event[0]!r} in {event!r}")
     m = _Mut(world)
-    choose = chooser(event[-1], log)
+    choose = chooser(event[-1], log) if choices is None else choices(log)
     if prefer:
         choose = _preferring(choose, prefer, log)
     changed = handler(world, m, event, choose, log)

@@ -332,6 +332,28 @@ class Checker:
         self.last_transmitted: dict = {}  # (client, slot) -> request id
         self.coverage: dict = {name: 0 for name in SOMETIMES_NAMES}
 
+    def fork(self) -> "Checker":
+        """A copy with its own history: the exhaustive explorer checks every successor of a state
+        from the history of the path that reached it. (Coverage starts again from zero.)"""
+        other = Checker(self.config)
+        other.stored = dict(self.stored)
+        other.completed = set(self.completed)
+        other.expired = set(self.expired)
+        other.queued = {c: list(q) for c, q in self.queued.items()}
+        other.last_transmitted = dict(self.last_transmitted)
+        return other
+
+    def history(self) -> tuple:
+        """The history the always properties will read, as a canonical value: with the world, what
+        decides every later verdict (the explorer's state key includes it)."""
+        return (
+            tuple(sorted(self.stored.items())),
+            tuple(sorted(self.completed)),
+            tuple(sorted(self.expired)),
+            tuple(sorted((c, tuple(q)) for c, q in self.queued.items() if q)),
+            tuple(sorted(self.last_transmitted.items())),
+        )
+
     # -- always ------------------------------------------------------------------------------
     def check(self, prev, world, event, log) -> Violation | None:
         """The first always property the step (prev --event--> world, log) violates, or None."""

@@ -15,6 +15,8 @@ Commands (stable interface; exit 0 = ok, 1 = a property failed, 2 = usage error)
 * ``groupcheck bench --shrink [FILE] [--shrink-seconds S] [--json]`` — shrinking a long failing
   schedule (a counterexample file, or a long walk against a mutant): events before/after, replays,
   seconds;
+* ``groupcheck explore [--clients C --brokers B ...] [--master M]`` — exhaust a tiny world breadth
+  first, then tour the implementation along every explored transition;
 * ``groupcheck campaign``, ``mutants``, ``prove`` — registered from their wings;
 * ``groupcheck --version`` — the version and the git commit of the code.
 
@@ -156,6 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.live.broker import add_parser as add_broker_parser
 
     add_broker_parser(sub)
+
+    from properties.explore.command import add_parser as add_explore_parser
+
+    add_explore_parser(sub)
 
     from properties.live.consume import add_parser as add_consume_parser
 
@@ -521,7 +527,7 @@ def _cmd_prove(args) -> int:
 
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
             "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove,
-            "broker": lambda args: args.func(args), "consume": lambda args: args.func(args),
+            "broker": lambda args: args.func(args), "explore": lambda args: args.func(args), "consume": lambda args: args.func(args),
             "conform": lambda args: _cmd_conform(args)}
 
 
