@@ -34,7 +34,7 @@ import time
 from model.config import Config, ConfigError, settings_of
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
-from properties.errors import UsageError, int_at_least
+from properties.errors import UsageError, add_settings_argument, check_output_file, int_at_least
 from properties.explore.swarm import FIXED_WORLD
 from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 from properties.provenance import describe, provenance
@@ -51,14 +51,6 @@ def _non_negative_int(name):
 
 def _positive_int(name):
     return int_at_least(name, 1)
-
-
-def add_settings_argument(p: argparse.ArgumentParser) -> None:
-    """``--set NAME=VALUE`` (repeatable): a Kafka setting by its property name."""
-    from model.config import SETTINGS
-
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
-                   help="a Kafka setting by its property name, repeatable; known: " + ", ".join(sorted(SETTINGS)))
 
 
 def add_wire_argument(p: argparse.ArgumentParser) -> None:
@@ -159,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_broker_parser(sub)
 
-    from properties.explore.command import add_parser as add_explore_parser
+    from properties.campaign.explore import add_parser as add_explore_parser
 
     add_explore_parser(sub)
 
@@ -302,30 +294,6 @@ def cmd_run(args) -> int:
         elif args.out:
             print(f"no counterexample, so nothing was written to {args.out}")
     return 0 if v is None else 1
-
-
-def check_output_file(path: str, option: str, force: bool = False) -> None:
-    """Before any work: *path* can be written — its folder exists, it is not a directory, it does
-    not exist yet (or *force*), and a file can really be created there (``os.access`` says yes to
-    root on a read-only or virtual file system, so the file is created and removed). Raises a
-    UsageError naming the option and the path."""
-    import os
-
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option} {path}: folder {folder} does not exist")
-    if os.path.isdir(path):
-        raise UsageError(f"{option} {path}: is a directory")
-    existed = os.path.lexists(path)
-    if existed and not force:
-        raise UsageError(f"{option} {path}: exists (use --force to replace it)")
-    try:
-        with open(path, "a" if existed else "x", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise UsageError(f"{option} {path}: cannot be written ({e.strerror or e})") from None
-    if not existed:
-        os.unlink(path)
 
 
 def cmd_replay(args) -> int:

@@ -4,7 +4,8 @@ A :class:`UsageError` is a problem the user can fix — a bad argument or settin
 output path, no Java, an unreachable Spark master — and is printed as one line
 (``groupcheck: error: ...``) with exit status 2, never a traceback. It lives in a module of its own
 at the bottom of the package so that every wing can raise it without importing the CLI; so does
-:func:`int_at_least`, the integer check every command's options share.
+:func:`int_at_least`, the integer check every command's options share, with the ``--set`` option
+and the ``--out FILE`` check.
 """
 
 import argparse
@@ -27,3 +28,35 @@ def int_at_least(name: str, minimum: int):
         return value
 
     return parse
+
+
+def add_settings_argument(p: argparse.ArgumentParser) -> None:
+    """``--set NAME=VALUE`` (repeatable): a Kafka setting by its property name."""
+    from model.config import SETTINGS
+
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="settings",
+                   help="a Kafka setting by its property name, repeatable; known: " + ", ".join(sorted(SETTINGS)))
+
+
+def check_output_file(path: str, option: str, force: bool = False) -> None:
+    """Before any work: *path* can be written — its folder exists, it is not a directory, it does
+    not exist yet (or *force*), and a file can really be created there (``os.access`` says yes to
+    root on a read-only or virtual file system, so the file is created and removed). Raises a
+    UsageError naming the option and the path."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path}: is a directory")
+    existed = os.path.lexists(path)
+    if existed and not force:
+        raise UsageError(f"{option} {path}: exists (use --force to replace it)")
+    try:
+        with open(path, "a" if existed else "x", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot be written ({e.strerror or e})") from None
+    if not existed:
+        os.unlink(path)

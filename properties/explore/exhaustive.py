@@ -19,7 +19,7 @@ in ``quantum_ms`` steps up to ``horizon_ms``, at most ``faults`` disruptions of 
 and ``commits`` commitAsync calls per client happen on a path. A run that stops at
 ``max_depth`` before the frontier is empty says so: it has not exhausted the world.
 
-:func:`explore` is the single-process search; :mod:`properties.explore.exhaustive_spark` runs
+:func:`explore` is the single-process search; :mod:`properties.campaign.exhaustive_spark` runs
 the same levels on Spark (each frontier level expanded by the executors, deduplicated with a
 shuffle) and must count the same states and transitions.
 """
@@ -393,23 +393,23 @@ class _Follower:
 
 
 def _why_departed(world, event, new, log) -> str:
-    """The coordinator choice the model followed the implementation in, or ``unexplained``."""
-    from properties.systems.differential import _FOLLOWED_BY_MODEL
-
-    plain, _ = step(world, tuple(event))
+    """The choices in which the model's step differs from the step the event's pick makes (the
+    coordinator choices the model followed the implementation in), or ``unexplained``."""
+    plain, plain_log = step(world, tuple(event))
     if repr(plain) == repr(new):
         return "unexplained"
-    kinds = sorted({e[1] for e in log if e[0] == "choice" and e[1] in _FOLLOWED_BY_MODEL})
+    made = [(e[1], e[3]) for e in log if e[0] == "choice"]
+    picked = [(e[1], e[3]) for e in plain_log if e[0] == "choice"]
+    kinds = sorted({kind for (kind, value), (_, other) in zip(made, picked) if value != other})
     return "+".join(kinds) or "unexplained"
 
 
-def tour(config: Config, bounds: Bounds, exploration: Exploration, system: str = "impl", seed: int = 0,
+def tour(config: Config, bounds: Bounds, exploration: Exploration, replay: Callable, seed: int = 0,
          retries: int = 2, progress: Callable | None = None, clock=_time.monotonic) -> Tour:
-    """Replay :func:`tour_schedules` of a kept graph on *system* (the implementation beside the
-    model, every step compared and checked); a schedule that left the explored path at a
-    coordinator choice is tried again with up to *retries* other seeds. Stops at the first problem."""
-    from properties import systems
-
+    """Replay :func:`tour_schedules` of a kept graph with *replay(schedule, seed, on_step)* (a
+    system's replay: the implementation beside the model, every step compared and checked,
+    :func:`properties.systems.replay`); a schedule that left the explored path at a coordinator
+    choice is tried again with up to *retries* other seeds. Stops at the first problem."""
     started = clock()
     schedules = tour_schedules(exploration.edges, exploration.paths)
     expected = {(s, tuple(e)): t for s, e, t in exploration.edges}
@@ -420,7 +420,7 @@ def tour(config: Config, bounds: Bounds, exploration: Exploration, system: str =
     for i, schedule in enumerate(schedules):
         for attempt in range(retries + 1):
             follower = _Follower(config, bounds, expected, taken)
-            result = systems.replay(system, config, schedule, seed=seed + attempt, on_step=follower)
+            result = replay(schedule, seed + attempt, follower)
             events += len(schedule)
             if result.violation is not None:
                 failure = (tuple(result.schedule), result.violation)

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from properties.cli import main
-from properties.explore import command
+from properties.campaign import explore as command
+from properties import systems
 from properties.explore.exhaustive import Bounds, _follows, explore, pick_for, tour
 from properties.explore.exhaustive import outcomes, initial_state
 
@@ -101,7 +102,7 @@ def test_the_tour_covers_the_graph_on_the_implementation():
     config = command.explore_config()
     bounds = Bounds(horizon_ms=0, faults=0, commits=1)
     graph = explore(config, bounds, keep_graph=True)
-    t = tour(config, bounds, graph)
+    t = tour(config, bounds, graph, lambda schedule, seed, on_step: systems.replay("impl", config, schedule, seed=seed, on_step=on_step))
     assert t.failure is None
     assert t.transitions == TINY_COUNTS[1]
     # every transition is taken, except those beyond a protocol-vote tie the implementation always

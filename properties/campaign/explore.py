@@ -2,7 +2,7 @@
 
 Prints the states, transitions and depth of the breadth-first search
 (:mod:`properties.explore.exhaustive`; with ``--master``, on Spark:
-:mod:`properties.explore.exhaustive_spark`), the first counterexample if an ``always`` property
+:mod:`properties.campaign.exhaustive_spark`), the first counterexample if an ``always`` property
 fails (written with ``--out`` as a file ``groupcheck replay`` reads), and then the transition tour:
 schedules covering every explored transition replayed on the implementation beside the model.
 Exit 0 when nothing failed, 1 when something did, 2 on a usage error.
@@ -24,7 +24,7 @@ INITIAL_REBALANCE_DELAY_MS = 0
 
 
 def add_parser(sub) -> None:
-    from properties.cli import add_settings_argument
+    from properties.errors import add_settings_argument
     from properties.explore.exhaustive import DEFAULT_FAULT_KINDS, FAULT_KINDS
 
     p = sub.add_parser("explore", help="breadth-first search of every state of a tiny world, then a transition tour "
@@ -104,7 +104,7 @@ def _progress(enabled: bool):
 
 
 def cmd_explore(args) -> int:
-    from properties.cli import check_output_file
+    from properties.errors import check_output_file
 
     config = _config(args)
     bounds = _bounds(args)
@@ -145,8 +145,13 @@ def cmd_explore(args) -> int:
     elif tour_wanted:
         from properties.explore.exhaustive import tour
 
+        from properties import systems
+
+        def replay(schedule, seed, on_step):
+            return systems.replay("impl", config, schedule, seed=seed, on_step=on_step)
+
         with _mutated(args.mutant):
-            t = tour(config, bounds, graph)
+            t = tour(config, bounds, graph, replay)
         out["tour"] = {"schedules": t.schedules, "events": t.events, "transitions": t.transitions,
                        "covered": t.covered, "departures": t.departures, "seconds": round(t.seconds, 2),
                        "failure": None}
@@ -173,7 +178,7 @@ def _mutated(mutant):
 
 def _on_spark(args, config, bounds, interactive):
     from properties.campaign.spark import CampaignError, is_local, start_spark, stop_spark
-    from properties.explore.exhaustive_spark import explore_spark
+    from properties.campaign.exhaustive_spark import explore_spark
 
     try:
         spark = start_spark(args.master, app="groupcheck-explore")
