@@ -100,6 +100,9 @@ class ClientState(NamedTuple):
     # heartbeat, session and poll timers wait for the clock to catch up (see member.heartbeat_now).
     heartbeat_clock_ms: int = 0
     heartbeat_attempts: int = 0
+    # The heartbeat thread is in AbstractCoordinator.this.wait(retry.backoff.ms) after clearing the
+    # FindCoordinator future, until this client time (None: not waiting); notify() ends it early.
+    heartbeat_wait_until_ms: int | None = None
     assignment: tuple = ()  # partitions owned (after onJoinComplete, until revoked)
     commits: int = 0  # commits issued, also the offset value committed (monotone, readable)
     held_commits: tuple = ()  # ((FindCoordinator request id, offsets), ...): commitAsync waiting for a lookup

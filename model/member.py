@@ -371,6 +371,7 @@ def _enable_heartbeat_thread(s: Step) -> None:
     """HeartbeatThread.enable: reset the heartbeat, session and poll timers."""
     cfg = s.config
     s.heartbeat_enabled = True
+    s.heartbeat_wait_until_ms = None  # notify()
     now = heartbeat_now(s)
     s.heartbeat_due_ms = now + cfg.heartbeat_interval_ms
     s.session_deadline_ms = now + cfg.session_timeout_ms
@@ -391,6 +392,10 @@ def heartbeat_thread(s: Step) -> None:
     """One iteration of HeartbeatThread.run."""
     if not s.live_now() or not s.heartbeat_thread or not s.heartbeat_enabled:
         return
+    if s.heartbeat_wait_until_ms is not None:
+        if s.now < s.heartbeat_wait_until_ms:
+            return  # still in wait(retry.backoff.ms): this iteration has not begun
+        s.heartbeat_wait_until_ms = None
     state_at_start = s.state
     if s.state in (UNJOINED, PREPARING_REBALANCE) and "heartbeat_while_unjoined" not in s.config.broken:
         s.heartbeat_enabled = False
@@ -400,7 +405,11 @@ def heartbeat_thread(s: Step) -> None:
     net.poll(s, dispatch)  # pollNoWakeup
     if coordinator_unknown(s):
         if s.find_coordinator_request is not None:
+            # clearFindCoordinatorFuture(); AbstractCoordinator.this.wait(retryBackoffMs)
+            # (AbstractCoordinator.HeartbeatThread.run): without the wait, iterations at one
+            # instant would send FindCoordinator after FindCoordinator (groupcheck explore found it)
             s.find_coordinator_request = None
+            s.heartbeat_wait_until_ms = s.now + s.config.retry_backoff_ms
         else:
             lookup_coordinator(s)
     elif heartbeat_now(s) >= s.session_deadline_ms:
@@ -567,6 +576,9 @@ def consumer_poll(s: Step) -> None:
     if not s.live_now():
         return
     if s.heartbeat_thread:
+        # pollHeartbeat: "Awake the heartbeat thread if needed" (notify() when shouldHeartbeat)
+        if heartbeat_now(s) >= s.heartbeat_due_ms:
+            s.heartbeat_wait_until_ms = None
         s.poll_deadline_ms = heartbeat_now(s) + s.config.max_poll_interval_ms  # pollHeartbeat → heartbeat.poll(now)
     if not coordinator_unknown(s) or ensure_coordinator_ready(s):
         if rejoin_needed_or_pending(s) and s.fatal is None:

@@ -621,7 +621,9 @@ class AbstractCoordinator:
                 cause = thread.failure_cause()
                 self.heartbeat_thread = None
                 raise cause
-            # Awake the heartbeat thread if needed (notify(): the driver decides when it runs)
+            # Awake the heartbeat thread if needed
+            if self.heartbeat.should_heartbeat(now):
+                thread.notify()
             self.heartbeat.poll(now)
 
     def time_to_next_heartbeat(self, now: int) -> int:
@@ -939,22 +941,31 @@ class HeartbeatThread:
 
     :meth:`run_once` is one iteration of the ``while (true)`` loop in ``HeartbeatThread.run``; it
     returns a short tag naming the branch taken (useful to drivers and tests).  The monitor waits
-    (``wait()`` while disabled, ``wait(retry.backoff.ms)`` after a lookup or when no heartbeat is
-    due) end the iteration: when the next one runs is up to the caller.
+    (``wait()`` while disabled, ``wait(retry.backoff.ms)`` when no heartbeat is due) end the
+    iteration: when the next one runs is up to the caller; the ``wait(retry.backoff.ms)`` after
+    clearing a coordinator lookup is kept by the thread (an iteration before it ends, or before a
+    ``notify()``, is ``waiting``).
     """
 
-    __slots__ = ("coordinator", "enabled", "closed", "failed")
+    __slots__ = ("coordinator", "enabled", "closed", "failed", "wait_until")
 
     def __init__(self, coordinator: AbstractCoordinator) -> None:
         self.coordinator = coordinator
         self.enabled = False
         self.closed = False
         self.failed: Optional[Exception] = None
+        # in wait(retry.backoff.ms) after clearing the FindCoordinator future, until this time
+        self.wait_until: Optional[int] = None
 
     def enable(self) -> None:
         """Enable heartbeating: all Heartbeat timers restart (then ``notify()``)."""
         self.enabled = True
         self.coordinator.heartbeat.reset_timeouts()
+        self.notify()
+
+    def notify(self) -> None:
+        """``AbstractCoordinator.this.notify()``: a thread in ``wait(retry.backoff.ms)`` wakes."""
+        self.wait_until = None
 
     def disable(self) -> None:
         self.enabled = False
@@ -971,7 +982,8 @@ class HeartbeatThread:
     def run_once(self) -> str:
         """One iteration of the heartbeat loop (see the module docstring).
 
-        Tags: ``closed``, ``disabled`` (waiting to be enabled), ``disable`` (not joined or failed:
+        Tags: ``closed``, ``disabled`` (waiting to be enabled), ``waiting`` (in the backoff after
+        ``clear-lookup``), ``disable`` (not joined or failed:
         disabled itself), ``lookup`` / ``clear-lookup`` (coordinator unknown), ``session-expired``,
         ``poll-expired``, ``not-due``, ``heartbeat`` (sent one), ``failed`` (an exception ended
         the thread; it surfaces from the next ``poll_heartbeat`` / ``time_to_next_heartbeat``).
@@ -984,6 +996,10 @@ class HeartbeatThread:
             if not self.enabled:
                 # AbstractCoordinator.this.wait()
                 return "disabled"
+            if self.wait_until is not None:
+                if c.time.milliseconds() < self.wait_until:
+                    return "waiting"  # still in wait(retry.backoff.ms) after clearing a lookup
+                self.wait_until = None
             # we do not need to heartbeat we are not part of a group yet;
             # also if we already have fatal error, the client will be
             # crashed soon, hence we do not need to continue heartbeating either
@@ -1001,11 +1017,13 @@ class HeartbeatThread:
                     # coordinator unknown in the next iteration it will try to re-discover the
                     # coordinator in case the main thread cannot
                     c.clear_find_coordinator_future()
+                    # backoff properly: wait(retry.backoff.ms), kept here so that no driver can run
+                    # the next iteration (a new FindCoordinator) at the same instant
+                    self.wait_until = now + c.rebalance_config.retry_backoff_ms
                     tag = "clear-lookup"
                 else:
                     c.lookup_coordinator()
                     tag = "lookup"
-                # backoff properly: wait(retry.backoff.ms)
                 return tag
             if c.heartbeat.session_timeout_expired(now):
                 # the session timeout has expired without seeing a successful heartbeat, so we

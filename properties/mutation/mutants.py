@@ -295,6 +295,10 @@ def _heartbeat_while_unjoined():
                 return "closed"
             if not self.enabled:
                 return "disabled"
+            if self.wait_until is not None:
+                if c.time.milliseconds() < self.wait_until:
+                    return "waiting"
+                self.wait_until = None
             if self.has_failed():  # MUTANT: c.state.has_not_joined_group() is not checked
                 self.disable()
                 return "disable"
@@ -303,6 +307,7 @@ def _heartbeat_while_unjoined():
             if c.coordinator_unknown():
                 if c.find_coordinator_future is not None:
                     c.clear_find_coordinator_future()
+                    self.wait_until = now + c.rebalance_config.retry_backoff_ms
                     tag = "clear-lookup"
                 else:
                     c.lookup_coordinator()

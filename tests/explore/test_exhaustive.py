@@ -159,3 +159,34 @@ def test_outcomes_enumerate_every_choice_of_a_step():
     for choices, new, _ in results:
         replayed, _ = step(world, ("poll", 0, pick_for(choices)))
         assert repr(replayed) == repr(new)
+
+
+def test_the_heartbeat_thread_waits_retry_backoff_after_clearing_a_lookup():
+    """Found by exploring a world whose coordinator connection can break: at one instant, heartbeat
+    iteration after iteration cleared the FindCoordinator future and sent a new one (149,378 states
+    by depth 60 where there are 1,704). Kafka's HeartbeatThread.run waits retry.backoff.ms after
+    clearing it (AbstractCoordinator.this.wait(rebalanceConfig.retryBackoffMs))."""
+    from model.world import step
+    from properties.explore.exhaustive import expand_level, state_key
+
+    config = command.explore_config(clients=1)
+    bounds = Bounds(faults=1, fault_kinds=("disconnect",), commits=0)
+    root = initial_state(config, bounds)
+    frontier, seen, waiting = [(state_key(root), (), root)], set(), None
+    for _ in range(40):
+        found, _, bad, _ = expand_level(frontier, bounds, seen)
+        assert bad is None
+        waiting = next((s for _, s in found.values() if s.world.clients[0].heartbeat_wait_until_ms is not None), None)
+        if waiting is not None:
+            break
+        seen.update(found)
+        frontier = [(k, v[0], v[1]) for k, v in sorted(found.items())]
+    assert waiting is not None, "no heartbeat iteration cleared a lookup within 40 levels"
+    world = waiting.world
+    client = world.clients[0]
+    again, log = step(world, ("heartbeat", 0, 0))
+    assert not [e for e in log if e[0] == "send"]
+    assert again.clients[0].next_request_id == client.next_request_id
+    later, _ = step(world, ("tick", config.retry_backoff_ms, 0))
+    resumed, log = step(later, ("heartbeat", 0, 0))
+    assert resumed.clients[0].heartbeat_wait_until_ms is None

@@ -1346,8 +1346,40 @@ def test_heartbeat_thread_clears_a_memoised_lookup_when_coordinator_unknown():
     transport.request_filter = lambda n, req: req.api_key != "FindCoordinator"   # hangs
     assert consumer.heartbeat_thread.run_once() == "clear-lookup"
     assert c.find_coordinator_future is None and not pending.is_done()
+    # then AbstractCoordinator.this.wait(retry.backoff.ms) (HeartbeatThread.run): an iteration at
+    # the same instant sends nothing (without the wait, groupcheck explore found the thread sending
+    # FindCoordinator after FindCoordinator at one instant)
+    sent = len(transport.requests("FindCoordinator"))
+    assert consumer.heartbeat_thread.run_once() == "waiting"
+    world.advance(99)
+    assert consumer.heartbeat_thread.run_once() == "waiting"
+    assert c.find_coordinator_future is None and len(transport.requests("FindCoordinator")) == sent
+    world.advance(1)
     assert consumer.heartbeat_thread.run_once() == "lookup"
     assert c.find_coordinator_future is not None
+
+
+def test_the_heartbeat_threads_backoff_ends_early_when_notified():
+    """enable() and pollHeartbeat with a heartbeat due notify() the thread out of its wait."""
+    world = World()
+    consumer, transport = join_one(world)
+    c = consumer.coordinator
+    c.mark_coordinator_unknown(False, "test")
+    c.lookup_coordinator()
+    transport.request_filter = lambda n, req: req.api_key != "FindCoordinator"   # hangs
+    assert consumer.heartbeat_thread.run_once() == "clear-lookup"
+    assert consumer.heartbeat_thread.run_once() == "waiting"
+    c.heartbeat_thread.enable()
+    assert consumer.heartbeat_thread.run_once() == "lookup"
+    c.clear_find_coordinator_future()
+    c.lookup_coordinator()
+    assert consumer.heartbeat_thread.run_once() == "clear-lookup"
+    c.poll_heartbeat(world.time.milliseconds())                # no heartbeat due yet: no notify
+    assert consumer.heartbeat_thread.run_once() == "waiting"
+    due = world.time.milliseconds() + c.heartbeat.time_to_next_heartbeat(world.time.milliseconds())
+    world.advance(due - world.time.milliseconds())
+    c.poll_heartbeat(world.time.milliseconds())
+    assert c.heartbeat_thread.wait_until is None
 
 
 def test_poll_timer_expiry_leaves_the_group():
