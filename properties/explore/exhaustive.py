@@ -210,14 +210,20 @@ def successors(state: State, bounds: Bounds):
             if new is state.world:
                 continue
             replayable = event[:-1] + (pick_for(choices),)
-            checker = state.checker.fork()
-            violation = checker.check(state.world, new, replayable, log)
-            faults_left = state.faults_left - (1 if event[0] in FAULT_KINDS else 0)
-            commits_left = state.commits_left
-            if event[0] == "commit":
-                c = event[1]
-                commits_left = commits_left[:c] + (commits_left[c] - 1,) + commits_left[c + 1:]
-            yield replayable, State(new, checker, faults_left, commits_left), violation
+            yield (replayable,) + advance(state, replayable, new, log)
+
+
+def advance(state: State, event: tuple, new: World, log: list) -> tuple[State, Violation | None]:
+    """The state after *event* took *state*'s world to *new* (with the step's *log*): the
+    properties' history carried on and checked, the path's budgets spent."""
+    checker = state.checker.fork()
+    violation = checker.check(state.world, new, event, log)
+    faults_left = state.faults_left - (1 if event[0] in FAULT_KINDS else 0)
+    commits_left = state.commits_left
+    if event[0] == "commit":
+        c = event[1]
+        commits_left = commits_left[:c] + (commits_left[c] - 1,) + commits_left[c + 1:]
+    return State(new, checker, faults_left, commits_left), violation
 
 
 def initial_state(config: Config, bounds: Bounds) -> State:
@@ -375,15 +381,7 @@ class _Follower:
         self.departure = None  # why the model left the explored path, or None
 
     def __call__(self, world, event, new, log):
-        state = self.state
-        checker = state.checker.fork()
-        checker.check(world, new, event, log)
-        faults_left = state.faults_left - (1 if event[0] in FAULT_KINDS else 0)
-        commits_left = state.commits_left
-        if event[0] == "commit":
-            c = event[1]
-            commits_left = commits_left[:c] + (commits_left[c] - 1,) + commits_left[c + 1:]
-        self.state = State(new, checker, faults_left, commits_left)
+        self.state, _ = advance(self.state, tuple(event), new, log)
         key = state_key(self.state)
         edge = (self.key, tuple(event), key)
         if self.departure is None and self.expected.get(edge[:2]) != key:
