@@ -219,25 +219,32 @@ def test_coverage_agrees_with_the_sometimes_counters(mutant_report):
 
 # -- long counterexamples (issue 11, item 4) ---------------------------------------------------------
 
+
+def _written_report(args, broken: str, start: int, stop: int, out, campaign_id: str, versions: dict):
+    """Seeds start..stop of the campaign *args* describe, against the broken model variant
+    *broken*, assembled and written to *out* as one in-process task: the results."""
+    from datetime import datetime, timezone
+
+    plan = make_plan(args)
+    plan["config"]["broken"] = [broken]
+    totals = Totals()
+    totals.add(run_range(plan, start, stop))
+    results = report.assemble(campaign_id=campaign_id, started=datetime.now(timezone.utc), plan=plan, args=args,
+                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
+                              task_size=stop - start, versions=versions, partial=False, baseline=None, out=out)
+    report.write(out, results, totals)
+    return results
+
+
 @pytest.fixture(scope="module")
 def long_report(tmp_path_factory):
     """A report whose counterexample was not shrunk (budget 0): the model variant
     disconnect_keeps_unsent fails seed 1 after 18,137 events."""
-    from datetime import datetime, timezone
-
     out = tmp_path_factory.mktemp("long-report")
     args = argparse.Namespace(system="model", faults="all", clients=3, brokers=3, partitions=6, mutant=None,
                               crash_once=None, steps=1_000_000, max_faults=6, eventually=False, shrink_seconds=0.0,
                               seed_start=1, interleavings=1)
-    plan = make_plan(args)
-    plan["config"]["broken"] = ["disconnect_keeps_unsent"]
-    totals = Totals()
-    totals.add(run_range(plan, 1, 2))
-    results = report.assemble(campaign_id="long", started=datetime.now(timezone.utc), plan=plan, args=args,
-                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
-                              task_size=1, versions={}, partial=False, baseline=None, out=out)
-    report.write(out, results, totals)
-    return out, results
+    return out, _written_report(args, "disconnect_keeps_unsent", 1, 2, out, "long", {})
 
 
 def test_long_counterexample_renders_bounded(long_report):
@@ -309,19 +316,10 @@ def test_results_and_counterexamples_record_settings_and_commit(built):
 def test_a_swarm_report_shows_its_worlds(tmp_path):
     """Swarm worlds (the default campaign): the report has the Worlds table, and a cluster names
     the world its counterexample was drawn in, which the counterexample file records."""
-    from datetime import datetime, timezone
-
     args = argparse.Namespace(system="model", world="swarm", faults=None, clients=None, brokers=None, partitions=None,
                               mutant=None, crash_once=None, steps=None, max_faults=None, eventually=True,
                               shrink_seconds=10.0, seed_start=0, interleavings=30)
-    plan = make_plan(args)
-    plan["config"]["broken"] = ["commit_skips_fencing"]
-    totals = Totals()
-    totals.add(run_range(plan, 0, 30))
-    results = report.assemble(campaign_id="swarm", started=datetime.now(timezone.utc), plan=plan, args=args,
-                              totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
-                              task_size=30, versions=campaign.versions(), partial=False, baseline=None, out=tmp_path)
-    report.write(tmp_path, results, totals)
+    results = _written_report(args, "commit_skips_fencing", 0, 30, tmp_path, "swarm", campaign.versions())
     page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
     assert results["config"]["world"] == "swarm" and results["config"]["clients"] == "swarm"
     assert sum(n for n, _ in results["regimes"]["join"].values()) == 30
