@@ -1008,6 +1008,16 @@ def next_deadline(group) -> int | None:
     return None if best is None else best[0]
 
 
+def next_due(group, config) -> int | None:
+    """When the first armed timer of *group* fires (ms), or None: :func:`next_deadline` as
+    :func:`fire_timers` sees it (a broken variant may fire heartbeat deadlines early)."""
+    if group is None:
+        return None
+    early = config.heartbeat_interval_ms if "expiry_ignores_deadline" in config.broken else 0
+    best = _earliest(group, early)
+    return None if best is None else best[0]
+
+
 def fire_timers(group, until, config, choose) -> Outcome:
     """Run every deadline ``<= until``, earliest (at, seq) first, each at its own time, including
     deadlines armed by the ones that fire. ``persist`` is the last record written."""

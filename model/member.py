@@ -435,7 +435,9 @@ def _on_heartbeat(s: Step, req, result) -> None:
         mark_coordinator_unknown(s, False, name_of(error))
         _fail_heartbeat(s)
     elif error == Errors.REBALANCE_IN_PROGRESS:
-        if s.state == STABLE:
+        if "rebalance_resets_member_id" in s.config.broken:
+            reset_state_and_rejoin(s, True)
+        elif s.state == STABLE:
             request_rejoin(s)
         _receive_heartbeat(s)  # success, or RebalanceInProgressException: both count as liveness
     elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):

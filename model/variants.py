@@ -71,6 +71,10 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "a Heartbeat error for an older generation resets the member anyway",
         "no-reset-by-stale-response",
     ),
+    "rebalance_resets_member_id": (
+        "a Heartbeat answered REBALANCE_IN_PROGRESS makes the member forget its member id and rejoin as new",
+        "member-id-kept-until-fenced",
+    ),
     "join_timeout_not_extended": (
         "JoinGroup uses request.timeout.ms instead of max(request timeout, rebalance timeout + 5000)",
         "join-request-timeout",

@@ -423,15 +423,26 @@ def _expire_overdue(world, m, b, choose, log) -> None:
 
 
 def _ev_tick(world, m, ev, choose, log):
+    """Time advances by ms; the coordinator's timers fire, each at its own time: the clock stops
+    at every due time on the way (a timer's responses leave when it fires, as Kafka's reaper
+    thread sends them), so one tick is the same as ticks from one due time to the next."""
     ms = ev[1]
     if ms <= 0:
         return False
-    m.now += ms
+    end = m.now + ms
     b = m.leader
-    if b is not None and m.brokers[b].alive and m.brokers[b].group is not None:
-        outcome = grp.fire_timers(m.brokers[b].group, m.now, world.config, choose)
-        if outcome.group is not m.brokers[b].group or outcome.replies or outcome.notes:
+    if b is not None and m.brokers[b].alive:
+        while True:
+            group = m.brokers[b].group
+            due = grp.next_due(group, world.config)
+            if due is None or due > end:
+                break
+            m.now = max(m.now, due)
+            outcome = grp.fire_timers(group, m.now, world.config, choose)
+            if outcome.group is group and not outcome.replies and not outcome.notes:
+                break
             _apply_outcome(world, m, b, outcome, log)
+    m.now = end
     return True
 
 

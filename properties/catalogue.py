@@ -170,6 +170,18 @@ CATALOGUE = (
         f"{REF} §3.4 CoordinatorResponseHandler",
     ),
     Property(
+        "member-id-kept-until-fenced", ALWAYS,
+        "A consumer's member id changes only when the coordinator takes it away: it is dropped only "
+        "after an UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID answer "
+        "(resetGenerationOnResponseError; a rebalance the heartbeat thread's reset made fail counts), "
+        "or when the member leaves the group itself (close, max.poll.interval.ms); a new id comes only "
+        "from a JoinGroup answer (MEMBER_ID_REQUIRED, or a successful join). A member that drops its id "
+        "on a transient error (a disconnect, COORDINATOR_NOT_AVAILABLE, REBALANCE_IN_PROGRESS) rejoins "
+        "as a stranger: the coordinator keeps the old member until its session expires, and the group "
+        "rebalances twice.",
+        f"{REF} §3.4 (AbstractCoordinator.resetGenerationOnResponseError, maybeLeaveGroup)",
+    ),
+    Property(
         "join-request-timeout", ALWAYS,
         "Every JoinGroup is sent with request timeout max(request.timeout.ms, rebalance timeout + 5000) "
         "(guarded against overflow), because the coordinator may hold it for a whole rebalance.",
@@ -267,6 +279,8 @@ class Violation:
 
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+#: the answers with which the coordinator takes a member's id (or generation) away
+_FENCING = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
 
 _LEGAL_MEMBER_EDGES = frozenset(
     {
@@ -331,6 +345,9 @@ class Checker:
         self.queued: dict = {}  # client -> list of request ids queued, not yet fired
         self.last_transmitted: dict = {}  # (client, slot) -> request id
         self.coverage: dict = {name: 0 for name in SOMETIMES_NAMES}
+        # clients the coordinator has fenced (or that left) since their last successful JoinGroup:
+        # the only ones whose member id may be dropped
+        self.fenced: set = set()
 
     def fork(self) -> "Checker":
         """A copy with its own history: the exhaustive explorer checks every successor of a state
@@ -341,6 +358,7 @@ class Checker:
         other.expired = set(self.expired)
         other.queued = {c: list(q) for c, q in self.queued.items()}
         other.last_transmitted = dict(self.last_transmitted)
+        other.fenced = set(self.fenced)
         return other
 
     def history(self) -> tuple:
@@ -352,6 +370,7 @@ class Checker:
             tuple(sorted(self.expired)),
             tuple(sorted((c, tuple(q)) for c, q in self.queued.items() if q)),
             tuple(sorted(self.last_transmitted.items())),
+            tuple(sorted(self.fenced)),
         )
 
     # -- always ------------------------------------------------------------------------------
@@ -359,6 +378,7 @@ class Checker:
         """The first always property the step (prev --event--> world, log) violates, or None."""
         self._polled = set()  # clients whose network client polled during the step
         self._join_sync_sent = set()  # clients that sent a JoinGroup or SyncGroup during the step
+        self._join_answered = set()  # clients that received a JoinGroup answer during the step
         violation = self._check_log(prev, world, event, log)
         if violation is None and (world.brokers is not prev.brokers or world.persisted is not prev.persisted):
             violation = self._check_group(prev, world, event, log)
@@ -442,6 +462,8 @@ class Checker:
                 c, api, error, sent, current = entry[1:6]
                 if error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
                     self.coverage["member-fenced"] += 1
+                if error in _FENCING:
+                    self.fenced.add(c)
                 if api in ("JoinGroup", "SyncGroup", "Heartbeat") and sent != current:
                     return Violation(
                         "no-reset-by-stale-response",
@@ -467,8 +489,15 @@ class Checker:
             elif tag == "leader":
                 if entry[1] != entry[2] and entry[2] is not None and entry[1] is not None:
                     self.coverage["coordinator-moved"] += 1
-            elif tag == "received" and entry[4] == Errors.MEMBER_ID_REQUIRED:
-                self.coverage["member-id-required"] += 1
+            elif tag == "leave":
+                self.fenced.add(entry[1])
+            elif tag == "joined":
+                self.fenced.discard(entry[1])
+            elif tag == "received":
+                if entry[3] == "JoinGroup":
+                    self._join_answered.add(entry[1])
+                if entry[4] == Errors.MEMBER_ID_REQUIRED:
+                    self.coverage["member-id-required"] += 1
         return None
 
     def _check_reply(self, handled, reply):
@@ -612,6 +641,10 @@ class Checker:
             before = prev.clients[c]
             if client is before or not client.alive:
                 continue
+            if client.member_id != before.member_id:
+                v = self._check_member_id(c, before.member_id, client.member_id)
+                if v:
+                    return v
             if client.state == STABLE and (
                 before.state != STABLE or before.generation != client.generation or before.assignment != client.assignment
             ):
@@ -665,6 +698,23 @@ class Checker:
                             f"clients {stable_owner[key]} and {c} are both STABLE in generation {client.generation} and both own partition {p}",
                         )
                     stable_owner[key] = c
+        return None
+
+    def _check_member_id(self, c: int, old: str, new: str):
+        if old and c not in self.fenced:
+            return Violation(
+                "member-id-kept-until-fenced",
+                f"client {c} dropped its member id {old!r}" + (f" for {new!r}" if new else "")
+                + " without having been fenced (no UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID "
+                "answer and no leave since its last successful join)",
+            )
+        if new and c not in self._join_answered:
+            return Violation(
+                "member-id-kept-until-fenced",
+                f"client {c} took the member id {new!r} without a JoinGroup answer giving it",
+            )
+        if not new:
+            self.fenced.discard(c)
         return None
 
     # -- eventually ---------------------------------------------------------------------------

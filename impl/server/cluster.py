@@ -207,6 +207,11 @@ class Cluster:
                     best = d
         return best
 
+    def next_deadline(self) -> Optional[int]:
+        """The earliest deadline armed on any live broker's timer, or None."""
+        deadlines = [d for d in (b.timer.next_deadline() for b in self.brokers if b.alive) if d is not None]
+        return min(deadlines) if deadlines else None
+
     def advance_clock(self, until_ms: int) -> bool:
         """Advance every live broker's timer to ``until_ms`` in global deadline order."""
         executed = False

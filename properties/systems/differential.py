@@ -40,7 +40,8 @@ AGREEMENT = Property(
     "After every event the implementation's canonical observation (time, partition leader, group "
     "state, generation, leader, members and protocol, each consumer's member state, generation, "
     "member id, assignment, coordinator and liveness, committed offsets; member ids aliased) equals "
-    "the model's, and both apply exactly the same events. Where Kafka leaves a choice open, any "
+    "the model's, and both apply exactly the same events; within a tick, also after every timer that "
+    "fires on either side on the way (so a state one timer makes and a later one undoes is seen). Where Kafka leaves a choice open, any "
     "outcome the model allows is accepted.",
     "issue 3 (differential check)",
 )
@@ -120,13 +121,16 @@ class Divergence:
     model_applied: bool
     impl_applied: bool
     recent: tuple  # the events before it
+    at_ms: int | None = None  # for a tick: the time within it (a timer's due time) where they differ
 
     def describe(self) -> str:
         """One line: the event and the first fields where the two sides differ."""
         if self.model_applied != self.impl_applied:
             side = "the model" if self.model_applied else "the implementation"
             return f"{self.event!r} was applied only by {side}"
-        return f"after {self.event!r}: " + "; ".join(differences(self.model, self.impl)[:3])
+        where = f"after {self.event!r}" if self.at_ms is None else \
+            f"within {self.event!r}, at {self.at_ms} ms (a timer's due time)"
+        return f"{where}: " + "; ".join(differences(self.model, self.impl)[:3])
 
 
 @attrs.frozen
@@ -193,11 +197,52 @@ class Differential:
         self.failure = None  # a Crash or Hang of the implementation (the walk stops there)
 
     def after(self, world, event: tuple, new, log: list):
+        event = tuple(event)
+        index = self.index
+        self.index += 1
+        if event[0] == "tick" and event[1] > 0 and self._next_stop(world, world.now + event[1]) is not None:
+            new, log, problem = self._after_tick(world, event, index)
+        else:
+            new, log, problem = self._after_one(world, event, new, log, index, None)
+        if problem is None and self.failure is None:
+            self.recent.append(event)
+        return new, log, problem
+
+    def _next_stop(self, world, end: int) -> int | None:
+        """The first time strictly between now and *end* at which either side has a timer due."""
+        from model import group as grp
+
+        dues = []
+        if world.leader is not None and world.brokers[world.leader].alive:
+            dues.append(grp.next_due(world.group, self.config))
+        dues.append(self.sim.cluster.next_deadline())
+        inside = [d for d in dues if d is not None and world.now < d < end]
+        return min(inside) if inside else None
+
+    def _after_tick(self, world, event: tuple, index: int):
+        """A tick that passes a timer is run as ticks from one due time to the next on both sides
+        (the same thing: see :func:`model.world._ev_tick`), compared after each: a state a timer
+        makes and a later timer of the same tick undoes is still seen. The model's world returned
+        counts it as one step; the log is the parts' logs."""
+        end, pick = world.now + event[1], event[-1]
+        w, logs = world, []
+        while True:
+            stop = self._next_stop(w, end)
+            part = ("tick", (end if stop is None else stop) - w.now, pick)
+            new, log = step(w, part)
+            new, log, problem = self._after_one(w, event, new, log, index, part)
+            logs += log
+            if problem is not None or stop is None:
+                return (new._replace(steps=world.steps + 1) if new is not world else new), logs, problem
+            w = new
+
+    def _after_one(self, world, event: tuple, new, log: list, index: int, part):
+        """*event* (or *part* of it, a tick up to a timer) on the implementation, compared."""
         from properties.catalogue import Violation
 
-        event = tuple(event)
+        applied_event = event if part is None else part
         follow = [(e[1], e[3]) for e in log if e[0] == "choice"]
-        outcome, failure = guarded(self._impl_step, event, follow)
+        outcome, failure = guarded(self._impl_step, applied_event, follow)
         if failure is not None:
             self.failure = failure
             prop = CRASH if isinstance(failure, Crash) else HANG
@@ -211,19 +256,16 @@ class Differential:
         model_obs = canonical(observe(new), self.model_alias, model_pending(new))
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
-                candidate, candidate_log = step(world, event, prefer=prefer)
+                candidate, candidate_log = step(world, applied_event, prefer=prefer)
                 trial = before.copy()
                 if canonical(observe(candidate), trial, model_pending(candidate)) == impl_obs:
                     new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break
-        index = self.index
-        self.index += 1
         self.last_model_obs, self.last_impl_obs = model_obs, impl_obs
         if model_applied != impl_applied or model_obs != impl_obs:
             self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
-                                         tuple(self.recent[-10:]))
+                                         tuple(self.recent[-10:]), None if part is None else new.now)
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
-        self.recent.append(event)
         snapshot = self.impl_checker.snapshot(self.sim, raw)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot

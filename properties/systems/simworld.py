@@ -712,14 +712,33 @@ class SimWorld:
         return True
 
     def _ev_tick(self, ev) -> bool:
+        """As the model's tick: the clock stops at every deadline on the way, so what a timer
+        sends leaves when it fires."""
         ms = ev[1]
         if ms <= 0:
             return False
-        self.now += ms
+        end = self.now + ms
+        retried = False
+        while True:
+            due = self.cluster.next_deadline()
+            if due is None or due > end:
+                break
+            if due <= self.now:  # overdue: fire it now, once (a timer that will not fire is left to the end)
+                if retried:
+                    break
+                retried = True
+                self.cluster.advance_clock(self.now)
+                continue
+            retried = False
+            self._advance_to(due)
+        self._advance_to(end)
+        return True
+
+    def _advance_to(self, ms: int) -> None:
+        self.now = ms
         for c in range(self.config.clients):
             self._set_clock(c)
-        self.cluster.advance_clock(self.now)
-        return True
+        self.cluster.advance_clock(ms)
 
     def _ev_broker_crash(self, ev) -> bool:
         b = ev[1]

@@ -57,6 +57,7 @@ HYPOTHESIS_CASES = {
     "heartbeat-only-when-joined": ("heartbeat_while_unjoined", SMALL),
     "one-join-or-sync-in-flight": ("double_join", SMALL),
     "no-reset-by-stale-response": ("stale_response_resets", SLOW_LINKS),
+    "member-id-kept-until-fenced": ("rebalance_resets_member_id", SMALL),
     "join-request-timeout": ("join_timeout_not_extended", SMALL),
     "unsent-expiry": ("expiry_never", SMALL),
     "disconnect-fails-unsent": ("disconnect_keeps_unsent", SMALL),

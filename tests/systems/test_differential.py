@@ -190,3 +190,78 @@ def test_a_join_armed_for_now_completes_before_the_next_request_in_both():
     assert compare(config, schedule, seed).divergence is None
     group = _model_group_after(config, schedule)
     assert group.state == "PreparingRebalance" and group.generation == 1
+
+
+def _walks_with_multi_timer_ticks(config, seeds, steps=80):
+    """(seed, schedule) of walks with at least one tick that passes a coordinator timer before its end."""
+    from model import group as grp
+
+    found = []
+    for seed in seeds:
+        schedule = walk(seed, config, steps=steps, faults="none").schedule
+        world = initial_world(config)
+        for event in schedule:
+            event = tuple(event)
+            if event[0] == "tick":
+                due = grp.next_due(world.group, config)
+                if due is not None and world.now < due < world.now + event[1]:
+                    found.append((seed, schedule))
+                    break
+            world, _ = step(world, event)
+    return found
+
+
+def test_a_tick_is_the_same_as_ticks_from_one_due_time_to_the_next():
+    """The model's tick stops at every due timer (what a timer sends leaves when it fires), so
+    the differential may split a tick at the timers and compare after each part."""
+    from model import group as grp
+
+    config = Config(latency_ms=5)
+    splits = 0
+    for seed in range(40):
+        world = initial_world(config)
+        for event in walk(seed, config, steps=80, faults="none").schedule:
+            event = tuple(event)
+            whole, _ = step(world, event)
+            if event[0] == "tick":
+                end, parts = world.now + event[1], world
+                while True:
+                    due = grp.next_due(parts.group, config)
+                    stop = due if due is not None and parts.now < due < end else end
+                    parts, _ = step(parts, ("tick", stop - parts.now, event[-1]))
+                    if stop == end:
+                        break
+                    splits += 1
+                assert parts._replace(steps=whole.steps) == whole, (seed, event)
+            world = whole
+    assert splits > 20  # the walks did pass timers inside ticks
+
+
+def test_the_differential_compares_when_a_timer_fires_inside_a_tick(monkeypatch):
+    """An implementation that is wrong only between two timers of one tick (here: its observation
+    lies at the first due time) is caught, at that time, though it is right at the tick's end."""
+    from model import group as grp
+    from properties.systems.simworld import SimWorld
+
+    config = Config()
+    seed, schedule = _walks_with_multi_timer_ticks(config, range(40))[0]
+    world = initial_world(config)
+    for index, event in enumerate(schedule):
+        event = tuple(event)
+        if event[0] == "tick":
+            due = grp.next_due(world.group, config)
+            if due is not None and world.now < due < world.now + event[1]:
+                break
+        world, _ = step(world, event)
+    assert compare(config, schedule, seed).divergence is None
+
+    honest = SimWorld.observe
+
+    def lying(self):
+        now, leader, group, clients, committed = honest(self)
+        return (now, leader, None if now == due else group, clients, committed)
+
+    monkeypatch.setattr(SimWorld, "observe", lying)
+    divergence = compare(config, schedule, seed).divergence
+    assert divergence is not None and divergence.index == index and divergence.at_ms == due
+    assert f"at {due} ms" in divergence.describe()
