@@ -110,12 +110,19 @@ def _fail(s: Step, failure) -> None:
 
 
 def mark_coordinator_unknown(s: Step, disconnected: bool, cause: str) -> None:
+    """markCoordinatorUnknown: forget the coordinator *before* disconnecting from it (the failed
+    requests' callbacks mark it unknown too), and disconnect asynchronously: they run at the next
+    poll, not inside this call. Logged from begin to done so the nesting is visible."""
     if s.coordinator is not None:
         slot = s.coordinator_slot()
         s.log.append(("coordinator_unknown", s.index, s.coordinator, cause))
+        if "coordinator_disconnect_sync" in s.config.broken and not disconnected:
+            net.disconnect(s, slot)  # the in-flight requests fail now, and their callbacks run now
+            net.fire_pending_completions(s, dispatch)
         s.coordinator = None
         if not disconnected:
             net.disconnect_async(s, slot)
+        s.log.append(("coordinator_unknown_done", s.index))
 
 
 def coordinator_unknown(s: Step) -> bool:

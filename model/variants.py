@@ -75,6 +75,11 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "a Heartbeat answered REBALANCE_IN_PROGRESS makes the member forget its member id and rejoin as new",
         "member-id-kept-until-fenced",
     ),
+    "coordinator_disconnect_sync": (
+        "markCoordinatorUnknown disconnects at once and runs the failed requests' callbacks before it "
+        "forgets the coordinator (they mark it unknown again, inside the first call)",
+        "coordinator-unknown-once",
+    ),
     "join_timeout_not_extended": (
         "JoinGroup uses request.timeout.ms instead of max(request timeout, rebalance timeout + 5000)",
         "join-request-timeout",

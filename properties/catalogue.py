@@ -182,6 +182,18 @@ CATALOGUE = (
         f"{REF} §3.4 (AbstractCoordinator.resetGenerationOnResponseError, maybeLeaveGroup)",
     ),
     Property(
+        "coordinator-unknown-once", ALWAYS,
+        "Marking the coordinator unknown is idempotent and does not nest: it acts only while a "
+        "coordinator is known (marked again before the next FindCoordinator answer, it does nothing: "
+        "no second disconnect), and it forgets the coordinator before the requests it fails are "
+        "called back, which happens at the next poll (disconnectAsync), never inside it. The callbacks "
+        "mark the coordinator unknown themselves: run inside the first mark, they would disconnect "
+        "and re-discover again, or act on a coordinator already being dropped.",
+        "AbstractCoordinator.markCoordinatorUnknown (\"Mark the coordinator dead before disconnecting "
+        "requests since the callbacks for any pending requests may attempt to do likewise\"), "
+        "ConsumerNetworkClient.disconnectAsync; " + f"{REF} §3.2",
+    ),
+    Property(
         "join-request-timeout", ALWAYS,
         "Every JoinGroup is sent with request timeout max(request.timeout.ms, rebalance timeout + 5000) "
         "(guarded against overflow), because the coordinator may hold it for a whole rebalance.",
@@ -389,6 +401,8 @@ class Checker:
     def _check_log(self, prev, world, event, log):
         cfg = self.config
         handled = None
+        marking = None  # the client inside markCoordinatorUnknown
+        known = None  # client -> coordinator, as the step goes (from the world before it)
         for entry in log:
             tag = entry[0]
             if tag == "server":
@@ -489,6 +503,26 @@ class Checker:
             elif tag == "leader":
                 if entry[1] != entry[2] and entry[2] is not None and entry[1] is not None:
                     self.coverage["coordinator-moved"] += 1
+            elif tag in ("coordinator_unknown", "coordinator_found", "coordinator_unknown_done"):
+                c = entry[1]
+                if known is None:
+                    known = {i: cl.coordinator for i, cl in enumerate(prev.clients)}
+                if tag == "coordinator_found":
+                    known[c] = entry[2]
+                elif tag == "coordinator_unknown_done":
+                    marking = None
+                else:
+                    if marking == c:
+                        return Violation(
+                            "coordinator-unknown-once",
+                            f"client {c} marked the coordinator unknown ({entry[3]}) inside its own markCoordinatorUnknown",
+                        )
+                    if known[c] is None:
+                        return Violation(
+                            "coordinator-unknown-once",
+                            f"client {c} marked the coordinator unknown ({entry[3]}) when none was known",
+                        )
+                    marking, known[c] = c, None
             elif tag == "leave":
                 self.fenced.add(entry[1])
             elif tag == "joined":

@@ -58,6 +58,7 @@ HYPOTHESIS_CASES = {
     "one-join-or-sync-in-flight": ("double_join", SMALL),
     "no-reset-by-stale-response": ("stale_response_resets", SLOW_LINKS),
     "member-id-kept-until-fenced": ("rebalance_resets_member_id", SMALL),
+    "coordinator-unknown-once": ("coordinator_disconnect_sync", SMALL),
     "join-request-timeout": ("join_timeout_not_extended", SMALL),
     "unsent-expiry": ("expiry_never", SMALL),
     "disconnect-fails-unsent": ("disconnect_keeps_unsent", SMALL),
