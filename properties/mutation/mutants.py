@@ -41,8 +41,9 @@ import attrs
 from model.config import Config
 from properties.explore.walker import DEFAULT_STEPS
 
-DEFAULT_BUDGET = 5000
+DEFAULT_BUDGET = 2000  # the default campaign's interleavings (issue 14's measure of power)
 PROFILES = ("none", "network", "all")
+WORLDS = ("swarm", "fixed")
 
 
 @attrs.frozen
@@ -52,6 +53,7 @@ class Mutant:
     target: str  # dotted path of the replaced function or method
     kind: str  # the kind of bug
     _replacement: Callable[[], Callable] = attrs.field(repr=False)  # builds the mutated function
+    source: str = ""  # the public bug history it comes from (a JIRA or an issue), if it has one
 
     def owner_and_attr(self) -> Tuple[object, str]:
         import importlib
@@ -785,23 +787,38 @@ class Outcome:
     seconds: float
     property: Optional[str]
     seed: Optional[int] = None
-    faults: Optional[str] = None
+    faults: Optional[str] = None  # the fault profile of the killing interleaving
     message: Optional[str] = None
+    world: Optional[str] = None  # the killing interleaving's world (its swarm regimes), in a swarm search
 
     def as_dict(self) -> dict:
         return {"name": self.name, "killed": self.killed, "interleavings": self.interleavings,
                 "seconds": round(self.seconds, 2), "property": self.property, "seed": self.seed,
-                "faults": self.faults, "message": self.message}
+                "faults": self.faults, "message": self.message, "world": self.world}
 
 
-def _verdict(seed: int, faults: str, config: Config, steps: int) -> Tuple[Optional[str], Optional[str]]:
+@attrs.frozen
+class Case:
+    """One interleaving of a search: what :func:`properties.systems.run` needs."""
+
+    seed: int
+    config: Config
+    steps: int
+    faults: str
+    max_faults: int = 6
+    quiet_rate: Optional[float] = None
+    world: Optional[str] = None  # the swarm regimes, for the report
+
+
+def _verdict(case: Case) -> Tuple[Optional[str], Optional[str]]:
     """(property, message) of the first problem of one interleaving of the implementation, or
     (None, None). The implementation's exceptions are the ``impl-no-crash`` property; an exception
     out of the model world still counts as a problem (``crash:<Exception>``)."""
     from properties.systems import run
 
     try:
-        result = run("impl", seed, config, steps=steps, faults=faults)
+        result = run("impl", case.seed, case.config, steps=case.steps, faults=case.faults,
+                     max_faults=case.max_faults, quiet_rate=case.quiet_rate, hash_trace=False)
     except Exception as e:  # noqa: BLE001 - a crash of the implementation is a detection
         return f"crash:{type(e).__name__}", str(e)[:200]
     v = result.violation
@@ -809,43 +826,61 @@ def _verdict(seed: int, faults: str, config: Config, steps: int) -> Tuple[Option
 
 
 class Search:
-    """Runs interleavings under mutants; the unmutated verdicts are cached per (seed, faults)."""
+    """Runs interleavings under mutants; the unmutated verdicts are cached per interleaving.
+
+    ``world="swarm"`` searches as the default campaign does (``groupcheck campaign``, the main
+    job): interleaving ``i`` is seed ``i`` in the world :func:`properties.explore.swarm.draw`
+    draws for it, so a mutant's verdict says what a user's first campaign would have found.
+    ``world="fixed"``: seed ``i`` of the fixed world under fault profile ``profiles[i % n]``
+    (mutants of :data:`MUTANT_WORLDS` in their own world)."""
 
     def __init__(self, config: Optional[Config] = None, steps: int = DEFAULT_STEPS,
-                 profiles: Tuple[str, ...] = PROFILES):
+                 profiles: Tuple[str, ...] = PROFILES, world: str = "fixed"):
+        if world not in WORLDS:
+            raise ValueError(f"world must be one of {', '.join(WORLDS)}, got {world!r}")
         self.config = config or Config()
         self.steps = steps
         self.profiles = tuple(profiles)
-        self.baseline: Dict[Tuple[int, str, Config], bool] = {}  # (seed, faults, world) -> unmutated passes
+        self.world_kind = world
+        self.baseline: Dict[Case, bool] = {}  # interleaving -> the unmutated implementation passes
         self.baseline_runs = 0
 
     def interleaving(self, i: int) -> Tuple[int, str]:
         return i, self.profiles[i % len(self.profiles)]
 
     def world(self, name: str) -> Config:
-        """The world mutant *name* is searched in (MUTANT_WORLDS, else the search's config)."""
+        """The fixed world mutant *name* is searched in (MUTANT_WORLDS, else the search's config)."""
         overrides = MUTANT_WORLDS.get(name)
         return attrs.evolve(self.config, **overrides) if overrides else self.config
 
-    def baseline_passes(self, seed: int, faults: str, config: Optional[Config] = None) -> bool:
-        config = config or self.config
-        key = (seed, faults, config)
-        if key not in self.baseline:
+    def case(self, name: str, i: int) -> Case:
+        if self.world_kind == "swarm":
+            from properties.explore.swarm import draw
+
+            w = draw(i, self.config)
+            return Case(i, w.config, w.steps, w.faults, w.max_faults, w.quiet_rate, w.label())
+        seed, faults = self.interleaving(i)
+        return Case(seed, self.world(name), self.steps, faults)
+
+    def baseline_passes(self, seed_or_case, faults: Optional[str] = None, config: Optional[Config] = None) -> bool:
+        case = seed_or_case if isinstance(seed_or_case, Case) else \
+            Case(seed_or_case, config or self.config, self.steps, faults)
+        if case not in self.baseline:
             self.baseline_runs += 1
-            self.baseline[key] = _verdict(seed, faults, config, self.steps)[0] is None
-        return self.baseline[key]
+            self.baseline[case] = _verdict(case)[0] is None
+        return self.baseline[case]
 
     def hunt(self, name: str, budget: int, progress: Optional[Callable[[int], None]] = None) -> Outcome:
         start = time.perf_counter()
-        config = self.world(name)
         for i in range(budget):
-            seed, faults = self.interleaving(i)
+            case = self.case(name, i)
             with applied(name):
-                prop, message = _verdict(seed, faults, config, self.steps)
+                prop, message = _verdict(case)
             if progress is not None:
                 progress(i + 1)
-            if prop is not None and self.baseline_passes(seed, faults, config):
-                return Outcome(name, True, i + 1, time.perf_counter() - start, prop, seed, faults, message)
+            if prop is not None and self.baseline_passes(case):
+                return Outcome(name, True, i + 1, time.perf_counter() - start, prop, case.seed, case.faults,
+                               message, case.world)
         return Outcome(name, False, budget, time.perf_counter() - start, None)
 
 
@@ -866,17 +901,80 @@ def _positive_budget(text: str) -> int:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="mutation analysis of the implementation (impl/)")
     p.add_argument("--budget", type=_positive_budget, default=DEFAULT_BUDGET,
-                   help=f"interleavings per mutant at most (default {DEFAULT_BUDGET})")
+                   help=f"interleavings per mutant at most (default {DEFAULT_BUDGET}, the default campaign's)")
+    p.add_argument("--world", choices=WORLDS, default="swarm",
+                   help="swarm: interleaving i is seed i of the default campaign, in the world it draws "
+                        "(default); fixed: seed i of the fixed world, fault profiles cycled (--faults)")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="run only this mutant (repeatable); see --list")
     p.add_argument("--faults", action="append", default=[], metavar="PROFILE",
-                   help=f"fault profiles to cycle through (repeatable; default {' '.join(PROFILES)})")
-    p.add_argument("--steps", type=_positive_budget, default=DEFAULT_STEPS, help="random events per interleaving")
+                   help=f"--world fixed: fault profiles to cycle through (repeatable; default {' '.join(PROFILES)})")
+    p.add_argument("--steps", type=_positive_budget, default=DEFAULT_STEPS,
+                   help="--world fixed: random events per interleaving")
     p.add_argument("--unreached", action="store_true",
                    help="also run the mutants the world is known not to reach (see --list)")
+    p.add_argument("--all", action="store_true", help="run every mutant, the unreached ones too")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
     p.add_argument("--json", action="store_true", help="print a JSON array of results")
+    p.add_argument("--out", metavar="FILE", help="also write the results as a Markdown report to FILE")
     return p
+
+
+def median(values: List[float]) -> Optional[float]:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def summary(outcomes: List[Outcome]) -> dict:
+    """Killed count and share, and the median time to the first counterexample over the killed."""
+    killed = [o for o in outcomes if o.killed]
+    return {
+        "mutants": len(outcomes),
+        "killed": len(killed),
+        "share": len(killed) / len(outcomes) if outcomes else 0.0,
+        "median_interleavings": median([o.interleavings for o in killed]),
+        "median_seconds": median([o.seconds for o in killed]),
+        "survived": [o.name for o in outcomes if not o.killed],
+    }
+
+
+def markdown(outcomes: List[Outcome], args, seconds: float) -> str:
+    """The mutation report: what the search kills, how fast, by which property."""
+    s = summary(outcomes)
+    world = ("the default campaign (interleaving i = seed i in its swarm world)" if args.world == "swarm"
+             else f"the fixed world, fault profiles {', '.join(args.faults or PROFILES)} in turn")
+    lines = [
+        "# Mutation report",
+        "",
+        f"Search: {world}; at most {args.budget} interleavings per mutant. A mutant is killed by the "
+        "first interleaving where the mutated implementation reports a violation that the unmutated "
+        "one does not.",
+        "",
+        f"- **{s['killed']}/{s['mutants']} killed ({100 * s['share']:.1f} %)** in {seconds:.0f} s",
+        f"- median to the first counterexample (killed mutants): {_fmt(s['median_interleavings'])} "
+        f"interleavings, {_fmt(s['median_seconds'], 1)} s",
+        f"- survived: {', '.join(s['survived']) or 'none'}",
+        "",
+        "| mutant | kind | source | killed | interleavings | seconds | property | seed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        m = ALL[o.name]
+        lines.append(f"| `{o.name}` | {m.kind} | {m.source or '-'} | {'yes' if o.killed else '**no**'} | "
+                     f"{o.interleavings} | {o.seconds:.1f} | {o.property or '-'} | "
+                     f"{'-' if o.seed is None else o.seed} |")
+    lines += ["", "What each mutant does:", ""]
+    lines += [f"- `{o.name}`: {ALL[o.name].description} (`{ALL[o.name].target}`)" for o in outcomes]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: Optional[float], digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
 
 
 def cmd_mutants(args) -> int:
@@ -889,14 +987,26 @@ def cmd_mutants(args) -> int:
     bad = [f for f in args.faults if f not in PROFILES]
     if bad:
         raise UsageError(f"--faults must be one of {', '.join(PROFILES)}, got {bad[0]!r}")
+    if args.world == "swarm" and args.faults:
+        raise UsageError("--faults cycles fault profiles through the fixed world: use it with --world fixed "
+                         "(a swarm interleaving draws its own)")
     if args.list:
         for m in ALL.values():
-            print(f"{m.name}: {m.description} [{m.kind}; {m.target}]")
+            print(f"{m.name}: {m.description} [{m.kind}; {m.target}]" + (f" ({m.source})" if m.source else ""))
             if m.name in UNREACHED:
                 print(f"    not reached by the world (run with --only or --unreached): {WHY_UNREACHED[m.name]}")
         return 0
-    names = list(dict.fromkeys(args.only)) or list(MUTANTS) + (list(UNREACHED) if args.unreached else [])
-    search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES)
+    out = None
+    if args.out:
+        from pathlib import Path
+
+        out = Path(args.out)
+        if out.exists() and out.is_dir():
+            raise UsageError(f"--out must name a file, got the directory {args.out!r}")
+        if not out.parent.exists():
+            raise UsageError(f"--out: the directory {str(out.parent)!r} does not exist")
+    names = list(dict.fromkeys(args.only)) or list(MUTANTS) + (list(UNREACHED) if args.unreached or args.all else [])
+    search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES, world=args.world)
     outcomes = []
     total = 0
     wall = time.perf_counter()
@@ -910,11 +1020,15 @@ def cmd_mutants(args) -> int:
         outcome = search.hunt(name, args.budget, progress)
         total += outcome.interleavings
         outcomes.append(outcome)
+        where = f"faults {outcome.faults}" if args.world == "fixed" else f"world {outcome.world}"
         verdict = (f"killed by {outcome.property} after {outcome.interleavings} interleavings "
-                   f"(seed {outcome.seed}, faults {outcome.faults})" if outcome.killed
+                   f"(seed {outcome.seed}, {where})" if outcome.killed
                    else f"SURVIVED {outcome.interleavings} interleavings")
         line.write(f"mutant {k}/{len(names)} {name}: {verdict}, {outcome.seconds:.1f} s")
     seconds = time.perf_counter() - wall
+    s = summary(outcomes)
+    if out is not None:
+        out.write_text(markdown(outcomes, args, seconds))
     if args.json:
         print(json.dumps([o.as_dict() for o in outcomes]))
     else:
@@ -923,9 +1037,12 @@ def cmd_mutants(args) -> int:
         for o in outcomes:
             print(f"{o.name:<{width}}  {'yes' if o.killed else 'NO':<6}  {o.interleavings:>13}  {o.seconds:>7.1f}  "
                   f"{o.property or '-'}")
-        survived = [o.name for o in outcomes if not o.killed]
-        print(f"{len(outcomes) - len(survived)}/{len(outcomes)} mutants killed in {seconds:.1f} s "
-              f"({total} interleavings under mutants, {search.baseline_runs} unmutated baseline runs)")
-        if survived:
-            print("survived: " + ", ".join(survived))
+        print(f"{s['killed']}/{s['mutants']} mutants killed ({100 * s['share']:.1f} %) in {seconds:.1f} s "
+              f"({total} interleavings under mutants, {search.baseline_runs} unmutated baseline runs); "
+              f"median to the first counterexample: {_fmt(s['median_interleavings'])} interleavings, "
+              f"{_fmt(s['median_seconds'], 1)} s")
+        if s["survived"]:
+            print("survived: " + ", ".join(s["survived"]))
+        if out is not None:
+            print(f"report: {out}")
     return 0 if all(o.killed for o in outcomes) else 1
