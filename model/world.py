@@ -18,7 +18,12 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
 ``("drop", c, slot, to_broker, pick)``       the head message of a link is lost; the link stalls
 ``("disconnect", c, slot, processed, pick)`` the connection breaks; ``processed`` says whether the
-                                             broker had read the requests still in transit
+                                             broker had read the requests still in transit: 0 no,
+                                             1 yes (handled now), 2 yes but handled later (``late``)
+``("late", b, pick)``                        broker b handles a request read from a connection that
+                                             has broken since (Kafka's request queue is shared by
+                                             every connection: it may be handled after requests
+                                             the client sent on a newer one)
 ``("tick", ms, pick)``                       time advances; the coordinator's timers fire
 ``("broker_crash", b, pick)``                a broker dies (leadership moves if it led the group)
 ``("broker_restart", b, pick)``              a crashed broker comes back
@@ -90,6 +95,9 @@ class World(NamedTuple):
     # The group as its current coordinator holds it (None while no broker has it loaded):
     # brokers[leader].group, derived by step() and stored because every property reads it.
     group: grp.Group | None = None
+    # Requests brokers have read from connections that broke since, not yet handled, oldest first:
+    # ((broker, client, slot, epoch, ((request_id, request), ...)), ...) (see ``late``)
+    orphans: tuple = ()
 
 
 @functools.lru_cache(maxsize=16)
@@ -139,7 +147,7 @@ class _Mut:
     Link rows are copied only when a link of that client changes."""
 
     __slots__ = ("clients", "brokers", "links", "leader", "persisted", "committed", "partitioned", "now", "member_seq",
-                 "_copied")
+                 "orphans", "_copied")
 
     def __init__(self, w: World):
         self.clients = list(w.clients)
@@ -152,6 +160,7 @@ class _Mut:
         self.partitioned = w.partitioned
         self.now = w.now
         self.member_seq = w.member_seq
+        self.orphans = w.orphans
 
     def set_link(self, c: int, slot: int, link) -> None:
         if self._copied is None:
@@ -203,6 +212,7 @@ def step(world: World, event: tuple, prefer: dict | None = None, choices=None) -
         world.steps + 1,
         m.member_seq,
         None if m.leader is None else m.brokers[m.leader].group,
+        m.orphans,
     )
     return new, log
 
@@ -334,19 +344,29 @@ def _ev_disconnect(world, m, ev, choose, log):
     link = m.links[c][slot]
     if not m.clients[c].alive or not link.open:
         return False
-    _cut_link(world, m, c, slot, bool(processed), choose, log)
+    _cut_link(world, m, c, slot, int(processed), choose, log)
     _notify(m, c, "disconnected", slot, link.epoch)
     return True
 
 
-def _cut_link(world, m, c, slot, processed: bool, choose, log) -> None:
+LATE = 2  # a disconnect's ``processed``: the broker read the requests in transit and handles them later
+
+
+def _cut_link(world, m, c, slot, processed: int, choose, log) -> None:
     """A connection breaks: if *processed*, the broker had read the requests still in transit and
     handled them, one at a time as its muted channel allows (their responses are lost with the
-    connection); otherwise they are lost too."""
+    connection); otherwise they are lost too. ``processed == LATE``: it read them, and handles them
+    at later ``late`` events (Kafka's handler threads take requests from one queue shared by all
+    connections, and handle a request whose connection has closed; only the response is dropped)."""
     link = m.links[c][slot]
     b = _broker_of(world, slot)
-    log.append(("link_cut", c, slot, processed, len(link.to_broker)))
-    if processed and m.brokers[b].alive and not link.stalled:
+    log.append(("link_cut", c, slot, bool(processed), len(link.to_broker)))
+    if processed == LATE:
+        if m.brokers[b].alive and not link.stalled and link.to_broker and link.processing is None:
+            requests = tuple((request_id, request) for _, request_id, _, request in link.to_broker)
+            m.orphans = m.orphans + ((b, c, slot, link.epoch, requests),)
+            log.append(("orphaned", c, slot, b, len(requests)))
+    elif processed and m.brokers[b].alive and not link.stalled:
         while link.to_broker and link.processing is None:
             (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
             m.set_link(c, slot, Link(rest, link.to_client, link.open, link.epoch, False, request_id))
@@ -459,11 +479,36 @@ def _move_leadership(world, m, to: int | None, log) -> None:
     log.append(("leader", old, to))
 
 
+def _ev_late(world, m, ev, choose, log):
+    """Broker b handles the oldest request it read from a connection that has broken since. Its
+    response has nowhere to go. The requests read from one connection are handled in order and
+    one at a time, as its muted channel allowed: if this one is parked (a JoinGroup or SyncGroup
+    in purgatory), the ones behind it are never handled."""
+    b = ev[1]
+    if not m.brokers[b].alive:
+        return False
+    for i, (ob, c, slot, epoch, requests) in enumerate(m.orphans):
+        if ob == b:
+            break
+    else:
+        return False
+    (request_id, request), rest = requests[0], requests[1:]
+    start = len(log)
+    _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
+    answered = any(e[0] == "reply" and e[1] == c and e[2] == request_id for e in log[start:])
+    kept = ((b, c, slot, epoch, rest),) if rest and answered else ()
+    m.orphans = m.orphans[:i] + kept + m.orphans[i + 1:]
+    log.append(("late", b, c, request_id, request.api))
+    return True
+
+
 def _ev_broker_crash(world, m, ev, choose, log):
     b = ev[1]
     if not m.brokers[b].alive:
         return False
     m.brokers[b] = brk.BrokerState(alive=False)
+    if m.orphans:  # its request queue dies with it
+        m.orphans = tuple(o for o in m.orphans if o[0] != b)
     log.append(("broker_crash", b))
     brokers = world.config.brokers
     for c in range(world.config.clients):
@@ -550,6 +595,7 @@ _EVENTS = {
     "drop": _ev_drop,
     "disconnect": _ev_disconnect,
     "tick": _ev_tick,
+    "late": _ev_late,
     "broker_crash": _ev_broker_crash,
     "broker_restart": _ev_broker_restart,
     "failover": _ev_failover,

@@ -20,7 +20,7 @@ def _actor(event) -> str:
     if kind in ("poll", "heartbeat", "commit", "close", "crash", "connect", "deliver", "drop", "disconnect",
                 "clock_jump", "partition", "heal"):
         return f"c{event[1]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load"):
+    if kind in ("broker_crash", "broker_restart", "failover", "load", "late"):
         return "brokers"
     return "time"
 
@@ -33,7 +33,10 @@ def describe_event(event) -> str:
     if kind == "drop":
         return f"drop {'request' if event[3] else 'response'} on slot {event[2]}"
     if kind == "disconnect":
-        return f"disconnect slot {event[2]} ({'processed' if event[3] else 'not processed'})"
+        processed = {0: "not processed", 2: "read, handled later"}.get(event[3], "processed")
+        return f"disconnect slot {event[2]} ({processed})"
+    if kind == "late":
+        return f"b{event[1]} handles a request of a broken connection"
     if kind == "connect":
         return f"connect slot {event[2]}"
     if kind == "tick":

@@ -138,8 +138,12 @@ def events(state: State, bounds: Bounds) -> list:
             if "disconnect" in kinds and link.open:
                 out.append(("disconnect", c, slot, 0, 0))
                 out.append(("disconnect", c, slot, 1, 0))
+                if link.to_broker:  # read, handled later (model.world.LATE)
+                    out.append(("disconnect", c, slot, 2, 0))
     if world.leader is not None and world.brokers[world.leader].loading:
         out.append(("load", world.leader, 0))
+    for b in sorted({o[0] for o in world.orphans}):
+        out.append(("late", b, 0))
     for b in range(config.brokers):
         for kind in ("broker_crash", "broker_restart", "failover"):
             if kind in kinds:

@@ -52,6 +52,7 @@ def enabled(world) -> list:
                 events.append(("commit", c))
     if world.leader is not None and world.brokers[world.leader].loading:
         events.append(("load", world.leader))
+    events += [("late", b) for b in sorted({o[0] for o in world.orphans})]
     return events
 
 
@@ -68,7 +69,7 @@ def fault_events(world) -> list:
             if link.to_client and not link.stalled:
                 events.append(("drop", c, slot, False))
             if link.open:
-                events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1)]
+                events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1), ("disconnect", c, slot, 2)]
         for b in range(world.config.brokers):
             events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
         if client.live:

@@ -52,7 +52,8 @@ _WHOLE_MEMBER_ID = re.compile(r"^(?:consumer-\d+-[0-9A-Za-z-]+|c\d+\.\d+)$")
 _LIST = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
 _NUMBER = re.compile(r"-?\d+")
 
-_DIVERGENCE = re.compile(r"^after \((.*?)\): (.*)$")
+# (a tick compared at a timer's due time inside it is the same failure as one seen at its end)
+_DIVERGENCE = re.compile(r"^after \((.*?)\)(?:, at \d+ ms within it \(a timer's due time\))?: (.*)$")
 _ONE_SIDED = re.compile(r"^\((.*?)\) was applied only by (the model|the implementation)$")
 _FIELD = re.compile(r"^(.*?): model (.*), impl (.*)$")
 

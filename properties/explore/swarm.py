@@ -39,6 +39,9 @@ _ASSIGNORS = (((), 3), (("range",), 1), (("roundrobin",), 1), (("range", "roundr
 _FAULTS = (("none", 1), ("network", 2), ("all", 4))
 _STEPS = ((20, 1), (60, 3), (150, 2))
 _QUIET = ((0.0, 1), (0.04, 3), (0.15, 1))
+# One-way link latency: slow links keep requests in transit (where a broken connection can leave
+# them for the broker to handle late) and answers in flight past the member's next move.
+_LATENCY = (("fast", 4, (1, 1)), ("slow", 2, (20, 200)), ("very-slow", 1, (1000, 1500)))
 
 
 @attrs.frozen
@@ -129,14 +132,20 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     max_faults = pick("max_faults", rng.randrange(0, 11))
     steps = pick("steps", _weighted(rng, _STEPS)[0])
     quiet_rate = pick("quiet_rate", _weighted(rng, _QUIET)[0])
+    latency_bucket, _, (low, high) = _weighted(rng, _LATENCY)  # drawn last: the earlier draws stay as they were
+    latency = rng.randrange(low, high + 1, 10) if high > low else low
+    # a tenth of the shortest timeout at most: a member needs several round trips per session and
+    # per rebalance (with a round trip near the session timeout no Kafka group settles either)
+    latency = max(1, min(latency, min(session, rebalance, request) // 10))
+    latency_bucket = "fast" if latency <= 1 else "slow" if latency < 1000 else "very-slow"
     regimes += [("session", session_bucket), ("rebalance", rebalance_bucket), ("request", request_bucket),
                 ("new-member", new_member_bucket), ("initial-delay", delay_bucket), ("join", f"v{version}"),
-                ("assignors", ",".join(assignors) or "alternating")]
+                ("assignors", ",".join(assignors) or "alternating"), ("latency", latency_bucket)]
     fields = dict(
         clients=clients, brokers=brokers, partitions=partitions, session_timeout_ms=session,
         heartbeat_interval_ms=heartbeat, max_poll_interval_ms=rebalance, request_timeout_ms=request,
         new_member_join_timeout_ms=new_member, initial_rebalance_delay_ms=delay, join_group_version=version,
-        assignors=assignors)
+        assignors=assignors, latency_ms=latency)
     settings = parse_settings(pinned.get("settings") or ())
     if settings:
         from model.config import SETTINGS

@@ -190,11 +190,14 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                 if (to_broker or to_client) and not link.stalled:
                     add(("drop", c, slot, bool(to_broker) and not (to_client and pick & 1), pick))
                 if link.open and rng.random() < 0.3:
-                    add(("disconnect", c, slot, pick & 1, pick))
+                    # processed: 0 lost, 1 handled now (a quarter each), 2 handled later (half)
+                    add(("disconnect", c, slot, 2 if pick & 2 else pick & 1, pick))
     leader = world.leader
     if leader is not None and world.brokers[leader].loading:
         load = ("load", leader, pick)
         events += (load, load)
+    if world.orphans and rng.random() < 0.2:  # late: a read request waits in the broker's queue a while
+        add(("late", world.orphans[0][0], pick))
     tick = ("tick", TICKS[below(getrandbits, len(TICKS))], pick)
     events += (tick, tick, tick)
     boundaries = _BOUNDARIES[1] if _BOUNDARIES[0] is cfg else _boundaries_of(cfg)
@@ -340,7 +343,17 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                 break
             world = apply(world, ("tick", latency, 0))
         if checker is not None and violation is None and checker.check_eventually(world) is None:
-            return world, None
+            if not world.orphans:
+                return world, None
+            # the brokers handle what they read from broken connections, as late as can be: the
+            # group has settled meanwhile (a stale request's best chance to meet a newer
+            # generation); then it must settle again
+            for b in sorted({o[0] for o in world.orphans}):
+                while any(o[0] == b for o in world.orphans) and violation is None:
+                    before, world = world, apply(world, ("late", b, 0))
+                    if world is before:
+                        break
+            continue
         world = apply(world, ("tick", 250 if _busy(world) else _next_quiet_tick(world), 0))
     if violation is None and checker is not None and not until_stable:
         violation = checker.check_eventually(world)

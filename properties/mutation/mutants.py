@@ -702,6 +702,40 @@ WHY_UNREACHED: Dict[str, str] = {
         "a consumer commits only while STABLE, with the generation it synced; the coordinator holds "
         "that member at another generation only if the member's JoinGroup overtook its earlier "
         "OffsetCommit, and requests on one connection are FIFO",
+    # from public bug histories (properties/mutation/history.py), survivors of the default
+    # campaign's 2,000 interleavings
+    "sync_illegal_generation_resets_member_id":
+        "needs a SyncGroup answered ILLEGAL_GENERATION: the coordinator holding the member at another "
+        "generation while its connection is up; on one FIFO connection that takes the coordinator "
+        "failing over between a join phase's end and the SyncGroup that stores its generation (the new "
+        "coordinator loads the older one), which 2,000 interleavings did not reach; a request handled "
+        "late (``late``) has no connection left to answer on",
+    "heartbeat_illegal_generation_resets_member_id":
+        "needs a Heartbeat answered ILLEGAL_GENERATION, which takes what sync_illegal_generation_resets_member_id "
+        "takes (a failover between a join phase's end and its SyncGroup)",
+    "join_unknown_member_ignores_sent_generation":
+        "needs a JoinGroup answered UNKNOWN_MEMBER_ID after the member moved to a newer generation; while "
+        "its only JoinGroup is outstanding the member's generation changes only by a reset to none, "
+        "after which the mutant's extra reset changes nothing (possibly equivalent in this world)",
+    "sync_error_ignores_sent_generation":
+        "as join_unknown_member_ignores_sent_generation, for SyncGroup: while the one SyncGroup is "
+        "outstanding the generation can only be reset to none, and a second reset changes nothing",
+    "heartbeat_rebalance_rejoins_while_completing":
+        "a COMPLETING_REBALANCE member whose heartbeat is answered REBALANCE_IN_PROGRESS has its SyncGroup "
+        "answered REBALANCE_IN_PROGRESS too, which requests the same rejoin; only the heartbeat timer's "
+        "backoff differs, which no answer seen so far turned into a different state",
+    "reset_without_join_prepare":
+        "in the eager protocol onJoinPrepare has revoked every partition before any answer of the same "
+        "rebalance can reset the member, so skipping it on the rejoin changes nothing observable; "
+        "KAFKA-12983 lost the cooperative protocol's ownedPartitions, which groupcheck does not model",
+    "new_members_kept_alive":
+        "the swarm keeps a short new-member timeout past the join phase a new member waits through (else a "
+        "lone new member expires before its join completes, for ever), so a parked new member is answered "
+        "by the join's completion before its new-member timeout; KAFKA-9752's growth came from pre-v4 "
+        "clients retrying JoinGroup after disconnects for longer than the rebalance timeout",
+    "pending_member_leave_rejected":
+        "needs a consumer closed between its MEMBER_ID_REQUIRED answer and its second JoinGroup, which its "
+        "next poll sends at once: 2,000 interleavings did not close one in that window",
 }
 _UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
 
@@ -713,11 +747,19 @@ LONG_SESSION = {"session_timeout_ms": 12000, "heartbeat_interval_ms": 3000, "max
 MUTANT_WORLDS: Dict[str, Dict[str, int]] = {"non_rejoined_kept": LONG_SESSION}
 
 
+def _all_defs() -> list:
+    """Every mutant row, each with its source ("" for the first mutants, written from Kafka's code
+    rather than from a bug report): this module's, then :mod:`properties.mutation.history`'s."""
+    from properties.mutation.history import HISTORY_DEFS
+
+    return [row if len(row) == 6 else row + ("",) for row in _DEFS] + list(HISTORY_DEFS)
+
+
 def _build(unreached: bool) -> "OrderedDict[str, Mutant]":
     out: "OrderedDict[str, Mutant]" = OrderedDict()
-    for name, description, target, kind, replacement in _DEFS:
+    for name, description, target, kind, replacement, source in _all_defs():
         if (name in _UNREACHED_NAMES) == unreached:
-            out[name] = Mutant(name, description, target, kind, replacement)
+            out[name] = Mutant(name, description, target, kind, replacement, source)
     return out
 
 

@@ -129,7 +129,7 @@ class Divergence:
             side = "the model" if self.model_applied else "the implementation"
             return f"{self.event!r} was applied only by {side}"
         where = f"after {self.event!r}" if self.at_ms is None else \
-            f"within {self.event!r}, at {self.at_ms} ms (a timer's due time)"
+            f"after {self.event!r}, at {self.at_ms} ms within it (a timer's due time)"
         return f"{where}: " + "; ".join(differences(self.model, self.impl)[:3])
 
 

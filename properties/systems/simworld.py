@@ -292,6 +292,9 @@ class SimWorld:
         self.steps = 0
         self._choose = chooser(0, [])
         self._restarting: Optional[int] = None
+        # requests brokers read from connections that broke since, handled at ``late`` events:
+        # [broker, client, slot, [(correlation_id, request), ...]] oldest first (model.world.World.orphans)
+        self.orphans: List[list] = []
         self.cluster_time = MockTime()
         self.group_partition: int = -1
         broker_config = BrokerConfig(
@@ -473,15 +476,19 @@ class SimWorld:
 
         broker.handle(request, version, client_id, callback)
 
-    def cut_link(self, c: int, slot: int, processed: bool) -> None:
+    def cut_link(self, c: int, slot: int, processed: int) -> None:
         """A connection breaks: if *processed*, the broker handles the requests still in transit,
-        one at a time as its muted channel allows; their responses are lost with the connection."""
+        one at a time as its muted channel allows; their responses are lost with the connection.
+        ``processed == 2``: it read them and handles them at later ``late`` events."""
         selector = self.selectors[c]
         link = selector.links[slot]
         if link is None:
             return
         b = self.broker_of(slot)
-        if processed and self.cluster.is_alive(b) and not link.stalled:
+        if processed == 2:
+            if self.cluster.is_alive(b) and not link.stalled and link.to_broker and link.processing is None:
+                self.orphans.append([b, c, slot, [(cid, request) for _, cid, request in link.to_broker]])
+        elif processed and self.cluster.is_alive(b) and not link.stalled:
             while link.to_broker and link.processing is None:
                 _, correlation_id, request = link.to_broker.pop(0)
                 self._handle(c, slot, link, correlation_id, request)
@@ -707,7 +714,7 @@ class SimWorld:
         link = selector.links[slot]
         if not self.alive[c] or link is None:
             return False
-        self.cut_link(c, slot, bool(processed))
+        self.cut_link(c, slot, int(processed))
         selector.notices.append(("disconnected", slot, link.epoch, None))
         return True
 
@@ -740,10 +747,30 @@ class SimWorld:
             self._set_clock(c)
         self.cluster.advance_clock(ms)
 
+    def _ev_late(self, ev) -> bool:
+        """As the model's ``late``: broker b handles the oldest request it read from a connection
+        that has broken since; a parked one holds back the rest of its connection's for good."""
+        b = ev[1]
+        if not self.cluster.is_alive(b):
+            return False
+        for i, orphan in enumerate(self.orphans):
+            if orphan[0] == b:
+                break
+        else:
+            return False
+        _, c, slot, requests = orphan
+        correlation_id, request = requests.pop(0)
+        closed = SimLink(-1)  # the broken connection: the response goes nowhere
+        self._handle(c, slot, closed, correlation_id, request)
+        if not requests or closed.processing is not None:
+            del self.orphans[i]
+        return True
+
     def _ev_broker_crash(self, ev) -> bool:
         b = ev[1]
         if not self.cluster.is_alive(b):
             return False
+        self.orphans = [o for o in self.orphans if o[0] != b]  # its request queue dies with it
         brokers = self.config.brokers
         for c, selector in enumerate(self.selectors):
             for slot in (b, brokers + b):

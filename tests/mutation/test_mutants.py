@@ -12,7 +12,7 @@ import pytest
 
 from properties.mutation import mutants
 from properties.cli import main
-from properties.mutation.mutants import MUTANTS, UNREACHED, Search, applied
+from properties.mutation.mutants import ALL, MUTANTS, UNREACHED, Search, applied
 
 
 def _originals(name):
@@ -417,7 +417,7 @@ QUALITY = {
     "commit_accepts_unknown_member": (10, "impl-matches-model"),
     "leader_not_repicked": (1, "impl-matches-model"),
     "heartbeat_none_while_preparing": (2, "impl-matches-model"),
-    "unsent_expiry_ge": (95, "impl-matches-model"),
+    "unsent_expiry_ge": (203, "impl-matches-model"),
     "join_ignores_pending_members": (106, "impl-matches-model"),
     "pending_members_never_expire": (139, "impl-matches-model"),
     "future_late_listener_dropped": (149, "impl-matches-model"),
@@ -431,10 +431,47 @@ def test_a_mutant_in_another_regime_is_searched_in_a_world_that_reaches_it():
     assert search.world("generation_not_bumped") == search.config
 
 
+# The mutants from public bug histories (properties/mutation/history.py) the default campaign kills:
+# the interleavings it takes (measured with Search(world="swarm"): seed i in its swarm world, as
+# `groupcheck mutants` and the main job search) and the property that catches them.
+HISTORY_KILLS = {
+    "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
+    "member_id_required_not_adopted": (1, "impl-matches-model"),
+    "retriable_join_failure_resets_member": (2, "impl-matches-model"),
+    "heartbeat_disabled_until_stable": (1, "impl-matches-model"),
+    "heartbeat_lookup_without_backoff": (1, "impl-matches-model"),
+    "failed_lookup_not_cleared": (1, "impl-matches-model"),
+    "no_pending_sync_deadline": (5, "impl-matches-model"),
+    "pending_sync_expiry_keeps_members": (5, "impl-matches-model"),
+    "parked_members_expire": (1761, "impl-matches-model"),
+    "v0_rebalance_timeout_not_defaulted": (37, "impl-matches-model"),
+    "generation_reset_join_future_kept": (273, "impl-no-hang"),
+    "pending_member_removal_no_join_check": (1682, "impl-matches-model"),
+}
+
+
 def test_every_mutant_is_shown_to_change_behaviour():
     """By a direct unit check or by being killed in the quality tier (or both)."""
-    missing = set(MUTANTS) - set(UNIT) - set(QUALITY)
+    missing = set(MUTANTS) - set(UNIT) - set(QUALITY) - set(HISTORY_KILLS)
     assert not missing, f"no behaviour check for {sorted(missing)}"
+
+
+def test_history_mutants_cite_their_bug_and_change_one_decision():
+    from properties.mutation.history import HISTORY_DEFS
+
+    assert len(HISTORY_DEFS) >= 20
+    for name, description, target, kind, replacement, source in HISTORY_DEFS:
+        assert ALL[name].source == source and any(tag in source for tag in ("KAFKA-", "#")), name
+        assert name in HISTORY_KILLS or name in UNREACHED, f"{name}: neither killed nor said why not"
+
+
+@pytest.mark.quality
+@pytest.mark.parametrize("name", sorted(HISTORY_KILLS))
+def test_history_mutant_is_killed_by_the_default_campaign(name):
+    interleavings, prop = HISTORY_KILLS[name]
+    outcome = Search(world="swarm").hunt(name, budget=max(40, 2 * interleavings))
+    assert outcome.killed, f"{name} survived {outcome.interleavings} interleavings"
+    assert outcome.property == prop, outcome.message
 
 
 @pytest.fixture(scope="module")

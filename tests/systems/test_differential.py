@@ -264,4 +264,4 @@ def test_the_differential_compares_when_a_timer_fires_inside_a_tick(monkeypatch)
     monkeypatch.setattr(SimWorld, "observe", lying)
     divergence = compare(config, schedule, seed).divergence
     assert divergence is not None and divergence.index == index and divergence.at_ms == due
-    assert f"at {due} ms" in divergence.describe()
+    assert f"at {due} ms within it" in divergence.describe()

@@ -1,0 +1,456 @@
+"""Mutants from public bug histories (issue 14, item 6: groupcheck's own measure of power).
+
+Each mutant here puts back, into ``impl/``, one decision that a Kafka client or coordinator really
+shipped and later fixed (or that a fix's review rejected): the cited JIRA or issue says what went
+wrong in production. Like :mod:`properties.mutation.mutants`' own, a mutant replaces one function or
+method with a copy, or a thin wrapper, that differs from the original in exactly one decision
+(marked ``# MUTANT:``); nothing on disk changes.
+
+:data:`HISTORY_DEFS` rows are ``(name, description, target, kind, replacement factory, source)``;
+:mod:`properties.mutation.mutants` adds them to its catalogue. A wrapper looks the original up when
+the mutant is applied (the factory runs inside :func:`properties.mutation.mutants.applied`).
+"""
+
+from __future__ import annotations
+
+_AC = "impl.coordinator.abstract_coordinator"
+_CC = "impl.coordinator.consumer_coordinator"
+_GC = "impl.server.group_coordinator.GroupCoordinator"
+_GM = "impl.server.group_metadata"
+
+
+def _original(path: str):
+    """The attribute *path* (``module.Class.attr``) as it is now (the unmutated one)."""
+    import importlib
+
+    module, cls, attr = path.rsplit(".", 2)
+    return getattr(getattr(importlib.import_module(module), cls), attr)
+
+
+def _errors():
+    from impl.errors import Errors
+
+    return Errors
+
+
+# ---- client: response handlers ------------------------------------------------------------------
+
+def _sync_illegal_generation_resets_member_id():
+    """KAFKA-13419: ILLEGAL_GENERATION keeps the member id (it is still valid); resetting it makes
+    the member rejoin as a stranger and the coordinator wait for the old id's session."""
+    original = _original(f"{_AC}.SyncGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, sync_response, future):
+        error = Errors.for_code(sync_response.error_code)
+        if error is Errors.ILLEGAL_GENERATION and self.generation_unchanged():
+            # MUTANT: ILLEGAL_GENERATION resets the member id too
+            self.coordinator.reset_state_on_response_error("SyncGroup", error, True)
+            future.raise_(error)
+            return
+        original(self, sync_response, future)
+    return handle
+
+
+def _heartbeat_illegal_generation_resets_member_id():
+    """kafka-python #3017 ("Preserve member id on IllegalGeneration error"), KAFKA-13419."""
+    original = _original(f"{_AC}.HeartbeatResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, heartbeat_response, future):
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error is Errors.ILLEGAL_GENERATION and self.generation_unchanged():
+            # MUTANT: ILLEGAL_GENERATION resets the member id too
+            self.coordinator.reset_state_on_response_error("Heartbeat", error, True)
+            future.raise_(error)
+            return
+        original(self, heartbeat_response, future)
+    return handle
+
+
+def _sync_rebalance_in_progress_resets():
+    """KAFKA-13891 (apache/kafka#12140): reset the generation when SyncGroup fails with
+    REBALANCE_IN_PROGRESS (later reverted: the member then rejoins with generation -1)."""
+    original = _original(f"{_AC}.SyncGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, sync_response, future):
+        error = Errors.for_code(sync_response.error_code)
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            # MUTANT: the generation is reset (the member id kept) before the rejoin
+            self.coordinator.reset_state_on_response_error("SyncGroup", error, False)
+        original(self, sync_response, future)
+    return handle
+
+
+def _join_unknown_member_ignores_sent_generation():
+    """KAFKA-9823 (apache/kafka#8445, "Remember the sent generation for the coordinator request"):
+    an UNKNOWN_MEMBER_ID answering a JoinGroup of an older generation resets the current one."""
+    original = _original(f"{_AC}.JoinGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, join_response, future):
+        error = Errors.for_code(join_response.error_code)
+        if error is Errors.UNKNOWN_MEMBER_ID:
+            # MUTANT: no generationUnchanged() check
+            self.coordinator.reset_state_on_response_error("JoinGroup", error, True)
+            future.raise_(error)
+            return
+        original(self, join_response, future)
+    return handle
+
+
+def _sync_error_ignores_sent_generation():
+    """KAFKA-9823: a SyncGroup UNKNOWN_MEMBER_ID/ILLEGAL_GENERATION for an older generation resets
+    the member's current one."""
+    original = _original(f"{_AC}.SyncGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, sync_response, future):
+        error = Errors.for_code(sync_response.error_code)
+        if error is Errors.UNKNOWN_MEMBER_ID or error is Errors.ILLEGAL_GENERATION:
+            # MUTANT: no generationUnchanged() check
+            self.coordinator.reset_state_on_response_error("SyncGroup", error, error is not Errors.ILLEGAL_GENERATION)
+            future.raise_(error)
+            return
+        original(self, sync_response, future)
+    return handle
+
+
+def _heartbeat_rebalance_rejoins_while_completing():
+    """KAFKA-10134 (apache/kafka#8834): a REBALANCE_IN_PROGRESS heartbeat answer that arrives while
+    the member is already completing a rebalance is ignored; before, it requested another rejoin."""
+    original = _original(f"{_AC}.HeartbeatResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, heartbeat_response, future):
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            # MUTANT: requests a rejoin whatever the member's state
+            self.coordinator.request_rejoin("group is already rebalancing")
+            future.raise_(error)
+            return
+        original(self, heartbeat_response, future)
+    return handle
+
+
+def _member_id_required_not_adopted():
+    """segmentio/kafka-go#1432: on MEMBER_ID_REQUIRED (KIP-394, KAFKA-7824) the consumer must rejoin
+    with the member id the coordinator handed out; kafka-go discarded it and retried with an empty
+    id, getting a new pending id every time, for ever (kafka_ex#539: retried blindly first)."""
+    original = _original(f"{_AC}.JoinGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, join_response, future):
+        error = Errors.for_code(join_response.error_code)
+        if error is Errors.MEMBER_ID_REQUIRED:
+            # MUTANT: the given member id is not adopted
+            self.coordinator.request_rejoin("need to re-join with the given member-id")
+            future.raise_(error)
+            return
+        original(self, join_response, future)
+    return handle
+
+
+# ---- client: the join loop and the heartbeat thread ----------------------------------------------
+
+def _retriable_join_failure_resets_member():
+    """KAFKA-13214 (apache/kafka#11231): the consumer reset its member id and generation after any
+    retriable error in a rebalance (a disconnect, a coordinator move); it then waits for its old
+    member id's session to expire before the rebalance can complete."""
+    original = _original(f"{_AC}.AbstractCoordinator.reset_join_group_future")
+
+    def reset_join_group_future(self):
+        future = self.join_future
+        original(self)
+        if future is not None and future.is_done() and future.failed() and future.is_retriable() and \
+                not isinstance(future.exception(), _rejoin_at_once()):
+            # MUTANT: resetStateAndRejoin after a retriable rebalance failure
+            self.reset_state_and_rejoin("rebalance failed with retriable error", True)
+    return reset_join_group_future
+
+
+def _rejoin_at_once():
+    from impl.errors import (IllegalGenerationException, MemberIdRequiredException, RebalanceInProgressException,
+                             UnknownMemberIdException)
+
+    return (UnknownMemberIdException, IllegalGenerationException, RebalanceInProgressException,
+            MemberIdRequiredException)
+
+
+def _reset_without_join_prepare():
+    """KAFKA-12983 (apache/kafka#10986): resetStateAndRejoin did not set needsJoinPrepare, so a
+    member that lost its generation during a rebalance rejoined without onJoinPrepare (its
+    partitions were neither revoked nor lost)."""
+
+    def reset_state_and_rejoin(self, reason, should_reset_member_id):
+        self.reset_state_and_generation(reason, should_reset_member_id)
+        self.request_rejoin(reason)
+        # MUTANT: needs_join_prepare is not set
+    return reset_state_and_rejoin
+
+
+def _heartbeat_disabled_until_stable():
+    """KAFKA-10134 (apache/kafka#8834) and KAFKA-10122: the heartbeat thread stopped whenever the
+    member was not STABLE, so a member waiting for its SyncGroup answer (a slow leader assignment)
+    sent no heartbeats and was expired."""
+    original = _original(f"{_AC}.HeartbeatThread.run_once")
+
+    def run_once(self):
+        from impl.coordinator.abstract_coordinator import MemberState
+
+        if self.enabled and not self.closed and self.wait_until is None and \
+                self.coordinator.state is MemberState.COMPLETING_REBALANCE:
+            # MUTANT: "if (state != MemberState.STABLE)" disables the thread
+            self.disable()
+            return "disable"
+        return original(self)
+    return run_once
+
+
+def _heartbeat_lookup_without_backoff():
+    """KAFKA-4777 (apache/kafka#2564; kafka-python #1457): after clearing a failed coordinator lookup
+    the heartbeat thread looked up the coordinator again at once, in a tight loop."""
+    original = _original(f"{_AC}.HeartbeatThread.run_once")
+
+    def run_once(self):
+        tag = original(self)
+        if tag == "clear-lookup":
+            self.wait_until = None  # MUTANT: no wait(retry.backoff.ms) after clearing the lookup
+        return tag
+    return run_once
+
+
+def _failed_lookup_not_cleared():
+    """KAFKA-10793 (apache/kafka#9671): a failed FindCoordinator future was left in place (cleared
+    only by a listener that a race skipped), so every later lookup returned the same failure and
+    the consumer never found its coordinator again."""
+
+    def clear_find_coordinator_future(self):
+        future = self.find_coordinator_future
+        if future is not None and future.is_done() and future.failed():
+            return  # MUTANT: a failed lookup stays memoised
+        self.find_coordinator_future = None
+    return clear_find_coordinator_future
+
+
+def _generation_reset_join_future_kept():
+    """KAFKA-9140 (apache/kafka#7647): when the heartbeat thread had reset the generation before the
+    rebalance callback ran, joinGroupIfNeeded did not reset the join future, so no new JoinGroup
+    was ever sent and the consumer looped for ever."""
+    original = _original(f"{_AC}.AbstractCoordinator.reset_join_group_future")
+
+    def reset_join_group_future(self):
+        from impl.coordinator.abstract_coordinator import MemberState
+
+        future = self.join_future
+        if future is not None and future.is_done() and future.succeeded() and self.state is MemberState.UNJOINED:
+            return  # MUTANT: the "generation was reset by the heartbeat thread" branch keeps the future
+        original(self)
+    return reset_join_group_future
+
+
+# ---- coordinator (broker side) ------------------------------------------------------------------
+
+def _no_pending_sync_deadline():
+    """KAFKA-12890 (apache/kafka#10863): nothing removed the members that never sent SyncGroup once
+    heartbeats were allowed in CompletingRebalance, and the group stayed in CompletingRebalance."""
+
+    def schedule_pending_sync(self, group):
+        return  # MUTANT: no DelayedSync
+    return schedule_pending_sync
+
+
+def _pending_sync_expiry_keeps_members():
+    """KAFKA-12890: the pending-sync expiry must remove the members that did not sync before it
+    rebalances; rebalancing with them still in the group waits for them again."""
+
+    def on_expire_pending_sync(self, group, generation_id):
+        from impl.server.group_metadata import COMPLETING_REBALANCE, STABLE
+
+        if generation_id != group.generation_id:
+            return
+        if group.state is COMPLETING_REBALANCE or group.state is STABLE:
+            if not group.has_received_sync_from_all_members():
+                # MUTANT: the members that did not sync are not removed
+                self.prepare_rebalance(group, "pending sync request expiration")
+    return on_expire_pending_sync
+
+
+def _parked_members_expire():
+    """KAFKA-9752 (apache/kafka#8354) is about MemberMetadata's keep-alive rule: a member parked in
+    JoinGroup or SyncGroup satisfies its heartbeat expectation. Without it a member waiting for a
+    slow rebalance is expired by its own session."""
+
+    def has_satisfied_heartbeat(self):
+        return self.heartbeat_satisfied  # MUTANT: awaiting join/sync no longer keeps a member alive
+    return has_satisfied_heartbeat
+
+
+def _new_members_kept_alive():
+    """KAFKA-9752 (apache/kafka#8354): a new member parked in its first JoinGroup must still be
+    expirable (the new-member timeout); keeping it alive like an old member lets a disconnected
+    new member hold the rebalance until the rebalance timeout."""
+
+    def has_satisfied_heartbeat(self):
+        # MUTANT: the is_new check is gone
+        if self.awaiting_join_callback is not None or self.awaiting_sync_callback is not None:
+            return True
+        return self.heartbeat_satisfied
+    return has_satisfied_heartbeat
+
+
+def _v0_rebalance_timeout_not_defaulted():
+    """KAFKA-8653 (apache/kafka#7072): JoinGroup v0 has no rebalance timeout and must use the
+    session timeout; the generated schema's default of -1 made rebalances end at once and kick
+    every old member out, in an endless loop."""
+
+    def handle_join_group_request(self, request, version, client_id, client_host, callback):
+        group_instance_id = request.group_instance_id
+        require_known_member_id = version >= 4 and group_instance_id is None
+        rebalance_timeout_ms = request.rebalance_timeout_ms  # MUTANT: v0 does not default to the session timeout
+        protocols = tuple((p.name, p.metadata) for p in request.protocols)
+        self.group_coordinator.handle_join_group(
+            request.group_id, request.member_id, group_instance_id, require_known_member_id, version >= 9,
+            client_id, client_host, rebalance_timeout_ms, request.session_timeout_ms, request.protocol_type,
+            protocols, callback, request.reason)
+    return handle_join_group_request
+
+
+def _pending_member_leave_rejected():
+    """KAFKA-7909 (apache/kafka#6251): a pending member (one handed an id with MEMBER_ID_REQUIRED)
+    must be able to leave; answered UNKNOWN_MEMBER_ID and kept, it holds back the rebalance until
+    its pending timeout."""
+
+    def handle_leave_group(self, group_id, leaving_members, response_callback):
+        from impl.errors import Errors
+        from impl.protocol import LeaveGroupResponseData
+        from impl.server.group_coordinator import LEAVE_GROUP, UNKNOWN_MEMBER_ID, _member_leave_error
+        from impl.server.group_metadata import DEAD
+
+        error = self.validate_group_status(group_id, LEAVE_GROUP)
+        if error is not None:
+            response_callback(LeaveGroupResponseData(error_code=error.value))
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            response_callback(LeaveGroupResponseData(error_code=0, members=[
+                _member_leave_error(m, Errors.UNKNOWN_MEMBER_ID) for m in leaving_members]))
+            return
+        if group.state is DEAD:
+            response_callback(LeaveGroupResponseData(error_code=Errors.COORDINATOR_NOT_AVAILABLE.value))
+            return
+        member_errors = []
+        for leaving_member in leaving_members:
+            member_id = leaving_member.member_id
+            group_instance_id = leaving_member.group_instance_id
+            if member_id == UNKNOWN_MEMBER_ID:
+                current_member_id = (None if group_instance_id is None
+                                     else group.current_static_member_id(group_instance_id))
+                if current_member_id is not None:
+                    self.remove_current_member_from_group(group, current_member_id)
+                    member_errors.append(_member_leave_error(leaving_member, Errors.NONE))
+                else:
+                    member_errors.append(_member_leave_error(leaving_member, Errors.UNKNOWN_MEMBER_ID))
+            else:  # MUTANT: no branch for a pending member: it is validated as a current one
+                error = self.validate_current_member(group, member_id, group_instance_id)
+                if error is None:
+                    self.remove_current_member_from_group(group, member_id)
+                    error = Errors.NONE
+                member_errors.append(_member_leave_error(leaving_member, error))
+        response_callback(LeaveGroupResponseData(error_code=0, members=member_errors))
+    return handle_leave_group
+
+
+def _pending_member_removal_no_join_check():
+    """KAFKA-7909 (apache/kafka#6251): "a rebalance operation must successfully complete if a pending
+    member either joins or times out": removing a pending member must try to complete the join."""
+
+    def remove_pending_member_and_update_group(self, group, member_id):
+        group.remove(member_id)  # MUTANT: the join phase is not re-checked
+    return remove_pending_member_and_update_group
+
+
+#: (name, description, target, kind, replacement factory, source)
+HISTORY_DEFS = [
+    ("sync_illegal_generation_resets_member_id",
+     "a SyncGroup ILLEGAL_GENERATION resets the member id as well as the generation",
+     f"{_AC}.SyncGroupResponseHandler.handle", "wrong reset", _sync_illegal_generation_resets_member_id,
+     "KAFKA-13419 (apache/kafka#11451)"),
+    ("heartbeat_illegal_generation_resets_member_id",
+     "a Heartbeat ILLEGAL_GENERATION resets the member id as well as the generation",
+     f"{_AC}.HeartbeatResponseHandler.handle", "wrong reset", _heartbeat_illegal_generation_resets_member_id,
+     "dpkp/kafka-python#3017; KAFKA-13419"),
+    ("sync_rebalance_in_progress_resets",
+     "a SyncGroup REBALANCE_IN_PROGRESS resets the generation before the rejoin",
+     f"{_AC}.SyncGroupResponseHandler.handle", "wrong reset", _sync_rebalance_in_progress_resets,
+     "KAFKA-13891 (apache/kafka#12140)"),
+    ("join_unknown_member_ignores_sent_generation",
+     "a JoinGroup UNKNOWN_MEMBER_ID resets the member even when it answers an older generation",
+     f"{_AC}.JoinGroupResponseHandler.handle", "missing check", _join_unknown_member_ignores_sent_generation,
+     "KAFKA-9823 (apache/kafka#8445)"),
+    ("sync_error_ignores_sent_generation",
+     "a SyncGroup UNKNOWN_MEMBER_ID/ILLEGAL_GENERATION resets the member even when it answers an older generation",
+     f"{_AC}.SyncGroupResponseHandler.handle", "missing check", _sync_error_ignores_sent_generation,
+     "KAFKA-9823 (apache/kafka#8445)"),
+    ("heartbeat_rebalance_rejoins_while_completing",
+     "a Heartbeat REBALANCE_IN_PROGRESS requests a rejoin even while the member completes a rebalance",
+     f"{_AC}.HeartbeatResponseHandler.handle", "missing check", _heartbeat_rebalance_rejoins_while_completing,
+     "KAFKA-10134 (apache/kafka#8834)"),
+    ("member_id_required_not_adopted",
+     "on MEMBER_ID_REQUIRED the consumer rejoins without the member id it was given",
+     f"{_AC}.JoinGroupResponseHandler.handle", "missing step", _member_id_required_not_adopted,
+     "segmentio/kafka-go#1432; kafkaex/kafka_ex#539 (KIP-394, KAFKA-7824)"),
+    ("retriable_join_failure_resets_member",
+     "a retriable rebalance failure (disconnect, coordinator move) resets the member id and generation",
+     f"{_AC}.AbstractCoordinator.reset_join_group_future", "wrong reset", _retriable_join_failure_resets_member,
+     "KAFKA-13214 (apache/kafka#11231)"),
+    ("reset_without_join_prepare",
+     "resetStateAndRejoin does not set needsJoinPrepare, so the rejoin skips onJoinPrepare",
+     f"{_AC}.AbstractCoordinator.reset_state_and_rejoin", "missing step", _reset_without_join_prepare,
+     "KAFKA-12983 (apache/kafka#10986)"),
+    ("heartbeat_disabled_until_stable",
+     "the heartbeat thread disables itself while the member is COMPLETING_REBALANCE",
+     f"{_AC}.HeartbeatThread.run_once", "wrong condition", _heartbeat_disabled_until_stable,
+     "KAFKA-10134 (apache/kafka#8834), KAFKA-10122"),
+    ("heartbeat_lookup_without_backoff",
+     "the heartbeat thread looks the coordinator up again at once after clearing a lookup",
+     f"{_AC}.HeartbeatThread.run_once", "missing backoff", _heartbeat_lookup_without_backoff,
+     "KAFKA-4777 (apache/kafka#2564); dpkp/kafka-python#1457"),
+    ("failed_lookup_not_cleared",
+     "a failed FindCoordinator future stays memoised, so every later lookup returns the same failure",
+     f"{_AC}.AbstractCoordinator.clear_find_coordinator_future", "stale future", _failed_lookup_not_cleared,
+     "KAFKA-10793 (apache/kafka#9671)"),
+    ("no_pending_sync_deadline",
+     "no DelayedSync: members that never send SyncGroup are never removed",
+     f"{_GC}.schedule_pending_sync", "missing step", _no_pending_sync_deadline,
+     "KAFKA-12890 (apache/kafka#10863)"),
+    ("pending_sync_expiry_keeps_members",
+     "the pending-sync expiry rebalances without removing the members that did not sync",
+     f"{_GC}.on_expire_pending_sync", "missing step", _pending_sync_expiry_keeps_members,
+     "KAFKA-12890 (apache/kafka#10863)"),
+    ("parked_members_expire",
+     "a member parked in JoinGroup or SyncGroup no longer satisfies its heartbeat expectation",
+     f"{_GM}.MemberMetadata.has_satisfied_heartbeat", "wrong condition", _parked_members_expire,
+     "KAFKA-9752 (apache/kafka#8354)"),
+    ("new_members_kept_alive",
+     "a new member parked in its first JoinGroup is kept alive like an old one (no new-member timeout)",
+     f"{_GM}.MemberMetadata.has_satisfied_heartbeat", "missing check", _new_members_kept_alive,
+     "KAFKA-9752 (apache/kafka#8354)"),
+    ("v0_rebalance_timeout_not_defaulted",
+     "JoinGroup v0's rebalance timeout is not defaulted to its session timeout",
+     "impl.server.broker.Broker.handle_join_group_request", "missing default", _v0_rebalance_timeout_not_defaulted,
+     "KAFKA-8653 (apache/kafka#7072)"),
+    ("pending_member_leave_rejected",
+     "a pending (MEMBER_ID_REQUIRED) member's LeaveGroup is answered UNKNOWN_MEMBER_ID and the member kept",
+     f"{_GC}.handle_leave_group", "missing case", _pending_member_leave_rejected,
+     "KAFKA-7909 (apache/kafka#6251)"),
+    ("generation_reset_join_future_kept",
+     "when the heartbeat thread reset the generation before the rebalance callback, the join future is kept",
+     f"{_AC}.AbstractCoordinator.reset_join_group_future", "stale future", _generation_reset_join_future_kept,
+     "KAFKA-9140 (apache/kafka#7647)"),
+    ("pending_member_removal_no_join_check",
+     "removing a pending member does not re-check whether the join phase can complete",
+     f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,
+     "KAFKA-7909 (apache/kafka#6251)"),
+]
