@@ -693,15 +693,6 @@ WHY_UNREACHED: Dict[str, str] = {
         "a listener is added to an already completed future that has earlier listeners only when "
         "commitAsync chains onto a finished coordinator lookup that was not cleared yet; the "
         "re-fired listeners then re-run commit callbacks, which nothing in the observation shows",
-    "sync_accepts_stale_generation":
-        "a SyncGroup whose generation differs from the group's needs the member's request to "
-        "overtake its own later JoinGroup (requests on one connection are FIFO and served one at a "
-        "time), or the coordinator to lose and regain the group between the JoinGroup answer and "
-        "the SyncGroup delivery (two failovers and a load in that window)",
-    "commit_accepts_stale_generation":
-        "a consumer commits only while STABLE, with the generation it synced; the coordinator holds "
-        "that member at another generation only if the member's JoinGroup overtook its earlier "
-        "OffsetCommit, and requests on one connection are FIFO",
     # from public bug histories (properties/mutation/history.py), survivors of the default
     # campaign's 2,000 interleavings
     "sync_illegal_generation_resets_member_id":
