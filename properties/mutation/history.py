@@ -250,6 +250,82 @@ def _generation_reset_join_future_kept():
     return reset_join_group_future
 
 
+def _heartbeat_rebalance_no_rejoin():
+    """KAFKA-10134's follow-up (apache/kafka#9354, "Set the re-join flag in heartbeat failure"): a
+    STABLE member told REBALANCE_IN_PROGRESS by a heartbeat answer must request a rejoin; without
+    the flag it keeps heartbeating and never joins the new generation, and is removed from it."""
+    original = _original(f"{_AC}.HeartbeatResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, heartbeat_response, future):
+        from impl.coordinator.abstract_coordinator import MemberState
+
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error is Errors.REBALANCE_IN_PROGRESS and self.coordinator.state is MemberState.STABLE:
+            future.raise_(error)  # MUTANT: the rejoin flag is not set
+            return
+        original(self, heartbeat_response, future)
+    return handle
+
+
+def _join_complete_without_generation_check():
+    """KAFKA-8104 (apache/kafka#7460; aiokafka#727): the heartbeat thread can reset the generation
+    (a fencing answer, a poll timeout's leave) between the SyncGroup answer and the application
+    thread's onJoinComplete; completing the rebalance with the reset generation applies an
+    assignment no generation owns, and the member never rejoins."""
+
+    def join_group_if_needed(self, timer):
+        while self.rejoin_needed_or_pending():
+            if not self.ensure_coordinator_ready(timer):
+                return False
+            if self.needs_join_prepare:
+                self.needs_join_prepare = False
+                if not self.on_join_prepare(timer, self.generation.generation_id, self.generation.member_id):
+                    self.needs_join_prepare = True
+                    return False
+            future = self.initiate_join_group()
+            self.client.poll_future(future, timer)
+            if not future.is_done():
+                return False
+            if future.succeeded():
+                generation_snapshot = self.generation
+                # MUTANT: no check that the heartbeat thread left the generation and state alone
+                self.on_join_complete(generation_snapshot.generation_id, generation_snapshot.member_id,
+                                      generation_snapshot.protocol_name, future.value())
+                self.reset_join_group_future()
+                self.needs_join_prepare = True
+            else:
+                from impl.errors import (IllegalGenerationException, MemberIdRequiredException,
+                                         RebalanceInProgressException, UnknownMemberIdException)
+
+                exception = future.exception()
+                self.reset_join_group_future()
+                if not isinstance(exception, MemberIdRequiredException):
+                    simple_name = type(exception).__name__
+                    self.request_rejoin("rebalance failed due to " + simple_name,
+                                        "rebalance failed due to '%s' (%s)" % (exception, simple_name))
+                if isinstance(exception, (UnknownMemberIdException, IllegalGenerationException,
+                                          RebalanceInProgressException, MemberIdRequiredException)):
+                    continue
+                if not future.is_retriable():
+                    raise exception
+                if timer.is_expired():
+                    return False
+                timer.sleep(self.rebalance_config.retry_backoff_ms)
+        return True
+    return join_group_if_needed
+
+
+def _coordinator_disconnect_unseen():
+    """KAFKA-2677 (apache/kafka#349, "ensure consumer sees coordinator disconnects"): a coordinator
+    whose connection failed must count as unknown (checkAndGetCoordinator), or the consumer keeps
+    sending to it through the reconnect backoff and never looks it up again."""
+
+    def check_and_get_coordinator(self):
+        return self.coordinator  # MUTANT: a failed coordinator connection is not noticed here
+    return check_and_get_coordinator
+
+
 # ---- coordinator (broker side) ------------------------------------------------------------------
 
 def _no_pending_sync_deadline():
@@ -449,6 +525,18 @@ HISTORY_DEFS = [
      "when the heartbeat thread reset the generation before the rebalance callback, the join future is kept",
      f"{_AC}.AbstractCoordinator.reset_join_group_future", "stale future", _generation_reset_join_future_kept,
      "KAFKA-9140 (apache/kafka#7647)"),
+    ("heartbeat_rebalance_no_rejoin",
+     "a STABLE member's heartbeat answered REBALANCE_IN_PROGRESS does not set the rejoin flag",
+     f"{_AC}.HeartbeatResponseHandler.handle", "missing step", _heartbeat_rebalance_no_rejoin,
+     "KAFKA-10134 follow-up (apache/kafka#9354)"),
+    ("join_complete_without_generation_check",
+     "the rebalance completes even if the heartbeat thread reset the generation after the SyncGroup answer",
+     f"{_AC}.AbstractCoordinator.join_group_if_needed", "missing check", _join_complete_without_generation_check,
+     "KAFKA-8104 (apache/kafka#7460); aio-libs/aiokafka#727"),
+    ("coordinator_disconnect_unseen",
+     "a coordinator whose connection failed is still taken as known (no unavailability check)",
+     f"{_AC}.AbstractCoordinator.check_and_get_coordinator", "missing check", _coordinator_disconnect_unseen,
+     "KAFKA-2677 (apache/kafka#349)"),
     ("pending_member_removal_no_join_check",
      "removing a pending member does not re-check whether the join phase can complete",
      f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,

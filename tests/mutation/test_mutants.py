@@ -439,6 +439,9 @@ def test_a_mutant_in_another_regime_is_searched_in_a_world_that_reaches_it():
 SWARM_KILLS = {
     "sync_accepts_stale_generation": (1734, "impl-matches-model"),
     "commit_accepts_stale_generation": (1134, "impl-matches-model"),
+    "heartbeat_rebalance_no_rejoin": (2, "impl-matches-model"),
+    "join_complete_without_generation_check": (273, "impl-matches-model"),
+    "coordinator_disconnect_unseen": (1, "impl-matches-model"),
     "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
     "member_id_required_not_adopted": (1, "impl-matches-model"),
     "retriable_join_failure_resets_member": (2, "impl-matches-model"),
