@@ -326,6 +326,33 @@ def _coordinator_disconnect_unseen():
     return check_and_get_coordinator
 
 
+def _join_without_rebalance_timeout():
+    """kafka4beam/brod#465 (and zendesk/ruby-kafka#786): a client that leaves JoinGroup's rebalance
+    timeout at the schema's default of -1 gets a coordinator that waits for nobody: every rebalance
+    ends at once and drops the members that had not rejoined yet, for ever."""
+
+    def send_join_group_request(self):
+        from impl.coordinator.abstract_coordinator import JoinGroupResponseHandler, maybe_truncate_reason
+        from impl.future import RequestFuture
+        from impl.protocol import JoinGroupRequestData
+
+        if self.coordinator_unknown():
+            return RequestFuture.coordinator_not_available()
+        config = self.rebalance_config
+        data = JoinGroupRequestData(
+            group_id=config.group_id,
+            session_timeout_ms=config.session_timeout_ms,
+            rebalance_timeout_ms=-1,  # MUTANT: the rebalance timeout is left at the schema's default
+            member_id=self.generation.member_id,
+            group_instance_id=config.group_instance_id,
+            protocol_type=self.protocol_type(),
+            protocols=self.metadata(),
+            reason=maybe_truncate_reason(self.rejoin_reason))
+        return self.client.send(self.coordinator, data, self.join_group_request_timeout_ms()) \
+            .compose(JoinGroupResponseHandler(self, self.generation))
+    return send_join_group_request
+
+
 # ---- coordinator (broker side) ------------------------------------------------------------------
 
 def _no_pending_sync_deadline():
@@ -537,6 +564,10 @@ HISTORY_DEFS = [
      "a coordinator whose connection failed is still taken as known (no unavailability check)",
      f"{_AC}.AbstractCoordinator.check_and_get_coordinator", "missing check", _coordinator_disconnect_unseen,
      "KAFKA-2677 (apache/kafka#349)"),
+    ("join_without_rebalance_timeout",
+     "JoinGroup is sent with the rebalance timeout left at the schema's default (-1)",
+     f"{_AC}.AbstractCoordinator.send_join_group_request", "missing field", _join_without_rebalance_timeout,
+     "kafka4beam/brod#465; zendesk/ruby-kafka#786"),
     ("pending_member_removal_no_join_check",
      "removing a pending member does not re-check whether the join phase can complete",
      f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,

@@ -442,6 +442,7 @@ SWARM_KILLS = {
     "heartbeat_rebalance_no_rejoin": (2, "impl-matches-model"),
     "join_complete_without_generation_check": (273, "impl-matches-model"),
     "coordinator_disconnect_unseen": (1, "impl-matches-model"),
+    "join_without_rebalance_timeout": (1, "impl-matches-model"),
     "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
     "member_id_required_not_adopted": (1, "impl-matches-model"),
     "retriable_join_failure_resets_member": (2, "impl-matches-model"),
