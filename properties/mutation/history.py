@@ -353,6 +353,45 @@ def _join_without_rebalance_timeout():
     return send_join_group_request
 
 
+def _commit_fencing_ignored():
+    """twmb/franz-go#1326 ("Fix commit-triggered group rejoin"): an OffsetCommit answered
+    UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION was only reported; the member kept running in a group
+    session the coordinator had ended, until a heartbeat noticed."""
+    original = _original(f"{_CC}.OffsetCommitResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, commit_response, future):
+        from impl.errors import CommitFailedException
+
+        for topic in commit_response.topics:
+            for partition in topic.partitions:
+                error = Errors.for_code(partition.error_code)
+                if error is Errors.UNKNOWN_MEMBER_ID or error is Errors.ILLEGAL_GENERATION:
+                    future.raise_(CommitFailedException())  # MUTANT: no reset, no rejoin
+                    return
+                if error is not Errors.NONE:
+                    return original(self, commit_response, future)
+        return original(self, commit_response, future)
+    return handle
+
+
+def _join_group_not_memoised():
+    """confluentinc/librdkafka#3455 ("Allow only one simultaneous Join or Sync GroupRequest"): a
+    rejoin requested while a JoinGroup was outstanding sent another one before the first was
+    answered, which broke the consumer's state."""
+
+    def initiate_join_group(self):
+        if self.join_future is None or self.rejoin_needed:  # MUTANT: a pending join is not reused on a new rejoin request
+            from impl.coordinator.abstract_coordinator import MemberState
+
+            self.state = MemberState.PREPARING_REBALANCE
+            if self.last_rebalance_start_ms == -1:
+                self.last_rebalance_start_ms = self.time.milliseconds()
+            self.join_future = self.send_join_group_request()
+        return self.join_future
+    return initiate_join_group
+
+
 # ---- coordinator (broker side) ------------------------------------------------------------------
 
 def _no_pending_sync_deadline():
@@ -568,6 +607,14 @@ HISTORY_DEFS = [
      "JoinGroup is sent with the rebalance timeout left at the schema's default (-1)",
      f"{_AC}.AbstractCoordinator.send_join_group_request", "missing field", _join_without_rebalance_timeout,
      "kafka4beam/brod#465; zendesk/ruby-kafka#786"),
+    ("commit_fencing_ignored",
+     "an OffsetCommit answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION neither resets the member nor rejoins",
+     f"{_CC}.OffsetCommitResponseHandler.handle", "missing step", _commit_fencing_ignored,
+     "twmb/franz-go#1326"),
+    ("join_group_not_memoised",
+     "a rejoin requested while a JoinGroup is outstanding sends a second JoinGroup",
+     f"{_AC}.AbstractCoordinator.initiate_join_group", "missing check", _join_group_not_memoised,
+     "confluentinc/librdkafka#3455"),
     ("pending_member_removal_no_join_check",
      "removing a pending member does not re-check whether the join phase can complete",
      f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,

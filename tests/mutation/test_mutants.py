@@ -443,6 +443,8 @@ SWARM_KILLS = {
     "join_complete_without_generation_check": (273, "impl-matches-model"),
     "coordinator_disconnect_unseen": (1, "impl-matches-model"),
     "join_without_rebalance_timeout": (1, "impl-matches-model"),
+    "commit_fencing_ignored": (1, "impl-matches-model"),
+    "join_group_not_memoised": (1, "one-join-or-sync-in-flight"),
     "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
     "member_id_required_not_adopted": (1, "impl-matches-model"),
     "retriable_join_failure_resets_member": (2, "impl-matches-model"),
