@@ -392,7 +392,43 @@ def _join_group_not_memoised():
     return initiate_join_group
 
 
+def _heartbeat_error_drops_coordinator():
+    """dpkp/kafka-python#3082 ("do not mark coordinator dead on all HeartbeatResponse errors"): a
+    heartbeat answered with any error (UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, ...) dropped the
+    coordinator too, sending the member through a needless rediscovery before it could rejoin."""
+    original = _original(f"{_AC}.HeartbeatResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, heartbeat_response, future):
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error not in (Errors.NONE, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.coordinator.mark_coordinator_unknown(False, "heartbeat failed: " + error.name)  # MUTANT
+        original(self, heartbeat_response, future)
+    return handle
+
+
 # ---- coordinator (broker side) ------------------------------------------------------------------
+
+def _ownership_checked_before_loading():
+    """apache/kafka#4788 ("Fix partition loading checks in GroupCoordinator"): the coordinator
+    checked that it owned the group's partition before checking whether it was still loading it;
+    loading comes before ownership, so COORDINATOR_LOAD_IN_PROGRESS was never answered and clients
+    were sent to rediscover a coordinator they had already found (NOT_COORDINATOR)."""
+
+    def validate_group_status(self, group_id, api):
+        from impl.errors import Errors
+
+        if not self.is_valid_group_id(group_id, api):
+            return Errors.INVALID_GROUP_ID
+        if not self._is_active:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if not self.is_coordinator_for_group(group_id):  # MUTANT: ownership before loading
+            return Errors.NOT_COORDINATOR
+        if self.is_coordinator_load_in_progress(group_id):
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS
+        return None
+    return validate_group_status
+
 
 def _no_pending_sync_deadline():
     """KAFKA-12890 (apache/kafka#10863): nothing removed the members that never sent SyncGroup once
@@ -615,6 +651,14 @@ HISTORY_DEFS = [
      "a rejoin requested while a JoinGroup is outstanding sends a second JoinGroup",
      f"{_AC}.AbstractCoordinator.initiate_join_group", "missing check", _join_group_not_memoised,
      "confluentinc/librdkafka#3455"),
+    ("heartbeat_error_drops_coordinator",
+     "a heartbeat answered with any error also marks the coordinator unknown",
+     f"{_AC}.HeartbeatResponseHandler.handle", "wrong reaction", _heartbeat_error_drops_coordinator,
+     "dpkp/kafka-python#3082"),
+    ("ownership_checked_before_loading",
+     "the coordinator checks ownership before loading, so a loading group is answered NOT_COORDINATOR",
+     f"{_GC}.validate_group_status", "wrong order", _ownership_checked_before_loading,
+     "apache/kafka#4788"),
     ("pending_member_removal_no_join_check",
      "removing a pending member does not re-check whether the join phase can complete",
      f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,

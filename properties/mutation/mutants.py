@@ -724,6 +724,10 @@ WHY_UNREACHED: Dict[str, str] = {
         "lone new member expires before its join completes, for ever), so a parked new member is answered "
         "by the join's completion before its new-member timeout; KAFKA-9752's growth came from pre-v4 "
         "clients retrying JoinGroup after disconnects for longer than the rebalance timeout",
+    "ownership_checked_before_loading":
+        "needs a request to reach a coordinator between the failover that moved the group to it and the "
+        "end of its loading (the only time the order of the two checks matters); the walker loads the "
+        "group soon after the failover, and 2,000 interleavings met no request in that window",
     "pending_member_leave_rejected":
         "needs a consumer closed between its MEMBER_ID_REQUIRED answer and its second JoinGroup, which its "
         "next poll sends at once: 2,000 interleavings did not close one in that window",

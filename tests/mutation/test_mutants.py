@@ -445,6 +445,7 @@ SWARM_KILLS = {
     "join_without_rebalance_timeout": (1, "impl-matches-model"),
     "commit_fencing_ignored": (1, "impl-matches-model"),
     "join_group_not_memoised": (1, "one-join-or-sync-in-flight"),
+    "heartbeat_error_drops_coordinator": (1, "impl-matches-model"),
     "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
     "member_id_required_not_adopted": (1, "impl-matches-model"),
     "retriable_join_failure_resets_member": (2, "impl-matches-model"),
