@@ -471,6 +471,9 @@ def _cmd_campaign(args) -> int:
     if args.system.startswith("broker:"):
         from properties.conform.spark import cmd_broker_campaign
 
+        if getattr(args, "search", None) == "guided":
+            raise UsageError("--search guided breeds walks of the simulated world: a broker campaign "
+                             f"(--system {args.system}) runs fixed schedules; use --search plain or leave it out")
         try:
             return cmd_broker_campaign(args)
         except CampaignError as e:

@@ -34,7 +34,8 @@ from properties.provenance import provenance
 ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
 FORMAT = "groupcheck-campaign"
 VERSION = 1
-ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step", "world")  # world: swarm regimes
+# world: swarm regimes; guided: a guided search's [interleaving, parent, reseed points, steps] (None: plain)
+ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step", "world", "guided")
 
 
 def kind_of(property_name: str) -> str:
@@ -218,6 +219,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
     verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, clusters)
     config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
                                        "shrink_seconds")}
+    config["search"] = plan.get("search", "plain")
     swarm = plan.get("world") == "swarm"
     config.update(world=plan.get("world", "fixed"), pinned=plan.get("pinned"),
                   clients=_world_value(args, "clients", plan), brokers=_world_value(args, "brokers", plan),
@@ -252,6 +254,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "clusters": clusters,
         "coverage": coverage,
         "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
+        "guided": guided_summary(plan, totals),
         "histograms": {
             "events": _histogram(totals.event_counts),
             "generation": [[g, n] for g, n in sorted(totals.generations.items())],
@@ -260,6 +263,23 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
     }
+
+
+def guided_summary(plan: dict, totals) -> dict | None:
+    """A guided search's corpus and children (None for a plain search)."""
+    if plan.get("search") != "guided":
+        return None
+    corpus = getattr(totals, "corpus", None) or {"parents": 0, "features": 0, "rounds": 0}
+    children = getattr(totals, "regimes", {}).get("search", {}).get("child", [0, 0])
+    return {**corpus, "children": children[0], "children_failed": children[1]}
+
+
+def guided_line(r: dict) -> str | None:
+    g = r.get("guided")
+    if not g:
+        return None
+    return (f"search: guided, {g['rounds']:,} rounds; {g['children']:,} interleavings bred from a corpus of "
+            f"{g['parents']:,} that reached {g['features']:,} distinct features ({g['children_failed']:,} of them failed)")
 
 
 def _world_value(args, name: str, plan: dict):
@@ -328,6 +348,8 @@ def checked_summary(results: dict) -> list:
 
 def console_summary(results: dict, out) -> str:
     lines = [_headline(results)] + ["  " + line for line in checked_summary(results)]
+    if guided_line(results):
+        lines.append("  " + guided_line(results))
     for c in results["clusters"]:
         if c["status"] == "fixed":
             lines.append(f"  fixed   {c['signature']}")
@@ -445,6 +467,10 @@ def markdown(r: dict, docs: dict) -> str:
               "| dimension | regime | interleavings | share | failing |", "|---|---|---|---|---|"]
         L += [f"| {d} | {b} | {n:,} | {share:.0%} | {f:,} |" for d, b, n, f, share in regimes_rows(r)]
         L += [""]
+    if guided_line(r):
+        L += ["## Search", "", guided_line(r) + ". A child repeats an interleaving that reached something new up "
+              "to where it did, then draws its own events (properties/explore/guided.py); its row and "
+              "counterexample file say which (`guided`).", ""]
     L += ["## Verdict per property", "",
           "A run stops at its first failure: after that step no property is checked in that interleaving, "
           "and the eventually properties are judged only after the settle phase.", ""]

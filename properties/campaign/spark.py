@@ -123,29 +123,49 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     rows = []
     failures: dict = {}
     crash = plan.get("crash_once")
+    guided = plan.get("guided")
+    corpus = None
+    if guided is not None:
+        from properties.explore.guided import Corpus, Features
+
+        corpus = Corpus.from_plan(guided)
+    offers = []  # guided search: (interleaving, features the corpus has not seen, walked, steps)
     with _mutant(plan.get("mutant")):
-        for seed in range(start, stop):
-            if crash and seed == crash["seed"] and not os.path.exists(crash["marker"]):
+        for i in range(start, stop):
+            if crash and i == crash["seed"] and not os.path.exists(crash["marker"]):
                 # test hook: the Python worker dies mid-task, once; Spark must retry the task
-                Path(crash["marker"]).write_text(str(seed))
+                Path(crash["marker"]).write_text(str(i))
                 os._exit(3)
-            coverage.start_run(seed)
+            coverage.start_run(i)
+            spec = corpus.spec(i) if corpus is not None else None
+            seed = i if spec is None else spec.world_seed
             w = world_at(plan, config, seed)
+            steps = spec.steps if spec is not None and spec.steps else w.steps
+            features = Features(coverage.on_step) if corpus is not None else None
             # no trace hash: a campaign keeps schedules, and the counterexample files get theirs from
             # the shrunk schedule's replay
-            result = run(plan["system"], seed, w.config, steps=w.steps, faults=w.faults,
-                         max_faults=w.max_faults, eventually=plan["eventually"], on_step=coverage.on_step,
-                         quiet_rate=w.quiet_rate, hash_trace=False)
+            result = run(plan["system"], seed, w.config, steps=steps, faults=w.faults,
+                         max_faults=w.max_faults, eventually=plan["eventually"],
+                         on_step=coverage.on_step if features is None else features.on_step,
+                         quiet_rate=w.quiet_rate, hash_trace=False, reseed=() if spec is None else spec.reseed)
             coverage.end_run(result)
+            if features is not None:
+                unseen = corpus.unknown(features.keys(result))
+                if unseen:
+                    offers.append((i, unseen, result.walked if result.walked is not None else result.steps, steps))
             group = result.world.group
             generation = group.generation if group is not None else -1
             v = result.violation
             label = w.label() if plan.get("world") == "swarm" else None
+            if corpus is not None:
+                kind = "search=fresh" if spec.parent is None else "search=child"
+                label = f"{label} {kind}" if label else kind
+            lineage = None if spec is None else [i, spec.parent, [list(r) for r in spec.reseed], spec.steps]
             if v is None:
-                rows.append((seed, result.steps, generation, None, None, None, label))
+                rows.append((seed, result.steps, generation, None, None, None, label, lineage))
                 continue
             sig = signature(v)
-            rows.append((seed, result.steps, generation, v.property, sig, result.step, label))
+            rows.append((seed, result.steps, generation, v.property, sig, result.step, label, lineage))
             entry = failures.get(sig)
             if entry is None:
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
@@ -155,12 +175,14 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 # original run is the counterexample, unshrunk, and says so (campaign.reproduced)
                 kept = shrunk.result if shrunk.reproduced else result
                 doc = counterexample.build(kept, system=plan["system"], seed=seed, config=w.config,
-                                           steps=w.steps, faults=w.faults,
+                                           steps=steps, faults=w.faults,
                                            max_faults=w.max_faults if label else None,
                                            quiet_rate=w.quiet_rate if label else None)
                 if label:
                     doc["world"] = {"kind": "swarm", "regimes": dict(w.regimes), "pinned": plan.get("pinned")}
                 doc["mutant"] = plan.get("mutant")
+                if spec is not None and spec.parent is not None:
+                    doc["guided"] = spec.as_dict()  # the walk seed *seed* reseeded: its schedule replays it
                 doc["campaign"] = {
                     "signature": sig,
                     "original_events": shrunk.original_events,
@@ -177,7 +199,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
                 entry["seeds"].append(seed)
     return {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
-            "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu}
+            "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu,
+            "guided": offers}
 
 
 def world_at(plan: dict, config, seed: int):
@@ -230,6 +253,8 @@ class Totals:
         self.task_cpu_seconds = 0.0  # CPU time of the tasks' processes, summed
         self.tasks = 0
         self.rows_path = rows_path
+        self.offers: list = []  # guided search: this round's interleavings that saw unseen features
+        self.corpus: dict | None = None  # guided search: the corpus's size after the last round
         self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
 
     def _open(self):
@@ -264,6 +289,7 @@ class Totals:
         if self._rows is not None:
             self._rows.flush()  # a finished task's rows are on disk (readable even if the driver is killed)
         self.coverage = merge(self.coverage, part["coverage"])
+        self.offers.extend(part.get("guided", ()))
         self.task_seconds += part["seconds"]
         self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
@@ -322,7 +348,47 @@ def choose_task_size(args, cores: int) -> int:
     default = DEFAULT_TASK_SIZE[(args.system, args.eventually)]
     if getattr(args, "quiet_rate", None) == 0:
         default *= 3  # no quiet bursts: interleavings are ~5x shorter
-    return max(1, min(default, -(-args.interleavings // (8 * max(1, cores)))))
+    size = max(1, min(default, -(-args.interleavings // (8 * max(1, cores)))))
+    if getattr(args, "search", None) == "guided":
+        from properties.explore.guided import ROUND
+
+        size = min(size, max(1, ROUND // (4 * max(1, cores))))  # a round is split over every core
+    return size
+
+
+def run_search(run_tasks, plan: dict, seed_start: int, interleavings: int, task_size: int,
+               totals: Totals) -> tuple[Totals, bool]:
+    """Run the campaign's interleavings with ``run_tasks(plan, ranges)`` (:func:`run_local` or
+    :func:`run_spark` bound to the rest of their arguments); returns (totals, interrupted).
+
+    A plain search is one pass over the seeds. A guided search (:mod:`properties.explore.guided`)
+    runs round after round: every round's tasks get the corpus as it stood when the round began
+    (in the plan), and send back which interleavings reached features it had not seen; the driver
+    offers them to the corpus in interleaving order once the whole round is in, so the corpus (and
+    every later round) does not depend on the order tasks finish in."""
+    if plan.get("search") != "guided":
+        return run_tasks(plan, task_ranges(seed_start, interleavings, task_size))
+    from properties.explore.guided import CHILDREN, ROUND, Corpus
+
+    rounds = plan.get("rounds") or {}
+    corpus = Corpus(seed_start, rounds.get("size", ROUND), rounds.get("children", CHILDREN))
+    stop = seed_start + interleavings
+    r = 0
+    while True:
+        a, b = corpus.round_range(r, stop)
+        if a >= stop:
+            break
+        totals.offers = []
+        totals, interrupted = run_tasks(dict(plan, guided=corpus.to_plan()), task_ranges(a, b - a, task_size))
+        totals.corpus = {"parents": len(corpus.parents), "features": len(corpus.known), "rounds": r + 1}
+        if interrupted:
+            return totals, True
+        specs = {offer[0]: corpus.spec(offer[0]) for offer in totals.offers}  # as the round ran them
+        for i, features, walked, steps in sorted(totals.offers, key=lambda offer: offer[0]):
+            corpus.offer(specs[i], features, walked, steps)
+        totals.corpus = {"parents": len(corpus.parents), "features": len(corpus.known), "rounds": r + 1}
+        r += 1
+    return totals, False
 
 
 def task_ranges(seed_start: int, interleavings: int, task_size: int):
@@ -762,6 +828,7 @@ def _float(name):
 
 
 def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
+    from properties.explore.guided import SEARCHES
     from properties.explore.swarm import WORLDS
     from properties.explore.walker import FAULT_PROFILES
 
@@ -772,6 +839,11 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                         "(clients, brokers, partitions, timeouts, JoinGroup version, assignors, faults, length, quiet "
                         "rate; properties/explore/swarm.py) and the world options given explicitly pin theirs; "
                         "fixed: every interleaving in the one world the options below describe")
+    p.add_argument("--search", default=None, choices=SEARCHES,
+                   help="guided (the default for --system impl and model): after the first round of 200 "
+                        "interleavings, a quarter of every round is bred from the interleavings that reached "
+                        "something no earlier one had (properties/explore/guided.py); plain: interleaving i is "
+                        "seed i")
     p.add_argument("--steps", type=int_at_least("--steps", 1), default=None,
                    help=f"random events per interleaving (fixed world default {DEFAULT_STEPS})")
     p.add_argument("--clients", type=int_at_least("--clients", 1), default=None, help="consumers (fixed world default 3)")
@@ -825,6 +897,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 
+def search_of(args) -> str:
+    """``--search``, with its default: guided (a broker campaign runs fixed schedules: plain).
+    Arguments built without a ``search`` at all (the campaign benchmark's) mean plain."""
+    search = getattr(args, "search", None)
+    broker = args.system.startswith("broker:")
+    if search == "guided" and broker:
+        raise CampaignError("--search guided breeds walks of the simulated world: a broker campaign (--system "
+                            f"{args.system}) runs fixed schedules; use --search plain or leave it out")
+    if search is None:
+        search = "plain" if broker or not hasattr(args, "search") else "guided"
+        args.search = search
+    return search
+
+
 def world_of(args) -> str:
     """``--world``, with its default: swarm (a broker campaign has no simulated world: fixed).
     Arguments built without a ``world`` at all (the campaign benchmark's) mean the fixed world."""
@@ -850,6 +936,7 @@ def make_plan(args) -> dict:
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
         raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     world = world_of(args)
+    search = search_of(args)
     settings = getattr(args, "settings", ())
     pinned = {name: getattr(args, name, None) for name in FIXED_WORLD}
     pinned.update(quiet_rate=getattr(args, "quiet_rate", None), settings=list(settings))
@@ -877,6 +964,7 @@ def make_plan(args) -> dict:
     return {
         "system": args.system,
         "world": world,
+        "search": search,
         "pinned": {k: v for k, v in pinned.items() if v not in (None, [])} if world == "swarm" else None,
         "config": config_to_dict(config),
         "steps": fixed(args, "steps"),
@@ -1024,8 +1112,9 @@ def _campaign(args) -> int:
             try:
                 if args.local:
                     task_size = choose_task_size(args, 1)
-                    totals, interrupted = run_local(plan, task_ranges(args.seed_start, args.interleavings, task_size),
-                                                    progress, totals=totals, interrupts=interrupts)
+                    totals, interrupted = run_search(
+                        lambda p, ranges: run_local(p, ranges, progress, totals=totals, interrupts=interrupts),
+                        plan, args.seed_start, args.interleavings, task_size, totals)
                 else:
                     print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
                     owned = _active_session() is None  # a session someone else started (tests) stays up
@@ -1042,9 +1131,10 @@ def _campaign(args) -> int:
                           file=sys.stderr, flush=True)
                     progress.start = start = time.perf_counter()
                     try:
-                        totals, interrupted = run_spark(spark, plan, task_ranges(args.seed_start, args.interleavings,
-                                                                                 task_size),
-                                                        progress, totals=totals, interrupts=interrupts)
+                        totals, interrupted = run_search(
+                            lambda p, ranges: run_spark(spark, p, ranges, progress, totals=totals,
+                                                        interrupts=interrupts),
+                            plan, args.seed_start, args.interleavings, task_size, totals)
                     except JobFailed as e:  # a task failed even after Spark's retries
                         failure, interrupted = str(e), True
             except KeyboardInterrupt:  # while Spark was starting

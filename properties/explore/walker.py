@@ -68,6 +68,7 @@ class RunResult:
     steps: int  # events applied
     coverage: dict = attrs.field(factory=dict)  # sometimes property -> times reached
     companion: object = None  # the implementation world checked beside the model (system impl), if any
+    walked: int | None = None  # events of the schedule before the final settle phase (a walk's)
 
 
 def observe(world: World) -> tuple:
@@ -391,6 +392,7 @@ def walk(
     companion=None,
     on_step=None,
     hash_trace: bool = True,
+    reseed: tuple = (),
 ) -> RunResult:
     """One seeded interleaving of the model world, checked after every step: *steps* random events
     applied (a drawn event that changes nothing is not one of them), with quiet bursts at
@@ -402,8 +404,14 @@ def walk(
     :class:`Violation` or None; its ``view()`` is what the trace records of it on a problem.
     *on_step* (optional) is called as ``on_step(world, event, new_world, log)`` after every applied
     event (coverage collection). *hash_trace* = False skips the trace hash (a tenth of a walk's
-    time), for campaigns: they keep schedules, and a replay of one recomputes its hash."""
+    time), for campaigns: they keep schedules, and a replay of one recomputes its hash.
+
+    *reseed* (guided search, :mod:`properties.explore.guided`): ``((position, text), ...)`` in
+    ascending position; once the schedule holds *position* events the walk draws from
+    ``random.Random(text)`` instead. A walk reseeded at *position* repeats, event for event, the
+    walk without that reseed up to there (the draws before it are the same), then goes elsewhere."""
     rng = random.Random(seed)
+    reseeds = list(reseed)
     world = initial_world(config)
     checker = Checker(config)
     trace = Trace() if hash_trace else None
@@ -414,6 +422,8 @@ def walk(
     # *steps* events applied: a drawn event that changes nothing (a delivery the broker cannot take
     # yet, a crash of a crashed client) does not count, but the draws are bounded all the same
     while applied < steps and draws < MAX_DRAWS_PER_STEP * steps and violation is None:
+        while reseeds and len(schedule) >= reseeds[0][0]:
+            rng = random.Random(reseeds.pop(0)[1])
         if rng.random() < quiet_rate:
             # a burst of quiet time: the group settles, so later disruptions hit a working group
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
@@ -440,6 +450,7 @@ def walk(
         if on_step is not None:
             on_step(world, event, new, log)
         world = new
+    walked = len(schedule)
     if violation is None and eventually:
         world, violation = settle(world, checker, trace, schedule, companion=companion, on_step=on_step)
     return RunResult(
@@ -453,6 +464,7 @@ def walk(
         steps=len(schedule),
         coverage=dict(checker.coverage),
         companion=companion,
+        walked=walked,
     )
 
 

@@ -845,19 +845,29 @@ class Case:
     max_faults: int = 6
     quiet_rate: Optional[float] = None
     world: Optional[str] = None  # the swarm regimes, for the report
+    reseed: tuple = ()  # a guided search's child (properties.explore.guided)
 
 
-def _verdict(case: Case) -> Tuple[Optional[str], Optional[str]]:
+def _verdict(case: Case, features=None) -> Tuple[Optional[str], Optional[str]]:
     """(property, message) of the first problem of one interleaving of the implementation, or
     (None, None). The implementation's exceptions are the ``impl-no-crash`` property; an exception
-    out of the model world still counts as a problem (``crash:<Exception>``)."""
+    out of the model world still counts as a problem (``crash:<Exception>``). *features* (a
+    :class:`properties.explore.guided.Features`) sees every step and gets ``result`` (the
+    interleaving's RunResult, None after an exception) set."""
     from properties.systems import run
 
+    on_step = None if features is None else features.on_step
     try:
         result = run("impl", case.seed, case.config, steps=case.steps, faults=case.faults,
-                     max_faults=case.max_faults, quiet_rate=case.quiet_rate, hash_trace=False)
+                     max_faults=case.max_faults, quiet_rate=case.quiet_rate, hash_trace=False, on_step=on_step,
+                     reseed=case.reseed)
     except Exception as e:  # noqa: BLE001 - a crash of the implementation is a detection
         return f"crash:{type(e).__name__}", str(e)[:200]
+    finally:
+        if features is not None:
+            features.result = None
+    if features is not None:
+        features.result = result
     v = result.violation
     return (None, None) if v is None else (v.property, v.message)
 
@@ -872,9 +882,14 @@ class Search:
     (mutants of :data:`MUTANT_WORLDS` in their own world)."""
 
     def __init__(self, config: Optional[Config] = None, steps: int = DEFAULT_STEPS,
-                 profiles: Tuple[str, ...] = PROFILES, world: str = "fixed"):
+                 profiles: Tuple[str, ...] = PROFILES, world: str = "fixed", search: str = "plain"):
+        from properties.explore.guided import SEARCHES
+
         if world not in WORLDS:
             raise ValueError(f"world must be one of {', '.join(WORLDS)}, got {world!r}")
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+        self.search = search
         self.config = config or Config()
         self.steps = steps
         self.profiles = tuple(profiles)
@@ -890,14 +905,20 @@ class Search:
         overrides = MUTANT_WORLDS.get(name)
         return attrs.evolve(self.config, **overrides) if overrides else self.config
 
-    def case(self, name: str, i: int) -> Case:
+    def case(self, name: str, i: int, spec=None) -> Case:
+        """Interleaving *i*, or the guided search's *spec* of it (its world seed, reseed points and
+        step budget)."""
+        seed, reseed = (i, ()) if spec is None else (spec.world_seed, spec.reseed)
         if self.world_kind == "swarm":
             from properties.explore.swarm import draw
 
-            w = draw(i, self.config)
-            return Case(i, w.config, w.steps, w.faults, w.max_faults, w.quiet_rate, w.label())
-        seed, faults = self.interleaving(i)
-        return Case(seed, self.world(name), self.steps, faults)
+            w = draw(seed, self.config)
+            label = w.label() if spec is None or spec.parent is None else f"{w.label()} search=child"
+            return Case(seed, w.config, spec.steps if spec is not None and spec.steps else w.steps, w.faults,
+                        w.max_faults, w.quiet_rate, label, reseed)
+        seed, faults = self.interleaving(seed)
+        steps = spec.steps if spec is not None and spec.steps else self.steps
+        return Case(seed, self.world(name), steps, faults, reseed=reseed)
 
     def baseline_passes(self, seed_or_case, faults: Optional[str] = None, config: Optional[Config] = None) -> bool:
         case = seed_or_case if isinstance(seed_or_case, Case) else \
@@ -908,11 +929,29 @@ class Search:
         return self.baseline[case]
 
     def hunt(self, name: str, budget: int, progress: Optional[Callable[[int], None]] = None) -> Outcome:
+        """Interleavings under mutant *name* until one kills it, at most *budget*. A guided search
+        (``search="guided"``) breeds from the interleavings under the mutant that reached something
+        new, round by round, as ``groupcheck campaign`` does (:mod:`properties.explore.guided`)."""
+        from properties.explore.guided import Corpus, Features
+
         start = time.perf_counter()
+        corpus = Corpus(0) if self.search == "guided" else None
+        offers: list = []  # this round's (spec, features, walked, steps), offered when it ends
         for i in range(budget):
-            case = self.case(name, i)
+            spec = None
+            if corpus is not None:
+                if i > 0 and corpus.round_of(i) != corpus.round_of(i - 1):
+                    for offer in offers:
+                        corpus.offer(*offer)
+                    offers = []
+                spec = corpus.spec(i)
+            case = self.case(name, i, spec)
+            features = Features() if corpus is not None else None
             with applied(name):
-                prop, message = _verdict(case)
+                prop, message = _verdict(case, features)
+            if features is not None and features.result is not None:
+                r = features.result
+                offers.append((spec, features.keys(r), r.walked if r.walked is not None else r.steps, case.steps))
             if progress is not None:
                 progress(i + 1)
             if prop is not None and self.baseline_passes(case):
@@ -936,12 +975,18 @@ def _positive_budget(text: str) -> int:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from properties.explore.guided import SEARCHES
+
     p = subparsers.add_parser("mutants", help="mutation analysis of the implementation (impl/)")
     p.add_argument("--budget", type=_positive_budget, default=DEFAULT_BUDGET,
                    help=f"interleavings per mutant at most (default {DEFAULT_BUDGET}, the default campaign's)")
     p.add_argument("--world", choices=WORLDS, default="swarm",
                    help="swarm: interleaving i is seed i of the default campaign, in the world it draws "
                         "(default); fixed: seed i of the fixed world, fault profiles cycled (--faults)")
+    p.add_argument("--search", choices=SEARCHES, default="guided",
+                   help="guided: part of every round after the first breeds from the interleavings that "
+                        "reached something new, as groupcheck campaign does (default); plain: interleaving "
+                        "i is seed i, nothing bred")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="run only this mutant (repeatable); see --list")
     p.add_argument("--faults", action="append", default=[], metavar="PROFILE",
@@ -1043,7 +1088,8 @@ def cmd_mutants(args) -> int:
         if not out.parent.exists():
             raise UsageError(f"--out: the directory {str(out.parent)!r} does not exist")
     names = list(dict.fromkeys(args.only)) or list(MUTANTS) + (list(UNREACHED) if args.unreached or args.all else [])
-    search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES, world=args.world)
+    search = Search(steps=args.steps, profiles=tuple(dict.fromkeys(args.faults)) or PROFILES, world=args.world,
+                    search=args.search)
     outcomes = []
     total = 0
     wall = time.perf_counter()

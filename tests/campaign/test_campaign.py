@@ -105,6 +105,44 @@ def test_worker_killed_mid_task_loses_nothing(spark, tmp_path):
     assert totals.failures == single.failures
 
 
+def test_guided_campaign_on_spark_equals_one_process(spark, tmp_path):
+    """A guided search (three rounds of 24, 10 children in each after the first) gives the same
+    rows, coverage and corpus on Spark, whose tasks finish in any order, as in one process; its
+    children are in the rows with their lineage."""
+    plan = make_plan(_args(steps=25, search="guided"))
+    assert plan["search"] == "guided"
+    plan["rounds"] = {"size": 24, "children": 10}
+    on_spark = campaign.Totals(tmp_path / "rows.jsonl.gz")
+    on_spark, interrupted = campaign.run_search(lambda p, r: run_spark(spark, p, r, totals=on_spark), plan, 0, 72, 5,
+                                                on_spark)
+    on_spark.close()
+    assert not interrupted
+    single = campaign.Totals()
+    single, _ = campaign.run_search(lambda p, r: run_local(p, r, totals=single), plan, 0, 72, 7, single)
+    assert on_spark.counts() == single.counts() and on_spark.corpus == single.corpus
+    assert on_spark.corpus["rounds"] == 3 and on_spark.corpus["parents"] > 3
+    with gzip.open(tmp_path / "rows.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    children = [r for r in rows if r["guided"][1] is not None]
+    assert sorted(r["guided"][0] for r in children) == list(range(38, 48)) + list(range(62, 72))
+    assert all("search=child" in r["world"] for r in children)
+    fresh_seeds = sorted(r["seed"] for r in rows if r["guided"][1] is None)
+    assert fresh_seeds == list(range(52))  # 24 + 14 + 14 fresh interleavings, seeds in order
+    # a child's row names a real walk: its world seed walked with its reseed points gives its events
+    child = children[0]
+    world = campaign.world_at(plan, config_from_dict(plan["config"]), child["seed"])
+    again = run("model", child["seed"], world.config, steps=child["guided"][3], faults=world.faults,
+                max_faults=world.max_faults, quiet_rate=world.quiet_rate,
+                reseed=tuple(tuple(x) for x in child["guided"][2]))
+    assert again.steps == child["events"]
+
+
+def test_guided_search_is_refused_for_a_broker_campaign(tmp_path, capsys):
+    status = cli.main(["campaign", "--system", "broker:groupcheck", "--search", "guided", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert status == 2 and "--search guided" in err and len(err.strip().splitlines()) == 1
+
+
 def test_quiet_rate_knob_is_the_walker_itself():
     """--quiet-rate calls the walker directly; at the walker's default it is exactly systems.run."""
     from properties.explore.walker import walk
