@@ -221,7 +221,7 @@ def world_for(args, config: Config, seed: int):
     from properties.explore.swarm import draw
 
     w = draw(seed, config, dict(_given(args), settings=args.settings))
-    return w.config, w.steps, w.faults, {"max_faults": w.max_faults, "quiet_rate": w.quiet_rate}
+    return w.config, w.steps, w.faults, w.walk_options()
 
 
 def replay_command(args, seed: int) -> str:

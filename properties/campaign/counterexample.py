@@ -49,14 +49,14 @@ def config_from_dict(values: dict) -> Config:
 
 
 def build(result, *, system: str, seed: int, config: Config, steps: int, faults: str, max_faults: int | None = None,
-          quiet_rate: float | None = None) -> dict:
+          quiet_rate: float | None = None, mix: str | None = None) -> dict:
     """The counterexample document of a failing :class:`properties.explore.walker.RunResult`.
     *max_faults* and *quiet_rate*, when the walk did not use the defaults (a swarm world's draw),
     are recorded under ``walk``: the schedule replays without them, but they say what was searched."""
     from properties.systems import states
 
     violation = result.violation
-    walk = {k: v for k, v in (("max_faults", max_faults), ("quiet_rate", quiet_rate)) if v is not None}
+    walk = {k: v for k, v in (("max_faults", max_faults), ("quiet_rate", quiet_rate), ("mix", mix)) if v is not None}
     doc = {
         "format": FORMAT,
         "version": VERSION,

@@ -147,7 +147,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             result = run(plan["system"], seed, w.config, steps=steps, faults=w.faults,
                          max_faults=w.max_faults, eventually=plan["eventually"],
                          on_step=coverage.on_step if features is None else features.on_step,
-                         quiet_rate=w.quiet_rate, hash_trace=False, reseed=() if spec is None else spec.reseed)
+                         quiet_rate=w.quiet_rate, hash_trace=False, reseed=() if spec is None else spec.reseed,
+                         mix=w.mix)
             coverage.end_run(result)
             if features is not None:
                 unseen = corpus.unknown(features.keys(result))
@@ -177,7 +178,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 doc = counterexample.build(kept, system=plan["system"], seed=seed, config=w.config,
                                            steps=steps, faults=w.faults,
                                            max_faults=w.max_faults if label else None,
-                                           quiet_rate=w.quiet_rate if label else None)
+                                           quiet_rate=w.quiet_rate if label else None,
+                                           mix=w.mix if w.mix != "default" else None)
                 if label:
                     doc["world"] = {"kind": "swarm", "regimes": dict(w.regimes), "pinned": plan.get("pinned")}
                 doc["mutant"] = plan.get("mutant")

@@ -42,6 +42,9 @@ _QUIET = ((0.0, 1), (0.04, 3), (0.15, 1))
 # One-way link latency: slow links keep requests in transit (where a broken connection can leave
 # them for the broker to handle late) and answers in flight past the member's next move.
 _LATENCY = (("fast", 4, (1, 1)), ("slow", 2, (20, 200)), ("very-slow", 1, (1000, 1500)))
+# The fault mix (properties.explore.walker.MIXES): which disruptions, how often, how slowly a new
+# coordinator loads the group. Drawn after the latency, so every earlier draw stays as it was.
+_MIX = (("default", 4), ("heavy", 1), ("coordinator", 2), ("clients", 1))
 
 
 @attrs.frozen
@@ -54,6 +57,11 @@ class SwarmWorld:
     max_faults: int
     quiet_rate: float
     regimes: tuple  # ((dimension, bucket), ...), in a fixed dimension order
+    mix: str = "default"  # the walk's fault mix (properties.explore.walker.MIXES)
+
+    def walk_options(self) -> dict:
+        """The walk's own parameters beyond config, steps and faults (for walk and systems.run)."""
+        return {"max_faults": self.max_faults, "quiet_rate": self.quiet_rate, "mix": self.mix}
 
     def label(self) -> str:
         """``clients=3 brokers=1 session=long ...``: the regimes on one line."""
@@ -138,9 +146,11 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     # per rebalance (with a round trip near the session timeout no Kafka group settles either)
     latency = max(1, min(latency, min(session, rebalance, request) // 10))
     latency_bucket = "fast" if latency <= 1 else "slow" if latency < 1000 else "very-slow"
+    mix = _weighted(rng, _MIX)[0] if faults == "all" else "default"  # the mix chooses among all the faults
     regimes += [("session", session_bucket), ("rebalance", rebalance_bucket), ("request", request_bucket),
                 ("new-member", new_member_bucket), ("initial-delay", delay_bucket), ("join", f"v{version}"),
-                ("assignors", ",".join(assignors) or "alternating"), ("latency", latency_bucket)]
+                ("assignors", ",".join(assignors) or "alternating"), ("latency", latency_bucket),
+                ("mix", mix)]
     fields = dict(
         clients=clients, brokers=brokers, partitions=partitions, session_timeout_ms=session,
         heartbeat_interval_ms=heartbeat, max_poll_interval_ms=rebalance, request_timeout_ms=request,
@@ -166,7 +176,7 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         for name, field in sorted(SETTINGS.items(), key=lambda item: -len(item[1])):  # Kafka's names, as --set
             message = message.replace(field, name)
         raise ConfigError(f"the swarm world of seed {seed} with the pinned options is impossible: {message}") from None
-    return SwarmWorld(config, steps, faults, max_faults, quiet_rate, tuple(regimes))
+    return SwarmWorld(config, steps, faults, max_faults, quiet_rate, tuple(regimes), mix)
 
 
 def check_pins(pinned: dict) -> None:

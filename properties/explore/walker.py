@@ -146,8 +146,42 @@ def _boundaries_of(config: Config) -> tuple:
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 
 
-def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int) -> list:
-    """Candidate events for the next step, with repetition as weight.
+@attrs.frozen
+class Mix:
+    """Which disruptions a walk offers and how often: the swarm's fault mix (issue 14: "fault mix
+    and weights"). With every kind at a low rate the rarer situations need two unlikely draws in a
+    row (a failover while the group completes a rebalance, then a request before the new
+    coordinator has loaded the group); a world that favours one family of faults meets them."""
+
+    chance: float = 0.15  # per step, of offering one disruption (fault profile all)
+    kinds: tuple = _DISRUPTIONS  # drawn from uniformly (repetition is weight)
+    load_chance: float | None = None  # per step, of offering the coordinator's load; None: always
+    weight: int = 1  # copies of the disruption among the step's candidates
+
+    def __attrs_post_init__(self):
+        if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1):
+            raise ValueError(f"a mix's chances must be in [0, 1], got {self.chance} and {self.load_chance}")
+        unknown = set(self.kinds) - set(_DISRUPTIONS)
+        if unknown or not self.kinds:
+            raise ValueError(f"a mix's kinds must be some of {', '.join(sorted(set(_DISRUPTIONS)))}, got {self.kinds}")
+
+
+#: The swarm's fault mixes by name. ``coordinator``: failovers and broker crashes, and a group that
+#: loads slowly (a large __consumer_offsets partition), so requests meet a coordinator still loading
+#: and members of a generation that was never stored; ``clients``: consumers crashing, closing,
+#: their clocks jumping.
+MIXES = {
+    "default": Mix(),
+    "heavy": Mix(0.5, weight=3),
+    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart"), 0.1, weight=4),
+    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3),
+}
+DEFAULT_MIX = MIXES["default"]
+
+
+def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int, mix: Mix = DEFAULT_MIX) -> list:
+    """Candidate events for the next step, with repetition as weight; *mix* says which disruptions
+    and how often (the default mix makes the same draws as before mixes existed).
 
     This runs before every step of every walk, so it is written for speed: only the slots
     :func:`_busy_slots` names are looked at, and the random draws go through :func:`below`. The draws (and so
@@ -194,7 +228,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                     # processed: 0 lost, 1 handled now (a quarter each), 2 handled later (half)
                     add(("disconnect", c, slot, 2 if pick & 2 else pick & 1, pick))
     leader = world.leader
-    if leader is not None and world.brokers[leader].loading:
+    if leader is not None and world.brokers[leader].loading and (mix.load_chance is None
+                                                                  or rng.random() < mix.load_chance):
         load = ("load", leader, pick)
         events += (load, load)
     if world.orphans and rng.random() < 0.2:  # late: a read request waits in the broker's queue a while
@@ -210,12 +245,14 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             add(("heal", c, b, pick))
         elif rng.random() < 0.3:
             add(("partition", c, b, pick))
-        if faults == "all" and rng.random() < 0.15:
-            kind = _DISRUPTIONS[below(getrandbits, len(_DISRUPTIONS))]
+        if faults == "all" and rng.random() < mix.chance:
+            kinds = mix.kinds
+            kind = kinds[below(getrandbits, len(kinds))]
             if kind == "clock_jump":
-                add((kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick))
+                disruption = (kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick)
             else:
-                add((kind, c if kind in ("crash", "close") else b, pick))
+                disruption = (kind, c if kind in ("crash", "close") else b, pick)
+            events += (disruption,) * mix.weight
     return events
 
 
@@ -393,6 +430,7 @@ def walk(
     on_step=None,
     hash_trace: bool = True,
     reseed: tuple = (),
+    mix: str = "default",
 ) -> RunResult:
     """One seeded interleaving of the model world, checked after every step: *steps* random events
     applied (a drawn event that changes nothing is not one of them), with quiet bursts at
@@ -409,7 +447,11 @@ def walk(
     *reseed* (guided search, :mod:`properties.explore.guided`): ``((position, text), ...)`` in
     ascending position; once the schedule holds *position* events the walk draws from
     ``random.Random(text)`` instead. A walk reseeded at *position* repeats, event for event, the
-    walk without that reseed up to there (the draws before it are the same), then goes elsewhere."""
+    walk without that reseed up to there (the draws before it are the same), then goes elsewhere.
+    *mix*: the name of the fault mix (:data:`MIXES`)."""
+    if mix not in MIXES:
+        raise ValueError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
+    fault_mix = MIXES[mix]
     rng = random.Random(seed)
     reseeds = list(reseed)
     world = initial_world(config)
@@ -429,7 +471,7 @@ def walk(
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
                                       max_events=300, companion=companion, on_step=on_step)
             continue
-        events = enabled_events(world, rng, faults, faults_left)
+        events = enabled_events(world, rng, faults, faults_left, fault_mix)
         event = events[below(rng.getrandbits, len(events))]
         draws += 1
         new, log = step(world, event)

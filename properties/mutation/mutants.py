@@ -846,6 +846,7 @@ class Case:
     quiet_rate: Optional[float] = None
     world: Optional[str] = None  # the swarm regimes, for the report
     reseed: tuple = ()  # a guided search's child (properties.explore.guided)
+    mix: str = "default"  # the swarm world's fault mix
 
 
 def _verdict(case: Case, features=None) -> Tuple[Optional[str], Optional[str]]:
@@ -860,7 +861,7 @@ def _verdict(case: Case, features=None) -> Tuple[Optional[str], Optional[str]]:
     try:
         result = run("impl", case.seed, case.config, steps=case.steps, faults=case.faults,
                      max_faults=case.max_faults, quiet_rate=case.quiet_rate, hash_trace=False, on_step=on_step,
-                     reseed=case.reseed)
+                     reseed=case.reseed, mix=case.mix)
     except Exception as e:  # noqa: BLE001 - a crash of the implementation is a detection
         return f"crash:{type(e).__name__}", str(e)[:200]
     finally:
@@ -915,7 +916,7 @@ class Search:
             w = draw(seed, self.config)
             label = w.label() if spec is None or spec.parent is None else f"{w.label()} search=child"
             return Case(seed, w.config, spec.steps if spec is not None and spec.steps else w.steps, w.faults,
-                        w.max_faults, w.quiet_rate, label, reseed)
+                        w.max_faults, w.quiet_rate, label, reseed, w.mix)
         seed, faults = self.interleaving(seed)
         steps = spec.steps if spec is not None and spec.steps else self.steps
         return Case(seed, self.world(name), steps, faults, reseed=reseed)

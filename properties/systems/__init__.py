@@ -55,18 +55,18 @@ def companion_for(system: str, config: Config, seed: int):
 
 def run(system: str, seed: int, config: Config, steps: int = 50, faults: str = "all", max_faults: int = 6,
         eventually: bool = True, on_step=None, quiet_rate: float | None = None, hash_trace: bool = True,
-        reseed: tuple = ()) -> RunResult:
+        reseed: tuple = (), mix: str = "default") -> RunResult:
     """One seeded interleaving of *system*; same arguments ⇒ same schedule and trace hash.
     *on_step(world, event, new_world, log)* is called after every applied event (coverage);
     *quiet_rate* None is the walker's default; *hash_trace* = False leaves the trace hash out;
-    *reseed*: a guided search's child walk (:func:`properties.explore.walker.walk`)."""
+    *reseed*: a guided search's child walk; *mix*: the fault mix (:func:`properties.explore.walker.walk`)."""
     from properties.systems.watchdog import watching
 
     extra = {} if quiet_rate is None else {"quiet_rate": quiet_rate}
     with watching():  # an implementation step that never ends becomes an impl-no-hang counterexample
         return walk(seed, config, steps=steps, faults=faults, max_faults=max_faults, eventually=eventually,
                     companion=companion_for(system, config, seed), on_step=on_step, hash_trace=hash_trace,
-                    reseed=reseed, **extra)
+                    reseed=reseed, mix=mix, **extra)
 
 
 def replay(system: str, config: Config, schedule, seed: int = 0, check_eventually: bool = False,

@@ -23,6 +23,7 @@ ALL_BUCKETS = {
     "clients": {"1", "2", "3", "4", "5"},
     "brokers": {"1", "2", "3"},
     "faults": {"none", "network", "all"},
+    "mix": {"default", "heavy", "coordinator", "clients"},
 }
 
 
@@ -128,3 +129,40 @@ def test_a_shrinker_tries_an_eventually_failure_with_a_settle_phase():
     a = Violation("eventually-stable", "the group did not settle: Empty in generation 4 with members []")
     b = Violation("eventually-stable", "the group did not settle: PreparingRebalance in generation 9 with members [x]")
     assert signature(a) == signature(b)
+
+
+def test_a_fault_mix_favours_its_faults_and_the_default_mix_is_the_walk_without_one():
+    """The coordinator mix meets failovers and requests to a coordinator still loading the group
+    (where a check-order bug like apache/kafka#4788 lives) far more often than the default mix;
+    the clients mix meets client crashes and closes instead. Model walks of the fixed world."""
+    from properties.explore.walker import MIXES, Mix, walk
+
+    config = Config(clients=3, brokers=3, partitions=6)
+
+    def counts(mix):
+        seen = {"failover": 0, "crash": 0, "close": 0, "to-loading": 0}
+
+        def hook(world, event, new, log):
+            if event[0] in seen:
+                seen[event[0]] += 1
+            leader = world.leader
+            if (event[0] == "deliver" and event[3] and leader is not None and world.brokers[leader].loading
+                    and event[2] % config.brokers == leader):
+                seen["to-loading"] += 1
+
+        for seed in range(30):
+            walk(seed, config, steps=60, mix=mix, on_step=hook, eventually=False, hash_trace=False)
+        return seen
+
+    default, coordinator, clients = counts("default"), counts("coordinator"), counts("clients")
+    assert coordinator["failover"] > 3 * max(1, default["failover"])
+    assert coordinator["to-loading"] > 3 * max(1, default["to-loading"])
+    assert coordinator["crash"] == coordinator["close"] == 0
+    assert clients["crash"] + clients["close"] > 2 * max(1, default["crash"] + default["close"])
+    assert clients["failover"] == 0
+    assert walk(7, config, steps=40).schedule == walk(7, config, steps=40, mix="default").schedule
+    with pytest.raises(ValueError, match="mix must be one of"):
+        walk(7, config, mix="wild")
+    with pytest.raises(ValueError, match="kinds must be some of"):
+        Mix(kinds=("meteor",))
+    assert set(MIXES) == ALL_BUCKETS["mix"]
