@@ -549,6 +549,224 @@ def _pending_member_removal_no_join_check():
     return remove_pending_member_and_update_group
 
 
+def _heartbeat_not_coordinator_unhandled():
+    """zendesk/ruby-kafka#277 ("Rescue NotCoordinatorForGroup during heartbeats"): after the group
+    moved to another coordinator, the heartbeat's NOT_COORDINATOR was not among the errors the
+    client handled: it was raised as unexpected (ruby-kafka's consumer crashed) instead of sending
+    the member to find the new coordinator."""
+    original = _original(f"{_AC}.HeartbeatResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, heartbeat_response, future):
+        error = Errors.for_code(heartbeat_response.error_code)
+        if error is Errors.NOT_COORDINATOR:  # MUTANT: not a case the handler knows
+            from impl.errors import KafkaException
+
+            future.raise_(KafkaException("Unexpected error in heartbeat response: " + error.message))
+            return
+        original(self, heartbeat_response, future)
+    return handle
+
+
+def _unsent_failed_every_poll():
+    """KAFKA-3488 (apache/kafka#1183): ConsumerNetworkClient.poll ended by failing every request it
+    could not send yet ("fail all requests that couldn't be sent"), so a request to a node still
+    connecting (an SSL handshake, a slow link) failed at once instead of waiting for the connection
+    until its request timeout, as failExpiredRequests lets it since."""
+    original = _original("impl.consumer_network_client.ConsumerNetworkClient.fail_expired_requests")
+
+    def fail_expired_requests(self, now):
+        from impl.errors import RetriableException
+
+        original(self, now)
+        for node in list(self.unsent.nodes()):  # MUTANT: fail what is left unsent, expired or not
+            # Kafka 0.9's SendFailedException: a RetriableException
+            self._fail_unsent_requests(node, RetriableException("Failed to send request (not sent by the end of poll)"))
+    return fail_expired_requests
+
+
+def _follower_sync_answered_at_once():
+    """nisshi-io/nisshi#679 (Tansu's SyncGroup handler, tansu-io/tansu administrator.rs): a
+    follower's SyncGroup that arrives before the leader's was answered with whatever assignment the
+    member had (empty) instead of waiting for the leader's; Kafka parks it until the leader's
+    SyncGroup is stored (GroupCoordinator.doSyncGroup, CompletingRebalance)."""
+    original = _original(f"{_GC}.do_sync_group")
+
+    def do_sync_group(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
+                      group_assignment, response_callback):
+        from impl.server.group_coordinator import COMPLETING_REBALANCE, SyncGroupResponseData
+
+        if (group.state is COMPLETING_REBALANCE and not group.is_leader(member_id)
+                and self.validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name,
+                                             group_instance_id) is None):
+            self.remove_pending_sync_member(group, member_id)
+            # MUTANT: answered now, with the assignment the member has (none yet), not parked
+            response_callback(SyncGroupResponseData(error_code=0, protocol_type=group.protocol_type,
+                                                    protocol_name=group.protocol_name,
+                                                    assignment=group.members[member_id].assignment))
+            return
+        original(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
+                 group_assignment, response_callback)
+    return do_sync_group
+
+
+def _member_removal_no_join_check():
+    """streamnative/kop#380 (Kafka-on-Pulsar's GroupCoordinator): removing a member while the group
+    is PreparingRebalance did not re-check whether the join phase could complete (the
+    joinPurgatory.checkAndComplete was commented out), so the group waited for the departed member
+    until the rebalance timeout, and clients saw the coordinator as unavailable."""
+
+    def remove_member_and_update_group(self, group, member, reason=None):
+        from impl.server.group_coordinator import COMPLETING_REBALANCE, STABLE, UNKNOWN_MEMBER_ID, join_error
+        from impl.errors import Errors
+
+        group.maybe_invoke_join_callback(member, join_error(UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID))
+        group.remove(member.member_id)
+        state = group.state
+        if state is STABLE or state is COMPLETING_REBALANCE:
+            self.maybe_prepare_rebalance(group, reason)
+        # MUTANT: PreparingRebalance: the join phase is not re-checked
+    return remove_member_and_update_group
+
+
+def _expired_member_not_checked():
+    """KAFKA-8896 (apache/kafka#7377, "Check group state before completing delayed heartbeat"): a
+    delayed heartbeat tried after its member had left the group looked the member up anyway, and
+    the coordinator failed with NoSuchElementException (the fix: shouldCompleteNonPendingHeartbeat
+    checks ``group.has(memberId)`` first)."""
+
+    def should_complete_non_pending_heartbeat(self, group, member_id):
+        member = group.members[member_id]  # MUTANT: no check that the member is still in the group
+        return member.has_satisfied_heartbeat()
+    return should_complete_non_pending_heartbeat
+
+
+def _reconnect_backoff_from_attempt():
+    """KAFKA-2459 (apache/kafka#290, "connection backoff, timeouts and retries"): the reconnect
+    blackout was counted from when the connection attempt began, not from when the connection was
+    lost, so a connection that failed after a long attempt (or lived a while) could be retried at
+    once (ClusterConnectionStates.disconnected now stamps lastConnectAttemptMs with the disconnect)."""
+
+    def disconnected(self, node_id, now):
+        from impl.network.network_client import ConnectionState
+
+        state = self._node_state_or_fail(node_id)
+        # MUTANT: last_connect_attempt_ms keeps the attempt's start
+        self._update_reconnect_backoff(state)
+        if state.state == ConnectionState.CONNECTING:
+            self._update_connection_setup_timeout(state)
+            self._connecting_nodes.pop(node_id, None)
+        else:
+            self._reset_connection_setup_timeout(state)
+        state.state = ConnectionState.DISCONNECTED
+    return disconnected
+
+
+def _disconnect_keeps_coordinator():
+    """KAFKA-17293 (apache/kafka#16844, "HeartbeatRequestManager should rediscover disconnected
+    coordinator"): a coordinator request that failed because the connection broke did not mark the
+    coordinator unknown, so the member kept sending to a coordinator it could not reach instead of
+    finding the current one (the classic consumer's CoordinatorResponseHandler.onFailure does)."""
+
+    def on_failure(self, e, future):
+        future.raise_(e)  # MUTANT: a DisconnectException does not mark the coordinator unknown
+    return on_failure
+
+
+def _eager_revoke_keeps_assignment():
+    """KAFKA-5154 (apache/kafka#3181, "Consumer fetches from revoked partitions when SyncGroup fails
+    with disconnection"): onJoinPrepare ran the revocation callback but left the assignment in
+    place, so when the rebalance then failed the consumer went on fetching (and committing) the
+    partitions it had revoked; the fix clears the assignment with the revocation."""
+    original = _original(f"{_CC}.ConsumerCoordinator.on_join_prepare")
+
+    def on_join_prepare(self, timer, generation, member_id):
+        kept = self.subscriptions.assigned_partitions()
+        done = original(self, timer, generation, member_id)
+        if kept and generation != -1 and member_id != "":
+            self.subscriptions.assign_from_subscribed(kept)  # MUTANT: revoked, but still assigned
+        return done
+    return on_join_prepare
+
+
+def _heartbeat_rebalance_not_liveness():
+    """confluentinc/librdkafka#3435 ("Keep session alive during long consumer group rebalances"): a
+    heartbeat answered REBALANCE_IN_PROGRESS did not refresh the session timer, so members of a
+    long rebalance timed their own sessions out; Kafka counts it as a heartbeat received
+    (AbstractCoordinator.HeartbeatThread: "it is valid to continue heartbeating while the group is
+    rebalancing")."""
+
+    def on_failure(self, e):
+        from impl.errors import FencedInstanceIdException
+
+        if isinstance(e, FencedInstanceIdException):
+            self.thread.failed = e
+        else:  # MUTANT: REBALANCE_IN_PROGRESS is a failed heartbeat like any other
+            self.thread.coordinator.heartbeat.fail_heartbeat()
+    return on_failure
+
+
+def _no_brokers_lookup_memoised():
+    """KAFKA-4139 (apache/kafka#1831, "Reset findCoordinatorFuture when brokers are unavailable"):
+    with no broker to ask, lookupCoordinator memoised the failed future, and every later lookup
+    returned that failure without asking again."""
+
+    def lookup_coordinator(self):
+        from impl.future import RequestFuture
+
+        if self.find_coordinator_future is None:
+            node = self.client.least_loaded_node()
+            if node is None:
+                # MUTANT: the failed future is memoised
+                self.find_coordinator_future = RequestFuture.no_brokers_available()
+            else:
+                self.find_coordinator_future = self.send_find_coordinator_request(node)
+        return self.find_coordinator_future
+    return lookup_coordinator
+
+
+def _join_unknown_member_keeps_member_id():
+    """kafka4beam/brod#177 ("UnknownMemberId after brod_sup restarts the client": "the member id is
+    not reset, causing the group coordinator to rejoin again and again"): a JoinGroup answered
+    UNKNOWN_MEMBER_ID must rejoin as a new member (AbstractCoordinator.JoinGroupResponseHandler
+    resets the member id); keeping the id the coordinator does not know repeats the error."""
+    original = _original(f"{_AC}.JoinGroupResponseHandler.handle")
+    Errors = _errors()
+
+    def handle(self, join_response, future):
+        error = Errors.for_code(join_response.error_code)
+        if error is Errors.UNKNOWN_MEMBER_ID:
+            if self.generation_unchanged():
+                # MUTANT: the member id is kept
+                self.coordinator.reset_state_on_response_error("JoinGroup", error, False)
+            future.raise_(error)
+            return
+        original(self, join_response, future)
+    return handle
+
+
+def _heartbeat_state_before_generation():
+    """KAFKA-2557 (apache/kafka#222, separating REBALANCE_IN_PROGRESS from ILLEGAL_GENERATION): the
+    first version of the change answered by the group's state before checking the generation ("I
+    think I got the ordering wrong here. We probably should check for generation id mismatch before
+    validating group stability"), so a heartbeat of an older generation during a rebalance was told
+    REBALANCE_IN_PROGRESS instead of ILLEGAL_GENERATION."""
+
+    def validate_heartbeat(self, group, generation_id, member_id, group_instance_id):
+        from impl.errors import Errors
+        from impl.server.group_coordinator import DEAD, PREPARING_REBALANCE
+
+        if group.state is DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        error = self.validate_current_member(group, member_id, group_instance_id)
+        if error is not None:
+            return error
+        if group.state is PREPARING_REBALANCE:
+            return None  # MUTANT: the state answers before the generation is checked
+        return self.validate_generation(group, generation_id)
+    return validate_heartbeat
+
+
 #: (name, description, target, kind, replacement factory, source)
 HISTORY_DEFS = [
     ("sync_illegal_generation_resets_member_id",
@@ -663,4 +881,52 @@ HISTORY_DEFS = [
      "removing a pending member does not re-check whether the join phase can complete",
      f"{_GC}.remove_pending_member_and_update_group", "missing step", _pending_member_removal_no_join_check,
      "KAFKA-7909 (apache/kafka#6251)"),
+    ("heartbeat_not_coordinator_unhandled",
+     "a Heartbeat NOT_COORDINATOR is raised as an unexpected error; the coordinator is kept",
+     f"{_AC}.HeartbeatResponseHandler.handle", "missing case", _heartbeat_not_coordinator_unhandled,
+     "zendesk/ruby-kafka#277"),
+    ("unsent_failed_every_poll",
+     "every poll ends by failing the requests it could not send yet, expired or not",
+     "impl.consumer_network_client.ConsumerNetworkClient.fail_expired_requests", "wrong condition",
+     _unsent_failed_every_poll, "KAFKA-3488 (apache/kafka#1183)"),
+    ("follower_sync_answered_at_once",
+     "a follower's SyncGroup before the leader's is answered at once with the assignment it has (none)",
+     f"{_GC}.do_sync_group", "missing wait", _follower_sync_answered_at_once,
+     "nisshi-io/nisshi#679 (tansu-io/tansu)"),
+    ("member_removal_no_join_check",
+     "removing a member during PreparingRebalance does not re-check whether the join phase can complete",
+     f"{_GC}.remove_member_and_update_group", "missing step", _member_removal_no_join_check,
+     "streamnative/kop#380"),
+    ("expired_member_not_checked",
+     "a delayed heartbeat tried after its member left looks the member up without checking it is still there",
+     f"{_GC}.should_complete_non_pending_heartbeat", "missing check", _expired_member_not_checked,
+     "KAFKA-8896 (apache/kafka#7377)"),
+    ("reconnect_backoff_from_attempt",
+     "the reconnect backoff is counted from the connection attempt's start, not from the disconnect",
+     "impl.network.network_client.ClusterConnectionStates.disconnected", "wrong timestamp",
+     _reconnect_backoff_from_attempt, "KAFKA-2459 (apache/kafka#290)"),
+    ("disconnect_keeps_coordinator",
+     "a coordinator request failed by a broken connection does not mark the coordinator unknown",
+     f"{_AC}.CoordinatorResponseHandler.on_failure", "missing step", _disconnect_keeps_coordinator,
+     "KAFKA-17293 (apache/kafka#16844)"),
+    ("eager_revoke_keeps_assignment",
+     "onJoinPrepare revokes the partitions (callback) but leaves them assigned",
+     f"{_CC}.ConsumerCoordinator.on_join_prepare", "missing step", _eager_revoke_keeps_assignment,
+     "KAFKA-5154 (apache/kafka#3181)"),
+    ("heartbeat_rebalance_not_liveness",
+     "a heartbeat answered REBALANCE_IN_PROGRESS does not refresh the session timer (a failed heartbeat)",
+     f"{_AC}._HeartbeatListener.on_failure", "wrong reaction", _heartbeat_rebalance_not_liveness,
+     "confluentinc/librdkafka#3435"),
+    ("no_brokers_lookup_memoised",
+     "with no broker to ask, the failed FindCoordinator future is memoised",
+     f"{_AC}.AbstractCoordinator.lookup_coordinator", "stale future", _no_brokers_lookup_memoised,
+     "KAFKA-4139 (apache/kafka#1831)"),
+    ("join_unknown_member_keeps_member_id",
+     "a JoinGroup UNKNOWN_MEMBER_ID resets the generation but keeps the member id",
+     f"{_AC}.JoinGroupResponseHandler.handle", "wrong reset", _join_unknown_member_keeps_member_id,
+     "kafka4beam/brod#177"),
+    ("heartbeat_state_before_generation",
+     "a Heartbeat during PreparingRebalance is answered by the state before the generation is checked",
+     f"{_GC}.validate_heartbeat", "wrong order", _heartbeat_state_before_generation,
+     "KAFKA-2557 (apache/kafka#222)"),
 ]
