@@ -1028,6 +1028,10 @@ def markdown(outcomes: List[Outcome], args, seconds: float) -> str:
     s = summary(outcomes)
     world = ("the default campaign (interleaving i = seed i in its swarm world)" if args.world == "swarm"
              else f"the fixed world, fault profiles {', '.join(args.faults or PROFILES)} in turn")
+    if getattr(args, "search", "plain") == "guided":
+        world = (("the swarm worlds" if args.world == "swarm" else world) + ", guided as groupcheck campaign "
+                 "--search guided is: after the first round of 200, the last 50 of every round are bred from "
+                 "the interleavings that reached something new")
     lines = [
         "# Mutation report",
         "",

@@ -544,3 +544,42 @@ def test_cli_usage_errors(capsys, argv, text):
     assert main(["mutants", *argv]) == 2
     err = capsys.readouterr().err
     assert text in err and "Traceback" not in err
+
+
+def test_the_report_says_which_search_ran():
+    import argparse
+
+    outcome = mutants.Outcome("generation_not_bumped", True, 1, 0.1, "impl-matches-model", 0, "all")
+    plain = argparse.Namespace(world="swarm", search="plain", budget=5, faults=[])
+    guided = argparse.Namespace(world="swarm", search="guided", budget=5, faults=[])
+    assert "interleaving i = seed i" in mutants.markdown([outcome], plain, 1.0)
+    text = mutants.markdown([outcome], guided, 1.0)
+    assert "--search guided" in text and "interleaving i = seed i" not in text
+
+
+def test_a_guided_hunt_breeds_children_after_the_first_round(monkeypatch):
+    """A guided hunt runs the corpus's specs: with rounds of 6 and 2 children, the first round is
+    fresh and interleavings 10 and 11 are children of the first round's (their cases carry reseed
+    points); the others take fresh seeds in order."""
+    from properties.explore import guided
+
+    seen = []
+    original = Search.case
+
+    def case(self, name, i, spec=None):
+        seen.append(spec)
+        return original(self, name, i, spec)
+
+    monkeypatch.setattr(Search, "case", case)
+    monkeypatch.setattr(guided.Corpus, "__init__", _small_rounds)
+    # a survivor of 2,000 interleavings, so all twelve run
+    outcome = Search(world="swarm", search="guided").hunt("pending_member_leave_rejected", budget=12)
+    assert not outcome.killed and len(seen) == 12
+    assert [s.interleaving for s in seen if s.parent is not None] == [10, 11]
+    assert [s.world_seed for s in seen if s.parent is None] == list(range(10))
+    assert all(s.reseed and s.parent < 6 for s in seen if s.parent is not None)
+
+
+def _small_rounds(self, start=0, round_size=6, children=2):
+    self.start, self.round_size, self.children = start, 6, 2
+    self.known, self.parents = set(), []
