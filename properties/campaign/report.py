@@ -278,7 +278,8 @@ def guided_line(r: dict) -> str | None:
     g = r.get("guided")
     if not g:
         return None
-    return (f"search: guided, {g['rounds']:,} rounds; {g['children']:,} interleavings bred from a corpus of "
+    rounds = f"{g['rounds']:,} round" + ("" if g["rounds"] == 1 else "s")
+    return (f"search: guided, {rounds}; {g['children']:,} interleavings bred from a corpus of "
             f"{g['parents']:,} that reached {g['features']:,} distinct features ({g['children_failed']:,} of them failed)")
 
 
@@ -775,6 +776,10 @@ def html_report(r: dict, docs: dict) -> str:
                     '<th>regime</th><th>interleavings</th><th>share</th><th>failing</th></tr>'
                     + "".join(f"<tr><td>{_e(d)}</td><td>{_e(b)}</td><td>{n:,}</td><td>{share:.0%}</td><td>{f:,}</td></tr>"
                               for d, b, n, f, share in regimes_rows(r)) + "</table>")
+    if guided_line(r):
+        body.append(f'<h2>Search</h2><p>{_e(guided_line(r))}. A child repeats an interleaving that reached '
+                    'something new up to where it did, then draws its own events (properties/explore/guided.py); '
+                    'its row and counterexample file say which (<code>guided</code>).</p>')
     # verdicts
     body.append('<h2>Verdict per property</h2><p class="muted">A run stops at its first failure: after that step no '
                 'property is checked in that interleaving, and the eventually properties are judged only after the '

@@ -723,8 +723,13 @@ WHY_UNREACHED: Dict[str, str] = {
         "rebalance can reset the member, so skipping it on the rejoin changes nothing observable; "
         "KAFKA-12983 lost the cooperative protocol's ownedPartitions, which groupcheck does not model",
     "pending_member_leave_rejected":
-        "needs a consumer closed between its MEMBER_ID_REQUIRED answer and its second JoinGroup, which its "
-        "next poll sends at once: 2,000 interleavings did not close one in that window",
+        "needs a LeaveGroup from a member the coordinator still holds as pending (MEMBER_ID_REQUIRED "
+        "answered, second JoinGroup not yet read): the Java client's joinGroupIfNeeded sends the second "
+        "JoinGroup in the same poll that reads the answer (``continue``), and close() leaves only with a "
+        "member id it has read, so on one FIFO connection the JoinGroup always arrives first; a client "
+        "that pauses between the two (librdkafka's state machine, KAFKA-7909's reporter) or a close "
+        "inside that poll would reach it (not 2,000 interleavings, nor --search guided with the fault "
+        "mixes)",
     "heartbeat_state_before_generation":
         "needs a Heartbeat of another generation while the group prepares a rebalance, from a member "
         "still in the group: on one FIFO connection a member's heartbeat never outruns its own rejoin, "

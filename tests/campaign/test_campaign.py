@@ -137,6 +137,33 @@ def test_guided_campaign_on_spark_equals_one_process(spark, tmp_path):
     assert again.steps == child["events"]
 
 
+def test_a_guided_campaign_reports_its_search(tmp_path, capsys, monkeypatch):
+    """--search guided in one process: results.json, the console, summary.md and index.html say how
+    many children came from how big a corpus; a plain campaign says nothing of the kind."""
+    from properties.explore import guided
+
+    monkeypatch.setattr(guided, "ROUND", 20)
+    monkeypatch.setattr(guided, "CHILDREN", 8)
+    out = tmp_path / "g"
+    status = cli.main(["campaign", "--local", "--system", "model", "--search", "guided", "--interleavings", "60",
+                       "--steps", "15", "--out", str(out), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    results = json.loads(captured.out)
+    g = results["guided"]
+    assert results["config"]["search"] == "guided"
+    assert g["rounds"] == 3 and g["children"] == 16 and g["parents"] > 0 and g["features"] > g["parents"]
+    assert "search: guided, 3 rounds; 16 interleavings bred" in (out / "summary.md").read_text()
+    assert "<h2>Search</h2>" in (out / "index.html").read_text()
+    with gzip.open(out / "interleavings.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    assert sum(r["guided"][1] is not None for r in rows) == 16
+    plain = tmp_path / "p"
+    assert cli.main(["campaign", "--local", "--system", "model", "--interleavings", "5", "--steps", "15",
+                     "--out", str(plain), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["guided"] is None
+
+
 def test_guided_search_is_refused_for_a_broker_campaign(tmp_path, capsys):
     status = cli.main(["campaign", "--system", "broker:groupcheck", "--search", "guided", "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
