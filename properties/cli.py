@@ -469,12 +469,11 @@ def _cmd_campaign(args) -> int:
     from properties.campaign.spark import CampaignError, cmd_campaign
 
     if args.system.startswith("broker:"):
+        from properties.campaign.spark import search_of
         from properties.conform.spark import cmd_broker_campaign
 
-        if getattr(args, "search", None) == "guided":
-            raise UsageError("--search guided breeds walks of the simulated world: a broker campaign "
-                             f"(--system {args.system}) runs fixed schedules; use --search plain or leave it out")
         try:
+            search_of(args)  # a broker campaign runs fixed schedules: --search guided is refused
             return cmd_broker_campaign(args)
         except CampaignError as e:
             print(f"groupcheck: error: {e}", file=sys.stderr)

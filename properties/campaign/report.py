@@ -274,6 +274,11 @@ def guided_summary(plan: dict, totals) -> dict | None:
     return {**corpus, "children": children[0], "children_failed": children[1]}
 
 
+#: What the report says a child interleaving is (after the guided search's line).
+GUIDED_NOTE = ("A child repeats an interleaving that reached something new up to where it did, then draws its "
+               "own events (properties/explore/guided.py); its row and counterexample file say which (`guided`).")
+
+
 def guided_line(r: dict) -> str | None:
     g = r.get("guided")
     if not g:
@@ -469,9 +474,7 @@ def markdown(r: dict, docs: dict) -> str:
         L += [f"| {d} | {b} | {n:,} | {share:.0%} | {f:,} |" for d, b, n, f, share in regimes_rows(r)]
         L += [""]
     if guided_line(r):
-        L += ["## Search", "", guided_line(r) + ". A child repeats an interleaving that reached something new up "
-              "to where it did, then draws its own events (properties/explore/guided.py); its row and "
-              "counterexample file say which (`guided`).", ""]
+        L += ["## Search", "", f"{guided_line(r)}. {GUIDED_NOTE}", ""]
     L += ["## Verdict per property", "",
           "A run stops at its first failure: after that step no property is checked in that interleaving, "
           "and the eventually properties are judged only after the settle phase.", ""]
@@ -777,9 +780,7 @@ def html_report(r: dict, docs: dict) -> str:
                     + "".join(f"<tr><td>{_e(d)}</td><td>{_e(b)}</td><td>{n:,}</td><td>{share:.0%}</td><td>{f:,}</td></tr>"
                               for d, b, n, f, share in regimes_rows(r)) + "</table>")
     if guided_line(r):
-        body.append(f'<h2>Search</h2><p>{_e(guided_line(r))}. A child repeats an interleaving that reached '
-                    'something new up to where it did, then draws its own events (properties/explore/guided.py); '
-                    'its row and counterexample file say which (<code>guided</code>).</p>')
+        body.append(f"<h2>Search</h2><p>{_e(guided_line(r))}. {_e(GUIDED_NOTE)}</p>")
     # verdicts
     body.append('<h2>Verdict per property</h2><p class="muted">A run stops at its first failure: after that step no '
                 'property is checked in that interleaving, and the eventually properties are judged only after the '

@@ -382,13 +382,13 @@ def run_search(run_tasks, plan: dict, seed_start: int, interleavings: int, task_
             break
         totals.offers = []
         totals, interrupted = run_tasks(dict(plan, guided=corpus.to_plan()), task_ranges(a, b - a, task_size))
+        if not interrupted:
+            specs = {offer[0]: corpus.spec(offer[0]) for offer in totals.offers}  # as the round ran them
+            for i, features, walked, steps in sorted(totals.offers, key=lambda offer: offer[0]):
+                corpus.offer(specs[i], features, walked, steps)
         totals.corpus = {"parents": len(corpus.parents), "features": len(corpus.known), "rounds": r + 1}
         if interrupted:
             return totals, True
-        specs = {offer[0]: corpus.spec(offer[0]) for offer in totals.offers}  # as the round ran them
-        for i, features, walked, steps in sorted(totals.offers, key=lambda offer: offer[0]):
-            corpus.offer(specs[i], features, walked, steps)
-        totals.corpus = {"parents": len(corpus.parents), "features": len(corpus.known), "rounds": r + 1}
         r += 1
     return totals, False
 

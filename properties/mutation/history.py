@@ -681,9 +681,12 @@ def _eager_revoke_keeps_assignment():
     original = _original(f"{_CC}.ConsumerCoordinator.on_join_prepare")
 
     def on_join_prepare(self, timer, generation, member_id):
+        from impl.coordinator.abstract_coordinator import NO_GENERATION
+
         kept = self.subscriptions.assigned_partitions()
         done = original(self, timer, generation, member_id)
-        if kept and generation != -1 and member_id != "":
+        # the eager branch of onJoinPrepare (a reset member's partitions are lost, not revoked)
+        if kept and generation != NO_GENERATION.generation_id and member_id != NO_GENERATION.member_id:
             self.subscriptions.assign_from_subscribed(kept)  # MUTANT: revoked, but still assigned
         return done
     return on_join_prepare

@@ -868,9 +868,6 @@ def _verdict(case: Case, features=None) -> Tuple[Optional[str], Optional[str]]:
                      reseed=case.reseed, mix=case.mix)
     except Exception as e:  # noqa: BLE001 - a crash of the implementation is a detection
         return f"crash:{type(e).__name__}", str(e)[:200]
-    finally:
-        if features is not None:
-            features.result = None
     if features is not None:
         features.result = result
     v = result.violation
