@@ -118,6 +118,10 @@ class ClientState(NamedTuple):
     # NetworkClient picks them up in its poll (selector.poll), as Kafka does.
     notices: tuple = ()
     next_request_id: int = 0
+    # The application is busy between two polls (processing records, a slow rebalance listener)
+    # until this world time: it neither polls, commits nor closes meanwhile, while the heartbeat
+    # thread goes on (KIP-62). None: it polls whenever it likes.
+    paused_until_ms: int | None = None
 
     @property
     def generation_tuple(self) -> tuple:

@@ -13,6 +13,9 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("heartbeat", c, pick)``                   one iteration of the heartbeat thread
 ``("commit", c, pick)``                      the application calls ``commitAsync()``
 ``("close", c, pick)``                       the application calls ``close()``
+``("pause", c, ms, pick)``                   the application spends ms between two polls (it
+                                             neither polls, commits nor closes meanwhile; the
+                                             heartbeat thread goes on)
 ``("crash", c, pick)``                       the client process dies
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
@@ -251,7 +254,15 @@ def _notify(m, c: int, kind: str, slot: int, epoch: int, payload=None) -> None:
     m.clients[c] = with_field(client, "notices", client.notices + ((kind, slot, epoch, payload),))
 
 
+def _app_busy(m, c: int) -> bool:
+    """The application of client *c* is inside a pause: it makes no call into the consumer."""
+    until = m.clients[c].paused_until_ms
+    return until is not None and m.now < until
+
+
 def _ev_poll(world, m, ev, choose, log):
+    if _app_busy(m, ev[1]):
+        return False
     return _run_client(world, m, ev[1], choose, log, member.consumer_poll)
 
 
@@ -260,11 +271,30 @@ def _ev_heartbeat(world, m, ev, choose, log):
 
 
 def _ev_commit(world, m, ev, choose, log):
+    if _app_busy(m, ev[1]):
+        return False
     return _run_client(world, m, ev[1], choose, log, member.commit_async)
 
 
 def _ev_close(world, m, ev, choose, log):
+    if _app_busy(m, ev[1]):
+        return False
     return _run_client(world, m, ev[1], choose, log, member.close)
+
+
+def _ev_pause(world, m, ev, choose, log):
+    """The application works for *ms* between two polls (KafkaConsumer's caller processing records):
+    the consumer's own calls stop, the heartbeat thread does not, so the group's protocol moves on
+    without the application (a rebalance it hears of only at its next poll; past
+    max.poll.interval.ms the heartbeat thread leaves the group). Only a live client's application
+    pauses, and not inside a pause (a close() in progress is one blocking call: no pause inside)."""
+    c, ms = ev[1], ev[2]
+    client = m.clients[c]
+    if not client.live or ms <= 0 or _app_busy(m, c):
+        return False
+    m.clients[c] = with_field(client, "paused_until_ms", m.now + ms)
+    log.append(("pause", c, ms))
+    return True
 
 
 def _ev_crash(world, m, ev, choose, log):
@@ -603,6 +633,7 @@ _EVENTS = {
     "clock_jump": _ev_clock_jump,
     "partition": _ev_partition,
     "heal": _ev_heal,
+    "pause": _ev_pause,
 }
 
 EVENT_KINDS = tuple(_EVENTS)

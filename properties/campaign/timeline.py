@@ -18,7 +18,7 @@ from properties.systems import companion_for
 def _actor(event) -> str:
     kind = event[0]
     if kind in ("poll", "heartbeat", "commit", "close", "crash", "connect", "deliver", "drop", "disconnect",
-                "clock_jump", "partition", "heal"):
+                "clock_jump", "partition", "heal", "pause"):
         return f"c{event[1]}"
     if kind in ("broker_crash", "broker_restart", "failover", "load", "late"):
         return "brokers"
@@ -43,6 +43,8 @@ def describe_event(event) -> str:
         return f"tick {event[1]} ms"
     if kind == "clock_jump":
         return f"clock jumps {event[2]:+d} ms"
+    if kind == "pause":
+        return f"application busy {event[2]} ms (no poll)"
     if kind in ("partition", "heal"):
         return f"{kind} c{event[1]}/b{event[2]}"
     if kind in ("broker_crash", "broker_restart", "failover", "load"):

@@ -157,10 +157,15 @@ class Mix:
     kinds: tuple = _DISRUPTIONS  # drawn from uniformly (repetition is weight)
     load_chance: float | None = None  # per step, of offering the coordinator's load; None: always
     weight: int = 1  # copies of the disruption among the step's candidates
+    # per step, of offering an application pause (a client's caller busy between two polls, see
+    # pauses_of; *weight* copies); 0 draws nothing, so a mix without pauses walks as before they existed
+    pause_chance: float = 0.0
 
     def __attrs_post_init__(self):
-        if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1):
-            raise ValueError(f"a mix's chances must be in [0, 1], got {self.chance} and {self.load_chance}")
+        if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
+                or not 0 <= self.pause_chance <= 1:
+            raise ValueError(f"a mix's chances must be in [0, 1], got {self.chance}, {self.load_chance} "
+                             f"and {self.pause_chance}")
         unknown = set(self.kinds) - set(_DISRUPTIONS)
         if unknown or not self.kinds:
             raise ValueError(f"a mix's kinds must be some of {', '.join(sorted(set(_DISRUPTIONS)))}, got {self.kinds}")
@@ -169,14 +174,27 @@ class Mix:
 #: The swarm's fault mixes by name. ``coordinator``: failovers and broker crashes, and a group that
 #: loads slowly (a large __consumer_offsets partition), so requests meet a coordinator still loading
 #: and members of a generation that was never stored; ``clients``: consumers crashing, closing,
-#: their clocks jumping.
+#: their clocks jumping. Every mix but the default has applications that pause between polls: a
+#: rebalance, a failover or a reset then runs its course on the heartbeat thread alone (the
+#: situations of the issue's "an application that stops polling between rebalance steps").
 MIXES = {
     "default": Mix(),
-    "heavy": Mix(0.5, weight=3),
-    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart"), 0.1, weight=4),
-    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3),
+    "heavy": Mix(0.5, weight=3, pause_chance=0.1),
+    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart"), 0.1, weight=4,
+                       pause_chance=0.1),
+    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2),
 }
 DEFAULT_MIX = MIXES["default"]
+
+
+@functools.lru_cache(maxsize=64)
+def pauses_of(config: Config) -> tuple:
+    """How long an application pauses between two polls: a heartbeat interval (the heartbeat thread
+    carries the member alone for a while), a session (a rebalance or a coordinator change runs its
+    course meanwhile) and beyond max.poll.interval.ms (the heartbeat thread leaves the group,
+    KIP-62; the next poll rejoins)."""
+    return (config.heartbeat_interval_ms, config.session_timeout_ms,
+            config.max_poll_interval_ms + config.heartbeat_interval_ms)
 
 
 def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int, mix: Mix = DEFAULT_MIX) -> list:
@@ -197,7 +215,11 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     for c, client in enumerate(world.clients):
         if not client.alive:
             continue  # neither live nor closing
-        if not client.closed:
+        if client.paused_until_ms is not None and now < client.paused_until_ms:
+            if client.heartbeat_thread and client.live:  # the application is busy: only its heartbeat thread
+                heartbeat = ("heartbeat", c, pick)
+                events += (heartbeat, heartbeat)
+        elif not client.closed:
             if client.closing_deadline_ms is not None:
                 add(("poll", c, pick))
             elif client.fatal is None:  # live
@@ -227,6 +249,12 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                 if link.open and rng.random() < 0.3:
                     # processed: 0 lost, 1 handled now (a quarter each), 2 handled later (half)
                     add(("disconnect", c, slot, 2 if pick & 2 else pick & 1, pick))
+    if mix.pause_chance and rng.random() < mix.pause_chance:
+        c = below(getrandbits, cfg.clients)
+        client = world.clients[c]
+        if client.live and (client.paused_until_ms is None or now >= client.paused_until_ms):
+            pauses = pauses_of(cfg)
+            events += (("pause", c, pauses[below(getrandbits, len(pauses))], pick),) * mix.weight
     leader = world.leader
     if leader is not None and world.brokers[leader].loading and (mix.load_chance is None
                                                                   or rng.random() < mix.load_chance):

@@ -318,6 +318,8 @@ class SimWorld:
         self.closing: List[Optional[Any]] = [None] * config.clients  # close state while closing
         self.closed = [False] * config.clients
         self.commits = [0] * config.clients
+        # world time until which each application is busy between polls (the model's pause event)
+        self.paused_until: List[Optional[int]] = [None] * config.clients
         self.times: List[MockTime] = []
         self.selectors: List[SimSelector] = []
         self.consumers: List[Consumer] = []
@@ -554,9 +556,22 @@ class SimWorld:
         except (KafkaException, IllegalStateException, IllegalArgumentException) as e:
             self.failed[c] = type(e).__name__
 
+    def _app_busy(self, c: int) -> bool:
+        until = self.paused_until[c]
+        return until is not None and self.now < until
+
+    def _ev_pause(self, ev) -> bool:
+        """The application works *ms* between two polls: no poll, commit or close meanwhile (the
+        heartbeat thread runs on); only a live consumer's, and not inside a pause."""
+        c, ms = ev[1], ev[2]
+        if not self._client_runnable(c) or self.closing[c] is not None or ms <= 0 or self._app_busy(c):
+            return False
+        self.paused_until[c] = self.now + ms
+        return True
+
     def _ev_poll(self, ev) -> bool:
         c = ev[1]
-        if not self._client_runnable(c):
+        if not self._client_runnable(c) or self._app_busy(c):
             return False
         if self.closing[c] is not None:
             self._guard(c, lambda: self._continue_close(c))
@@ -574,7 +589,7 @@ class SimWorld:
 
     def _ev_commit(self, ev) -> bool:
         c = ev[1]
-        if not self._client_runnable(c):
+        if not self._client_runnable(c) or self._app_busy(c):
             return False
         if self.closing[c] is None:
             self.commits[c] += 1
@@ -588,7 +603,7 @@ class SimWorld:
 
     def _ev_close(self, ev) -> bool:
         c = ev[1]
-        if not self._client_runnable(c):
+        if not self._client_runnable(c) or self._app_busy(c):
             return False
         if self.closing[c] is None:
             self._guard(c, lambda: self._begin_close(c))
