@@ -81,6 +81,30 @@ class OffsetMetadataTooLargeException(ApiException):
     pass
 
 
+class InvalidFetchSizeException(ApiException):
+    pass
+
+
+class RecordTooLargeException(ApiException):
+    pass
+
+
+class RecordBatchTooLargeException(ApiException):
+    pass
+
+
+class NotEnoughReplicasException(RetriableException):
+    pass
+
+
+class NotEnoughReplicasAfterAppendException(RetriableException):
+    pass
+
+
+class KafkaStorageException(InvalidMetadataException):
+    pass
+
+
 class NetworkException(InvalidMetadataException):
     pass
 
@@ -251,13 +275,18 @@ class Errors(enum.Enum):
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
     UNKNOWN_TOPIC_OR_PARTITION = 3
+    INVALID_FETCH_SIZE = 4
     NOT_LEADER_OR_FOLLOWER = 6
     REQUEST_TIMED_OUT = 7
+    MESSAGE_TOO_LARGE = 10
     OFFSET_METADATA_TOO_LARGE = 12
     NETWORK_EXCEPTION = 13
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
+    RECORD_LIST_TOO_LARGE = 18
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
     ILLEGAL_GENERATION = 22
     INCONSISTENT_GROUP_PROTOCOL = 23
     INVALID_GROUP_ID = 24
@@ -269,6 +298,7 @@ class Errors(enum.Enum):
     GROUP_AUTHORIZATION_FAILED = 30
     UNSUPPORTED_VERSION = 35
     INVALID_REQUEST = 42
+    KAFKA_STORAGE_ERROR = 56
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
     MEMBER_ID_REQUIRED = 79
@@ -325,6 +355,12 @@ _EXCEPTION_CLASS: dict = {
     Errors.COORDINATOR_LOAD_IN_PROGRESS: CoordinatorLoadInProgressException,
     Errors.COORDINATOR_NOT_AVAILABLE: CoordinatorNotAvailableException,
     Errors.NOT_COORDINATOR: NotCoordinatorException,
+    Errors.INVALID_FETCH_SIZE: InvalidFetchSizeException,
+    Errors.MESSAGE_TOO_LARGE: RecordTooLargeException,
+    Errors.RECORD_LIST_TOO_LARGE: RecordBatchTooLargeException,
+    Errors.NOT_ENOUGH_REPLICAS: NotEnoughReplicasException,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: NotEnoughReplicasAfterAppendException,
+    Errors.KAFKA_STORAGE_ERROR: KafkaStorageException,
     Errors.ILLEGAL_GENERATION: IllegalGenerationException,
     Errors.INCONSISTENT_GROUP_PROTOCOL: InconsistentGroupProtocolException,
     Errors.INVALID_GROUP_ID: InvalidGroupIdException,
@@ -359,6 +395,12 @@ _MESSAGE: dict = {
     Errors.COORDINATOR_LOAD_IN_PROGRESS: "The coordinator is loading and hence can't process requests.",
     Errors.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
     Errors.NOT_COORDINATOR: "This is not the correct coordinator.",
+    Errors.INVALID_FETCH_SIZE: "The requested fetch size is invalid.",
+    Errors.MESSAGE_TOO_LARGE: "The request included a message larger than the max message size the server will accept.",
+    Errors.RECORD_LIST_TOO_LARGE: "The request included message batch larger than the configured segment size on the server.",
+    Errors.NOT_ENOUGH_REPLICAS: "Messages are rejected since there are fewer in-sync replicas than required.",
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: "Messages are written to the log, but to fewer in-sync replicas than required.",
+    Errors.KAFKA_STORAGE_ERROR: "Disk error when trying to access log file on the disk.",
     Errors.ILLEGAL_GENERATION: "Specified group generation id is not valid.",
     Errors.INCONSISTENT_GROUP_PROTOCOL: "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list.",
     Errors.INVALID_GROUP_ID: "The configured groupId is invalid.",

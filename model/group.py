@@ -92,6 +92,39 @@ class Group:
     sync_generation: int = -1
     timer_seq: int = 0  # next Deadline.seq
     member_seq: int = 0  # source of member ids (see new_member_id)
+    # Log errors the coordinator's next appends to the group's __consumer_offsets partition fail
+    # with, in order (the ``append_error`` fault: too few in-sync replicas, a lost leadership, a
+    # timed-out append ...). They belong to this coordinator: a group loaded elsewhere starts
+    # without them.
+    append_errors: tuple = ()
+
+
+# What a failed append becomes in the answers: GroupMetadataManager.storeGroup's putCacheCallback
+# (the group record; SyncGroup) and storeOffsets's through maybeConvertOffsetCommitError
+# (OffsetCommit), kafka.coordinator.group (protocol reference §1.13 and §1.10 step 5). An error
+# missing from a map passes through unchanged.
+STORE_GROUP_ERRORS = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.REQUEST_TIMED_OUT: Errors.REBALANCE_IN_PROGRESS,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.INVALID_FETCH_SIZE: Errors.UNKNOWN_SERVER_ERROR,
+}
+STORE_OFFSETS_ERRORS = {
+    Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.INVALID_FETCH_SIZE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+}
 
 
 @attrs.frozen(slots=True)
@@ -215,7 +248,7 @@ class _Draft:
         "group_id", "state", "generation", "protocol_type", "protocol_name", "leader_id",
         "members", "pending_members", "pending_sync", "new_member_added", "join_deadline",
         "initial_delay_remaining", "sync_deadline", "sync_generation", "timer_seq", "member_seq",
-        "config", "broken", "choose", "replies", "notes", "persist",
+        "append_errors", "config", "broken", "choose", "replies", "notes", "persist",
     )
 
     def __init__(self, group: Group, config, choose):
@@ -235,6 +268,7 @@ class _Draft:
         self.sync_generation = group.sync_generation
         self.timer_seq = group.timer_seq
         self.member_seq = group.member_seq
+        self.append_errors = group.append_errors
         self.config = config
         self.broken = config.broken
         self.choose = choose
@@ -261,6 +295,7 @@ class _Draft:
             self.sync_generation,
             self.timer_seq,
             self.member_seq,
+            self.append_errors,
         )
 
     def outcome(self, committed: tuple = ()) -> Outcome:
@@ -268,6 +303,14 @@ class _Draft:
 
     def reply(self, reply_to, response) -> None:
         self.replies.append((reply_to, response))
+
+    def append_fails(self):
+        """One append to the group's ``__consumer_offsets`` partition: the log error it fails with
+        (the first injected one, now used up), or None when it is written."""
+        if not self.append_errors:
+            return None
+        error, self.append_errors = self.append_errors[0], self.append_errors[1:]
+        return error
 
     # -- small pieces of GroupMetadata ----------------------------------------------------------
 
@@ -476,7 +519,10 @@ class _Draft:
                 ("join_complete", generation_before, self.generation, (), self.leader_id, all_joined,
                  tuple(p for p, _ in self.pending_members))
             )
-            self.persist = self.freeze()  # the empty group record is written
+            if self.append_fails() is None:
+                self.persist = self.freeze()  # the empty group record is written
+            # else GroupCoordinator.onCompleteJoin only warns ("Failed to write empty metadata"):
+            # the previous generation's record stays the latest, and a failover revives it
             return
         self.protocol_name = self.select_protocol()
         if "stable_skips_completing" in self.broken:
@@ -819,8 +865,16 @@ def handle_sync_group(group, request, reply_to, now, config, choose) -> Outcome:
         d.members[i] = _member(d.members[i], awaiting_sync=reply_to)
         d.remove_pending_sync_member(member_id)
         if member_id == d.leader_id:
-            # Members missing from the leader's assignment get an empty one; the record write
-            # is modelled as an immediate success.
+            # Members missing from the leader's assignment get an empty one. The record is
+            # appended (storeGroup) and its callback runs at once (the append is synchronous here)
+            failure = d.append_fails()
+            if failure is not None:
+                # GroupCoordinator.doSyncGroup's storeGroup callback: every parked SyncGroup gets
+                # the mapped error and the group rebalances (resetAndPropagateAssignmentError,
+                # maybePrepareRebalance "Error when storing group assignment during SyncGroup")
+                d.reset_and_propagate_assignment_error(STORE_GROUP_ERRORS.get(failure, failure), now)
+                d.maybe_prepare_rebalance(now)
+                return d.outcome()
             d.set_and_propagate_assignment(dict(request.assignments), now)
             d.transition(STABLE)
             if "assignment_not_persisted" not in d.broken:
@@ -938,6 +992,13 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
             error, stored = _NONE, True
         else:  # CompletingRebalance
             error = Errors.REBALANCE_IN_PROGRESS
+        if stored and offsets and group.append_errors:
+            # storeOffsets appends (an empty commit appends nothing) and the append fails: every
+            # partition gets the mapped error and nothing is committed (§1.10 step 5)
+            if d is None:
+                d = _Draft(group, config, choose)
+            failure = d.append_fails()
+            error, stored = STORE_OFFSETS_ERRORS.get(failure, failure), False
     note = ("commit", generation_id, request.member_id, group.generation, state, error)
     replies = ((reply_to, _commit_response(offsets, error)),)
     committed = offsets if stored else ()
@@ -1095,6 +1156,7 @@ def load(persisted, now, config, choose, member_seq: int = 0) -> Outcome:
     d.initial_delay_remaining = None
     d.sync_deadline = None
     d.sync_generation = -1
+    d.append_errors = ()  # a fault of the coordinator that wrote the record, not of the record
     if len(d.members) > config.group_max_size:
         d.prepare_rebalance(now)
     for i in range(len(d.members)):

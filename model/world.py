@@ -32,6 +32,9 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("broker_restart", b, pick)``              a crashed broker comes back
 ``("failover", b, pick)``                    the group's offsets partition moves to broker ``b``
 ``("load", b, pick)``                        broker ``b`` finishes loading the group
+``("append_error", code, pick)``             the coordinator's next append to the group's
+                                             ``__consumer_offsets`` partition fails with the log
+                                             error of that code (one of :data:`APPEND_ERRORS`)
 ``("clock_jump", c, ms, pick)``              client c's clock jumps by ms (may be negative)
 ``("partition", c, b, pick)`` / ``("heal", c, b, pick)``  network partition between c and b
 ==========================================  ===================================================
@@ -53,6 +56,7 @@ from model import member
 from model import netclient as net
 from model.client import CONNECTING, Step, new_client, with_field
 from model.config import Config
+from model.errors import Errors
 from model.messages import FindCoordinatorRequest
 from model.placement import initial_leader, partition_for
 
@@ -585,6 +589,35 @@ def _ev_load(world, m, ev, choose, log):
     return True
 
 
+#: The log errors an ``append_error`` fault may inject, one of each of Kafka's mappings (§1.13,
+#: §1.10 step 5): too few in-sync replicas (COORDINATOR_NOT_AVAILABLE), a leadership lost under the
+#: coordinator's feet (NOT_COORDINATOR), an append that timed out waiting for replication
+#: (REBALANCE_IN_PROGRESS to SyncGroup, itself to OffsetCommit), a record too large
+#: (UNKNOWN_SERVER_ERROR to SyncGroup, INVALID_COMMIT_OFFSET_SIZE to OffsetCommit).
+APPEND_ERRORS = (Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
+                 Errors.MESSAGE_TOO_LARGE)
+MAX_APPEND_ERRORS = 2  # failures waiting at once
+
+
+def _ev_append_error(world, m, ev, choose, log):
+    """The group coordinator's next write to ``__consumer_offsets`` fails (GroupMetadataManager's
+    appendForGroup answers the log error): only a live coordinator that has the group loaded, at
+    most :data:`MAX_APPEND_ERRORS` waiting. The failures belong to that coordinator's group: a
+    failover or a crash takes them away with it."""
+    b = m.leader
+    if ev[1] not in APPEND_ERRORS or b is None:
+        return False
+    error = Errors(ev[1])  # events carry plain codes (a schedule is JSON)
+    broker = m.brokers[b]
+    group = broker.group
+    if not broker.alive or broker.loading or group is None or len(group.append_errors) >= MAX_APPEND_ERRORS:
+        return False
+    m.brokers[b] = brk.BrokerState(broker.alive, broker.loading,
+                                   attrs.evolve(group, append_errors=group.append_errors + (error,)))
+    log.append(("append_error", b, error))
+    return True
+
+
 def _ev_clock_jump(world, m, ev, choose, log):
     """Client c's clock jumps by ms (backwards if negative; never before 0). Only the client sees
     it: brokers and the network keep the world's time."""
@@ -634,7 +667,9 @@ _EVENTS = {
     "partition": _ev_partition,
     "heal": _ev_heal,
     "pause": _ev_pause,
+    "append_error": _ev_append_error,
 }
 
 EVENT_KINDS = tuple(_EVENTS)
-FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "clock_jump"})
+FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "clock_jump",
+                         "append_error"})

@@ -332,7 +332,7 @@ def expected_commit_error(group, request: OffsetCommitRequest) -> int:
     if group.state == grp.DEAD:
         return Errors.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and group.state == grp.EMPTY:
-        return Errors.NONE
+        return _stored(group, request)
     if gen >= 0 or member_id:
         if not any(m.member_id == member_id for m in group.members):
             return Errors.UNKNOWN_MEMBER_ID
@@ -342,6 +342,16 @@ def expected_commit_error(group, request: OffsetCommitRequest) -> int:
         return Errors.UNKNOWN_MEMBER_ID
     if group.state == grp.COMPLETING_REBALANCE:
         return Errors.REBALANCE_IN_PROGRESS
+    return _stored(group, request)
+
+
+def _stored(group, request: OffsetCommitRequest) -> int:
+    """§1.10 step 5: a valid commit is appended to the log; when the coordinator's append fails
+    (an ``append_error`` fault waiting) every partition gets the log error as storeOffsets maps
+    it. An empty commit appends nothing."""
+    if request.offsets and group.append_errors:
+        failure = group.append_errors[0]
+        return grp.STORE_OFFSETS_ERRORS.get(failure, failure)
     return Errors.NONE
 
 

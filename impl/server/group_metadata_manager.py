@@ -131,6 +131,15 @@ class OffsetsTopicLog:
         """Make the next ``count`` appends to ``partition`` fail with ``error``."""
         self._injected_errors.setdefault(partition, []).extend([error] * count)
 
+    def injected_errors(self, partition: int) -> tuple:
+        """The failures still waiting for ``partition``'s next appends, in order."""
+        return tuple(self._injected_errors.get(partition, ()))
+
+    def clear_injected_errors(self, partition: int) -> None:
+        """Forget the failures injected for ``partition`` (its leadership moved: the replica
+        trouble they stood for belonged to the old leader)."""
+        self._injected_errors.pop(partition, None)
+
     def append(self, partition: int, broker_id: Optional[int], records: Iterable[Tuple[Hashable, object]]) -> Errors:
         """Append ``(key, value)`` records (value ``None`` = tombstone); returns the append error."""
         if not 0 <= partition < self.num_partitions:
@@ -176,19 +185,33 @@ class OffsetFetchPartitionData(NamedTuple):
 _NO_OFFSET = OffsetFetchPartitionData(INVALID_OFFSET, NO_LEADER_EPOCH, NO_METADATA, Errors.NONE)
 
 
-# Error mapping of a failed group-metadata append (protocol reference §1.13).  The Errors enum of
-# impl.errors has no NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR, MESSAGE_TOO_LARGE,
-# RECORD_LIST_TOO_LARGE or INVALID_FETCH_SIZE; the in-memory log never produces them.
+# Error mapping of a failed group-metadata append (protocol reference §1.13).
 _STORE_GROUP_ERROR_MAP = {
+    # GroupMetadataManager.storeGroup's putCacheCallback (kafka.coordinator.group, Kafka 3.x): what
+    # a failed append of the group record becomes in the SyncGroup answers
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
     Errors.REQUEST_TIMED_OUT: Errors.REBALANCE_IN_PROGRESS,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.INVALID_FETCH_SIZE: Errors.UNKNOWN_SERVER_ERROR,
 }
 
-# Error mapping of a failed offset-commit append (§1.10).
+# Error mapping of a failed offset-commit append (§1.10): GroupMetadataManager.storeOffsets's
+# putCacheCallback through maybeConvertOffsetCommitError; other errors pass through unchanged
 _STORE_OFFSETS_ERROR_MAP = {
+    Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.INVALID_FETCH_SIZE: Errors.INVALID_COMMIT_OFFSET_SIZE,
 }
 
 

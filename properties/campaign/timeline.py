@@ -20,7 +20,7 @@ def _actor(event) -> str:
     if kind in ("poll", "heartbeat", "commit", "close", "crash", "connect", "deliver", "drop", "disconnect",
                 "clock_jump", "partition", "heal", "pause"):
         return f"c{event[1]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load", "late"):
+    if kind in ("broker_crash", "broker_restart", "failover", "load", "late", "append_error"):
         return "brokers"
     return "time"
 
@@ -43,6 +43,8 @@ def describe_event(event) -> str:
         return f"tick {event[1]} ms"
     if kind == "clock_jump":
         return f"clock jumps {event[2]:+d} ms"
+    if kind == "append_error":
+        return f"the coordinator's next append to __consumer_offsets fails: {name_of(event[1])}"
     if kind == "pause":
         return f"application busy {event[2]} ms (no poll)"
     if kind in ("partition", "heal"):

@@ -23,9 +23,9 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from model.client import CONNECTING
 from model.config import Config
-from model.world import initial_world, step
+from model.world import APPEND_ERRORS, initial_world, step
 from properties.catalogue import Checker
-from properties.explore.walker import CLOCK_JUMPS, TICKS, boundary_ticks, settle
+from properties.explore.walker import CLOCK_JUMPS, TICKS, boundary_ticks, pauses_of, settle
 
 
 def enabled(world) -> list:
@@ -46,6 +46,8 @@ def enabled(world) -> list:
             events.append(("poll", c))
         if client.live:
             events.append(("poll", c))
+            if client.paused_until_ms is None or world.now >= client.paused_until_ms:
+                events += [("pause", c, ms) for ms in pauses_of(world.config)]
             if client.heartbeat_thread:
                 events.append(("heartbeat", c))
             if client.assignment:
@@ -79,6 +81,8 @@ def fault_events(world) -> list:
         if broker.alive and world.leader != b:
             events.append(("failover", b))
         events.append(("broker_crash" if broker.alive else "broker_restart", b))
+    if world.group is not None:  # the coordinator's next append to __consumer_offsets fails
+        events += [("append_error", int(code)) for code in APPEND_ERRORS]
     return events
 
 

@@ -28,7 +28,7 @@ import attrs
 
 from model.client import CONNECTING
 from model.config import Config
-from model.world import World, initial_world, step
+from model.world import APPEND_ERRORS, World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")
@@ -144,6 +144,8 @@ def _boundaries_of(config: Config) -> tuple:
 
 
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
+# disruptions only a mix names (the default mix's draws stay those of walks before they existed)
+_MIX_ONLY = ("append_error",)
 
 
 @attrs.frozen
@@ -166,22 +168,24 @@ class Mix:
                 or not 0 <= self.pause_chance <= 1:
             raise ValueError(f"a mix's chances must be in [0, 1], got {self.chance}, {self.load_chance} "
                              f"and {self.pause_chance}")
-        unknown = set(self.kinds) - set(_DISRUPTIONS)
+        allowed = set(_DISRUPTIONS) | set(_MIX_ONLY)
+        unknown = set(self.kinds) - allowed
         if unknown or not self.kinds:
-            raise ValueError(f"a mix's kinds must be some of {', '.join(sorted(set(_DISRUPTIONS)))}, got {self.kinds}")
+            raise ValueError(f"a mix's kinds must be some of {', '.join(sorted(allowed))}, got {self.kinds}")
 
 
-#: The swarm's fault mixes by name. ``coordinator``: failovers and broker crashes, and a group that
+#: The swarm's fault mixes by name. ``coordinator``: failovers and broker crashes, a group that
 #: loads slowly (a large __consumer_offsets partition), so requests meet a coordinator still loading
-#: and members of a generation that was never stored; ``clients``: consumers crashing, closing,
+#: and members of a generation that was never stored, and appends to __consumer_offsets that fail
+#: (``append_error``: a SyncGroup's group record or an OffsetCommit not written); ``clients``: consumers crashing, closing,
 #: their clocks jumping. Every mix but the default has applications that pause between polls: a
 #: rebalance, a failover or a reset then runs its course on the heartbeat thread alone (the
 #: situations of the issue's "an application that stops polling between rebalance steps").
 MIXES = {
     "default": Mix(),
     "heavy": Mix(0.5, weight=3, pause_chance=0.1),
-    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart"), 0.1, weight=4,
-                       pause_chance=0.1),
+    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
+                       weight=4, pause_chance=0.1),
     "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2),
 }
 DEFAULT_MIX = MIXES["default"]
@@ -278,13 +282,15 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             kind = kinds[below(getrandbits, len(kinds))]
             if kind == "clock_jump":
                 disruption = (kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick)
+            elif kind == "append_error":
+                disruption = (kind, int(APPEND_ERRORS[below(getrandbits, len(APPEND_ERRORS))]), pick)
             else:
                 disruption = (kind, c if kind in ("crash", "close") else b, pick)
             events += (disruption,) * mix.weight
     return events
 
 
-FAULT_KINDS = frozenset(_ALL_FAULTS)
+FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY)
 MAX_DRAWS_PER_STEP = 4  # a walk gives up on reaching its step count after 4 draws per step
 
 

@@ -320,6 +320,8 @@ class SimWorld:
         self.commits = [0] * config.clients
         # world time until which each application is busy between polls (the model's pause event)
         self.paused_until: List[Optional[int]] = [None] * config.clients
+        # the coordinator whose appends the injected log failures wait for (append_error events)
+        self.append_errors_leader: Optional[int] = None
         self.times: List[MockTime] = []
         self.selectors: List[SimSelector] = []
         self.consumers: List[Consumer] = []
@@ -508,6 +510,10 @@ class SimWorld:
         handler = getattr(self, "_ev_" + kind, None)
         if handler is None:
             raise ValueError("unknown event kind %r" % (kind,))
+        if self.append_errors_leader is not None and self.append_errors_leader != self.leader:
+            # the failures were the old coordinator's (the model keeps them in its group)
+            self.cluster.offsets_log.clear_injected_errors(self.group_partition)
+            self.append_errors_leader = None
         fallback = chooser(event[-1], [])
         if follow:
             queue = list(follow)
@@ -823,6 +829,21 @@ class SimWorld:
         if not manager.is_partition_loading(self.group_partition):
             return False
         self.cluster.finish_loading(b, self.group_partition)
+        return True
+
+    def _ev_append_error(self, ev) -> bool:
+        """The coordinator's next append to the group's offsets partition fails with a log error
+        (model.world's ``append_error``): only a live coordinator with the group loaded, at most
+        MAX_APPEND_ERRORS waiting."""
+        from impl.errors import Errors
+        from model.world import APPEND_ERRORS, MAX_APPEND_ERRORS
+
+        log = self.cluster.offsets_log
+        if ev[1] not in APPEND_ERRORS or self._group() is None \
+                or len(log.injected_errors(self.group_partition)) >= MAX_APPEND_ERRORS:
+            return False
+        log.inject_append_error(self.group_partition, Errors.for_code(int(ev[1])))
+        self.append_errors_leader = self.leader
         return True
 
     def _ev_clock_jump(self, ev) -> bool:

@@ -559,6 +559,38 @@ def test_commit_stable_and_precedence(h):
     assert h.commit(ids[1], generation) == {TP0: E.NONE}
 
 
+@pytest.mark.parametrize("log_error, answer", [
+    (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
+    (E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, E.COORDINATOR_NOT_AVAILABLE),
+    (E.KAFKA_STORAGE_ERROR, E.NOT_COORDINATOR),
+    (E.REQUEST_TIMED_OUT, E.REQUEST_TIMED_OUT),
+    (E.RECORD_LIST_TOO_LARGE, E.INVALID_COMMIT_OFFSET_SIZE),
+])
+def test_commit_append_failure_is_mapped_for_every_partition_and_stores_nothing(log_error, answer):
+    """GroupMetadataManager.storeOffsets → maybeConvertOffsetCommitError (Kafka 3.x)."""
+    h = Harness()
+    ids, generation = h.stable_group(2)
+    h.log.inject_append_error(0, log_error)
+    offsets = {TP0: OffsetAndMetadata(5), TP1: OffsetAndMetadata(6)}
+    assert h.commit(ids[1], generation, offsets=offsets) == {TP0: answer, TP1: answer}
+    assert TP0 not in h.group().offsets and TP1 not in h.group().offsets
+    assert h.commit(ids[1], generation, offsets=offsets) == {TP0: E.NONE, TP1: E.NONE}  # used up
+
+
+@pytest.mark.parametrize("log_error, answer", [
+    (E.NOT_ENOUGH_REPLICAS, E.COORDINATOR_NOT_AVAILABLE),
+    (E.KAFKA_STORAGE_ERROR, E.NOT_COORDINATOR),
+    (E.MESSAGE_TOO_LARGE, E.UNKNOWN_SERVER_ERROR),
+])
+def test_sync_store_failure_maps_the_log_error(log_error, answer):
+    """GroupMetadataManager.storeGroup's putCacheCallback (Kafka 3.x)."""
+    h = Harness()
+    ids, generation, _ = h.completing_group(2)
+    h.log.inject_append_error(0, log_error)
+    assert h.sync(ids[0], generation, {ids[0]: Assignment([TP0])})[0].error_code == code(answer)
+    assert h.group().state is PREPARING_REBALANCE
+
+
 def test_commit_dead(h):
     ids, generation = h.dead_group()
     assert h.commit(ids[0], generation) == {TP0: E.COORDINATOR_NOT_AVAILABLE}
