@@ -122,6 +122,20 @@ class ClientState(NamedTuple):
     # until this world time: it neither polls, commits nor closes meanwhile, while the heartbeat
     # thread goes on (KIP-62). None: it polls whenever it likes.
     paused_until_ms: int | None = None
+    # Metadata (org.apache.kafka.clients.Metadata, as the implementation's world serves it: a refresh
+    # is local and never fails): the topic's partition count this client knows, the update version,
+    # and when it was last refreshed (client time); a refresh is due metadata.max.age.ms later.
+    md_partitions: int = 0
+    md_version: int = 0
+    md_refreshed_ms: int = 0
+    md_update_requested: bool = False  # Metadata.requestUpdate (awaitMetadataUpdate after a failed lookup)
+    # ConsumerCoordinator's metadataSnapshot (partition count and version at the last poll) and,
+    # for the leader of the last join, assignmentSnapshot (the count it assigned from): when they
+    # differ the leader rejoins ("cached metadata has changed")
+    snapshot_partitions: int = 0
+    snapshot_version: int = 0
+    assignment_snapshot: int | None = None
+    is_leader: bool = False
 
     @property
     def generation_tuple(self) -> tuple:
@@ -138,10 +152,14 @@ class ClientState(NamedTuple):
         return self.alive and not self.closed and self.closing_deadline_ms is None and self.fatal is None
 
 
-def new_client(index: int, brokers: int) -> ClientState:
+def new_client(index: int, brokers: int, partitions: int = 0) -> ClientState:
+    """A consumer before its first poll; *partitions*: the topic's partition count in the fresh
+    metadata it starts with (the implementation's world seeds every consumer's metadata at 0)."""
     slots = 2 * brokers
     return ClientState(
         index=index,
+        md_partitions=partitions,
+        md_version=1 if partitions else 0,
         unsent=((),) * slots,
         in_flight=((),) * slots,
         conns=(NO_CONN,) * slots,
@@ -174,6 +192,9 @@ class Step:
     # attribute stores and loads (they run at every client step: twice as fast as a loop).
     wire: list  # ("write", request) and ("close", slot) in the order they happened
     aborted: list  # NetworkClient.abortedSends: (request, result) failed by a requested disconnect
+    # the subscribed topic's partition count in the world (what a metadata refresh learns); the
+    # world sets it on every step, a Step built alone takes the configured count
+    topic_partitions: int | None = None
 
     @property
     def transmitted(self) -> list:

@@ -65,6 +65,10 @@ class Config:
     reconnect_backoff_ms: int = attrs.field(default=50, validator=_positive)  # Kafka 50
     close_timeout_ms: int = attrs.field(default=30_000, validator=_non_negative)  # KafkaConsumer.close() default 30 s
     latency_ms: int = attrs.field(default=1, validator=_non_negative)  # one-way link latency
+    # metadata.max.age.ms: how often a client refreshes its view of the topic (Kafka 300000). The
+    # default never expires: the topic's partition count is fixed unless a world adds partitions
+    # (add_partitions), which only makes sense with an age that runs out.
+    metadata_max_age_ms: int = attrs.field(default=2**62, validator=_positive)
     # partition.assignment.strategy of every client, most preferred first; () = the exploration
     # default, where even clients prefer range and odd ones roundrobin (so protocol votes can tie)
     assignors: tuple = attrs.field(default=(), converter=tuple)

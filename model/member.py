@@ -96,7 +96,22 @@ def _generation_unchanged(s: Step, req) -> bool:
     return req.sent_generation == s.generation_tuple
 
 
+def maybe_update_subscription_metadata(s: Step) -> None:
+    """ConsumerCoordinator.maybeUpdateSubscriptionMetadata: take a new metadataSnapshot when the
+    metadata's update version moved on."""
+    if s.md_version > s.snapshot_version:
+        s.snapshot_partitions = s.md_partitions
+        s.snapshot_version = s.md_version
+
+
 def rejoin_needed_or_pending(s: Step) -> bool:
+    """ConsumerCoordinator.rejoinNeededOrPending: the leader whose assignment snapshot no longer
+    matches the metadata rejoins ("cached metadata has changed": partitions were added); then
+    AbstractCoordinator's rejoinNeeded or a join in progress."""
+    if s.assignment_snapshot is not None and s.assignment_snapshot != s.snapshot_partitions:
+        if not s.rejoin_needed:  # requestRejoinIfNecessary
+            request_rejoin(s)
+        return True
     return s.rejoin_needed or s.join_future is not None
 
 
@@ -162,7 +177,8 @@ def ensure_coordinator_ready(s: Step) -> bool:
         if not is_retriable(future[1]):
             _fail(s, future[1])
             return False
-        net.poll(s, dispatch)  # awaitMetadataUpdate(timer): one poll with an expired timer
+        s.md_update_requested = True  # awaitMetadataUpdate(timer): requestUpdate, then one poll
+        net.poll(s, dispatch)  # with an expired timer
     elif s.coordinator is not None and net.is_unavailable(s, s.coordinator_slot()):
         mark_coordinator_unknown(s, True, "coordinator unavailable")
     s.find_coordinator_request = None
@@ -205,6 +221,7 @@ def _record_find_coordinator(s: Step, result) -> tuple:
 
 def on_join_prepare(s: Step) -> None:
     """ConsumerCoordinator.onJoinPrepare (eager, no auto-commit): revoke, or lose, every owned partition."""
+    s.is_leader = False
     if s.assignment:
         lost = s.generation == NO_GENERATION or s.member_id == ""
         s.log.append(("lost" if lost else "revoke", s.index, s.assignment))
@@ -213,6 +230,8 @@ def on_join_prepare(s: Step) -> None:
 
 
 def on_join_complete(s: Step, assignment: tuple) -> None:
+    if not s.is_leader:  # only the leader watches the metadata for partition changes
+        s.assignment_snapshot = None
     if "partitions_not_revoked" in s.config.broken:
         assignment = tuple(sorted(set(s.assignment) | set(assignment)))
     if "assignment_truncated" in s.config.broken:
@@ -302,10 +321,15 @@ def _on_join_group(s: Step, req, result) -> None:
             s.log.append(("joined", s.index, result.generation_id, result.member_id, result.leader_id == result.member_id))
             assignments = ()
             if result.leader_id == result.member_id:
+                # onLeaderElected: updateGroupSubscription takes a fresh metadataSnapshot, the
+                # assignor works from the metadata at hand, and that snapshot is kept to watch
+                maybe_update_subscription_metadata(s)
+                s.is_leader = True
                 assignor = ASSIGNORS[result.protocol_name]
-                partitions = s.config.partitions - ("assignor_drops_partition" in s.config.broken)
+                partitions = s.md_partitions - ("assignor_drops_partition" in s.config.broken)
                 plan = assignor([m for m, _ in result.members], partitions)
                 assignments = tuple((m, plan[m]) for m, _ in result.members)
+                s.assignment_snapshot = s.snapshot_partitions
             if coordinator_unknown(s):  # sendSyncGroupRequest: RequestFuture.coordinatorNotAvailable()
                 s.join_future = ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
                 return
@@ -584,6 +608,7 @@ def consumer_poll(s: Step) -> None:
         return
     if not s.live_now():
         return
+    maybe_update_subscription_metadata(s)  # ConsumerCoordinator.poll begins with it
     if s.heartbeat_thread:
         # pollHeartbeat: "Awake the heartbeat thread if needed" (notify() when shouldHeartbeat)
         if heartbeat_now(s) >= s.heartbeat_due_ms:

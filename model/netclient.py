@@ -43,8 +43,24 @@ def can_connect(s: Step, slot: int) -> bool:
     )
 
 
+def maybe_refresh_metadata(s: Step) -> None:
+    """The metadata updater's ``isUpdateDue`` / ``maybeUpdate``, as the implementation's world
+    serves metadata (``LocalMetadataUpdater``: from the cluster, at once, never failing): due when
+    metadata.max.age.ms has passed since the last refresh, or an update was requested, and the
+    refresh backoff (retry.backoff.ms, flat) allows it (``Metadata.timeToNextUpdate``); then the
+    client learns the topic's partition count and the update version moves on."""
+    since = s.now - s.md_refreshed_ms
+    if (s.md_update_requested or since >= s.config.metadata_max_age_ms) and since >= s.config.retry_backoff_ms:
+        s.md_partitions = s.config.partitions if s.topic_partitions is None else s.topic_partitions
+        s.md_version += 1
+        s.md_refreshed_ms = s.now
+        s.md_update_requested = False
+
+
 def is_ready(s: Step, slot: int) -> bool:
-    """canSendRequest: connected, the previous send on this connection completed, and room in flight."""
+    """NetworkClient.isReady: no metadata update due (a due one is served first), then
+    canSendRequest: connected, the previous send on this connection completed, and room in flight."""
+    maybe_refresh_metadata(s)
     if s.conns[slot].state != READY or len(s.in_flight[slot]) >= MAX_IN_FLIGHT_PER_CONNECTION:
         return False
     for req in s.sending:
@@ -225,6 +241,7 @@ def network_poll(s: Step) -> None:
         for req, result in aborted:
             _complete(s, req, result)
         return
+    maybe_refresh_metadata(s)  # metadataUpdater.maybeUpdate(now)
     complete_sends(s)
     notices = s.notices
     if notices:

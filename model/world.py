@@ -32,6 +32,7 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("broker_restart", b, pick)``              a crashed broker comes back
 ``("failover", b, pick)``                    the group's offsets partition moves to broker ``b``
 ``("load", b, pick)``                        broker ``b`` finishes loading the group
+``("add_partitions", n, pick)``              the subscribed topic gets n more partitions
 ``("append_error", code, pick)``             the coordinator's next append to the group's
                                              ``__consumer_offsets`` partition fails with the log
                                              error of that code (one of :data:`APPEND_ERRORS`)
@@ -105,6 +106,8 @@ class World(NamedTuple):
     # Requests brokers have read from connections that broke since, not yet handled, oldest first:
     # ((broker, client, slot, epoch, ((request_id, request), ...)), ...) (see ``late``)
     orphans: tuple = ()
+    # The subscribed topic's partition count (config.partitions until add_partitions grows it)
+    partitions: int = 0
 
 
 @functools.lru_cache(maxsize=16)
@@ -115,7 +118,8 @@ def initial_world(config: Config) -> World:
     leader = initial_leader(partition_for(config.group_id, config.offsets_partitions), config.brokers)
     return World(
         config=config,
-        clients=tuple(new_client(c, config.brokers) for c in range(config.clients)),
+        partitions=config.partitions,
+        clients=tuple(new_client(c, config.brokers, config.partitions) for c in range(config.clients)),
         brokers=tuple(brk.BrokerState() for _ in range(config.brokers)),
         leader=leader,
         links=tuple((EMPTY_LINK,) * slots for _ in range(config.clients)),
@@ -154,7 +158,7 @@ class _Mut:
     Link rows are copied only when a link of that client changes."""
 
     __slots__ = ("clients", "brokers", "links", "leader", "persisted", "committed", "partitioned", "now", "member_seq",
-                 "orphans", "_copied")
+                 "orphans", "partitions", "_copied")
 
     def __init__(self, w: World):
         self.clients = list(w.clients)
@@ -168,6 +172,7 @@ class _Mut:
         self.now = w.now
         self.member_seq = w.member_seq
         self.orphans = w.orphans
+        self.partitions = w.partitions
 
     def set_link(self, c: int, slot: int, link) -> None:
         if self._copied is None:
@@ -220,6 +225,7 @@ def step(world: World, event: tuple, prefer: dict | None = None, choices=None) -
         m.member_seq,
         None if m.leader is None else m.brokers[m.leader].group,
         m.orphans,
+        m.partitions,
     )
     return new, log
 
@@ -232,6 +238,7 @@ def _run_client(world, m, c, choose, log, action) -> bool:
     if not client.alive or client.closed or client.fatal is not None:
         return False
     s = Step(client, m.now + client.clock_offset_ms, world.config, choose, log)
+    s.topic_partitions = m.partitions  # what a metadata refresh would learn
     action(s)
     _commit_client(world, m, s, choose, log)
     return True
@@ -618,6 +625,21 @@ def _ev_append_error(world, m, ev, choose, log):
     return True
 
 
+MAX_ADDED_PARTITIONS = 4  # add_partitions grows the topic by at most this many in one world
+
+
+def _ev_add_partitions(world, m, ev, choose, log):
+    """An administrator adds *n* partitions to the subscribed topic (CreatePartitions; a topic
+    never shrinks). Clients learn it at their next metadata refresh; the group's leader then
+    rejoins, its assignment snapshot no longer matching (ConsumerCoordinator.rejoinNeededOrPending)."""
+    n = ev[1]
+    if n <= 0 or m.partitions + n > world.config.partitions + MAX_ADDED_PARTITIONS:
+        return False
+    log.append(("add_partitions", m.partitions, m.partitions + n))
+    m.partitions += n
+    return True
+
+
 def _ev_clock_jump(world, m, ev, choose, log):
     """Client c's clock jumps by ms (backwards if negative; never before 0). Only the client sees
     it: brokers and the network keep the world's time."""
@@ -668,6 +690,7 @@ _EVENTS = {
     "heal": _ev_heal,
     "pause": _ev_pause,
     "append_error": _ev_append_error,
+    "add_partitions": _ev_add_partitions,
 }
 
 EVENT_KINDS = tuple(_EVENTS)

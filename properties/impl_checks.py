@@ -29,7 +29,7 @@ nothing from the model, and only claim what one snapshot pair can show:
 from __future__ import annotations
 
 from model.config import Config
-from properties.catalogue import Violation
+from properties.catalogue import Violation, covers
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
 
@@ -47,6 +47,7 @@ class ImplChecker:
     def __init__(self, config: Config):
         self.config = config
         self.stored: dict = {}  # (generation, member id) -> partitions the coordinator stored
+        self.topic_partitions = config.partitions
 
     def snapshot(self, sim, observation: tuple | None = None) -> tuple:
         """(partition leader, group, persisted generation, clients); plain values only.
@@ -68,6 +69,7 @@ class ImplChecker:
             outstanding += sum(1 for queue in consumer.network_client.in_flight_requests._requests.values()
                                for r in queue if r.header.api_key in _JOIN_OR_SYNC)
             clients.append((state, generation, member_id, assignment, outstanding))
+        self.topic_partitions = sim.topic_partitions  # the topic's partition count now
         return (sim.leader, group, persisted, tuple(clients))
 
     def check(self, prev: tuple, now: tuple, event: tuple) -> Violation | None:
@@ -90,7 +92,7 @@ class ImplChecker:
                         self.stored.setdefault((generation, member_id), partitions)
             if state == "Stable":
                 owned = sorted(p for _, parts in stored for p in (parts or ()))
-                if owned != list(range(self.config.partitions)):
+                if len(set(owned)) != len(owned) or not covers(owned, self.config.partitions, self.topic_partitions):
                     return _v("stable-group-covers-partitions", f"the Stable group's stored assignments cover {owned}")
         owners: dict = {}
         for c, ((state, generation, member_id, assignment, outstanding), before) in enumerate(zip(clients, prev[3])):

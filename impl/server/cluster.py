@@ -131,6 +131,13 @@ class Cluster:
             self.topics[name] = partitions
             self._version += 1
 
+    def add_partitions(self, name: str, count: int) -> None:
+        """CreatePartitions: the topic grows by ``count`` partitions (a topic never shrinks)."""
+        if count <= 0 or name not in self.topics:
+            raise ValueError(f"cannot add {count} partitions to topic {name!r}")
+        self.topics[name] += count
+        self._version += 1
+
     def set_listener(self, broker_id: int, host: str, port: int) -> None:
         """The address Metadata and FindCoordinator advertise for the broker (a real listener)."""
         broker = self.brokers[broker_id]

@@ -44,7 +44,10 @@ _QUIET = ((0.0, 1), (0.04, 3), (0.15, 1))
 _LATENCY = (("fast", 4, (1, 1)), ("slow", 2, (20, 200)), ("very-slow", 1, (1000, 1500)))
 # The fault mix (properties.explore.walker.MIXES): which disruptions, how often, how slowly a new
 # coordinator loads the group. Drawn after the latency, so every earlier draw stays as it was.
-_MIX = (("default", 4), ("heavy", 1), ("coordinator", 2), ("clients", 1))
+_MIX = (("default", 4), ("heavy", 1), ("coordinator", 2), ("clients", 1), ("topics", 1))
+# metadata.max.age.ms of a topics-mix world (partitions are added there: the clients must refresh
+# to learn of them); every other world keeps the never-expiring default
+_METADATA_AGE = ((1000, 1), (5000, 2), (30000, 1))
 
 
 @attrs.frozen
@@ -156,6 +159,9 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         heartbeat_interval_ms=heartbeat, max_poll_interval_ms=rebalance, request_timeout_ms=request,
         new_member_join_timeout_ms=new_member, initial_rebalance_delay_ms=delay, join_group_version=version,
         assignors=assignors, latency_ms=latency)
+    if mix == "topics":
+        age = fields["metadata_max_age_ms"] = _weighted(rng, _METADATA_AGE)[0]  # drawn last of all
+        regimes.append(("metadata-age", f"{age // 1000}s"))
     settings = parse_settings(pinned.get("settings") or ())
     if settings:
         from model.config import SETTINGS

@@ -145,7 +145,8 @@ def _boundaries_of(config: Config) -> tuple:
 
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 # disruptions only a mix names (the default mix's draws stay those of walks before they existed)
-_MIX_ONLY = ("append_error",)
+_MIX_ONLY = ("append_error", "add_partitions")
+ADDED_PARTITIONS = (1, 2)  # an add_partitions disruption grows the topic by one of these
 
 
 @attrs.frozen
@@ -178,7 +179,9 @@ class Mix:
 #: loads slowly (a large __consumer_offsets partition), so requests meet a coordinator still loading
 #: and members of a generation that was never stored, and appends to __consumer_offsets that fail
 #: (``append_error``: a SyncGroup's group record or an OffsetCommit not written); ``clients``: consumers crashing, closing,
-#: their clocks jumping. Every mix but the default has applications that pause between polls: a
+#: their clocks jumping; ``topics``: partitions added to the subscribed topic (the swarm gives these
+#: worlds a metadata.max.age.ms that runs out, so the leader learns of them and rejoins), with some
+#: crashes, closes, failovers and clock jumps. Every mix but the default has applications that pause between polls: a
 #: rebalance, a failover or a reset then runs its course on the heartbeat thread alone (the
 #: situations of the issue's "an application that stops polling between rebalance steps").
 MIXES = {
@@ -187,6 +190,8 @@ MIXES = {
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
                        weight=4, pause_chance=0.1),
     "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2),
+    "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
+                  pause_chance=0.05),
 }
 DEFAULT_MIX = MIXES["default"]
 
@@ -282,6 +287,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             kind = kinds[below(getrandbits, len(kinds))]
             if kind == "clock_jump":
                 disruption = (kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick)
+            elif kind == "add_partitions":
+                disruption = (kind, ADDED_PARTITIONS[below(getrandbits, len(ADDED_PARTITIONS))], pick)
             elif kind == "append_error":
                 disruption = (kind, int(APPEND_ERRORS[below(getrandbits, len(APPEND_ERRORS))]), pick)
             else:
@@ -328,6 +335,9 @@ def _next_quiet_tick(world: World) -> int:
     return max(1, min(gap, 1000))
 
 
+METADATA_AGE_BOUND = 3_600_000  # a longer metadata.max.age.ms is "never" (the default: 2**62)
+
+
 def quiet_time_bound_ms(config) -> int:
     """How much quiet time the settle phase grants at least before it judges the eventually
     properties: twice a member's worst chain of timers after the last fault (its session expires,
@@ -340,6 +350,8 @@ def quiet_time_bound_ms(config) -> int:
     if config.join_group_version == 0:  # v0 has no rebalance timeout: the coordinator uses the session's
         rebalance = max(rebalance, config.session_timeout_ms)
     chain = config.session_timeout_ms + rebalance + config.request_timeout_ms + config.initial_rebalance_delay_ms
+    if config.metadata_max_age_ms <= METADATA_AGE_BOUND:  # partitions added: the leader learns at its refresh
+        chain += config.metadata_max_age_ms
     return 2 * chain
 
 

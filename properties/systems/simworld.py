@@ -352,7 +352,9 @@ class SimWorld:
             "retry.backoff.ms": cfg.retry_backoff_ms,
             "reconnect.backoff.ms": cfg.reconnect_backoff_ms,
             "partition.assignment.strategy": list(cfg.protocols(c)),
-            "metadata.max.age.ms": 2**62,  # metadata refresh is not modelled
+            # refreshed locally (LocalMetadataUpdater) when this age runs out: how a consumer
+            # learns of partitions added to its topic (model.netclient.maybe_refresh_metadata)
+            "metadata.max.age.ms": cfg.metadata_max_age_ms,
             # the connection-setup timeout is not modelled either (a connect hangs until the
             # connect event): make it unreachable
             "socket.connection.setup.timeout.ms": 2**62,
@@ -845,6 +847,22 @@ class SimWorld:
         log.inject_append_error(self.group_partition, Errors.for_code(int(ev[1])))
         self.append_errors_leader = self.leader
         return True
+
+    def _ev_add_partitions(self, ev) -> bool:
+        """The subscribed topic gets *n* more partitions (model.world's ``add_partitions``)."""
+        from model.world import MAX_ADDED_PARTITIONS
+
+        n = ev[1]
+        cluster = self.cluster
+        count = cluster.topics[self.config.topic]
+        if n <= 0 or count + n > self.config.partitions + MAX_ADDED_PARTITIONS:
+            return False
+        cluster.add_partitions(self.config.topic, n)
+        return True
+
+    @property
+    def topic_partitions(self) -> int:
+        return self.cluster.topics[self.config.topic]
 
     def _ev_clock_jump(self, ev) -> bool:
         c, ms = ev[1], ev[2]

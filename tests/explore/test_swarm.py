@@ -23,7 +23,7 @@ ALL_BUCKETS = {
     "clients": {"1", "2", "3", "4", "5"},
     "brokers": {"1", "2", "3"},
     "faults": {"none", "network", "all"},
-    "mix": {"default", "heavy", "coordinator", "clients"},
+    "mix": {"default", "heavy", "coordinator", "clients", "topics"},
 }
 
 

@@ -74,7 +74,8 @@ def cfg(**overrides) -> Config:
 
 
 def fresh(now: int = T0, config: Config | None = None, choose=None) -> Step:
-    return Step(new_client(0, B), now, config or cfg(), choose or (lambda kind, cands: cands[0]), [])
+    config = config or cfg()
+    return Step(new_client(0, B, config.partitions), now, config, choose or (lambda kind, cands: cands[0]), [])
 
 
 def with_coordinator(s: Step, coordinator: int = COORD) -> Step:
