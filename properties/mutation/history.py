@@ -770,6 +770,38 @@ def _heartbeat_state_before_generation():
     return validate_heartbeat
 
 
+def _metadata_change_not_watched():
+    """tulios/kafkajs#133 (fixed by #136), kafkaex/kafka_ex#226, IBM/sarama#1739: the consumer
+    group never rebalances when partitions are added to its topic; the new partitions go unread
+    until something else (a member joining or leaving) forces a rebalance."""
+
+    def rejoin_needed_or_pending(self):
+        if not self.subscriptions.has_auto_assigned_partitions():
+            return False
+        # MUTANT: the leader does not compare its assignment snapshot with the metadata snapshot
+        if self.joined_subscription is not None and self.joined_subscription != self.subscriptions.subscription:
+            self._request_rejoin_if_necessary("subscription has changed", "subscription has changed")
+            return True
+        from impl.coordinator.abstract_coordinator import AbstractCoordinator
+
+        return AbstractCoordinator.rejoin_needed_or_pending(self)
+    return rejoin_needed_or_pending
+
+
+def _follower_watches_metadata():
+    """aio-libs/aiokafka#108 ("Metadata change can trigger 2 rebalances"): the metadata snapshot
+    of an earlier rebalance is not dropped, and not only the leader watches it ("only check if we
+    need rebalance on Leader Consumer"): a member that led an earlier generation and follows now
+    still compares that old snapshot with the metadata, and starts a rebalance nobody needs."""
+    original = _original(f"{_CC}.ConsumerCoordinator.on_join_complete")
+
+    def on_join_complete(self, generation, member_id, assignment_strategy, assignment):
+        kept = self.assignment_snapshot
+        original(self, generation, member_id, assignment_strategy, assignment)
+        self.assignment_snapshot = kept  # MUTANT: a follower keeps the snapshot it took as leader
+    return on_join_complete
+
+
 #: (name, description, target, kind, replacement factory, source)
 HISTORY_DEFS = [
     ("sync_illegal_generation_resets_member_id",
@@ -932,4 +964,12 @@ HISTORY_DEFS = [
      "a Heartbeat during PreparingRebalance is answered by the state before the generation is checked",
      f"{_GC}.validate_heartbeat", "wrong order", _heartbeat_state_before_generation,
      "KAFKA-2557 (apache/kafka#222)"),
+    ("metadata_change_not_watched",
+     "the leader never rejoins when partitions are added to the topic",
+     f"{_CC}.ConsumerCoordinator.rejoin_needed_or_pending", "missing check", _metadata_change_not_watched,
+     "tulios/kafkajs#133 (#136); kafkaex/kafka_ex#226; IBM/sarama#1739"),
+    ("follower_watches_metadata",
+     "a follower keeps the metadata snapshot it took as an earlier generation's leader",
+     f"{_CC}.ConsumerCoordinator.on_join_complete", "stale state", _follower_watches_metadata,
+     "aio-libs/aiokafka#108"),
 ]
