@@ -140,6 +140,7 @@ class Outcome:
 #   ("join_complete", generation_before, generation_after, member_ids_after, leader_id, all_joined,
 #    pending_ids)   pending_ids: the member ids still pending (MEMBER_ID_REQUIRED) when it completed
 #        all_joined: True if the phase completed because everyone had joined, False on timeout
+#   ("append_failed", log_error)   an append to __consumer_offsets failed (an append_error fault)
 #   ("member_removed", member_id, reason, deadline_at)   reason in {"session", "leave", "not_rejoined",
 #        "not_synced", "max_size"}; deadline_at = the expired Deadline.at for "session", else None
 #   ("assignment_stored", generation, ((member_id, assignment), ...))
@@ -310,6 +311,7 @@ class _Draft:
         if not self.append_errors:
             return None
         error, self.append_errors = self.append_errors[0], self.append_errors[1:]
+        self.notes.append(("append_failed", error))
         return error
 
     # -- small pieces of GroupMetadata ----------------------------------------------------------
@@ -1003,7 +1005,7 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
     replies = ((reply_to, _commit_response(offsets, error)),)
     committed = offsets if stored else ()
     if d is not None:
-        return Outcome(d.freeze(), replies, (note,), None, committed)
+        return Outcome(d.freeze(), replies, (*d.notes, note), None, committed)
     return Outcome(group, replies, (note,), None, committed)
 
 

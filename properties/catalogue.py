@@ -275,6 +275,15 @@ CATALOGUE = (
     Property("session-expired", SOMETIMES, "The coordinator removes a member whose session expired.", f"{REF} §1.12"),
     Property("commit-accepted", SOMETIMES, "An OffsetCommit is accepted.", f"{REF} §1.10"),
     Property("commit-fenced", SOMETIMES, "An OffsetCommit is rejected by generation fencing.", f"{REF} §1.10"),
+    Property("poll-timeout-leave", SOMETIMES,
+             "The heartbeat thread leaves the group because the application has not polled within "
+             "max.poll.interval.ms (KIP-62: an application that pauses between polls).", f"{REF} §3.5"),
+    Property("append-failed", SOMETIMES,
+             "A write of the coordinator to __consumer_offsets fails (the group record of a SyncGroup or "
+             "of an empty group, or an OffsetCommit's offsets).", f"{REF} §1.10, §1.13"),
+    Property("new-partitions-assigned", SOMETIMES,
+             "A group assigns partitions added to its topic after it started (the leader learned of them "
+             "at a metadata refresh and rejoined).", "ConsumerCoordinator.rejoinNeededOrPending"),
 )
 
 BY_NAME = {p.name: p for p in CATALOGUE}
@@ -488,6 +497,8 @@ class Checker:
                         "heartbeat-only-when-joined",
                         f"client {entry[1]}'s heartbeat thread sent a heartbeat in an iteration that began {entry[2]} (generation {entry[4]})",
                     )
+            elif tag == "poll_timeout":
+                self.coverage["poll-timeout-leave"] += 1
             elif tag == "member_state":
                 c, old, new = entry[1:4]
                 if (old, new) not in _LEGAL_MEMBER_EDGES:
@@ -627,6 +638,10 @@ class Checker:
                         )
                     seen[p] = member_id
                 self.stored[(gen, member_id)] = tuple(parts)
+            if any(p >= self.config.partitions for p in seen):
+                self.coverage["new-partitions-assigned"] += 1
+        elif tag == "append_failed":
+            self.coverage["append-failed"] += 1
         elif tag == "commit":
             req_gen, member_id, group_gen, state, error = note[1:6]
             if error == Errors.NONE:

@@ -72,6 +72,8 @@ def _notes(log) -> list:
             notes.append(f"group {e[2]}→{e[3]}")
         elif tag == "server" and e[1] == "join_complete":
             notes.append(f"join complete: generation {e[3]}")
+        elif tag == "server" and e[1] == "append_failed":
+            notes.append(f"coordinator's append to __consumer_offsets fails: {name_of(e[2])}")
         elif tag == "server" and e[1] == "member_removed":
             notes.append(f"coordinator removes {e[2]} ({e[3]})")
         elif tag == "reset":

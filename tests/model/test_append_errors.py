@@ -93,13 +93,15 @@ def test_walks_with_failed_appends_agree_with_the_implementation():
     (its in-memory __consumer_offsets log fails the same appends), stays in step with the model,
     and the failures reach SyncGroup and OffsetCommit answers."""
     config = Config(clients=3, brokers=2)
-    injected = compared = 0
+    injected = compared = failed = 0
     used = {}  # API of the request whose append used a failure up -> count
+    consumed = [0]  # failures used up by appends (by requests and by timers)
 
     def on_step(world, event, new, log):
         before = world.group.append_errors if world.group is not None else ()
         after = new.group.append_errors if new.group is not None else ()
         if world.leader == new.leader and len(after) < len(before):
+            consumed[0] += len(before) - len(after)
             for entry in log:
                 if entry[0] == "handled":
                     used[entry[4].api] = used.get(entry[4].api, 0) + 1
@@ -109,10 +111,12 @@ def test_walks_with_failed_appends_agree_with_the_implementation():
                       on_step=on_step)
         n = sum(1 for e in result.schedule if e[0] == "append_error")
         injected += n
+        failed += result.coverage["append-failed"]
         if n and compared < 8:
             compared += 1
             outcome = compare(config, result.schedule, seed)
             assert outcome.divergence is None, (seed, outcome.divergence)
     assert injected > 40 and compared == 8, (injected, compared)
     assert used.get("SyncGroup", 0) > 0 and used.get("OffsetCommit", 0) > 0, used
+    assert failed == consumed[0] > 0  # the sometimes property counts each failed append
     assert all(int(e) in (6, 7, 10, 19) for e in APPEND_ERRORS)

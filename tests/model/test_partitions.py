@@ -53,6 +53,7 @@ def test_the_leader_learns_of_new_partitions_at_its_refresh_and_rebalances_them_
     first_rebalance = next(now for now, g, _ in seen if g is not None and g > generation)
     first_known = next(now for now, _, known in seen if known == CONFIG.partitions + 2)
     assert first_known <= first_rebalance and first_known >= world.now  # learned, then rebalanced
+    assert checker.coverage["new-partitions-assigned"] >= 1  # the sometimes property saw it
     assert compare(CONFIG, schedule, 0).divergence is None  # the implementation does the same
 
 

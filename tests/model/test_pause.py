@@ -6,6 +6,7 @@ from __future__ import annotations
 from model.client import STABLE, UNJOINED
 from model.config import Config
 from model.world import initial_world, step
+from properties.catalogue import Checker
 from properties.explore.walker import MIXES, pauses_of, settle, walk
 from properties.systems.differential import compare
 from properties.systems.simworld import SimWorld
@@ -50,14 +51,17 @@ def test_a_pause_past_max_poll_interval_makes_the_heartbeat_thread_leave_and_the
     logs: list = []
     seen: list = []
 
+    checker = Checker(CONFIG)
+
     def on_step(w, event, new, log):
         logs.extend(log)
         seen.append((new.now, new.clients[0].member_id, new.clients[0].state))
+        assert checker.check(w, new, event, log) is None
 
     while world.now < end:  # quiet time while client 0's application is busy: polls of it are refused
         world, violation = settle(world, None, None, schedule, max_rounds=1, until_stable=True, on_step=on_step)
         assert violation is None
-    assert ("poll_timeout", 0) in logs
+    assert ("poll_timeout", 0) in logs and checker.coverage["poll-timeout-leave"] == 1
     assert any(member_id == "" and state == UNJOINED for now, member_id, state in seen if now < end)
     assert any(e[0] == "server" and e[1] == "member_removed" and e[2] == old_id for e in logs)
     world, violation = settle(world, None, None, schedule, max_rounds=60, until_stable=True, on_step=on_step)
