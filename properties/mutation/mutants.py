@@ -703,7 +703,10 @@ WHY_UNREACHED: Dict[str, str] = {
         "coordinator loads the older one), and then a request of the newer generation reaching the new "
         "coordinator before the member rejoins; 2,000 interleavings did not reach it, with the "
         "coordinator fault mix (a failover in CompletingRebalance in about 1 of 600 walks) nor with "
-        "--search guided; a request handled late (``late``) has no connection left to answer on",
+        "--search guided; a request handled late (``late``) has no connection left to answer on. Nor "
+        "with applications that pause between polls and failed appends that keep the stored generation "
+        "older for longer: no Heartbeat or SyncGroup received ILLEGAL_GENERATION on a live connection in "
+        "the first 4,000 swarm seeds (2026-11-25)",
     "heartbeat_illegal_generation_resets_member_id":
         "needs a Heartbeat answered ILLEGAL_GENERATION, which takes what sync_illegal_generation_resets_member_id "
         "takes (a failover between a join phase's end and its SyncGroup)",
@@ -717,7 +720,9 @@ WHY_UNREACHED: Dict[str, str] = {
     "heartbeat_rebalance_rejoins_while_completing":
         "a COMPLETING_REBALANCE member whose heartbeat is answered REBALANCE_IN_PROGRESS has its SyncGroup "
         "answered REBALANCE_IN_PROGRESS too, which requests the same rejoin; only the heartbeat timer's "
-        "backoff differs, which no answer seen so far turned into a different state",
+        "backoff differs, which no answer seen so far turned into a different state (an application pausing "
+        "right then would let the heartbeat thread send early; 2,000 interleavings with the pausing mixes "
+        "did not meet it)",
     "reset_without_join_prepare":
         "in the eager protocol onJoinPrepare has revoked every partition before any answer of the same "
         "rebalance can reset the member, so skipping it on the rejoin changes nothing observable; "
@@ -730,6 +735,12 @@ WHY_UNREACHED: Dict[str, str] = {
         "that pauses between the two (librdkafka's state machine, KAFKA-7909's reporter) or a close "
         "inside that poll would reach it (not 2,000 interleavings, nor --search guided with the fault "
         "mixes)",
+    "new_members_kept_alive":
+        "needs a new member parked in its first JoinGroup whose client dies or is cut off, in a world "
+        "whose new-member timeout (``new-member=short``) runs out before the rebalance timeout, so that "
+        "expiring it (KAFKA-9752) ends the join phase earlier than keeping it would; one seed of the "
+        "swarm before the topics mix reached that (interleaving 1,647); with the topics mix taking its "
+        "share of the seeds, 5,000 interleavings did not (2026-11-25)",
     "heartbeat_state_before_generation":
         "needs a Heartbeat of another generation while the group prepares a rebalance, from a member "
         "still in the group: on one FIFO connection a member's heartbeat never outruns its own rejoin, "
