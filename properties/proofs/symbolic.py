@@ -1458,9 +1458,10 @@ def concrete_violations(event, group, persisted, outcome, persisted_after, now, 
         if request is not None and reply_to[0] == "req":
             log.append(("reply", 0, rid, response.api, response.error))
     leader_after = 1 if event == "Failover" else 0
-    prev = types.SimpleNamespace(group=group, persisted=persisted, brokers=object(), clients=(), leader=0, now=now)
+    prev = types.SimpleNamespace(group=group, persisted=persisted, brokers=object(), clients=(), leader=0, now=now,
+                                 partitions=config.partitions)
     world = types.SimpleNamespace(group=post, persisted=persisted_after, brokers=object(), clients=(),
-                                  leader=leader_after, now=now)
+                                  leader=leader_after, now=now, partitions=config.partitions)
     # The checker stops at the first violation of a step: run it once per log entry so that every
     # violated property is seen.
     for k in range(len(log) + 1):
