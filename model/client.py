@@ -105,7 +105,7 @@ class ClientState(NamedTuple):
     heartbeat_wait_until_ms: int | None = None
     assignment: tuple = ()  # partitions owned (after onJoinComplete, until revoked)
     commits: int = 0  # commits issued, also the offset value committed (monotone, readable)
-    held_commits: tuple = ()  # ((FindCoordinator request id, offsets), ...): commitAsync waiting for a lookup
+    held_commits: tuple = ()  # ((FindCoordinator request id, offsets, oversized), ...): commitAsync waiting for a lookup
     # -- ConsumerNetworkClient / NetworkClient --
     unsent: tuple = ()  # per slot: tuple of Request (FIFO)
     in_flight: tuple = ()  # per slot: tuple of Request (send order)

@@ -145,6 +145,8 @@ class Outcome:
 #        "not_synced", "max_size"}; deadline_at = the expired Deadline.at for "session", else None
 #   ("assignment_stored", generation, ((member_id, assignment), ...))
 #   ("commit", request_generation, member_id, group_generation, group_state, error)
+#   ("metadata_too_large", committed, refused)   storeOffsets refused *refused* partitions of a
+#        commit for their metadata's length and committed *committed* others (0 if none, or the append failed)
 #   ("transition", from_state, to_state)
 
 
@@ -970,6 +972,12 @@ def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome
     return d.outcome()
 
 
+#: offset.metadata.max.bytes, Kafka's default (OffsetConfig.DefaultMaxMetadataSize): the longest
+#: metadata string a commit may carry per partition (the world's commits mark the longer ones
+#: ``oversized``; the wire judge measures them against this)
+OFFSET_METADATA_MAX_BYTES = 4096
+
+
 def handle_offset_commit(group, request, reply_to, now, config, choose, member_seq: int = 0) -> Outcome:
     """OffsetCommit with generation fencing (§1.10 from step 2)."""
     offsets = request.offsets
@@ -984,6 +992,7 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
     error = _validate_offset_commit(group, request, config.broken)
     stored = False
     d = None
+    oversized = () if error is not None else request.oversized
     if error is None:
         if state == EMPTY:
             error, stored = _NONE, True
@@ -993,20 +1002,30 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
             d.reschedule_heartbeat(_index_of(d.members, request.member_id), now)
             error, stored = _NONE, True
         else:  # CompletingRebalance
-            error = Errors.REBALANCE_IN_PROGRESS
-        if stored and offsets and group.append_errors:
+            error, oversized = Errors.REBALANCE_IN_PROGRESS, ()
+        # storeOffsets: the partitions whose metadata is too long are filtered out first; with
+        # none left it answers OFFSET_METADATA_TOO_LARGE for all and appends nothing (§1.10 step 5;
+        # kafka.coordinator.group.GroupMetadataManager.storeOffsets, filteredOffsetMetadata)
+        valid = tuple(o for o in offsets if o[0] not in oversized) if oversized else offsets
+        if stored and not valid and oversized:
+            error, stored = Errors.OFFSET_METADATA_TOO_LARGE, False
+        if stored and valid and group.append_errors:
             # storeOffsets appends (an empty commit appends nothing) and the append fails: every
             # partition gets the mapped error and nothing is committed (§1.10 step 5)
             if d is None:
                 d = _Draft(group, config, choose)
             failure = d.append_fails()
             error, stored = STORE_OFFSETS_ERRORS.get(failure, failure), False
-    note = ("commit", generation_id, request.member_id, group.generation, state, error)
-    replies = ((reply_to, _commit_response(offsets, error)),)
-    committed = offsets if stored else ()
+    else:
+        valid = offsets
+    committed = valid if stored else ()
+    notes = (("commit", generation_id, request.member_id, group.generation, state, error),)
+    if oversized:
+        notes += (("metadata_too_large", len(committed), len(oversized)),)
+    replies = ((reply_to, _commit_response(offsets, error, oversized)),)
     if d is not None:
-        return Outcome(d.freeze(), replies, (*d.notes, note), None, committed)
-    return Outcome(group, replies, (note,), None, committed)
+        return Outcome(d.freeze(), replies, (*d.notes, *notes), None, committed)
+    return Outcome(group, replies, notes, None, committed)
 
 
 def _validate_offset_commit(group: Group, request, broken):
@@ -1028,8 +1047,12 @@ def _validate_offset_commit(group: Group, request, broken):
     return Errors.UNKNOWN_MEMBER_ID  # no member id, no generation, and the group is not Empty
 
 
-def _commit_response(offsets: tuple, error: int) -> OffsetCommitResponse:
-    return OffsetCommitResponse(tuple((partition, error) for partition, _ in offsets))
+def _commit_response(offsets: tuple, error: int, oversized: tuple = ()) -> OffsetCommitResponse:
+    """One error per partition, in the request's order: OFFSET_METADATA_TOO_LARGE for the
+    partitions whose metadata was too long, *error* for the others (GroupMetadataManager.storeOffsets
+    builds the commit status partition by partition)."""
+    return OffsetCommitResponse(tuple((partition, Errors.OFFSET_METADATA_TOO_LARGE if partition in oversized else error)
+                                      for partition, _ in offsets))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -190,11 +190,11 @@ def _on_find_coordinator(s: Step, req, result) -> None:
     if s.find_coordinator_request == ("pending", req.id):
         s.find_coordinator_request = outcome  # the memoised future completes; an older lookup's does not touch it
     if s.held_commits:  # the listeners commitAsync attached to this lookup
-        held = [offsets for rid, offsets in s.held_commits if rid == req.id]
+        held = [(offsets, oversized) for rid, offsets, oversized in s.held_commits if rid == req.id]
         s.held_commits = tuple(h for h in s.held_commits if h[0] != req.id)
-        for offsets in held:
+        for offsets, oversized in held:
             if outcome == ("succeeded",):
-                _do_commit_async(s, offsets)
+                _do_commit_async(s, offsets, oversized)
                 net.poll(s, dispatch)  # client.pollNoWakeup()
             else:
                 s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
@@ -501,28 +501,48 @@ def _on_leave_group(s: Step, req, result) -> None:
         _on_transport_failure(s, result)
 
 
-def commit_async(s: Step) -> None:
+#: Which owned partitions a commit with oversized metadata gives a metadata string longer than
+#: offset.metadata.max.bytes: the first, all but the first, or all (the broker then appends nothing).
+OVERSIZED = ("first", "rest", "all")
+
+
+def oversized_partitions(partitions: tuple, which: str | None) -> tuple:
+    """The partitions of *partitions* (in commit order) that a commit with oversized metadata
+    *which* (one of :data:`OVERSIZED`, None for none) gives too long a metadata string."""
+    if which is None:
+        return ()
+    if which == "first":
+        return partitions[:1]
+    if which == "rest":
+        return partitions[1:]
+    return partitions
+
+
+def commit_async(s: Step, oversize: str | None = None) -> None:
     """ConsumerCoordinator.commitOffsetsAsync of every owned partition, at offset = the number of
     commits made so far. With the coordinator unknown it tries once to find it (zero timer); if that
     does not settle it, the commit waits on the lookup and is sent when the lookup succeeds (or
-    fails with it). Either way it ends with pollNoWakeup, so the commit can be transmitted."""
+    fails with it). Either way it ends with pollNoWakeup, so the commit can be transmitted.
+    *oversize* (one of :data:`OVERSIZED`): the application attaches metadata longer than the
+    broker's offset.metadata.max.bytes to those partitions (the client does not check it)."""
     if not s.live_now():
         return
     s.commits += 1
     offsets = tuple((p, s.commits) for p in s.assignment)
+    oversized = oversized_partitions(s.assignment, oversize)
     if offsets:
         if not coordinator_unknown(s) or ensure_coordinator_ready(s):
-            _do_commit_async(s, offsets)
+            _do_commit_async(s, offsets, oversized)
         else:
             future = lookup_coordinator(s)
             if future[0] == "pending":
-                s.held_commits = s.held_commits + ((future[1], offsets),)
+                s.held_commits = s.held_commits + ((future[1], offsets, oversized),)
             else:
                 s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
     net.poll(s, dispatch)  # client.pollNoWakeup()
 
 
-def _do_commit_async(s: Step, offsets: tuple) -> None:
+def _do_commit_async(s: Step, offsets: tuple, oversized: tuple = ()) -> None:
     """sendOffsetCommitRequest: fails locally without a coordinator or a stable generation."""
     if coordinator_unknown(s):
         s.log.append(("commit_failed", s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
@@ -531,7 +551,7 @@ def _do_commit_async(s: Step, offsets: tuple) -> None:
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
         s.log.append(("commit_failed", s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
         return
-    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets))
+    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets, oversized))
 
 
 def _on_offset_commit(s: Step, req, result) -> None:
@@ -548,6 +568,9 @@ def _on_offset_commit(s: Step, req, result) -> None:
             _reset_on_response_error(s, req, error, error == Errors.UNKNOWN_MEMBER_ID)
     elif error == Errors.GROUP_AUTHORIZATION_FAILED:
         _fail(s, error)
+    # OFFSET_METADATA_TOO_LARGE and INVALID_COMMIT_OFFSET_SIZE are raised to the commit's callback
+    # and change nothing else; so do the errors the handler calls unexpected. The handler acts on
+    # the answer's first partition error (OffsetCommitResponseHandler returns at the first).
 
 
 def close(s: Step) -> None:

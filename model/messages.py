@@ -120,6 +120,9 @@ class OffsetCommitRequest:
     generation_id: int
     member_id: str
     offsets: tuple  # ((partition, offset), ...)
+    # partitions whose metadata string is longer than the broker's offset.metadata.max.bytes (the
+    # application chose it, OffsetAndMetadata.metadata): the broker refuses those one by one
+    oversized: tuple = ()
     api = "OffsetCommit"
 
 

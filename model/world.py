@@ -287,6 +287,15 @@ def _ev_commit(world, m, ev, choose, log):
     return _run_client(world, m, ev[1], choose, log, member.commit_async)
 
 
+def _ev_commit_oversized(world, m, ev, choose, log):
+    """commitAsync of every owned partition where the application attached metadata longer than the
+    broker's offset.metadata.max.bytes to some of them (``ev[2]``, one of member.OVERSIZED): the
+    broker commits the others and answers those OFFSET_METADATA_TOO_LARGE, partition by partition."""
+    if _app_busy(m, ev[1]) or ev[2] not in member.OVERSIZED:
+        return False
+    return _run_client(world, m, ev[1], choose, log, lambda s: member.commit_async(s, ev[2]))
+
+
 def _ev_close(world, m, ev, choose, log):
     if _app_busy(m, ev[1]):
         return False
@@ -673,6 +682,7 @@ _EVENTS = {
     "poll": _ev_poll,
     "heartbeat": _ev_heartbeat,
     "commit": _ev_commit,
+    "commit_oversized": _ev_commit_oversized,
     "close": _ev_close,
     "crash": _ev_crash,
     "connect": _ev_connect,

@@ -281,6 +281,9 @@ CATALOGUE = (
     Property("append-failed", SOMETIMES,
              "A write of the coordinator to __consumer_offsets fails (the group record of a SyncGroup or "
              "of an empty group, or an OffsetCommit's offsets).", f"{REF} §1.10, §1.13"),
+    Property("commit-partly-refused", SOMETIMES,
+             "One OffsetCommit commits some partitions and refuses others OFFSET_METADATA_TOO_LARGE (their "
+             "metadata is longer than offset.metadata.max.bytes).", f"{REF} §1.10 step 5"),
     Property("new-partitions-assigned", SOMETIMES,
              "A group assigns partitions added to its topic after it started (the leader learned of them "
              "at a metadata refresh and rejoined).", "ConsumerCoordinator.rejoinNeededOrPending"),
@@ -336,10 +339,11 @@ def expected_heartbeat_error(group, request: HeartbeatRequest) -> int:
 
 
 def expected_commit_error(group, request: OffsetCommitRequest) -> int:
-    """§1.10 validateOffsetCommit and the state table, derived independently of model.group."""
+    """§1.10 validateOffsetCommit and the state table, derived independently of model.group: the
+    first partition error of the answer (the one the client acts on)."""
     gen, member_id = request.generation_id, request.member_id
     if group is None:
-        return Errors.NONE if gen < 0 else Errors.ILLEGAL_GENERATION
+        return _stored(None, request) if gen < 0 else Errors.ILLEGAL_GENERATION
     if group.state == grp.DEAD:
         return Errors.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and group.state == grp.EMPTY:
@@ -357,12 +361,20 @@ def expected_commit_error(group, request: OffsetCommitRequest) -> int:
 
 
 def _stored(group, request: OffsetCommitRequest) -> int:
-    """§1.10 step 5: a valid commit is appended to the log; when the coordinator's append fails
-    (an ``append_error`` fault waiting) every partition gets the log error as storeOffsets maps
-    it. An empty commit appends nothing."""
-    if request.offsets and group.append_errors:
+    """§1.10 steps 4 and 5: a partition whose metadata is too long is answered
+    OFFSET_METADATA_TOO_LARGE; the others are appended to the log, and when the coordinator's
+    append fails (an ``append_error`` fault waiting) they get the log error as storeOffsets maps
+    it. Nothing left to append (an empty commit, or every partition too long) appends nothing."""
+    oversized = request.oversized
+    appended = any(p not in oversized for p, _ in request.offsets)
+    stored = Errors.NONE
+    if appended and group is not None and group.append_errors:
         failure = group.append_errors[0]
-        return grp.STORE_OFFSETS_ERRORS.get(failure, failure)
+        stored = grp.STORE_OFFSETS_ERRORS.get(failure, failure)
+    for p, _ in request.offsets:
+        error = Errors.OFFSET_METADATA_TOO_LARGE if p in oversized else stored
+        if error != Errors.NONE:
+            return error
     return Errors.NONE
 
 
@@ -642,6 +654,9 @@ class Checker:
                 self.coverage["new-partitions-assigned"] += 1
         elif tag == "append_failed":
             self.coverage["append-failed"] += 1
+        elif tag == "metadata_too_large":
+            if note[1]:
+                self.coverage["commit-partly-refused"] += 1
         elif tag == "commit":
             req_gen, member_id, group_gen, state, error = note[1:6]
             if error == Errors.NONE:

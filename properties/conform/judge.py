@@ -349,9 +349,11 @@ class Judge:
         if api == "LeaveGroup":
             return LeaveGroupRequest(request.group_id, tuple(mid(m.member_id) for m in request.members))
         if api == "OffsetCommit":
+            partitions = [p for t in request.topics for p in t.partitions]
             return OffsetCommitRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
-                                       tuple((p.partition_index, p.committed_offset)
-                                             for t in request.topics for p in t.partitions))
+                                       tuple((p.partition_index, p.committed_offset) for p in partitions),
+                                       tuple(p.partition_index for p in partitions
+                                             if len(p.committed_metadata or "") > g.OFFSET_METADATA_MAX_BYTES))
         raise ValueError(f"the judge has no model request for {api}")
 
     def _settle(self, group, lo: int, hi: int, choose):

@@ -29,6 +29,7 @@ import attrs
 from model.client import CONNECTING
 from model.config import Config
 from model.world import APPEND_ERRORS, World, initial_world, step
+from model.member import OVERSIZED
 from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")
@@ -163,6 +164,10 @@ class Mix:
     # per step, of offering an application pause (a client's caller busy between two polls, see
     # pauses_of; *weight* copies); 0 draws nothing, so a mix without pauses walks as before they existed
     pause_chance: float = 0.0
+    # some of the application's commits attach metadata longer than offset.metadata.max.bytes to some
+    # partitions (``commit_oversized``): an eighth of the commits offered, chosen by the step's pick
+    # bits, so the mix draws nothing more and its other walks stay as they were
+    oversized_commits: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -183,13 +188,16 @@ class Mix:
 #: worlds a metadata.max.age.ms that runs out, so the leader learns of them and rejoins), with some
 #: crashes, closes, failovers and clock jumps. Every mix but the default has applications that pause between polls: a
 #: rebalance, a failover or a reset then runs its course on the heartbeat thread alone (the
-#: situations of the issue's "an application that stops polling between rebalance steps").
+#: situations of the issue's "an application that stops polling between rebalance steps"). In the
+#: ``coordinator`` and ``clients`` mixes some commits carry metadata too long for some partitions, so
+#: one OffsetCommit answer mixes OFFSET_METADATA_TOO_LARGE with the others' outcome (and, with an
+#: append failure waiting, with its mapped error, in an order the client acts on).
 MIXES = {
     "default": Mix(),
     "heavy": Mix(0.5, weight=3, pause_chance=0.1),
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
-                       weight=4, pause_chance=0.1),
-    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2),
+                       weight=4, pause_chance=0.1, oversized_commits=True),
+    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -238,7 +246,10 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                     heartbeat = ("heartbeat", c, pick)
                     events += (heartbeat, heartbeat)
                 if client.assignment:
-                    add(("commit", c, pick))
+                    if mix.oversized_commits and not (pick >> 8) & 7:
+                        add(("commit_oversized", c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick))
+                    else:
+                        add(("commit", c, pick))
         for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
             if connecting:
                 connect = ("connect", c, slot, pick)

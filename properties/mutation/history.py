@@ -17,6 +17,7 @@ _AC = "impl.coordinator.abstract_coordinator"
 _CC = "impl.coordinator.consumer_coordinator"
 _GC = "impl.server.group_coordinator.GroupCoordinator"
 _GM = "impl.server.group_metadata"
+_GMM = "impl.server.group_metadata_manager.GroupMetadataManager"
 
 
 def _original(path: str):
@@ -803,6 +804,36 @@ def _follower_watches_metadata():
 
 
 #: (name, description, target, kind, replacement factory, source)
+def _oversized_metadata_accepted():
+    """redpanda-data/redpanda#7958 ("Support offset.metadata.max.bytes"): a broker that has no
+    limit on an offset's metadata string stores whatever a commit carries, where Kafka refuses
+    each partition whose metadata is longer than offset.metadata.max.bytes (4096 by default) with
+    OFFSET_METADATA_TOO_LARGE and commits the others (GroupMetadataManager.storeOffsets)."""
+
+    def validate_offset_metadata_length(self, metadata):
+        return True  # MUTANT: no offset.metadata.max.bytes
+    return validate_offset_metadata_length
+
+
+def _oversized_fails_whole_commit():
+    """KAFKA-12660 (apache/kafka#10560) added Kafka's first test of a commit where one partition
+    is stored and another refused OFFSET_METADATA_TOO_LARGE, and KAFKA-16371 (apache/kafka#15536)
+    fixed that mixed case's bookkeeping: the mixed answer is where storeOffsets goes wrong. Here a
+    commit with any partition's metadata too long is refused whole: the valid partitions are
+    answered OFFSET_METADATA_TOO_LARGE too and nothing is appended."""
+    from impl.errors import Errors
+
+    original = _original(f"{_GMM}.store_offsets")
+
+    def store_offsets(self, group, member_id, offset_metadata, response_callback):
+        # MUTANT: one partition's metadata too long fails the commit's every partition
+        if not all(self.validate_offset_metadata_length(om.metadata) for om in offset_metadata.values()):
+            response_callback({tp: Errors.OFFSET_METADATA_TOO_LARGE for tp in offset_metadata})
+            return
+        original(self, group, member_id, offset_metadata, response_callback)
+    return store_offsets
+
+
 HISTORY_DEFS = [
     ("sync_illegal_generation_resets_member_id",
      "a SyncGroup ILLEGAL_GENERATION resets the member id as well as the generation",
@@ -972,4 +1003,12 @@ HISTORY_DEFS = [
      "a follower keeps the metadata snapshot it took as an earlier generation's leader",
      f"{_CC}.ConsumerCoordinator.on_join_complete", "stale state", _follower_watches_metadata,
      "aio-libs/aiokafka#108"),
+    ("oversized_metadata_accepted",
+     "the coordinator stores offsets whose metadata is longer than offset.metadata.max.bytes",
+     f"{_GMM}.validate_offset_metadata_length", "missing check", _oversized_metadata_accepted,
+     "redpanda-data/redpanda#7958"),
+    ("oversized_fails_whole_commit",
+     "a commit with one partition's metadata too long is refused for every partition",
+     f"{_GMM}.store_offsets", "wrong scope", _oversized_fails_whole_commit,
+     "KAFKA-12660 (apache/kafka#10560); KAFKA-16371 (apache/kafka#15536)"),
 ]

@@ -530,7 +530,7 @@ class SimWorld:
                 return fallback(kind_, candidates)
 
             self._choose = choose
-            if kind in ("poll", "heartbeat", "commit", "close"):
+            if kind in ("poll", "heartbeat", "commit", "commit_oversized", "close"):
                 targets = [chosen for k, chosen in follow if k == "least_loaded"]
                 self._rngs[event[1]].steer(targets, self.consumers[event[1]].network_client)
         else:
@@ -538,7 +538,7 @@ class SimWorld:
         try:
             applied = handler(event)
         finally:
-            if follow and kind in ("poll", "heartbeat", "commit", "close"):
+            if follow and kind in ("poll", "heartbeat", "commit", "commit_oversized", "close"):
                 self._rngs[event[1]].steer([], None)
         if applied:
             self.steps += 1
@@ -606,6 +606,26 @@ class SimWorld:
             # commitAsync() of what was consumed: with nothing owned the offsets are empty, and
             # commitOffsetsAsync still completes them locally and ends with pollNoWakeup
             offsets = {tp: self.commits[c] for tp in owned}
+            self._guard(c, lambda: consumer.commit_async(offsets))
+        return True
+
+    def _ev_commit_oversized(self, ev) -> bool:
+        """commitAsync with metadata over the broker's offset.metadata.max.bytes on the partitions
+        ``ev[2]`` names (model.member.OVERSIZED), in the order the consumer owns them."""
+        from impl.consumer import OffsetAndMetadata
+        from model.member import OVERSIZED, oversized_partitions
+
+        c = ev[1]
+        if ev[2] not in OVERSIZED or not self._client_runnable(c) or self._app_busy(c):
+            return False
+        if self.closing[c] is None:
+            self.commits[c] += 1
+            consumer = self.consumers[c]
+            owned = tuple(consumer.subscriptions.assigned_partitions())
+            too_long = "m" * (self.cluster.config.offset_metadata_max_bytes + 1)
+            oversized = oversized_partitions(owned, ev[2])
+            offsets = {tp: OffsetAndMetadata(self.commits[c], metadata=too_long if tp in oversized else "")
+                       for tp in owned}
             self._guard(c, lambda: consumer.commit_async(offsets))
         return True
 

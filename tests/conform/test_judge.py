@@ -215,3 +215,25 @@ def test_offset_fetch_must_return_what_was_committed():
     assert lost is not None and lost.signature.startswith("OffsetFetch: answered NONE with offsets")
     judge.hypotheses = before
     assert judge.step(1, "OffsetFetch", 7, fetch, (0, 1), 1, member.client_id, [((0, 1), fetched(1))]) is None
+
+
+def test_a_commit_whose_metadata_is_too_long_is_judged_partition_by_partition():
+    """The judge measures each partition's metadata against Kafka's offset.metadata.max.bytes: a
+    broker must refuse the long one OFFSET_METADATA_TOO_LARGE and commit the other."""
+    member = VirtualMember(0, "g", ("range",), 2)
+    judge = _judge()
+    commit = member.request("commit", "simple")
+    commit.topics[0].partitions = [P.OffsetCommitRequestPartition(0, 1, "m" * 4097),
+                                   P.OffsetCommitRequestPartition(1, 1, "m" * 4096)]
+    assert judge.model_request("OffsetCommit", commit, {}, member.client_id).oversized == (0,)
+
+    def answered(error0, error1):
+        return canonical_observed("OffsetCommit", 8, P.OffsetCommitResponseData(topics=[
+            P.OffsetCommitResponseTopic(name=TOPIC, partitions=[P.OffsetCommitResponsePartition(0, error0),
+                                                                P.OffsetCommitResponsePartition(1, error1)])]))
+
+    before = list(judge.hypotheses)
+    accepted = judge.step(0, "OffsetCommit", 8, commit, (0, 1), 0, member.client_id, [((0, 1), answered(0, 0))])
+    assert accepted is not None  # a broker without the limit
+    judge.hypotheses = before
+    assert judge.step(0, "OffsetCommit", 8, commit, (0, 1), 0, member.client_id, [((0, 1), answered(12, 0))]) is None

@@ -1064,7 +1064,7 @@ def test_close_first_waits_for_commits_held_on_a_coordinator_lookup():
     s = stable()
     member.mark_coordinator_unknown(s, True, "test")
     member.commit_async(s)
-    ((rid, _),) = s.held_commits
+    ((rid, _, _),) = s.held_commits
     member.close(s)
     assert s.closing_commits and s.assignment == (0, 1, 2) and not tags(s, "revoke")
     assert all(e[4] != "LeaveGroup" for e in tags(s, "send"))
@@ -1291,7 +1291,7 @@ def test_commit_async_with_unknown_coordinator_waits_for_the_lookup_then_commits
     member.commit_async(s)
     assert [e for e in tags(s, "send") if e[4] == "OffsetCommit"] == []
     assert len(s.held_commits) == 1
-    (rid, offsets) = s.held_commits[0]
+    (rid, offsets, _) = s.held_commits[0]
     (lookup_slot,) = [slot for slot, q in enumerate(s.in_flight) if any(r.id == rid and r.api == "FindCoordinator" for r in q)]
     respond(s, "FindCoordinator", FindCoordinatorResponse(Errors.NONE, 0), slot=lookup_slot)
     fire(s)
