@@ -23,7 +23,6 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from model.client import CONNECTING
 from model.config import Config
-from model.member import OVERSIZED
 from model.world import APPEND_ERRORS, initial_world, step
 from properties.catalogue import Checker
 from properties.explore.walker import CLOCK_JUMPS, TICKS, boundary_ticks, pauses_of, settle
@@ -53,8 +52,6 @@ def enabled(world) -> list:
                 events.append(("heartbeat", c))
             if client.assignment:
                 events.append(("commit", c))
-                # one of them at a time (its commit count turns it), so commits do not crowd out the rest
-                events.append(("commit_oversized", c, OVERSIZED[client.commits % len(OVERSIZED)]))
     if world.leader is not None and world.brokers[world.leader].loading:
         events.append(("load", world.leader))
     events += [("late", b) for b in sorted({o[0] for o in world.orphans})]

@@ -472,6 +472,8 @@ SWARM_KILLS = {
     "join_unknown_member_keeps_member_id": (14, "impl-matches-model"),
     "metadata_change_not_watched": (431, "impl-matches-model"),
     "follower_watches_metadata": (601, "impl-matches-model"),
+    "oversized_metadata_accepted": (1, "impl-matches-model"),
+    "oversized_fails_whole_commit": (1, "impl-matches-model"),
 }
 
 
