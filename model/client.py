@@ -122,6 +122,10 @@ class ClientState(NamedTuple):
     # until this world time: it neither polls, commits nor closes meanwhile, while the heartbeat
     # thread goes on (KIP-62). None: it polls whenever it likes.
     paused_until_ms: int | None = None
+    # The whole process stands still until this world time (a long garbage-collection pause, a
+    # starved or suspended VM): the heartbeat thread too, while the network and the brokers go on.
+    # paused_until_ms is set to the same time (the application makes no call either).
+    stalled_until_ms: int | None = None
     # Metadata (org.apache.kafka.clients.Metadata, as the implementation's world serves it: a refresh
     # is local and never fails): the topic's partition count this client knows, the update version,
     # and when it was last refreshed (client time); a refresh is due metadata.max.age.ms later.

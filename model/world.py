@@ -12,10 +12,15 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
 ``("poll", c, pick)``                        the application calls ``poll(Duration.ZERO)``
 ``("heartbeat", c, pick)``                   one iteration of the heartbeat thread
 ``("commit", c, pick)``                      the application calls ``commitAsync()``
+``("commit_oversized", c, which, pick)``     ``commitAsync()`` with metadata longer than
+                                             offset.metadata.max.bytes on some partitions
+                                             (which: first, rest or all of the owned ones)
 ``("close", c, pick)``                       the application calls ``close()``
 ``("pause", c, ms, pick)``                   the application spends ms between two polls (it
                                              neither polls, commits nor closes meanwhile; the
                                              heartbeat thread goes on)
+``("stall", c, ms, pick)``                   the whole client process stands still for ms (its
+                                             heartbeat thread too; a long GC pause)
 ``("crash", c, pick)``                       the client process dies
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
@@ -277,7 +282,15 @@ def _ev_poll(world, m, ev, choose, log):
     return _run_client(world, m, ev[1], choose, log, member.consumer_poll)
 
 
+def _stalled(m, c: int) -> bool:
+    """The process of client *c* stands still (a ``stall``): neither of its threads runs."""
+    until = m.clients[c].stalled_until_ms
+    return until is not None and m.now < until
+
+
 def _ev_heartbeat(world, m, ev, choose, log):
+    if _stalled(m, ev[1]):
+        return False
     return _run_client(world, m, ev[1], choose, log, member.heartbeat_thread)
 
 
@@ -314,6 +327,23 @@ def _ev_pause(world, m, ev, choose, log):
         return False
     m.clients[c] = with_field(client, "paused_until_ms", m.now + ms)
     log.append(("pause", c, ms))
+    return True
+
+
+def _ev_stall(world, m, ev, choose, log):
+    """The consumer's whole process stands still for *ms* (a stop-the-world garbage collection, a
+    starved or suspended VM): the application and the heartbeat thread alike, while connections,
+    brokers and the coordinator's timers go on. Past the session timeout the coordinator expires
+    the member it no longer hears from; when the process resumes its heartbeat thread finds its
+    timers run out (the session: coordinator unknown; max.poll.interval.ms: it leaves the group).
+    Only a live client stalls, and not inside a pause or another stall."""
+    c, ms = ev[1], ev[2]
+    client = m.clients[c]
+    if not client.live or ms <= 0 or _app_busy(m, c):
+        return False
+    client = with_field(client, "paused_until_ms", m.now + ms)
+    m.clients[c] = with_field(client, "stalled_until_ms", m.now + ms)
+    log.append(("stall", c, ms))
     return True
 
 
@@ -699,6 +729,7 @@ _EVENTS = {
     "partition": _ev_partition,
     "heal": _ev_heal,
     "pause": _ev_pause,
+    "stall": _ev_stall,
     "append_error": _ev_append_error,
     "add_partitions": _ev_add_partitions,
 }

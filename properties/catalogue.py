@@ -281,6 +281,9 @@ CATALOGUE = (
     Property("append-failed", SOMETIMES,
              "A write of the coordinator to __consumer_offsets fails (the group record of a SyncGroup or "
              "of an empty group, or an OffsetCommit's offsets).", f"{REF} §1.10, §1.13"),
+    Property("stalled-member-expired", SOMETIMES,
+             "The coordinator expires the session of a member whose whole process stands still (a long GC "
+             "pause: its heartbeat thread stopped too) and still believes itself in the group.", f"{REF} §1.12"),
     Property("commit-partly-refused", SOMETIMES,
              "One OffsetCommit commits some partitions and refuses others OFFSET_METADATA_TOO_LARGE (their "
              "metadata is longer than offset.metadata.max.bytes).", f"{REF} §1.10 step 5"),
@@ -633,6 +636,8 @@ class Checker:
             member_id, reason, deadline_at = note[1:4]
             if reason == "session":
                 self.coverage["session-expired"] += 1
+                if any(c.member_id == member_id and (c.stalled_until_ms or 0) > world.now for c in world.clients):
+                    self.coverage["stalled-member-expired"] += 1
                 if deadline_at is not None and deadline_at > world.now:
                     return Violation(
                         "no-early-session-expiry",

@@ -168,6 +168,9 @@ class Mix:
     # partitions (``commit_oversized``): an eighth of the commits offered, chosen by the step's pick
     # bits, so the mix draws nothing more and its other walks stay as they were
     oversized_commits: bool = False
+    # half the pauses offered stall the whole process instead (``stall``: the heartbeat thread
+    # stands still too), chosen by the step's pick bits, so the mix draws nothing more
+    stalls: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -196,8 +199,9 @@ MIXES = {
     "default": Mix(),
     "heavy": Mix(0.5, weight=3, pause_chance=0.1),
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
-                       weight=4, pause_chance=0.1, oversized_commits=True),
-    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True),
+                       weight=4, pause_chance=0.1, oversized_commits=True, stalls=True),
+    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
+                   stalls=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -233,7 +237,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
         if not client.alive:
             continue  # neither live nor closing
         if client.paused_until_ms is not None and now < client.paused_until_ms:
-            if client.heartbeat_thread and client.live:  # the application is busy: only its heartbeat thread
+            # the application is busy: only its heartbeat thread, unless the whole process stalls
+            if client.heartbeat_thread and client.live and not (client.stalled_until_ms or 0) > now:
                 heartbeat = ("heartbeat", c, pick)
                 events += (heartbeat, heartbeat)
         elif not client.closed:
@@ -274,7 +279,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
         client = world.clients[c]
         if client.live and (client.paused_until_ms is None or now >= client.paused_until_ms):
             pauses = pauses_of(cfg)
-            events += (("pause", c, pauses[below(getrandbits, len(pauses))], pick),) * mix.weight
+            kind = "stall" if mix.stalls and pick & 4 else "pause"  # the step's pick: no draw more
+            events += ((kind, c, pauses[below(getrandbits, len(pauses))], pick),) * mix.weight
     leader = world.leader
     if leader is not None and world.brokers[leader].loading and (mix.load_chance is None
                                                                   or rng.random() < mix.load_chance):

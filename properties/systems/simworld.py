@@ -320,6 +320,7 @@ class SimWorld:
         self.commits = [0] * config.clients
         # world time until which each application is busy between polls (the model's pause event)
         self.paused_until: List[Optional[int]] = [None] * config.clients
+        self.stalled_until: List[Optional[int]] = [None] * config.clients
         # the coordinator whose appends the injected log failures wait for (append_error events)
         self.append_errors_leader: Optional[int] = None
         self.times: List[MockTime] = []
@@ -577,6 +578,19 @@ class SimWorld:
         self.paused_until[c] = self.now + ms
         return True
 
+    def _ev_stall(self, ev) -> bool:
+        """The consumer's whole process stands still *ms*: no poll, commit, close, nor an iteration
+        of its heartbeat thread meanwhile (model.world's ``stall``)."""
+        c, ms = ev[1], ev[2]
+        if not self._client_runnable(c) or self.closing[c] is not None or ms <= 0 or self._app_busy(c):
+            return False
+        self.paused_until[c] = self.stalled_until[c] = self.now + ms
+        return True
+
+    def _stalled(self, c: int) -> bool:
+        until = self.stalled_until[c]
+        return until is not None and self.now < until
+
     def _ev_poll(self, ev) -> bool:
         c = ev[1]
         if not self._client_runnable(c) or self._app_busy(c):
@@ -589,7 +603,7 @@ class SimWorld:
 
     def _ev_heartbeat(self, ev) -> bool:
         c = ev[1]
-        if not self._client_runnable(c):
+        if not self._client_runnable(c) or self._stalled(c):
             return False
         if self.closing[c] is None:
             self.consumers[c].heartbeat_thread.run_once()
