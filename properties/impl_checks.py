@@ -23,7 +23,9 @@ nothing from the model, and only claim what one snapshot pair can show:
   the coordinator stored for its member id in its generation (the SyncGroup answer makes the
   member STABLE; the assignment follows at the application's next poll, in onJoinComplete);
 * ``legal-member-transitions`` — a consumer becomes STABLE only from COMPLETING_REBALANCE;
-* ``one-join-or-sync-in-flight`` — at most one JoinGroup or SyncGroup outstanding per consumer.
+* ``one-join-or-sync-in-flight`` — at most one JoinGroup or SyncGroup outstanding per consumer;
+* ``impl-no-busy-loop`` — after a consumer's poll, the time a poll with a long timeout would block
+  for (``ConsumerCoordinator.time_to_next_poll``) is zero only while the member heartbeats.
 """
 
 from __future__ import annotations
@@ -49,9 +51,11 @@ class ImplChecker:
         self.stored: dict = {}  # (generation, member id) -> partitions the coordinator stored
         self.topic_partitions = config.partitions
 
-    def snapshot(self, sim, observation: tuple | None = None) -> tuple:
-        """(partition leader, group, persisted generation, clients); plain values only.
-        *observation* is ``sim.observe()`` if the caller has it already."""
+    def snapshot(self, sim, observation: tuple | None = None, polled: int | None = None) -> tuple:
+        """(partition leader, group, persisted generation, clients, poll); plain values only.
+        *observation* is ``sim.observe()`` if the caller has it already; *polled* the consumer whose
+        application just polled, if one did (poll: its member state and what a poll with a long
+        timeout would block for, else None)."""
         from impl.server.group_metadata_manager import GroupMetadataKey
 
         g = sim._group()
@@ -70,10 +74,15 @@ class ImplChecker:
                                for r in queue if r.header.api_key in _JOIN_OR_SYNC)
             clients.append((state, generation, member_id, assignment, outstanding))
         self.topic_partitions = sim.topic_partitions  # the topic's partition count now
-        return (sim.leader, group, persisted, tuple(clients))
+        return (sim.leader, group, persisted, tuple(clients), _poll_timeout(sim, polled))
 
     def check(self, prev: tuple, now: tuple, event: tuple) -> Violation | None:
-        leader, group, persisted, clients = now
+        leader, group, persisted, clients, poll = now
+        if poll is not None:
+            c, state, timeout = poll
+            if timeout == 0 and state not in ("COMPLETING_REBALANCE", "STABLE"):
+                return _v("impl-no-busy-loop", f"consumer {c} is {state} and its poll would block 0 ms: the "
+                                               "timeout comes from a heartbeat timer that does not run")
         if group is not None:
             _gid, state, generation, leader_id, members, stored = group
             if members and leader_id not in members:
@@ -116,6 +125,19 @@ class ImplChecker:
                     return _v("disjoint-assignments",
                               f"consumers {other} and {c} both own partition {p} in generation {generation}")
         return None
+
+
+def _poll_timeout(sim, c: int | None) -> tuple | None:
+    """(c, member state, ConsumerCoordinator.time_to_next_poll) of consumer *c* after its poll,
+    if it is live (its clock as the poll left it, so the timers' update is a no-op)."""
+    if c is None or not sim._client_runnable(c) or sim.closing[c] is not None:
+        return None
+    coordinator = sim.consumers[c].coordinator
+    try:
+        timeout = coordinator.time_to_next_poll(sim.consumers[c].time.milliseconds())
+    except Exception:  # a failed heartbeat thread rethrows here; the poll itself reported it
+        return None
+    return (c, coordinator.state.value, timeout)
 
 
 def _v(name: str, message: str) -> Violation:

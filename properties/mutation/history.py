@@ -834,6 +834,21 @@ def _oversized_fails_whole_commit():
     return store_offsets
 
 
+def _poll_timeout_from_disabled_heartbeat():
+    """KAFKA-10134 (apache/kafka#8834, "Depend On State For Poll Timeout"): timeToNextPoll counted
+    the heartbeat timer while the member was unjoined or preparing a rebalance, when the heartbeat
+    thread is disabled and the timer is not updated: once it expired, every poll returned at once
+    and the consumer spun for as long as the rebalance lasted."""
+
+    def time_to_next_heartbeat(self, now):
+        # MUTANT: the state is not asked whether the member heartbeats at all
+        thread = self.heartbeat_thread
+        if thread is not None and thread.has_failed():
+            raise thread.failure_cause()
+        return self.heartbeat.time_to_next_heartbeat(now)
+    return time_to_next_heartbeat
+
+
 HISTORY_DEFS = [
     ("sync_illegal_generation_resets_member_id",
      "a SyncGroup ILLEGAL_GENERATION resets the member id as well as the generation",
@@ -1011,4 +1026,8 @@ HISTORY_DEFS = [
      "a commit with one partition's metadata too long is refused for every partition",
      f"{_GMM}.store_offsets", "wrong scope", _oversized_fails_whole_commit,
      "KAFKA-12660 (apache/kafka#10560); KAFKA-16371 (apache/kafka#15536)"),
+    ("poll_timeout_from_disabled_heartbeat",
+     "an unjoined member's poll blocks only until its stopped heartbeat timer (a busy loop once it expired)",
+     f"{_AC}.AbstractCoordinator.time_to_next_heartbeat", "missing check", _poll_timeout_from_disabled_heartbeat,
+     "KAFKA-10134 (apache/kafka#8834)"),
 ]

@@ -59,8 +59,18 @@ HANG = Property(
     "and reports where it was.",
     "issue 14 (sharper eyes)",
 )
+NO_BUSY_LOOP = Property(
+    "impl-no-busy-loop", ALWAYS,
+    "A consumer's poll never takes its blocking time from a timer nobody runs: after every poll, what "
+    "a poll with a long timeout would block for (ConsumerCoordinator.timeToNextPoll) is zero only while "
+    "the member heartbeats (COMPLETING_REBALANCE or STABLE, where the heartbeat thread sends the due "
+    "heartbeat and resets the timer). Unjoined or preparing a rebalance, the heartbeat timer stands "
+    "still and, once expired, would make every poll return at once for as long as the rebalance lasts "
+    "(a busy loop: AbstractCoordinator.timeToNextHeartbeat answers Long.MAX_VALUE then).",
+    "KAFKA-10134 (apache/kafka#8834); issue 14 (sharper eyes)",
+)
 #: The properties only the implementation beside the model has.
-IMPL_PROPERTIES = (AGREEMENT, CRASH, HANG)
+IMPL_PROPERTIES = (AGREEMENT, CRASH, HANG, NO_BUSY_LOOP)
 _CLIENT = re.compile(r"^consumer-(\d+)-")
 
 
@@ -266,7 +276,7 @@ class Differential:
             self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
                                          tuple(self.recent[-10:]), None if part is None else new.now)
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
-        snapshot = self.impl_checker.snapshot(self.sim, raw)
+        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=event[1] if event[0] == "poll" else None)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation

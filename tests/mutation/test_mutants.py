@@ -474,6 +474,7 @@ SWARM_KILLS = {
     "follower_watches_metadata": (601, "impl-matches-model"),
     "oversized_metadata_accepted": (1, "impl-matches-model"),
     "oversized_fails_whole_commit": (1, "impl-matches-model"),
+    "poll_timeout_from_disabled_heartbeat": (1, "impl-no-busy-loop"),
 }
 
 

@@ -265,3 +265,29 @@ def test_the_differential_compares_when_a_timer_fires_inside_a_tick(monkeypatch)
     divergence = compare(config, schedule, seed).divergence
     assert divergence is not None and divergence.index == index and divergence.at_ms == due
     assert f"at {due} ms within it" in divergence.describe()
+
+
+def test_a_poll_that_would_spin_on_a_stopped_heartbeat_timer_is_a_busy_loop():
+    """impl-no-busy-loop: the check itself, then the KAFKA-10134 mutant through a real walk (an
+    unjoined member's poll blocking on its stopped heartbeat timer) caught under that property,
+    where the observation the model is compared on shows nothing."""
+    from model.config import Config
+    from properties.impl_checks import ImplChecker
+    from properties.mutation.mutants import applied
+    from properties.explore.walker import walk
+    from properties.systems.differential import Differential, IMPL_PROPERTIES
+
+    assert "impl-no-busy-loop" in [p.name for p in IMPL_PROPERTIES]
+    checker = ImplChecker(Config())
+    before = (None, None, None, (), None)
+    for state, timeout, broken in (("PREPARING_REBALANCE", 0, True), ("UNJOINED", 0, True),
+                                   ("STABLE", 0, False), ("COMPLETING_REBALANCE", 0, False),
+                                   ("PREPARING_REBALANCE", 2**63 - 1, False), ("UNJOINED", 5, False)):
+        violation = checker.check(before, (None, None, None, (), (0, state, timeout)), ("poll", 0, 0))
+        assert (violation is not None and violation.property == "impl-no-busy-loop") == broken, (state, timeout)
+    config = Config(clients=2, brokers=1)
+    clean = walk(0, config, steps=60, companion=Differential(config, 0), hash_trace=False)
+    assert clean.verdict == "ok"
+    with applied("poll_timeout_from_disabled_heartbeat"):
+        broken = walk(0, config, steps=60, companion=Differential(config, 0), hash_trace=False)
+    assert broken.verdict == "counterexample" and broken.violation.property == "impl-no-busy-loop", broken.violation
