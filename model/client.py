@@ -126,6 +126,11 @@ class ClientState(NamedTuple):
     # starved or suspended VM): the heartbeat thread too, while the network and the brokers go on.
     # paused_until_ms is set to the same time (the application makes no call either).
     stalled_until_ms: int | None = None
+    # KafkaConsumer.wakeup() was called (from another thread: a shutdown hook, a watchdog): the next
+    # ConsumerNetworkClient.poll that allows wakeups throws WakeupException out of the consumer's
+    # call, once. close() disables wakeups (ConsumerCoordinator.close: client.disableWakeups()).
+    wakeup_pending: bool = False
+    wakeups_disabled: bool = False
     # Metadata (org.apache.kafka.clients.Metadata, as the implementation's world serves it: a refresh
     # is local and never fails): the topic's partition count this client knows, the update version,
     # and when it was last refreshed (client time); a refresh is due metadata.max.age.ms later.

@@ -163,12 +163,14 @@ def lookup_coordinator(s: Step):
     return s.find_coordinator_request
 
 
-def ensure_coordinator_ready(s: Step) -> bool:
-    """ensureCoordinatorReady with a zero timer: one lookup round."""
+def ensure_coordinator_ready(s: Step, wakeup: bool = False) -> bool:
+    """ensureCoordinatorReady with a zero timer: one lookup round. *wakeup*: False for
+    ensureCoordinatorReadyAsync (commitAsync, close: its poll for the lookup disables wakeups); the
+    awaitMetadataUpdate after a failed lookup polls with wakeups in either case, as Kafka's does."""
     if not coordinator_unknown(s):
         return True
     future = lookup_coordinator(s)
-    net.poll(s, dispatch)
+    net.poll(s, dispatch, wakeup)
     if future[0] == "pending":  # the memo now holds the outcome, if the response has fired
         future = s.find_coordinator_request
         if future[0] == "pending":  # ran out of time; an older lookup's answer may have found it meanwhile
@@ -178,7 +180,7 @@ def ensure_coordinator_ready(s: Step) -> bool:
             _fail(s, future[1])
             return False
         s.md_update_requested = True  # awaitMetadataUpdate(timer): requestUpdate, then one poll
-        net.poll(s, dispatch)  # with an expired timer
+        net.poll(s, dispatch, True)  # with an expired timer (ConsumerNetworkClient.poll(timer): wakeups allowed)
     elif s.coordinator is not None and net.is_unavailable(s, s.coordinator_slot()):
         mark_coordinator_unknown(s, True, "coordinator unavailable")
     s.find_coordinator_request = None
@@ -278,7 +280,7 @@ def join_group_if_needed(s: Step) -> bool:
             s.needs_join_prepare = False
             on_join_prepare(s)
         initiate_join_group(s)
-        net.poll(s, dispatch)
+        net.poll(s, dispatch, True)  # client.poll(future, timer)
         future = s.join_future
         if future is None or future[0] == "pending":
             return False
@@ -582,6 +584,7 @@ def close(s: Step) -> None:
     (:func:`continue_close`)."""
     if not s.live_now():
         return
+    s.wakeups_disabled = True  # ConsumerCoordinator.close: client.disableWakeups(), never re-enabled
     s.closing_clock_ms = s.now
     s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
     s.closing_commits = True
@@ -631,19 +634,20 @@ def consumer_poll(s: Step) -> None:
         return
     if not s.live_now():
         return
+    net.maybe_trigger_wakeup(s)  # KafkaConsumer.poll: client.maybeTriggerWakeup() first
     maybe_update_subscription_metadata(s)  # ConsumerCoordinator.poll begins with it
     if s.heartbeat_thread:
         # pollHeartbeat: "Awake the heartbeat thread if needed" (notify() when shouldHeartbeat)
         if heartbeat_now(s) >= s.heartbeat_due_ms:
             s.heartbeat_wait_until_ms = None
         s.poll_deadline_ms = heartbeat_now(s) + s.config.max_poll_interval_ms  # pollHeartbeat → heartbeat.poll(now)
-    if not coordinator_unknown(s) or ensure_coordinator_ready(s):
+    if not coordinator_unknown(s) or ensure_coordinator_ready(s, True):
         if rejoin_needed_or_pending(s) and s.fatal is None:
-            if ensure_coordinator_ready(s):  # ensureActiveGroup
+            if ensure_coordinator_ready(s, True):  # ensureActiveGroup
                 s.heartbeat_thread = True  # startHeartbeatThreadIfNeeded
                 join_group_if_needed(s)
     if s.fatal is None:
-        net.poll(s, dispatch)  # pollForFetches
+        net.poll(s, dispatch, True)  # pollForFetches
 
 
 _DISPATCH = {

@@ -301,8 +301,23 @@ def fire_pending_completions(s: Step, dispatch) -> None:
         dispatch(s, req, result)
 
 
-def poll(s: Step, dispatch) -> None:
-    """ConsumerNetworkClient.poll with a zero timer, in the reference's exact order."""
+class Wakeup(Exception):
+    """WakeupException: KafkaConsumer.wakeup() was called and a poll that allows wakeups ran."""
+
+
+def maybe_trigger_wakeup(s: Step) -> None:
+    """ConsumerNetworkClient.maybeTriggerWakeup: throw once for a pending wakeup, unless disabled."""
+    if s.wakeup_pending and not s.wakeups_disabled:
+        s.wakeup_pending = False
+        s.log.append(("wakeup_thrown", s.index))
+        raise Wakeup()
+
+
+def poll(s: Step, dispatch, wakeup: bool = False) -> None:
+    """ConsumerNetworkClient.poll with a zero timer, in the reference's exact order. *wakeup*: the
+    caller's poll allows wakeups (``client.poll(timer)``, not ``pollNoWakeup``): a pending wakeup is
+    thrown after the disconnects are checked, before the second trySend and the completions (which
+    stay for the next poll)."""
     if s.pending_completions:
         fire_pending_completions(s, dispatch)
     if s.pending_disconnects:
@@ -316,6 +331,9 @@ def poll(s: Step, dispatch) -> None:
     network_poll(s)  # client.poll(0)
     if has_unsent or any(s.unsent):  # (a completion handler may have sent meanwhile)
         check_disconnects(s)
+    if wakeup:
+        maybe_trigger_wakeup(s)
+    if has_unsent or any(s.unsent):
         try_send(s)
         fail_expired_requests(s)
     if s.pending_completions:

@@ -21,6 +21,8 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
                                              heartbeat thread goes on)
 ``("stall", c, ms, pick)``                   the whole client process stands still for ms (its
                                              heartbeat thread too; a long GC pause)
+``("wakeup", c, pick)``                      another thread calls ``wakeup()``: the next poll
+                                             that allows wakeups throws WakeupException
 ``("crash", c, pick)``                       the client process dies
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
@@ -276,10 +278,37 @@ def _app_busy(m, c: int) -> bool:
     return until is not None and m.now < until
 
 
+def _woken(call):
+    """The application's *call* into the consumer, catching the WakeupException a pending wakeup
+    throws out of it (the application's loop catches it, as a consumer loop stopped by wakeup()
+    does, and calls again): what the consumer did before the throw stays done."""
+
+    def action(s):
+        try:
+            call(s)
+        except net.Wakeup:
+            pass
+
+    return action
+
+
 def _ev_poll(world, m, ev, choose, log):
     if _app_busy(m, ev[1]):
         return False
-    return _run_client(world, m, ev[1], choose, log, member.consumer_poll)
+    return _run_client(world, m, ev[1], choose, log, _woken(member.consumer_poll))
+
+
+def _ev_wakeup(world, m, ev, choose, log):
+    """Another thread calls KafkaConsumer.wakeup() (a shutdown hook, a watchdog): the consumer's
+    next poll that allows wakeups throws WakeupException, once (only a live consumer's, not one
+    already woken)."""
+    c = ev[1]
+    client = m.clients[c]
+    if not client.live or client.closing_deadline_ms is not None or client.wakeup_pending or _stalled(m, c):
+        return False
+    m.clients[c] = with_field(client, "wakeup_pending", True)
+    log.append(("wakeup", c))
+    return True
 
 
 def _stalled(m, c: int) -> bool:
@@ -297,7 +326,7 @@ def _ev_heartbeat(world, m, ev, choose, log):
 def _ev_commit(world, m, ev, choose, log):
     if _app_busy(m, ev[1]):
         return False
-    return _run_client(world, m, ev[1], choose, log, member.commit_async)
+    return _run_client(world, m, ev[1], choose, log, _woken(member.commit_async))
 
 
 def _ev_commit_oversized(world, m, ev, choose, log):
@@ -306,7 +335,7 @@ def _ev_commit_oversized(world, m, ev, choose, log):
     broker commits the others and answers those OFFSET_METADATA_TOO_LARGE, partition by partition."""
     if _app_busy(m, ev[1]) or ev[2] not in member.OVERSIZED:
         return False
-    return _run_client(world, m, ev[1], choose, log, lambda s: member.commit_async(s, ev[2]))
+    return _run_client(world, m, ev[1], choose, log, _woken(lambda s: member.commit_async(s, ev[2])))
 
 
 def _ev_close(world, m, ev, choose, log):
@@ -730,6 +759,7 @@ _EVENTS = {
     "heal": _ev_heal,
     "pause": _ev_pause,
     "stall": _ev_stall,
+    "wakeup": _ev_wakeup,
     "append_error": _ev_append_error,
     "add_partitions": _ev_add_partitions,
 }

@@ -171,6 +171,9 @@ class Mix:
     # half the pauses offered stall the whole process instead (``stall``: the heartbeat thread
     # stands still too), chosen by the step's pick bits, so the mix draws nothing more
     stalls: bool = False
+    # another thread calls the consumer's wakeup() now and then (``wakeup``: offered for a live
+    # client in an eighth of the steps, by the step's pick bits: no draw more)
+    wakeups: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -201,7 +204,7 @@ MIXES = {
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
                        weight=4, pause_chance=0.1, oversized_commits=True, stalls=True),
     "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
-                   stalls=True),
+                   stalls=True, wakeups=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -255,6 +258,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                         add(("commit_oversized", c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick))
                     else:
                         add(("commit", c, pick))
+                if mix.wakeups and not client.wakeup_pending and not (pick >> 5) & 7:
+                    add(("wakeup", c, pick))
         for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
             if connecting:
                 connect = ("connect", c, slot, pick)

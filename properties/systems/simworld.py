@@ -598,7 +598,7 @@ class SimWorld:
         if self.closing[c] is not None:
             self._guard(c, lambda: self._continue_close(c))
             return True
-        self._guard(c, lambda: self.consumers[c].poll(0))
+        self._guard(c, self._woken(lambda: self.consumers[c].poll(0)))
         return True
 
     def _ev_heartbeat(self, ev) -> bool:
@@ -620,7 +620,7 @@ class SimWorld:
             # commitAsync() of what was consumed: with nothing owned the offsets are empty, and
             # commitOffsetsAsync still completes them locally and ends with pollNoWakeup
             offsets = {tp: self.commits[c] for tp in owned}
-            self._guard(c, lambda: consumer.commit_async(offsets))
+            self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
         return True
 
     def _ev_commit_oversized(self, ev) -> bool:
@@ -640,7 +640,32 @@ class SimWorld:
             oversized = oversized_partitions(owned, ev[2])
             offsets = {tp: OffsetAndMetadata(self.commits[c], metadata=too_long if tp in oversized else "")
                        for tp in owned}
-            self._guard(c, lambda: consumer.commit_async(offsets))
+            self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
+        return True
+
+    @staticmethod
+    def _woken(call):
+        """The application's *call*, catching the WakeupException a pending wakeup throws out of it
+        (the application's loop catches it and calls again; model.world's ``_woken``)."""
+        from impl.errors import WakeupException
+
+        def action():
+            try:
+                call()
+            except WakeupException:
+                pass
+
+        return action
+
+    def _ev_wakeup(self, ev) -> bool:
+        """Another thread calls ``wakeup()``: the next poll that allows wakeups throws (once)."""
+        c = ev[1]
+        if not self._client_runnable(c) or self.closing[c] is not None or self._stalled(c):
+            return False
+        client = self.consumers[c].client
+        if client._wakeup:
+            return False
+        self.consumers[c].wakeup()
         return True
 
     def _ev_close(self, ev) -> bool:

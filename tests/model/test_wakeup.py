@@ -1,0 +1,99 @@
+"""KafkaConsumer.wakeup() (issue 14, item 2: "wakeups of a blocking poll"): another thread wakes the
+consumer; the next ConsumerNetworkClient.poll that allows wakeups throws WakeupException out of the
+application's call, once, wherever it is (looking up the coordinator, joining, the fetch poll),
+leaving behind what was done before the throw: the memoised lookup and join futures, responses read
+but not yet handed to their handlers. commitAsync's own polls do not allow wakeups (but the metadata
+wait after a failed lookup does, in Kafka as here), close() disables them. The world's polls do not
+block, so a wakeup called between two events is thrown at the start of the next poll."""
+
+from __future__ import annotations
+
+from model import member, netclient as net
+from model.client import PREPARING_REBALANCE, STABLE
+from model.config import Config
+from model.world import step
+from properties.explore.walker import MIXES, walk
+from properties.systems.differential import compare
+from properties.systems.simworld import SimWorld
+from tests.model.test_member import joining, stable
+
+CONFIG = Config()
+
+
+def test_a_pending_wakeup_is_thrown_by_the_next_poll_that_allows_it_once():
+    s = stable()
+    s.wakeup_pending = True
+    net.poll(s, member.dispatch)  # pollNoWakeup: nothing
+    assert s.wakeup_pending
+    try:
+        net.poll(s, member.dispatch, True)
+    except net.Wakeup:
+        pass
+    else:
+        raise AssertionError("no WakeupException")
+    assert not s.wakeup_pending and ("wakeup_thrown", s.index) in s.log
+    net.poll(s, member.dispatch, True)  # once only
+    s.wakeup_pending, s.wakeups_disabled = True, True
+    net.poll(s, member.dispatch, True)  # disabled (close)
+    assert s.wakeup_pending
+
+
+def test_a_wakeup_while_joining_leaves_the_join_future_memoised_and_no_second_join_is_sent():
+    """Thrown at the start of the next poll (KafkaConsumer.poll's maybeTriggerWakeup): the JoinGroup
+    sent before stays outstanding, and the poll after it does not send another."""
+    s = joining()
+    assert s.state == PREPARING_REBALANCE and s.join_future[0] == "pending"
+    sent = len(s.transmitted)
+    s.wakeup_pending = True
+    try:
+        member.consumer_poll(s)
+    except net.Wakeup:
+        pass
+    else:
+        raise AssertionError("no WakeupException")
+    assert s.join_future[0] == "pending" and len(s.transmitted) == sent  # the same JoinGroup, still outstanding
+    member.consumer_poll(s)
+    assert len([r for r in s.transmitted if r.body.api == "JoinGroup"]) == 1
+
+
+def test_the_world_wakes_live_consumers_only_and_the_application_carries_on():
+    world = walk(0, CONFIG, steps=60, faults="none").world
+    assert world.clients[0].state == STABLE
+    woken, log = step(world, ("wakeup", 0, 0))
+    assert woken.clients[0].wakeup_pending and ("wakeup", 0) in log
+    assert step(woken, ("wakeup", 0, 0))[0] is woken  # already pending
+    polled, log = step(woken, ("poll", 0, 0))
+    assert ("wakeup_thrown", 0) in log and not polled.clients[0].wakeup_pending
+    assert polled.clients[0].state == STABLE
+    closing, _ = step(world, ("close", 0, 0))
+    assert step(closing, ("wakeup", 0, 0))[0] is closing
+    stalled, _ = step(world, ("stall", 0, 1000, 0))
+    assert step(stalled, ("wakeup", 0, 0))[0] is stalled  # the whole process stands still
+
+
+def test_the_implementation_world_wakes_the_same_way():
+    sim = SimWorld(CONFIG, 0)
+    assert sim.step(("poll", 0, 0))
+    assert sim.step(("wakeup", 0, 0)) and not sim.step(("wakeup", 0, 0))
+    assert sim.step(("poll", 0, 0))  # the WakeupException is the application's, not a failure
+    assert sim.failed[0] is None and not sim.consumers[0].client._wakeup
+    assert sim.step(("wakeup", 0, 0))
+
+
+def test_walks_with_wakeups_agree_with_the_implementation():
+    """Only the clients mix wakes consumers; the implementation, driven by the same schedules, throws
+    at the same polls and stays in step with the model."""
+    config = Config(clients=3, brokers=2)
+    wakeups = {name: 0 for name in MIXES}
+    compared = 0
+    for seed in range(20):
+        for name in wakeups:
+            schedule = walk(seed, config, steps=80, mix=name, eventually=False, hash_trace=False).schedule
+            n = sum(1 for e in schedule if e[0] == "wakeup")
+            wakeups[name] += n
+            if n and compared < 6:
+                compared += 1
+                result = compare(config, schedule, seed)
+                assert result.divergence is None, (seed, result.divergence)
+    assert {name for name, n in wakeups.items() if n} == {"clients"}, wakeups
+    assert compared == 6
