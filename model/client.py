@@ -131,6 +131,9 @@ class ClientState(NamedTuple):
     # call, once. close() disables wakeups (ConsumerCoordinator.close: client.disableWakeups()).
     wakeup_pending: bool = False
     wakeups_disabled: bool = False
+    # a wakeup() that lands while the consumer waits in its n-th network poll from now (selector
+    # polls, of either thread): 0 when none is on its way
+    wakeup_in_polls: int = 0
     # Metadata (org.apache.kafka.clients.Metadata, as the implementation's world serves it: a refresh
     # is local and never fails): the topic's partition count this client knows, the update version,
     # and when it was last refreshed (client time); a refresh is due metadata.max.age.ms later.

@@ -241,6 +241,10 @@ def network_poll(s: Step) -> None:
         for req, result in aborted:
             _complete(s, req, result)
         return
+    if s.wakeup_in_polls:  # another thread's wakeup() lands while this poll waits
+        s.wakeup_in_polls -= 1
+        if not s.wakeup_in_polls:
+            s.wakeup_pending = True
     maybe_refresh_metadata(s)  # metadataUpdater.maybeUpdate(now)
     complete_sends(s)
     notices = s.notices

@@ -21,8 +21,9 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
                                              heartbeat thread goes on)
 ``("stall", c, ms, pick)``                   the whole client process stands still for ms (its
                                              heartbeat thread too; a long GC pause)
-``("wakeup", c, pick)``                      another thread calls ``wakeup()``: the next poll
-                                             that allows wakeups throws WakeupException
+``("wakeup", c, n, pick)``                   another thread calls ``wakeup()``; it lands now
+                                             (n=0) or during the client's n-th network poll from
+                                             now; the next poll that allows wakeups throws
 ``("crash", c, pick)``                       the client process dies
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
@@ -298,16 +299,27 @@ def _ev_poll(world, m, ev, choose, log):
     return _run_client(world, m, ev[1], choose, log, _woken(member.consumer_poll))
 
 
+#: When another thread's wakeup() lands (``wakeup`` events): now (the next poll that allows wakeups
+#: throws), or while the consumer waits in its first or second network poll from now, which may be
+#: in the middle of the application's next poll (looking up the coordinator, joining).
+WAKEUP_LANDINGS = (0, 1, 2)
+
+
 def _ev_wakeup(world, m, ev, choose, log):
-    """Another thread calls KafkaConsumer.wakeup() (a shutdown hook, a watchdog): the consumer's
-    next poll that allows wakeups throws WakeupException, once (only a live consumer's, not one
-    already woken)."""
-    c = ev[1]
+    """Another thread calls KafkaConsumer.wakeup() (a shutdown hook, a watchdog): it lands now or
+    while the consumer waits in its ``ev[2]``-th network poll from now; the consumer's next poll that
+    allows wakeups after that throws WakeupException, once (only a live consumer's, not one
+    already woken or about to be)."""
+    c, landing = ev[1], ev[2]
     client = m.clients[c]
-    if not client.live or client.closing_deadline_ms is not None or client.wakeup_pending or _stalled(m, c):
+    if (not client.live or client.closing_deadline_ms is not None or client.wakeup_pending
+            or client.wakeup_in_polls or _stalled(m, c) or landing not in WAKEUP_LANDINGS):
         return False
-    m.clients[c] = with_field(client, "wakeup_pending", True)
-    log.append(("wakeup", c))
+    if landing:
+        m.clients[c] = with_field(client, "wakeup_in_polls", landing)
+    else:
+        m.clients[c] = with_field(client, "wakeup_pending", True)
+    log.append(("wakeup", c, landing))
     return True
 
 

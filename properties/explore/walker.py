@@ -28,7 +28,7 @@ import attrs
 
 from model.client import CONNECTING
 from model.config import Config
-from model.world import APPEND_ERRORS, World, initial_world, step
+from model.world import APPEND_ERRORS, WAKEUP_LANDINGS, World, initial_world, step
 from model.member import OVERSIZED
 from properties.catalogue import Checker, Violation
 
@@ -258,8 +258,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                         add(("commit_oversized", c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick))
                     else:
                         add(("commit", c, pick))
-                if mix.wakeups and not client.wakeup_pending and not (pick >> 5) & 7:
-                    add(("wakeup", c, pick))
+                if mix.wakeups and not client.wakeup_pending and not client.wakeup_in_polls and not (pick >> 5) & 7:
+                    add(("wakeup", c, WAKEUP_LANDINGS[(pick >> 9) % len(WAKEUP_LANDINGS)], pick))
         for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
             if connecting:
                 connect = ("connect", c, slot, pick)

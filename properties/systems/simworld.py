@@ -141,6 +141,11 @@ class SimSelector(Selectable):
         return True
 
     def poll(self, timeout_ms: int) -> None:
+        world = self.world
+        if world.wakeup_in_polls[self.client]:  # another thread's wakeup() lands while this poll waits
+            world.wakeup_in_polls[self.client] -= 1
+            if not world.wakeup_in_polls[self.client]:
+                world.consumers[self.client].wakeup()
         self.completed_sends = []
         self.completed_receives = []
         self.disconnected = {}
@@ -321,6 +326,7 @@ class SimWorld:
         # world time until which each application is busy between polls (the model's pause event)
         self.paused_until: List[Optional[int]] = [None] * config.clients
         self.stalled_until: List[Optional[int]] = [None] * config.clients
+        self.wakeup_in_polls: List[int] = [0] * config.clients  # a wakeup() landing in the n-th selector poll
         # the coordinator whose appends the injected log failures wait for (append_error events)
         self.append_errors_leader: Optional[int] = None
         self.times: List[MockTime] = []
@@ -658,14 +664,20 @@ class SimWorld:
         return action
 
     def _ev_wakeup(self, ev) -> bool:
-        """Another thread calls ``wakeup()``: the next poll that allows wakeups throws (once)."""
-        c = ev[1]
+        """Another thread calls ``wakeup()``: now, or while the consumer waits in its ``ev[2]``-th
+        selector poll from now (:meth:`SimSelector.poll` calls it then); the next poll that allows
+        wakeups afterwards throws (once)."""
+        from model.world import WAKEUP_LANDINGS
+
+        c, landing = ev[1], ev[2]
         if not self._client_runnable(c) or self.closing[c] is not None or self._stalled(c):
             return False
-        client = self.consumers[c].client
-        if client._wakeup:
+        if self.consumers[c].client._wakeup or self.wakeup_in_polls[c] or landing not in WAKEUP_LANDINGS:
             return False
-        self.consumers[c].wakeup()
+        if landing:
+            self.wakeup_in_polls[c] = landing
+        else:
+            self.consumers[c].wakeup()
         return True
 
     def _ev_close(self, ev) -> bool:

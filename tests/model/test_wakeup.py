@@ -4,7 +4,8 @@ application's call, once, wherever it is (looking up the coordinator, joining, t
 leaving behind what was done before the throw: the memoised lookup and join futures, responses read
 but not yet handed to their handlers. commitAsync's own polls do not allow wakeups (but the metadata
 wait after a failed lookup does, in Kafka as here), close() disables them. The world's polls do not
-block, so a wakeup called between two events is thrown at the start of the next poll."""
+block: a wakeup lands now or while the consumer waits in one of its next network polls, so it is
+thrown at the start of a poll or in its middle."""
 
 from __future__ import annotations
 
@@ -56,28 +57,50 @@ def test_a_wakeup_while_joining_leaves_the_join_future_memoised_and_no_second_jo
     assert len([r for r in s.transmitted if r.body.api == "JoinGroup"]) == 1
 
 
+def test_a_wakeup_landing_in_a_later_network_poll_is_thrown_in_the_middle_of_the_poll():
+    """Landing in the first network poll of the next call: KafkaConsumer.poll's own check at its
+    start passes, the wait for the coordinator lookup is where it lands, and that same
+    ConsumerNetworkClient.poll throws, with the lookup outstanding and memoised."""
+    from tests.model.test_member import fresh
+
+    s = fresh()
+    s.wakeup_in_polls = 1
+    try:
+        member.consumer_poll(s)
+    except net.Wakeup:
+        pass
+    else:
+        raise AssertionError("no WakeupException")
+    assert s.find_coordinator_request[0] == "pending" and s.wakeup_in_polls == 0 and not s.wakeup_pending
+    assert ("polled", s.index) not in s.log  # the throw skipped the rest of that poll
+
+
 def test_the_world_wakes_live_consumers_only_and_the_application_carries_on():
     world = walk(0, CONFIG, steps=60, faults="none").world
     assert world.clients[0].state == STABLE
-    woken, log = step(world, ("wakeup", 0, 0))
-    assert woken.clients[0].wakeup_pending and ("wakeup", 0) in log
-    assert step(woken, ("wakeup", 0, 0))[0] is woken  # already pending
+    woken, log = step(world, ("wakeup", 0, 0, 0))
+    assert woken.clients[0].wakeup_pending and ("wakeup", 0, 0) in log
+    assert step(woken, ("wakeup", 0, 0, 0))[0] is woken  # already pending
+    assert step(world, ("wakeup", 0, 3, 0))[0] is world  # lands now, or in the first or second poll
     polled, log = step(woken, ("poll", 0, 0))
     assert ("wakeup_thrown", 0) in log and not polled.clients[0].wakeup_pending
     assert polled.clients[0].state == STABLE
     closing, _ = step(world, ("close", 0, 0))
-    assert step(closing, ("wakeup", 0, 0))[0] is closing
+    assert step(closing, ("wakeup", 0, 0, 0))[0] is closing
     stalled, _ = step(world, ("stall", 0, 1000, 0))
-    assert step(stalled, ("wakeup", 0, 0))[0] is stalled  # the whole process stands still
+    assert step(stalled, ("wakeup", 0, 0, 0))[0] is stalled  # the whole process stands still
 
 
 def test_the_implementation_world_wakes_the_same_way():
     sim = SimWorld(CONFIG, 0)
     assert sim.step(("poll", 0, 0))
-    assert sim.step(("wakeup", 0, 0)) and not sim.step(("wakeup", 0, 0))
+    assert sim.step(("wakeup", 0, 0, 0)) and not sim.step(("wakeup", 0, 0, 0))
     assert sim.step(("poll", 0, 0))  # the WakeupException is the application's, not a failure
     assert sim.failed[0] is None and not sim.consumers[0].client._wakeup
-    assert sim.step(("wakeup", 0, 0))
+    assert sim.step(("wakeup", 0, 1, 0)) and not sim.step(("wakeup", 0, 0, 0))
+    assert sim.wakeup_in_polls[0] == 1 and not sim.consumers[0].client._wakeup
+    assert sim.step(("poll", 0, 0))  # lands in the poll's first network wait, thrown there
+    assert sim.wakeup_in_polls[0] == 0 and not sim.consumers[0].client._wakeup and sim.failed[0] is None
 
 
 def test_walks_with_wakeups_agree_with_the_implementation():
