@@ -13,14 +13,7 @@ from properties.explore.walker import MIXES, settle, walk
 from properties.systems.differential import compare
 from properties.systems.simworld import SimWorld
 
-CONFIG = Config()
-
-
-def _stable_world():
-    result = walk(0, CONFIG, steps=60, faults="none")
-    world = result.world
-    assert world.group.state == "Stable" and all(c.state == STABLE for c in world.clients)
-    return world, list(result.schedule)
+from tests.model.test_pause import CONFIG, _stable_world
 
 
 def test_a_stalled_process_runs_neither_thread_until_the_stall_ends():

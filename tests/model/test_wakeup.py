@@ -21,17 +21,20 @@ from tests.model.test_member import joining, stable
 CONFIG = Config()
 
 
+def _throws(call, *args):
+    try:
+        call(*args)
+    except net.Wakeup:
+        return
+    raise AssertionError("no WakeupException")
+
+
 def test_a_pending_wakeup_is_thrown_by_the_next_poll_that_allows_it_once():
     s = stable()
     s.wakeup_pending = True
     net.poll(s, member.dispatch)  # pollNoWakeup: nothing
     assert s.wakeup_pending
-    try:
-        net.poll(s, member.dispatch, True)
-    except net.Wakeup:
-        pass
-    else:
-        raise AssertionError("no WakeupException")
+    _throws(net.poll, s, member.dispatch, True)
     assert not s.wakeup_pending and ("wakeup_thrown", s.index) in s.log
     net.poll(s, member.dispatch, True)  # once only
     s.wakeup_pending, s.wakeups_disabled = True, True
@@ -46,12 +49,7 @@ def test_a_wakeup_while_joining_leaves_the_join_future_memoised_and_no_second_jo
     assert s.state == PREPARING_REBALANCE and s.join_future[0] == "pending"
     sent = len(s.transmitted)
     s.wakeup_pending = True
-    try:
-        member.consumer_poll(s)
-    except net.Wakeup:
-        pass
-    else:
-        raise AssertionError("no WakeupException")
+    _throws(member.consumer_poll, s)
     assert s.join_future[0] == "pending" and len(s.transmitted) == sent  # the same JoinGroup, still outstanding
     member.consumer_poll(s)
     assert len([r for r in s.transmitted if r.body.api == "JoinGroup"]) == 1
@@ -65,12 +63,7 @@ def test_a_wakeup_landing_in_a_later_network_poll_is_thrown_in_the_middle_of_the
 
     s = fresh()
     s.wakeup_in_polls = 1
-    try:
-        member.consumer_poll(s)
-    except net.Wakeup:
-        pass
-    else:
-        raise AssertionError("no WakeupException")
+    _throws(member.consumer_poll, s)
     assert s.find_coordinator_request[0] == "pending" and s.wakeup_in_polls == 0 and not s.wakeup_pending
     assert ("polled", s.index) not in s.log  # the throw skipped the rest of that poll
 
