@@ -1003,21 +1003,20 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
             error, stored = _NONE, True
         else:  # CompletingRebalance
             error, oversized = Errors.REBALANCE_IN_PROGRESS, ()
-        # storeOffsets: the partitions whose metadata is too long are filtered out first; with
-        # none left it answers OFFSET_METADATA_TOO_LARGE for all and appends nothing (§1.10 step 5;
-        # kafka.coordinator.group.GroupMetadataManager.storeOffsets, filteredOffsetMetadata)
-        valid = tuple(o for o in offsets if o[0] not in oversized) if oversized else offsets
-        if stored and not valid and oversized:
+    # storeOffsets: the partitions whose metadata is too long are filtered out first; with none
+    # left it answers OFFSET_METADATA_TOO_LARGE for all and appends nothing (§1.10 step 5;
+    # kafka.coordinator.group.GroupMetadataManager.storeOffsets, filteredOffsetMetadata)
+    valid = tuple(o for o in offsets if o[0] not in oversized) if oversized else offsets
+    if stored:
+        if not valid and oversized:
             error, stored = Errors.OFFSET_METADATA_TOO_LARGE, False
-        if stored and valid and group.append_errors:
+        elif valid and group.append_errors:
             # storeOffsets appends (an empty commit appends nothing) and the append fails: every
             # partition gets the mapped error and nothing is committed (§1.10 step 5)
             if d is None:
                 d = _Draft(group, config, choose)
             failure = d.append_fails()
             error, stored = STORE_OFFSETS_ERRORS.get(failure, failure), False
-    else:
-        valid = offsets
     committed = valid if stored else ()
     notes = (("commit", generation_id, request.member_id, group.generation, state, error),)
     if oversized:

@@ -28,8 +28,8 @@ import attrs
 
 from model.client import CONNECTING
 from model.config import Config
-from model.world import APPEND_ERRORS, WAKEUP_LANDINGS, World, initial_world, step
 from model.member import OVERSIZED
+from model.world import APPEND_ERRORS, WAKEUP_LANDINGS, World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")

@@ -60,6 +60,10 @@ __all__ = ["SimWorld", "SimSelector", "SimLink"]
 _DISCONNECTED = ChannelState.NOT_CONNECTED_STATE
 
 
+#: the events that run a consumer's own code (its leastLoadedNode scans can be steered)
+_CLIENT_CALLS = frozenset({"poll", "heartbeat", "commit", "commit_oversized", "close"})
+
+
 class SimLink:
     """One open connection: two FIFO directions of ``(deliver_at, correlation_id, message)``, as
     :class:`model.world.Link` (``stalled`` after a drop, ``processing`` = the correlation id the
@@ -150,7 +154,6 @@ class SimSelector(Selectable):
         self.completed_receives = []
         self.disconnected = {}
         self.connected = []
-        world = self.world
         sends, self._pending_sends = self._pending_sends, []
         for slot, correlation_id, request in sends:
             if world.send_timing == "send":
@@ -537,7 +540,7 @@ class SimWorld:
                 return fallback(kind_, candidates)
 
             self._choose = choose
-            if kind in ("poll", "heartbeat", "commit", "commit_oversized", "close"):
+            if kind in _CLIENT_CALLS:
                 targets = [chosen for k, chosen in follow if k == "least_loaded"]
                 self._rngs[event[1]].steer(targets, self.consumers[event[1]].network_client)
         else:
@@ -545,7 +548,7 @@ class SimWorld:
         try:
             applied = handler(event)
         finally:
-            if follow and kind in ("poll", "heartbeat", "commit", "commit_oversized", "close"):
+            if follow and kind in _CLIENT_CALLS:
                 self._rngs[event[1]].steer([], None)
         if applied:
             self.steps += 1
@@ -616,36 +619,34 @@ class SimWorld:
         return True
 
     def _ev_commit(self, ev) -> bool:
-        c = ev[1]
+        return self._commit(ev[1], None)
+
+    def _ev_commit_oversized(self, ev) -> bool:
+        """commitAsync with metadata over the broker's offset.metadata.max.bytes on the partitions
+        ``ev[2]`` names (model.member.OVERSIZED), in the order the consumer owns them."""
+        from model.member import OVERSIZED
+
+        return ev[2] in OVERSIZED and self._commit(ev[1], ev[2])
+
+    def _commit(self, c: int, oversize: Optional[str]) -> bool:
+        """commitAsync() of what was consumed: with nothing owned the offsets are empty, and
+        commitOffsetsAsync still completes them locally and ends with pollNoWakeup. *oversize*: the
+        partitions (model.member.oversized_partitions) given metadata one character too long."""
+        from impl.consumer import OffsetAndMetadata
+        from model.member import oversized_partitions
+
         if not self._client_runnable(c) or self._app_busy(c):
             return False
         if self.closing[c] is None:
             self.commits[c] += 1
             consumer = self.consumers[c]
-            owned = consumer.subscriptions.assigned_partitions()
-            # commitAsync() of what was consumed: with nothing owned the offsets are empty, and
-            # commitOffsetsAsync still completes them locally and ends with pollNoWakeup
-            offsets = {tp: self.commits[c] for tp in owned}
-            self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
-        return True
-
-    def _ev_commit_oversized(self, ev) -> bool:
-        """commitAsync with metadata over the broker's offset.metadata.max.bytes on the partitions
-        ``ev[2]`` names (model.member.OVERSIZED), in the order the consumer owns them."""
-        from impl.consumer import OffsetAndMetadata
-        from model.member import OVERSIZED, oversized_partitions
-
-        c = ev[1]
-        if ev[2] not in OVERSIZED or not self._client_runnable(c) or self._app_busy(c):
-            return False
-        if self.closing[c] is None:
-            self.commits[c] += 1
-            consumer = self.consumers[c]
             owned = tuple(consumer.subscriptions.assigned_partitions())
-            too_long = "m" * (self.cluster.config.offset_metadata_max_bytes + 1)
-            oversized = oversized_partitions(owned, ev[2])
-            offsets = {tp: OffsetAndMetadata(self.commits[c], metadata=too_long if tp in oversized else "")
-                       for tp in owned}
+            offsets = {tp: self.commits[c] for tp in owned}
+            if oversize is not None:
+                too_long = "m" * (self.cluster.config.offset_metadata_max_bytes + 1)
+                oversized = oversized_partitions(owned, oversize)
+                offsets = {tp: OffsetAndMetadata(n, metadata=too_long if tp in oversized else "")
+                           for tp, n in offsets.items()}
             self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
         return True
 

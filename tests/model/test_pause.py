@@ -81,21 +81,29 @@ def test_the_implementation_world_pauses_the_same_way():
     assert sim.step(("poll", 0, 0))
 
 
-def test_walks_with_pauses_agree_with_the_implementation():
-    """The mixes with pauses offer them, the default mix never; and the implementation, driven by
-    the same schedules, stays in step with the model (the poll refusals line up)."""
+def walks_agree(kind: str, mixes, seeds: int, steps: int, compare_at_most: int = 6) -> tuple:
+    """Walk seeds ``0..seeds-1`` of each mix in *mixes* (3 clients, 2 brokers): how many *kind*
+    events each mix offered, and how many walks with one were replayed on the implementation (the
+    first *compare_at_most*), each asserted to stay in step with the model."""
     config = Config(clients=3, brokers=2)
-    pauses = {"default": 0, "clients": 0}
+    offered = {name: 0 for name in mixes}
     compared = 0
-    for seed in range(24):
-        for mix in pauses:
-            schedule = walk(seed, config, steps=60, mix=mix, eventually=False, hash_trace=False).schedule
-            n = sum(1 for e in schedule if e[0] == "pause")
-            pauses[mix] += n
-            if n and compared < 6:
+    for seed in range(seeds):
+        for name in offered:
+            schedule = walk(seed, config, steps=steps, mix=name, eventually=False, hash_trace=False).schedule
+            n = sum(1 for e in schedule if e[0] == kind)
+            offered[name] += n
+            if n and compared < compare_at_most:
                 compared += 1
                 result = compare(config, schedule, seed)
                 assert result.divergence is None, (seed, result.divergence)
+    return offered, compared
+
+
+def test_walks_with_pauses_agree_with_the_implementation():
+    """The mixes with pauses offer them, the default mix never; and the implementation, driven by
+    the same schedules, stays in step with the model (the poll refusals line up)."""
+    pauses, compared = walks_agree("pause", ("default", "clients"), seeds=24, steps=60)
     assert pauses["default"] == 0 and pauses["clients"] > 10, pauses
     assert compared == 6
     assert MIXES["default"].pause_chance == 0 and all(MIXES[m].pause_chance > 0 for m in ("heavy", "coordinator", "clients"))

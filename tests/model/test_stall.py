@@ -6,14 +6,12 @@ past the session timeout the coordinator expires the member while it believes it
 from __future__ import annotations
 
 from model.client import STABLE
-from model.config import Config
 from model.world import step
 from properties.catalogue import Checker
-from properties.explore.walker import MIXES, settle, walk
-from properties.systems.differential import compare
+from properties.explore.walker import MIXES, settle
 from properties.systems.simworld import SimWorld
 
-from tests.model.test_pause import CONFIG, _stable_world
+from tests.model.test_pause import CONFIG, _stable_world, walks_agree
 
 
 def test_a_stalled_process_runs_neither_thread_until_the_stall_ends():
@@ -81,17 +79,6 @@ def test_the_implementation_world_stalls_the_same_way():
 def test_walks_with_stalls_agree_with_the_implementation():
     """The coordinator and clients mixes stall processes (half of their pauses), no other mix does;
     the implementation, driven by the same schedules, stays in step with the model."""
-    config = Config(clients=3, brokers=2)
-    stalls = {name: 0 for name in MIXES}
-    compared = 0
-    for seed in range(24):
-        for name in stalls:
-            schedule = walk(seed, config, steps=60, mix=name, eventually=False, hash_trace=False).schedule
-            n = sum(1 for e in schedule if e[0] == "stall")
-            stalls[name] += n
-            if n and compared < 6:
-                compared += 1
-                result = compare(config, schedule, seed)
-                assert result.divergence is None, (seed, result.divergence)
+    stalls, compared = walks_agree("stall", MIXES, seeds=24, steps=60)
     assert {name for name, n in stalls.items() if n} == {"coordinator", "clients"}, stalls
     assert compared == 6

@@ -14,9 +14,9 @@ from model.client import PREPARING_REBALANCE, STABLE
 from model.config import Config
 from model.world import step
 from properties.explore.walker import MIXES, walk
-from properties.systems.differential import compare
 from properties.systems.simworld import SimWorld
 from tests.model.test_member import joining, stable
+from tests.model.test_pause import walks_agree
 
 CONFIG = Config()
 
@@ -99,17 +99,6 @@ def test_the_implementation_world_wakes_the_same_way():
 def test_walks_with_wakeups_agree_with_the_implementation():
     """Only the clients mix wakes consumers; the implementation, driven by the same schedules, throws
     at the same polls and stays in step with the model."""
-    config = Config(clients=3, brokers=2)
-    wakeups = {name: 0 for name in MIXES}
-    compared = 0
-    for seed in range(20):
-        for name in wakeups:
-            schedule = walk(seed, config, steps=80, mix=name, eventually=False, hash_trace=False).schedule
-            n = sum(1 for e in schedule if e[0] == "wakeup")
-            wakeups[name] += n
-            if n and compared < 6:
-                compared += 1
-                result = compare(config, schedule, seed)
-                assert result.divergence is None, (seed, result.divergence)
+    wakeups, compared = walks_agree("wakeup", MIXES, seeds=20, steps=80)
     assert {name for name, n in wakeups.items() if n} == {"clients"}, wakeups
     assert compared == 6
