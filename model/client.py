@@ -148,6 +148,10 @@ class ClientState(NamedTuple):
     snapshot_version: int = 0
     assignment_snapshot: int | None = None
     is_leader: bool = False
+    # The group leader's assignor is still running (config.assignor_delay_ms, inside the JoinGroup
+    # answer's handler, the whole process standing still meanwhile): the SyncGroup it will send
+    # when it returns, at the client's first step after stalled_until_ms (member.finish_assignment)
+    pending_sync: object | None = None
 
     @property
     def generation_tuple(self) -> tuple:

@@ -69,6 +69,12 @@ class Config:
     # default never expires: the topic's partition count is fixed unless a world adds partitions
     # (add_partitions), which only makes sense with an age that runs out.
     metadata_max_age_ms: int = attrs.field(default=2**62, validator=_positive)
+    # How long the group leader's assignor runs (groupcheck's own setting: a custom assignor over
+    # many partitions or topics, a slow listener inside it). Kafka runs it inside the JoinGroup
+    # answer's handler, holding the coordinator's lock (AbstractCoordinator.JoinGroupResponseHandler
+    # .handle: synchronized (AbstractCoordinator.this) { ... onJoinLeader }), so the heartbeat thread
+    # waits as well and the SyncGroup leaves when the assignor returns. 0: it returns at once.
+    assignor_delay_ms: int = attrs.field(default=0, validator=_non_negative)
     # partition.assignment.strategy of every client, most preferred first; () = the exploration
     # default, where even clients prefer range and odd ones roundrobin (so protocol votes can tie)
     assignors: tuple = attrs.field(default=(), converter=tuple)
@@ -193,6 +199,7 @@ SETTINGS = {
     "group.max.size": "group_max_size",
     "offsets.topic.num.partitions": "offsets_partitions",
     "groupcheck.join.group.version": "join_group_version",
+    "groupcheck.assignor.delay.ms": "assignor_delay_ms",
 }
 
 # Kafka's class names for the assignors, accepted as well as the short names

@@ -282,7 +282,7 @@ def join_group_if_needed(s: Step) -> bool:
         initiate_join_group(s)
         net.poll(s, dispatch, True)  # client.poll(future, timer)
         future = s.join_future
-        if future is None or future[0] == "pending":
+        if future is None or future[0] in ("pending", "assigning"):
             return False
         s.join_future = None
         if future[0] == "succeeded":
@@ -332,13 +332,22 @@ def _on_join_group(s: Step, req, result) -> None:
                 plan = assignor([m for m, _ in result.members], partitions)
                 assignments = tuple((m, plan[m]) for m, _ in result.members)
                 s.assignment_snapshot = s.snapshot_partitions
-            if coordinator_unknown(s):  # sendSyncGroupRequest: RequestFuture.coordinatorNotAvailable()
-                s.join_future = ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
-                return
             sync = SyncGroupRequest(
                 s.config.group_id, result.generation_id, result.member_id, PROTOCOL_TYPE, result.protocol_name, assignments
             )
-            s.join_future = ("pending", net.send(s, s.coordinator_slot(), sync))
+            delay = s.config.assignor_delay_ms
+            if s.is_leader and delay:
+                # The assignor runs inside this handler under the coordinator's lock: the application
+                # thread is in it and the heartbeat thread waits for the lock, so the whole process
+                # stands still (a stall) and the SyncGroup leaves when the assignor returns.
+                s.pending_sync = sync
+                s.join_future = ("assigning",)
+                until = s.now - s.clock_offset_ms + delay  # world time
+                s.stalled_until_ms = until
+                s.paused_until_ms = until if s.paused_until_ms is None else max(s.paused_until_ms, until)
+                s.log.append(("assigning", s.index, result.generation_id, delay))
+                return
+            _send_sync_group(s, sync)
         return
     if error == Errors.UNKNOWN_MEMBER_ID:
         if _generation_unchanged(s, req):
@@ -351,6 +360,27 @@ def _on_join_group(s: Step, req, result) -> None:
     elif error not in _JOIN_FATAL and error not in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS):
         error = Errors.UNKNOWN_SERVER_ERROR  # KafkaException("Unexpected error in join group response")
     s.join_future = ("failed", error)
+
+
+def _send_sync_group(s: Step, sync: SyncGroupRequest) -> None:
+    """sendSyncGroupRequest, chained to the join future: with the coordinator unknown by now it
+    fails at once (RequestFuture.coordinatorNotAvailable())."""
+    if coordinator_unknown(s):
+        s.join_future = ("failed", Errors.COORDINATOR_NOT_AVAILABLE)
+    else:
+        s.join_future = ("pending", net.send(s, s.coordinator_slot(), sync))
+
+
+def finish_assignment(s: Step) -> None:
+    """The leader's slow assignor returns (config.assignor_delay_ms after the JoinGroup answer): the
+    rest of onJoinLeader sends the SyncGroup with the assignment it computed, before either thread
+    does anything else (the application thread still holds the coordinator's lock). Called at the
+    client's first step once its stall is over; what else the interrupted call would have done
+    after the handler is done by that step's own call."""
+    sync = s.pending_sync
+    s.pending_sync = None
+    s.log.append(("assigned", s.index, sync.generation_id))
+    _send_sync_group(s, sync)
 
 
 def _on_sync_group(s: Step, req, result) -> None:

@@ -247,6 +247,8 @@ def _run_client(world, m, c, choose, log, action) -> bool:
         return False
     s = Step(client, m.now + client.clock_offset_ms, world.config, choose, log)
     s.topic_partitions = m.partitions  # what a metadata refresh would learn
+    if s.pending_sync is not None:  # (its events are refused until the stall is over)
+        member.finish_assignment(s)
     action(s)
     _commit_client(world, m, s, choose, log)
     return True

@@ -48,6 +48,14 @@ _MIX = (("default", 4), ("heavy", 1), ("coordinator", 2), ("clients", 1), ("topi
 # metadata.max.age.ms of a topics-mix world (partitions are added there: the clients must refresh
 # to learn of them); every other world keeps the never-expiring default
 _METADATA_AGE = ((1000, 1), (5000, 2), (30000, 1))
+# How long the group leader's assignor runs: at once, or slow — a share (in tenths) of the shortest
+# of the session, max.poll.interval.ms and request.timeout.ms. While it runs the leader's heartbeats
+# wait and the group's CompletingRebalance phase stretches, which is where a coordinator failover
+# leaves members a generation the new coordinator never stored. No longer than that: an assignor
+# that outlasts the leader's session, its poll interval or its in-flight requests' timeout makes
+# Kafka's own group rebalance for ever (the leader is expired, leaves, or loses its connection
+# every time it assigns), a world where no group can settle.
+_ASSIGNOR_DELAY = (("instant", 3, (0, 0)), ("slow", 2, (2, 5)))
 
 
 @attrs.frozen
@@ -162,6 +170,10 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     if mix == "topics":
         age = fields["metadata_max_age_ms"] = _weighted(rng, _METADATA_AGE)[0]  # drawn last of all
         regimes.append(("metadata-age", f"{age // 1000}s"))
+    assignor_bucket, _, (low, high) = _weighted(rng, _ASSIGNOR_DELAY)  # drawn last of all
+    shortest = min(session, rebalance, request)
+    fields["assignor_delay_ms"] = shortest * rng.randrange(low, high + 1) // 10 if high else 0
+    regimes.append(("assignor", assignor_bucket))
     settings = parse_settings(pinned.get("settings") or ())
     if settings:
         from model.config import SETTINGS

@@ -339,8 +339,8 @@ def _busy(world: World) -> bool:
 
 
 def _next_quiet_tick(world: World) -> int:
-    """How far time may jump while nothing is in transit: to the next coordinator timer or client
-    heartbeat, at most 1 s (so every timer is met by a poll before it matters), at least 1 ms."""
+    """How far time may jump while nothing is in transit: to the next coordinator timer, client
+    heartbeat or end of a client's stall, at most 1 s (so every timer is met by a poll before it matters), at least 1 ms."""
     targets = []
     group = world.group
     if group is not None:
@@ -352,6 +352,8 @@ def _next_quiet_tick(world: World) -> int:
     for client in world.clients:
         if client.live and client.heartbeat_enabled:
             targets.append(client.heartbeat_due_ms - client.clock_offset_ms)
+        if client.stalled_until_ms is not None:  # a process resumes (a slow assignor's SyncGroup leaves)
+            targets.append(client.stalled_until_ms)
     targets = [t for t in targets if t > world.now]  # an overdue timer is the polls' business
     gap = min(targets) - world.now if targets else 1000
     return max(1, min(gap, 1000))

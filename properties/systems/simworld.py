@@ -330,6 +330,9 @@ class SimWorld:
         self.paused_until: List[Optional[int]] = [None] * config.clients
         self.stalled_until: List[Optional[int]] = [None] * config.clients
         self.wakeup_in_polls: List[int] = [0] * config.clients  # a wakeup() landing in the n-th selector poll
+        # a leader's slow assignor (config.assignor_delay_ms): the SyncGroup it sends when it returns
+        # and the future its JoinGroup handler chained the join onto
+        self.pending_sync: List[Optional[tuple]] = [None] * config.clients
         # the coordinator whose appends the injected log failures wait for (append_error events)
         self.append_errors_leader: Optional[int] = None
         self.times: List[MockTime] = []
@@ -347,6 +350,8 @@ class SimWorld:
             self.times.append(clock)
             self.selectors.append(selector)
             self.consumers.append(consumer)
+            if config.assignor_delay_ms:
+                self._slow_assignor(c, consumer.coordinator)
 
     # -- construction ---------------------------------------------------------------------
     def _consumer_config(self, c: int) -> Dict[str, Any]:
@@ -383,6 +388,43 @@ class SimWorld:
         md = consumer.metadata
         md.update(md.request_version(), self.metadata_response(), False, 0)
         consumer.network_client.metadata_updater = LocalMetadataUpdater(md, self)
+
+    def _slow_assignor(self, c: int, coordinator) -> None:
+        """The group leader's assignor runs config.assignor_delay_ms (model.member.finish_assignment):
+        in the JoinGroup answer's handler the assignment is computed, and the SyncGroup carrying it
+        waits for the assignor to return, the whole process standing still meanwhile (Kafka holds
+        the coordinator's lock there, so the heartbeat thread waits too). The world sends it at the
+        client's first event after the stall (:meth:`_finish_assignment`)."""
+        from impl.future import RequestFuture
+
+        elected_and_sync = coordinator._on_leader_elected_and_sync
+
+        def held(data):
+            future = RequestFuture()
+            self.pending_sync[c] = (data, future)
+            until = self.now + self.config.assignor_delay_ms
+            self.stalled_until[c] = until
+            paused = self.paused_until[c]
+            self.paused_until[c] = until if paused is None else max(paused, until)
+            return future
+
+        def slow(join_response):
+            coordinator._send_sync_group_request = held
+            try:
+                return elected_and_sync(join_response)
+            finally:
+                del coordinator._send_sync_group_request  # the class's own again
+
+        coordinator._on_leader_elected_and_sync = slow
+
+    def _finish_assignment(self, c: int) -> None:
+        """The leader's assignor has returned: sendSyncGroupRequest (it fails at once if the coordinator
+        is unknown by now), its outcome passed on to the join. Nothing when no assignment waits."""
+        if self.pending_sync[c] is None:
+            return
+        data, future = self.pending_sync[c]
+        self.pending_sync[c] = None
+        self._guard(c, lambda: self.consumers[c].coordinator._send_sync_group_request(data).chain(future))
 
     # -- choices --------------------------------------------------------------------------
     def choose(self, kind: str, candidates: tuple):
@@ -604,6 +646,7 @@ class SimWorld:
         c = ev[1]
         if not self._client_runnable(c) or self._app_busy(c):
             return False
+        self._finish_assignment(c)
         if self.closing[c] is not None:
             self._guard(c, lambda: self._continue_close(c))
             return True
@@ -614,6 +657,7 @@ class SimWorld:
         c = ev[1]
         if not self._client_runnable(c) or self._stalled(c):
             return False
+        self._finish_assignment(c)
         if self.closing[c] is None:
             self.consumers[c].heartbeat_thread.run_once()
         return True
@@ -637,6 +681,7 @@ class SimWorld:
 
         if not self._client_runnable(c) or self._app_busy(c):
             return False
+        self._finish_assignment(c)
         if self.closing[c] is None:
             self.commits[c] += 1
             consumer = self.consumers[c]
@@ -685,6 +730,7 @@ class SimWorld:
         c = ev[1]
         if not self._client_runnable(c) or self._app_busy(c):
             return False
+        self._finish_assignment(c)
         if self.closing[c] is None:
             self._guard(c, lambda: self._begin_close(c))
         return True
