@@ -174,6 +174,18 @@ class Mix:
     # another thread calls the consumer's wakeup() now and then (``wakeup``: offered for a live
     # client in an eighth of the steps, by the step's pick bits: no draw more)
     wakeups: bool = False
+    # while the coordinator holds a generation newer than the group record it has stored (a join
+    # phase ended and its SyncGroup is not written yet: the leader assigning, an append failing),
+    # a failover to another live broker is offered as well (four times *weight* copies: the window
+    # lasts a few steps; within the fault budget): the new coordinator loads the older generation while the members hold the newer one.
+    # Without it that needs a failover to fall into a window of a few round trips (or a slow
+    # assignor's time): no walk of the first 1,500 swarm seeds answered a live request
+    # ILLEGAL_GENERATION (2026-11-25).
+    unstored_failovers: bool = False
+    # half the walks (odd seeds: no draw) begin with quiet time until the group is Stable: faults
+    # then meet a running group, its later rebalances (where the members' generation and the stored
+    # record part) rather than only its first join
+    warm_start: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -189,7 +201,11 @@ class Mix:
 #: The swarm's fault mixes by name. ``coordinator``: failovers and broker crashes, a group that
 #: loads slowly (a large __consumer_offsets partition), so requests meet a coordinator still loading
 #: and members of a generation that was never stored, and appends to __consumer_offsets that fail
-#: (``append_error``: a SyncGroup's group record or an OffsetCommit not written); ``clients``: consumers crashing, closing,
+#: (``append_error``: a SyncGroup's group record or an OffsetCommit not written); half its walks
+#: begin with a Stable group and it crashes some consumers, so a running group rebalances under
+#: it, and while the coordinator holds a generation it has not stored it offers a failover (the
+#: new coordinator loads the older generation: Heartbeats and SyncGroups of the newer one are
+#: answered ILLEGAL_GENERATION on live connections); ``clients``: consumers crashing, closing,
 #: their clocks jumping; ``topics``: partitions added to the subscribed topic (the swarm gives these
 #: worlds a metadata.max.age.ms that runs out, so the leader learns of them and rejoins), with some
 #: crashes, closes, failovers and clock jumps. Every mix but the default has applications that pause between polls: a
@@ -201,8 +217,9 @@ class Mix:
 MIXES = {
     "default": Mix(),
     "heavy": Mix(0.5, weight=3, pause_chance=0.1),
-    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error"), 0.1,
-                       weight=4, pause_chance=0.1, oversized_commits=True, stalls=True),
+    "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error", "crash"), 0.1,
+                       weight=4, pause_chance=0.1, oversized_commits=True, stalls=True, unstored_failovers=True,
+                       warm_start=True),
     "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
                    stalls=True, wakeups=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
@@ -297,6 +314,10 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     events += (tick, tick, tick)
     boundaries = _BOUNDARIES[1] if _BOUNDARIES[0] is cfg else _boundaries_of(cfg)
     add(("tick", boundaries[below(getrandbits, len(boundaries))], pick))
+    if disrupt and mix.unstored_failovers and faults == "all" and leader is not None and _unstored(world):
+        others = tuple(x for x in range(cfg.brokers) if x != leader and world.brokers[x].alive)
+        if others:  # which one: the step's pick bits, no draw more
+            events += (("failover", others[(pick >> 3) % len(others)], pick),) * (4 * mix.weight)
     if disrupt:
         c = below(getrandbits, cfg.clients)
         b = below(getrandbits, cfg.brokers)
@@ -317,6 +338,14 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                 disruption = (kind, c if kind in ("crash", "close") else b, pick)
             events += (disruption,) * mix.weight
     return events
+
+
+def _unstored(world: World) -> bool:
+    """The coordinator holds a generation newer than the group record last written (a loaded
+    coordinator would go back to the older one)."""
+    group = world.group
+    stored = world.persisted
+    return group is not None and group.generation > (0 if stored is None else stored.generation)
 
 
 FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY)
@@ -531,6 +560,9 @@ def walk(
     faults_left = max_faults
     violation = None
     applied = draws = 0
+    if fault_mix.warm_start and seed % 2:
+        world, violation = settle(world, checker, trace, schedule, max_rounds=40, until_stable=True, max_events=600,
+                                  companion=companion, on_step=on_step)
     # *steps* events applied: a drawn event that changes nothing (a delivery the broker cannot take
     # yet, a crash of a crashed client) does not count, but the draws are bounded all the same
     while applied < steps and draws < MAX_DRAWS_PER_STEP * steps and violation is None:

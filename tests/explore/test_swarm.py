@@ -24,6 +24,7 @@ ALL_BUCKETS = {
     "brokers": {"1", "2", "3"},
     "faults": {"none", "network", "all"},
     "mix": {"default", "heavy", "coordinator", "clients", "topics"},
+    "assignor": {"instant", "slow"},
 }
 
 
@@ -134,7 +135,8 @@ def test_a_shrinker_tries_an_eventually_failure_with_a_settle_phase():
 def test_a_fault_mix_favours_its_faults_and_the_default_mix_is_the_walk_without_one():
     """The coordinator mix meets failovers and requests to a coordinator still loading the group
     (where a check-order bug like apache/kafka#4788 lives) far more often than the default mix;
-    the clients mix meets client crashes and closes instead. Model walks of the fixed world."""
+    the clients mix meets client crashes and closes instead (the coordinator mix crashes some, so
+    that a running group rebalances, but never closes one). Model walks of the fixed world."""
     from properties.explore.walker import MIXES, Mix, walk
 
     config = Config(clients=3, brokers=3, partitions=6)
@@ -150,14 +152,14 @@ def test_a_fault_mix_favours_its_faults_and_the_default_mix_is_the_walk_without_
                     and event[2] % config.brokers == leader):
                 seen["to-loading"] += 1
 
-        for seed in range(30):
+        for seed in range(0, 120, 2):  # even seeds: the coordinator mix's odd ones begin with a Stable group
             walk(seed, config, steps=60, mix=mix, on_step=hook, eventually=False, hash_trace=False)
         return seen
 
     default, coordinator, clients = counts("default"), counts("coordinator"), counts("clients")
     assert coordinator["failover"] > 3 * max(1, default["failover"])
     assert coordinator["to-loading"] > 3 * max(1, default["to-loading"])
-    assert coordinator["crash"] == coordinator["close"] == 0
+    assert coordinator["close"] == 0
     assert clients["crash"] + clients["close"] > 2 * max(1, default["crash"] + default["close"])
     assert clients["failover"] == 0
     assert walk(7, config, steps=40).schedule == walk(7, config, steps=40, mix="default").schedule
