@@ -174,6 +174,15 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     shortest = min(session, rebalance, request)
     fields["assignor_delay_ms"] = shortest * rng.randrange(low, high + 1) // 10 if high else 0
     regimes.append(("assignor", assignor_bucket))
+    if new_member_bucket == "short" and rng.random() < 0.5:  # drawn after all the others
+        # Half the short new-member timeouts fall below the rebalance timeout, past the initial
+        # delay: a lone new member still joins in time, but one that arrives while the group waits
+        # for a slow member expires before the join phase ends (Kafka's 5 minutes against a
+        # max.poll.interval.ms raised above them), which is where KAFKA-9752's check lives.
+        low, high = delay + 1000, coordinator_rebalance - 1000
+        if high > low:
+            fields["new_member_join_timeout_ms"] = rng.randrange(low, high + 1, 500)
+            regimes[regimes.index(("new-member", "short"))] = ("new-member", "below-rebalance")
     settings = parse_settings(pinned.get("settings") or ())
     if settings:
         from model.config import SETTINGS

@@ -16,7 +16,7 @@ ALL_BUCKETS = {
     "session": {"short", "default", "long", "very-long"},
     "rebalance": {"short", "default", "long"},
     "request": {"short", "default", "long"},
-    "new-member": {"short", "default"},
+    "new-member": {"short", "below-rebalance", "default"},
     "initial-delay": {"none", "default", "long"},
     "join": {"v0", "v3", "v4", "v5"},
     "assignors": {"alternating", "range", "roundrobin", "range,roundrobin", "roundrobin,range"},
@@ -51,8 +51,11 @@ def test_the_draws_cover_every_regime_and_are_valid_worlds():
         # client gives up on it
         assert c.heartbeat_interval_ms <= max(100, min(c.session_timeout_ms, c.max_poll_interval_ms) // 3)
         coordinator_rebalance = c.max_poll_interval_ms if c.join_group_version else c.session_timeout_ms
-        assert (c.new_member_join_timeout_ms > c.initial_rebalance_delay_ms + coordinator_rebalance
-                or c.new_member_join_timeout_ms == 300000)
+        if dict(w.regimes)["new-member"] == "below-rebalance":  # past the initial delay, below the join wait
+            assert c.initial_rebalance_delay_ms < c.new_member_join_timeout_ms < coordinator_rebalance
+        else:
+            assert (c.new_member_join_timeout_ms > c.initial_rebalance_delay_ms + coordinator_rebalance
+                    or c.new_member_join_timeout_ms == 300000)
         assert c.initial_rebalance_delay_ms < c.join_request_timeout_ms
         if c.join_group_version == 0:  # Kafka 0.10.0: request.timeout.ms above session.timeout.ms
             assert c.request_timeout_ms > c.session_timeout_ms

@@ -176,3 +176,18 @@ def test_swarm_walks_with_slow_assignors_agree_with_the_implementation():
         if compared == 6:
             break
     assert compared == 6
+
+
+def test_the_failover_scenario_kills_the_mutants_that_misread_a_newer_generations_heartbeat():
+    """The schedule above replayed on the implementation with each history mutant about an
+    ILLEGAL_GENERATION heartbeat: resetting the member id on it (the member then rejoins as a new
+    member), and checking the group's state before the heartbeat's generation (answering
+    REBALANCE_IN_PROGRESS, which a completing member ignores), each part from the model."""
+    from properties.mutation.mutants import applied
+
+    world, schedule, _ = _failover_while_assigning()
+    _until(world, schedule, lambda w: w.group.state == "Stable" and all(c.state == STABLE for c in w.clients if c.live))
+    for name in ("heartbeat_illegal_generation_resets_member_id", "heartbeat_state_before_generation"):
+        with applied(name):
+            result = compare(CONFIG, schedule)
+        assert result.divergence is not None, name
