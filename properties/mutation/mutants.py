@@ -697,19 +697,15 @@ WHY_UNREACHED: Dict[str, str] = {
     # from public bug histories (properties/mutation/history.py), survivors of the default
     # campaign's 2,000 interleavings
     "sync_illegal_generation_resets_member_id":
-        "needs a SyncGroup answered ILLEGAL_GENERATION: the coordinator holding the member at another "
-        "generation while its connection is up; on one FIFO connection that takes the coordinator "
-        "failing over between a join phase's end and the SyncGroup that stores its generation (the new "
-        "coordinator loads the older one), and then a request of the newer generation reaching the new "
-        "coordinator before the member rejoins; 2,000 interleavings did not reach it, with the "
-        "coordinator fault mix (a failover in CompletingRebalance in about 1 of 600 walks) nor with "
-        "--search guided; a request handled late (``late``) has no connection left to answer on. Nor "
-        "with applications that pause between polls and failed appends that keep the stored generation "
-        "older for longer: no Heartbeat or SyncGroup received ILLEGAL_GENERATION on a live connection in "
-        "the first 4,000 swarm seeds (2026-11-25)",
-    "heartbeat_illegal_generation_resets_member_id":
-        "needs a Heartbeat answered ILLEGAL_GENERATION, which takes what sync_illegal_generation_resets_member_id "
-        "takes (a failover between a join phase's end and its SyncGroup)",
+        "needs a SyncGroup answered ILLEGAL_GENERATION: one of a generation the coordinator it reaches does "
+        "not hold, while that coordinator holds the member. The coordinator mix's failovers while a "
+        "generation is unstored make the new coordinator answer Heartbeats so (the heartbeat mutants are "
+        "killed at interleaving 99), but a member sends its SyncGroup in the JoinGroup answer's handler, "
+        "to the coordinator that answered (a slow assignor's leader too: its heartbeat thread waits for "
+        "the lock, so it learns of no new coordinator meanwhile), and that one answers NOT_COORDINATOR once "
+        "the group has moved; the SyncGroup meets the older generation only if the group moved away and "
+        "back while the leader assigned (two failovers in its assignor's time): not in 2,000 "
+        "interleavings (2026-11-25)",
     "join_unknown_member_ignores_sent_generation":
         "needs a JoinGroup answered UNKNOWN_MEMBER_ID after the member moved to a newer generation; while "
         "its only JoinGroup is outstanding the member's generation changes only by a reset to none, "
@@ -735,17 +731,6 @@ WHY_UNREACHED: Dict[str, str] = {
         "that pauses between the two (librdkafka's state machine, KAFKA-7909's reporter) or a close "
         "inside that poll would reach it (not 2,000 interleavings, nor --search guided with the fault "
         "mixes)",
-    "new_members_kept_alive":
-        "needs a new member parked in its first JoinGroup whose client dies or is cut off, in a world "
-        "whose new-member timeout (``new-member=short``) runs out before the rebalance timeout, so that "
-        "expiring it (KAFKA-9752) ends the join phase earlier than keeping it would; one seed of the "
-        "swarm before the topics mix reached that (interleaving 1,647); with the topics mix taking its "
-        "share of the seeds, 5,000 interleavings did not (2026-11-25)",
-    "heartbeat_state_before_generation":
-        "needs a Heartbeat of another generation while the group prepares a rebalance, from a member "
-        "still in the group: on one FIFO connection a member's heartbeat never outruns its own rejoin, "
-        "so it takes a coordinator that loaded an older generation, as "
-        "sync_illegal_generation_resets_member_id does",
 }
 _UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
 
