@@ -176,11 +176,11 @@ class Mix:
     wakeups: bool = False
     # while the coordinator holds a generation newer than the group record it has stored (a join
     # phase ended and its SyncGroup is not written yet: the leader assigning, an append failing),
-    # a failover to another live broker is offered as well (four times *weight* copies: the window
-    # lasts a few steps; within the fault budget): the new coordinator loads the older generation while the members hold the newer one.
-    # Without it that needs a failover to fall into a window of a few round trips (or a slow
-    # assignor's time): no walk of the first 1,500 swarm seeds answered a live request
-    # ILLEGAL_GENERATION (2026-11-25).
+    # a failover to another live broker is offered as well (four times *weight* copies, as the
+    # window lasts a few steps; within the fault budget): the new coordinator loads the older
+    # generation while the members hold the newer one. Without it that needs a failover to fall
+    # into a window of a few round trips (or a slow assignor's time): no walk of the first 1,500
+    # swarm seeds answered a live request ILLEGAL_GENERATION (2026-11-25).
     unstored_failovers: bool = False
     # half the walks (odd seeds: no draw) begin with quiet time until the group is Stable: faults
     # then meet a running group, its later rebalances (where the members' generation and the stored
@@ -369,7 +369,8 @@ def _busy(world: World) -> bool:
 
 def _next_quiet_tick(world: World) -> int:
     """How far time may jump while nothing is in transit: to the next coordinator timer, client
-    heartbeat or end of a client's stall, at most 1 s (so every timer is met by a poll before it matters), at least 1 ms."""
+    heartbeat or end of a client's stall, at most 1 s (so every timer is met by a poll before it
+    matters), at least 1 ms."""
     targets = []
     group = world.group
     if group is not None:
