@@ -435,7 +435,9 @@ class Checker:
         """The first always property the step (prev --event--> world, log) violates, or None."""
         self._polled = set()  # clients whose network client polled during the step
         self._join_sync_sent = set()  # clients that sent a JoinGroup or SyncGroup during the step
-        self._join_answered = set()  # clients that received a JoinGroup answer during the step
+        # clients whose JoinGroup answer's handler ran during the step (not when it was read: a
+        # wakeup thrown between the two leaves the completion queued for a later poll)
+        self._join_answered = set()
         violation = self._check_log(prev, world, event, log)
         if violation is None and (world.brokers is not prev.brokers or world.persisted is not prev.persisted):
             violation = self._check_group(prev, world, event, log)
@@ -499,6 +501,8 @@ class Checker:
                 if (c, rid) in self.completed:
                     return Violation("future-completes-once", f"client {c}: request {rid} ({entry[3]}) completed a second time")
                 self.completed.add((c, rid))
+                if entry[3] == "JoinGroup":  # its handler runs now: where a member id is taken
+                    self._join_answered.add(c)
                 queue = self.queued.get(c)
                 if queue:
                     if queue[0] != rid:
@@ -575,8 +579,6 @@ class Checker:
             elif tag == "joined":
                 self.fenced.discard(entry[1])
             elif tag == "received":
-                if entry[3] == "JoinGroup":
-                    self._join_answered.add(entry[1])
                 if entry[4] == Errors.MEMBER_ID_REQUIRED:
                     self.coverage["member-id-required"] += 1
         return None
