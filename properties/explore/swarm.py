@@ -178,8 +178,15 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         # Half the short new-member timeouts fall below the rebalance timeout, past the initial
         # delay: a lone new member still joins in time, but one that arrives while the group waits
         # for a slow member expires before the join phase ends (Kafka's 5 minutes against a
-        # max.poll.interval.ms raised above them), which is where KAFKA-9752's check lives.
-        low, high = delay + 1000, coordinator_rebalance - 1000
+        # max.poll.interval.ms raised above them), which is where KAFKA-9752's check lives. Not
+        # shorter than the members already in the group need to rejoin once a new member starts a
+        # rebalance (they hear of it at their next heartbeat, a slow leader after its assignor
+        # returns, then a few round trips): a new member then expires before every join phase it
+        # starts ends, rejoins and starts the next, and Kafka's own group never settles (seed 76:
+        # heartbeat 1 s, assignor 1.2 s, 300 ms links, new members expiring after 1 s, 600
+        # generations in the settle phase).
+        rejoin = heartbeat + fields["assignor_delay_ms"] + 4 * latency
+        low, high = max(delay, rejoin) + 1000, coordinator_rebalance - 1000
         if high > low:
             fields["new_member_join_timeout_ms"] = rng.randrange(low, high + 1, 500)
             regimes[regimes.index(("new-member", "short"))] = ("new-member", "below-rebalance")
