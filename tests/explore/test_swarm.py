@@ -53,6 +53,10 @@ def test_the_draws_cover_every_regime_and_are_valid_worlds():
         coordinator_rebalance = c.max_poll_interval_ms if c.join_group_version else c.session_timeout_ms
         if dict(w.regimes)["new-member"] == "below-rebalance":  # past the initial delay, below the join wait
             assert c.initial_rebalance_delay_ms < c.new_member_join_timeout_ms < coordinator_rebalance
+            # and past the time the old members need to rejoin (else a new member expires before
+            # every join phase it starts: seed 76)
+            rejoin = c.heartbeat_interval_ms + c.assignor_delay_ms + 4 * c.latency_ms
+            assert c.new_member_join_timeout_ms > rejoin, w.label()
         else:
             assert (c.new_member_join_timeout_ms > c.initial_rebalance_delay_ms + coordinator_rebalance
                     or c.new_member_join_timeout_ms == 300000)
