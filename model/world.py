@@ -16,6 +16,8 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
                                              offset.metadata.max.bytes on some partitions
                                              (which: first, rest or all of the owned ones)
 ``("close", c, pick)``                       the application calls ``close()``
+``("shutdown", c, pick)``                    the application's consumer loop ends: its last
+                                             ``commitAsync()``, then ``close()``, no poll between
 ``("pause", c, ms, pick)``                   the application spends ms between two polls (it
                                              neither polls, commits nor closes meanwhile; the
                                              heartbeat thread goes on)
@@ -356,6 +358,23 @@ def _ev_close(world, m, ev, choose, log):
     if _app_busy(m, ev[1]):
         return False
     return _run_client(world, m, ev[1], choose, log, member.close)
+
+
+def _ev_shutdown(world, m, ev, choose, log):
+    """The application's consumer loop ends: ``while (running) { poll(); ...; commitAsync(); }`` and
+    ``close()`` in its finally block (the loop of Kafka: The Definitive Guide, ch. 4), so the last
+    commitAsync() comes right before close(), with no poll between. The commit's pollNoWakeup reads
+    and handles what arrived since the last poll: a MEMBER_ID_REQUIRED answer hands the member its id
+    with no second JoinGroup sent, and close() then leaves with that id while the coordinator holds
+    it only as pending (KAFKA-7909)."""
+    if _app_busy(m, ev[1]):
+        return False
+
+    def action(s):
+        _woken(member.commit_async)(s)
+        member.close(s)
+
+    return _run_client(world, m, ev[1], choose, log, action)
 
 
 def _ev_pause(world, m, ev, choose, log):
@@ -757,6 +776,7 @@ _EVENTS = {
     "commit": _ev_commit,
     "commit_oversized": _ev_commit_oversized,
     "close": _ev_close,
+    "shutdown": _ev_shutdown,
     "crash": _ev_crash,
     "connect": _ev_connect,
     "deliver": _ev_deliver,
@@ -779,5 +799,5 @@ _EVENTS = {
 }
 
 EVENT_KINDS = tuple(_EVENTS)
-FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "clock_jump",
-                         "append_error"})
+FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "shutdown",
+                         "clock_jump", "append_error"})

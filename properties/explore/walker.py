@@ -146,7 +146,7 @@ def _boundaries_of(config: Config) -> tuple:
 
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 # disruptions only a mix names (the default mix's draws stay those of walks before they existed)
-_MIX_ONLY = ("append_error", "add_partitions")
+_MIX_ONLY = ("append_error", "add_partitions", "shutdown")
 ADDED_PARTITIONS = (1, 2)  # an add_partitions disruption grows the topic by one of these
 
 
@@ -186,6 +186,15 @@ class Mix:
     # then meet a running group, its later rebalances (where the members' generation and the stored
     # record part) rather than only its first join
     warm_start: bool = False
+    # the application's loop commits after every poll (``while (running) { poll(); ...;
+    # commitAsync(); }``, whatever it owns: a consumer without an assignment is offered ``commit``
+    # too) and closes when it ends (its ``close`` disruptions are ``shutdown``: the last
+    # commitAsync(), then close()). An empty commit completes locally but still ends with
+    # pollNoWakeup (ConsumerCoordinator.commitOffsetsAsync), so it can read a JoinGroup answer
+    # outside joinGroupIfNeeded: a MEMBER_ID_REQUIRED answer then sets the member id with no second
+    # JoinGroup sent, and a close() right after leaves as a member the coordinator holds only as
+    # pending (KAFKA-7909). Before it no mix offered a commit without an assignment.
+    commit_loop: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -220,8 +229,8 @@ MIXES = {
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error", "crash"), 0.1,
                        weight=4, pause_chance=0.1, oversized_commits=True, stalls=True, unstored_failovers=True,
                        warm_start=True),
-    "clients": Mix(0.5, ("crash", "close", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
-                   stalls=True, wakeups=True),
+    "clients": Mix(0.5, ("crash", "shutdown", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
+                   stalls=True, wakeups=True, commit_loop=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -275,6 +284,8 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
                         add(("commit_oversized", c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick))
                     else:
                         add(("commit", c, pick))
+                elif mix.commit_loop:
+                    add(("commit", c, pick))
                 if mix.wakeups and not client.wakeup_pending and not client.wakeup_in_polls and not (pick >> 5) & 7:
                     add(("wakeup", c, WAKEUP_LANDINGS[(pick >> 9) % len(WAKEUP_LANDINGS)], pick))
         for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
@@ -335,7 +346,7 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
             elif kind == "append_error":
                 disruption = (kind, int(APPEND_ERRORS[below(getrandbits, len(APPEND_ERRORS))]), pick)
             else:
-                disruption = (kind, c if kind in ("crash", "close") else b, pick)
+                disruption = (kind, c if kind in ("crash", "close", "shutdown") else b, pick)
             events += (disruption,) * mix.weight
     return events
 

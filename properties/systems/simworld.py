@@ -61,7 +61,7 @@ _DISCONNECTED = ChannelState.NOT_CONNECTED_STATE
 
 
 #: the events that run a consumer's own code (its leastLoadedNode scans can be steered)
-_CLIENT_CALLS = frozenset({"poll", "heartbeat", "commit", "commit_oversized", "close"})
+_CLIENT_CALLS = frozenset({"poll", "heartbeat", "commit", "commit_oversized", "close", "shutdown"})
 
 
 class SimLink:
@@ -733,6 +733,14 @@ class SimWorld:
         self._finish_assignment(c)
         if self.closing[c] is None:
             self._guard(c, lambda: self._begin_close(c))
+        return True
+
+    def _ev_shutdown(self, ev) -> bool:
+        """The consumer loop's last commitAsync(), then close() (model.world's ``shutdown``)."""
+        c = ev[1]
+        if not self._commit(c, None):
+            return False
+        self._ev_close(("close", c))
         return True
 
     # close, non-blocking: ConsumerCoordinator.close then AbstractCoordinator.close
