@@ -143,11 +143,15 @@ _CLIENT_FIELDS = ("member_state", "generation", "member_id", "assignment", "coor
 
 def _plain(obs: tuple) -> dict:
     """A canonical observation as JSON-ready named fields."""
-    now, leader, group, clients, committed = obs
-    return {
+    now, leader, group, clients, committed, *in_flight = obs
+    plain = {
         "now": now,
         "partition_leader": leader,
         "group": None if group is None else dict(zip(_GROUP_FIELDS, (list(v) if isinstance(v, tuple) else v for v in group))),
         "clients": [dict(zip(_CLIENT_FIELDS, (list(v) if isinstance(v, tuple) else v for v in c))) for c in clients],
         "committed": {str(p): o for p, o in committed},
     }
+    if in_flight:  # the differential's: what is on each client's links (non-empty slots only)
+        plain["in_flight"] = [{str(slot): {"to_broker": list(up), "to_client": list(down)}
+                               for slot, (up, down) in enumerate(links) if up or down} for links in in_flight[0]]
+    return plain

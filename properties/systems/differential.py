@@ -116,6 +116,34 @@ def canonical(obs: tuple, alias: Aliases, pending=None) -> tuple:
     return (now, leader, group, clients, committed)
 
 
+def _api(message) -> str:
+    """The API a message on a link belongs to: its class name without the Request/Response(Data)
+    suffix (the model's and the implementation's message classes are named after Kafka's)."""
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        return "frame"  # a wire world's encoded frame: counted, not named
+    name = type(message).__name__
+    for suffix in ("RequestData", "ResponseData", "Request", "Response"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def model_in_flight(world, names: bool = True) -> tuple:
+    """What is on the model's links: per client, per connection slot, the APIs of the requests on
+    their way to the broker and of the answers on their way back, in order. Without *names* (a wire
+    world, whose implementation side carries encoded frames) every message is a ``frame``."""
+    api = _api if names else (lambda message: "frame")
+    return tuple(tuple((tuple(api(m[3]) for m in link.to_broker), tuple(api(m[3]) for m in link.to_client))
+                       for link in links) for links in world.links)
+
+
+def impl_in_flight(sim) -> tuple:
+    """:func:`model_in_flight` of the implementation's world."""
+    return tuple(tuple(((), ()) if link is None else
+                       (tuple(_api(m[2]) for m in link.to_broker), tuple(_api(m[2]) for m in link.to_client))
+                       for link in selector.links) for selector in sim.selectors)
+
+
 def model_pending(world) -> tuple:
     """The model group's pending member ids (those handed out with MEMBER_ID_REQUIRED)."""
     g = world.group
@@ -150,7 +178,7 @@ class DiffResult:
     divergence: Divergence | None
 
 
-_FIELDS = ("now", "partition leader", "group", "clients", "committed")
+_FIELDS = ("now", "partition leader", "group", "clients", "committed", "in flight")
 _GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol", "member id order")
 _CLIENT_FIELDS = ("member state", "generation", "member id", "assignment", "coordinator", "live")
 
@@ -166,6 +194,11 @@ def differences(model: tuple, impl: tuple) -> list:
         elif name == "clients":
             for c, (ma, ia) in enumerate(zip(a, b)):
                 out += [f"client {c} {f}: model {x!r}, impl {y!r}" for f, x, y in zip(_CLIENT_FIELDS, ma, ia) if x != y]
+        elif name == "in flight":
+            for c, (ma, ia) in enumerate(zip(a, b)):
+                for slot, (mx, ix) in enumerate(zip(ma, ia)):
+                    out += [f"client {c} slot {slot} {way}: model {x!r}, impl {y!r}"
+                            for way, x, y in zip(("to broker", "to client"), mx, ix) if x != y]
         else:
             out.append(f"{name}: model {a!r}, impl {b!r}")
     return out
@@ -261,14 +294,16 @@ class Differential:
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
-        impl_obs = canonical(raw, self.impl_alias, pending)
+        impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim),)
         before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
-        model_obs = canonical(observe(new), self.model_alias, model_pending(new))
+        names = not self.config.wire
+        model_obs = canonical(observe(new), self.model_alias, model_pending(new)) + (model_in_flight(new, names),)
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, applied_event, prefer=prefer)
                 trial = before.copy()
-                if canonical(observe(candidate), trial, model_pending(candidate)) == impl_obs:
+                seen = canonical(observe(candidate), trial, model_pending(candidate)) + (model_in_flight(candidate, names),)
+                if seen == impl_obs:
                     new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break
         self.last_model_obs, self.last_impl_obs = model_obs, impl_obs
