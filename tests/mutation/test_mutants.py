@@ -477,7 +477,7 @@ SWARM_KILLS = {
     "poll_timeout_from_disabled_heartbeat": (1, "impl-no-busy-loop"),
     "heartbeat_illegal_generation_resets_member_id": (99, "impl-matches-model"),
     "heartbeat_state_before_generation": (99, "impl-matches-model"),
-    "new_members_kept_alive": (77, "impl-matches-model"),
+    "new_members_kept_alive": (98, "impl-matches-model"),
 }
 
 
