@@ -291,3 +291,29 @@ def test_a_poll_that_would_spin_on_a_stopped_heartbeat_timer_is_a_busy_loop():
     with applied("poll_timeout_from_disabled_heartbeat"):
         broken = walk(0, config, steps=60, companion=Differential(config, 0), hash_trace=False)
     assert broken.verdict == "counterexample" and broken.violation.property == "impl-no-busy-loop", broken.violation
+
+
+def test_a_request_only_one_side_has_in_flight_is_a_divergence_where_it_appears():
+    """The observations include what is on every link: a FindCoordinator the implementation's client
+    sent twice (its link carries one more than the model's) diverges at once, naming the client,
+    the connection and the direction, though no state differs yet."""
+    from model.config import Config as _Config
+    from model.world import initial_world as _initial, step as _step
+    from properties.systems.differential import Differential as _Differential
+
+    config = _Config()
+    world = _initial(config)
+    diff = _Differential(config, 0)
+    for event in (("poll", 0, 0), ("connect", 0, 0, 0), ("poll", 0, 0)):
+        new, log = _step(world, event)
+        new, _, problem = diff.after(world, event, new, log)
+        assert problem is None, problem
+        world = new
+    link = diff.sim.selectors[0].links[0]
+    assert [type(m[2]).__name__ for m in link.to_broker] == ["FindCoordinatorRequestData"]
+    link.to_broker.append(link.to_broker[0])  # the implementation's side sends it once more
+    event = ("tick", 1, 0)  # changes nothing on the links: only the extra request differs
+    new, log = _step(world, event)
+    new, _, problem = diff.after(world, event, new, log)
+    assert problem is not None and "client 0 slot 0 to broker: model ('FindCoordinator',), impl " \
+        "('FindCoordinator', 'FindCoordinator')" in problem.message, problem
