@@ -22,16 +22,24 @@ the v0 UNSUPPORTED_VERSION body listing the versions supported (``ApiVersionsReq
 — and a size prefix above ``socket.request.max.bytes`` (the Selector refuses the frame before
 buffering it, so memory stays bounded). A client that vanishes mid-frame or sends nothing costs its
 buffered bytes until it closes or ``connections.max.idle.ms`` expires it.
+
+Fault injection (``groupcheck broker --faults``): an optional *interceptor* (duck-typed, see
+:class:`Interceptor`; groupcheck's is :class:`properties.live.faults.FaultInjector`) may answer a
+request with an error instead of handling it, delay its response, close the connection before
+handling it or instead of answering, and hold every connection of a client or of a broker for a
+while (nothing read is handled and nothing is written until the hold ends). The server stays
+ignorant of schedules: it only applies what the interceptor decides.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import queue
 import socket
 import threading
-from typing import Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, TextIO, Tuple
 
 from impl.network.selector import NetworkSend, Selector
 from impl.server.cluster import Cluster
@@ -41,7 +49,24 @@ from impl.wire import (DecodedRequest, EncodeError, ErrorKind, WireError, decode
                        encode_response)
 from impl.wire.build import to_plain
 
-__all__ = ["Acceptor", "SocketServer", "SocketServerConfig"]
+__all__ = ["Acceptor", "Interceptor", "SocketServer", "SocketServerConfig"]
+
+
+class Interceptor(Protocol):
+    """What :class:`SocketServer` asks a fault injector (all times in the broker's milliseconds).
+
+    ``on_request`` returns None (handle the request) or an object whose ``kind`` is ``"error"`` (its
+    ``fault.error`` names the Kafka error to answer with), ``"delay"`` (hold the response
+    ``fault.ms``), ``"drop-before"`` or ``"drop-after"``, and whose ``fault.to_json()`` and
+    ``fault.label()`` describe it for the trace and the log."""
+
+    def on_request(self, broker_id: int, client_id: Optional[str], api: str, now_ms: int) -> Optional[Any]: ...
+
+    def held_until(self, broker_id: int, client_id: Optional[str], now_ms: int) -> Optional[int]: ...
+
+    def next_deadline(self) -> Optional[int]: ...
+
+    def fire_due(self, now_ms: int, server: "SocketServer") -> None: ...
 
 
 class SocketServerConfig:
@@ -106,7 +131,7 @@ def bind_listeners(host: str, ports: List[int], backlog: int) -> List[socket.soc
 
 
 class _Connection:
-    __slots__ = ("id", "broker_id", "remote", "in_flight", "open")
+    __slots__ = ("id", "broker_id", "remote", "in_flight", "open", "client_id", "delay_ms", "drop_after")
 
     def __init__(self, connection_id: str, broker_id: int, remote: str) -> None:
         self.id = connection_id
@@ -114,6 +139,9 @@ class _Connection:
         self.remote = remote
         self.in_flight: Optional[Tuple[int, str, int]] = None  # (correlation id, api, version)
         self.open = True
+        self.client_id: Optional[str] = None  # the client id of its latest request
+        self.delay_ms = 0  # an injected delay of the in-flight request's response
+        self.drop_after = False  # an injected close instead of the in-flight request's response
 
 
 class SocketServer:
@@ -121,7 +149,7 @@ class SocketServer:
 
     def __init__(self, cluster: Cluster, apis: KafkaApis, clock: MockTime, wall: Time, config: SocketServerConfig,
                  server_sockets: List[socket.socket], log: Callable[[str], None] = lambda line: None,
-                 trace: Optional[TextIO] = None) -> None:
+                 trace: Optional[TextIO] = None, interceptor: Optional[Interceptor] = None) -> None:
         self.cluster = cluster
         self.apis = apis
         self.clock = clock
@@ -141,6 +169,9 @@ class SocketServer:
         self._stop = False
         self._between_polls: List[Callable[[], None]] = []
         self.requests = 0
+        self.interceptor = interceptor
+        # requests and responses an interceptor holds: (release time, sequence, connection, action)
+        self._held: List[Tuple[int, int, _Connection, Callable[[], None]]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -184,8 +215,14 @@ class SocketServer:
             self._between_polls.pop(0)()
         self._configure_new_connections()
         now = self._advance_clock()
+        if self.interceptor is not None:
+            self.interceptor.fire_due(now, self)
+            self._release_held(now)
         timeout = max_wait_ms
-        for deadline in (self.cluster.next_deadline(), self.apis.next_deadline()):
+        deadlines = [self.cluster.next_deadline(), self.apis.next_deadline()]
+        if self.interceptor is not None:
+            deadlines += [self.interceptor.next_deadline(), self._held[0][0] if self._held else None]
+        for deadline in deadlines:
             if deadline is not None:
                 timeout = max(0, min(timeout, deadline - now))
         self.selector.poll(timeout)
@@ -225,6 +262,14 @@ class SocketServer:
         if isinstance(decoded, WireError):
             self._bad_request(connection, decoded)
             return
+        connection.client_id = decoded.header.client_id
+        if self._hold(connection, lambda: self._handle(connection, decoded)):
+            return
+        self._handle(connection, decoded)
+
+    def _handle(self, connection: _Connection, decoded: DecodedRequest) -> None:
+        if not connection.open:
+            return
         header = decoded.header
         self.requests += 1
         connection.in_flight = (header.correlation_id, header.api, header.version)
@@ -237,6 +282,8 @@ class SocketServer:
         broker = self.cluster.broker(connection.broker_id)
         if not broker.alive:
             self._close(connection, "the broker is down")
+            return
+        if self.interceptor is not None and self._intercept(connection, decoded, respond):
             return
         try:
             self.apis.handle(connection.broker_id, header.api, header.version, decoded.body, header.client_id,
@@ -263,6 +310,16 @@ class SocketServer:
         if body is None:  # Produce with acks=0: no response; the next request may come
             connection.in_flight = None
             self.selector.unmute(connection.id)
+            return
+        if connection.drop_after:
+            connection.drop_after = False
+            self._close(connection, f"{header.api} handled, its response dropped (an injected fault)")
+            return
+        if connection.delay_ms:
+            release, connection.delay_ms = self.clock.milliseconds() + connection.delay_ms, 0
+            self._hold_until(release, connection, lambda: self._respond(connection, decoded, body))
+            return
+        if self._hold(connection, lambda: self._respond(connection, decoded, body)):
             return
         self._trace(connection, "response", header.api, header.version, header.correlation_id, header.client_id, body)
         try:
@@ -307,6 +364,68 @@ class SocketServer:
         self.apis.drop_waiting(connection)
         self.selector.close(connection.id)
 
+    # -- injected faults ---------------------------------------------------------------------------
+
+    def _intercept(self, connection: _Connection, decoded: DecodedRequest, respond: Callable[[Any], None]) -> bool:
+        """Apply the interceptor's decision on a request about to be handled; True if it is not
+        to be handled (answered with an error, or its connection closed)."""
+        header = decoded.header
+        now = self.clock.milliseconds()
+        intercept = self.interceptor.on_request(connection.broker_id, header.client_id, header.api, now)
+        if intercept is None:
+            return False
+        self.trace_fault(intercept.fault.to_json(), connection, header)
+        self.log(f"{intercept.fault.label()}: {header.api} v{header.version} #{header.correlation_id} "
+                 f"of {header.client_id!r} on {connection.id}")
+        kind = intercept.kind
+        if kind == "drop-before":
+            self._close(connection, None)
+            return True
+        if kind == "error":
+            from impl.errors import Errors
+            from impl.server.broker import error_response
+
+            respond(_error_body(decoded, Errors[intercept.fault.error], error_response))
+            return True
+        if kind == "drop-after":
+            connection.drop_after = True
+        elif kind == "delay":
+            connection.delay_ms = intercept.fault.ms
+        return False
+
+    def _hold(self, connection: _Connection, action: Callable[[], None]) -> bool:
+        """Defer *action* (handling a request, writing a response) while the interceptor holds the
+        connection; True if deferred."""
+        if self.interceptor is None:
+            return False
+        now = self.clock.milliseconds()
+        until = self.interceptor.held_until(connection.broker_id, connection.client_id, now)
+        if until is None or until <= now:
+            return False
+        self._hold_until(until, connection, action)
+        return True
+
+    def _hold_until(self, release_ms: int, connection: _Connection, action: Callable[[], None]) -> None:
+        heapq.heappush(self._held, (release_ms, next(self._sequence), connection, action))
+
+    def _release_held(self, now: int) -> None:
+        while self._held and self._held[0][0] <= now:
+            _, _, connection, action = heapq.heappop(self._held)
+            if connection.open:
+                action()
+
+    def trace_fault(self, fault: dict, connection: Optional[_Connection] = None, header=None) -> None:
+        """One ``direction: "fault"`` trace line: what was injected, where and into which request."""
+        if self.trace is None:
+            return
+        line = {"time_ms": self.clock.milliseconds(), "direction": "fault", "fault": fault}
+        if connection is not None:
+            line.update(broker=connection.broker_id, connection=connection.id)
+        if header is not None:
+            line.update(api=header.api, version=header.version, correlation_id=header.correlation_id,
+                        client_id=header.client_id)
+        self.trace.write(json.dumps(line) + "\n")
+
     # -- admin -----------------------------------------------------------------------------------
 
     def failover(self) -> List[Tuple[int, int, int]]:
@@ -342,3 +461,18 @@ class SocketServer:
                 "direction": direction, "api": api, "version": version, "correlation_id": correlation_id,
                 "client_id": client_id, "body": to_plain(body)}
         self.trace.write(json.dumps(line, sort_keys=False) + "\n")
+
+
+def _error_body(decoded: DecodedRequest, error, error_response) -> Any:
+    """The response to *decoded* carrying *error* (``AbstractRequest.getErrorResponse``); a
+    FindCoordinator of v4 and later answers per key."""
+    body = decoded.body
+    if decoded.header.api == "FindCoordinator" and decoded.header.version >= 4:
+        from impl import protocol as P
+
+        keys = list(body.coordinator_keys or ()) or [body.key]
+        return P.FindCoordinatorResponseData(
+            error_code=error.value, error_message=error.message, coordinators=[
+                P.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error.value, error_message=error.message)
+                for k in keys])
+    return error_response(body, error)

@@ -1,7 +1,7 @@
 """``groupcheck broker``: impl's cluster served on loopback TCP, speaking Kafka's wire protocol.
 
 ``groupcheck broker [--port P] [--brokers N] [--partitions K] [--topic NAME[:PARTITIONS]] [--set k=v]
-[--trace FILE] [--host H]`` starts N brokers in one process, broker ``i`` listening on port
+[--trace FILE] [--faults FILE] [--host H]`` starts N brokers in one process, broker ``i`` listening on port
 ``P + i`` (``--port 0``: ports the kernel picks), all sharing one :class:`impl.server.cluster.Cluster`
 (group coordinators placed by ``partitionFor``, one ``__consumer_offsets`` log) on a wall-clock
 timer. It prints one ready line on stderr::
@@ -17,6 +17,10 @@ closes the listeners and exits 0.
 
 ``--trace FILE`` writes one JSON line per request and per response (``time_ms``, ``broker``,
 ``connection``, ``direction``, ``api``, ``version``, ``correlation_id``, ``client_id``, ``body``).
+
+``--faults FILE`` applies a fault schedule (:mod:`properties.live.faults`: error answers, delayed
+answers, dropped connections, failovers, a client silenced, a broker paused); every injection is
+logged on stderr and written to the trace as a ``direction: "fault"`` line.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from impl.server.socket_server import SocketServer, SocketServerConfig, bind_lis
 from impl.time import MockTime, SystemTime
 from properties.errors import UsageError
 from properties.live.child import split_setting
+from properties.live.faults import FaultInjector
+from properties.live.faults import load as load_faults
 
 #: ``--set`` names (Kafka's broker configuration keys) -> BrokerConfig field, or a listener setting.
 BROKER_SETTINGS: Dict[str, str] = {
@@ -71,6 +77,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="a broker setting by its Kafka name: " + ", ".join(ALL_SETTINGS))
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write every request and response as a JSON line to FILE")
+    p.add_argument("--faults", default=None, metavar="FILE",
+                   help="a fault schedule (JSON: {\"faults\": [...]}): error answers, delays, dropped connections, "
+                        "failovers, silenced clients, paused brokers (see properties/live/faults.py)")
     p.set_defaults(func=cmd_broker)
     return p
 
@@ -121,7 +130,7 @@ class BrokerProcess:
     """Everything ``groupcheck broker`` runs, built from validated arguments (tests use it in-process)."""
 
     def __init__(self, host: str, port: int, brokers: int, partitions: Optional[int], topics: List[str],
-                 settings: List[str], trace_path: Optional[str], log=None) -> None:
+                 settings: List[str], trace_path: Optional[str], log=None, faults_path: Optional[str] = None) -> None:
         if brokers < 1:
             raise UsageError(f"--brokers must be at least 1, got {brokers}")
         if not 0 <= port <= 65535 or (port and port + brokers - 1 > 65535):
@@ -131,6 +140,7 @@ class BrokerProcess:
         if default_partitions < 1:
             raise UsageError(f"--partitions must be at least 1, got {default_partitions}")
         initial_topics = parse_topics(topics, default_partitions)
+        faults = load_faults(faults_path, brokers) if faults_path else None
         config = dataclasses.replace(
             BrokerConfig(), api_versions=dict(WIRE_API_VERSIONS),
             **{field: values[name] for name, field in BROKER_SETTINGS.items() if name in values})
@@ -156,7 +166,9 @@ class BrokerProcess:
                 for s in sockets:
                     s.close()
                 raise UsageError(f"--trace {trace_path}: {e.strerror or e}") from None
-        self.server = SocketServer(self.cluster, self.apis, self.clock, wall, listener, sockets, self.log, self.trace)
+        injector = FaultInjector(faults, self.clock.milliseconds()) if faults else None
+        self.server = SocketServer(self.cluster, self.apis, self.clock, wall, listener, sockets, self.log, self.trace,
+                                   interceptor=injector)
 
     @property
     def ports(self) -> List[int]:
@@ -182,7 +194,8 @@ class BrokerProcess:
 
 
 def cmd_broker(args) -> int:
-    process = BrokerProcess(args.host, args.port, args.brokers, args.partitions, args.topic, args.settings, args.trace)
+    process = BrokerProcess(args.host, args.port, args.brokers, args.partitions, args.topic, args.settings, args.trace,
+                            faults_path=args.faults)
     server = process.server
 
     def on_failover(signum, frame):

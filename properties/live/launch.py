@@ -28,10 +28,11 @@ class LaunchedBroker(ChildBroker):
 
 def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Optional[Mapping[str, int]] = None,
                              settings: Iterable[str] = (), trace: Optional[str] = None,
-                             host: str = "127.0.0.1",
+                             host: str = "127.0.0.1", faults: Optional[str] = None,
                              entry: Sequence[str] = ("properties.cli", "broker")) -> LaunchedBroker:
     """Start ``groupcheck broker`` on free ports and wait for its ready line. *entry*: the module
-    (and its leading arguments) that runs it, for a broker started some other way (a mutant)."""
+    (and its leading arguments) that runs it, for a broker started some other way (a mutant);
+    *faults*: a fault schedule file (``--faults``)."""
     args = [sys.executable, "-m", *entry, "--host", host, "--port", "0",
             "--brokers", str(brokers), "--partitions", str(partitions)]
     for name, count in (topics or {}).items():
@@ -40,6 +41,8 @@ def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Opti
         args += ["--set", setting]
     if trace:
         args += ["--trace", trace]
+    if faults:
+        args += ["--faults", faults]
     process, match, log_path = spawn_until_ready(args, "groupcheck-broker-", READY, READY_TIMEOUT_S,
                                                  "groupcheck broker")
     span = match.group(2)

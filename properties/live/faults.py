@@ -1,0 +1,272 @@
+"""Fault schedules for ``groupcheck broker --faults FILE`` (issue 15: judging real clients under faults).
+
+A schedule is a JSON file ``{"faults": [FAULT, ...]}``; each fault is an object with a ``kind``:
+
+=========== ===================================================================================================
+``error``    answer a request with an error instead of handling it (``api``, ``error``: a Kafka error name
+             such as ``REBALANCE_IN_PROGRESS``). The coordinator never sees the request
+             (``AbstractRequest.getErrorResponse``, as a broker that refuses it early answers).
+``delay``    handle the request at once but hold its response for ``ms`` (the connection stays muted
+             meanwhile, as Kafka's does until a response is written).
+``drop``     close the connection: ``when: "before"`` on receipt, the request never handled; ``"after"``
+             once handled, the response never written (the client cannot tell which happened).
+``failover`` at ``at_ms``: every ``__consumer_offsets`` partition moves to the next live broker, which
+             reloads the groups (the same as SIGUSR1): members get NOT_COORDINATOR and rediscover.
+``silence``  from ``at_ms`` for ``ms``: the connections of client ``client`` are neither read nor
+             answered (a network partition of one member; make ``ms`` longer than its session
+             timeout and the coordinator expires it). What it sent meanwhile is handled afterwards.
+``pause``    from ``at_ms`` for ``ms``: the same for every connection of broker ``broker`` (a stalled
+             broker: its timers still run on the wall clock, as a JVM's do across a GC pause).
+=========== ===================================================================================================
+
+The request faults (``error``, ``delay``, ``drop``) select requests by ``api`` (required), ``client``
+(a client id, exact; default: any), ``broker`` (default: any) and ``at_ms`` (received at least that
+long after the broker started; default 0); ``after`` matching requests pass untouched first
+(default 0), then the fault applies to the next ``count`` (default 1). A request takes the first
+fault of the schedule that selects it; a request no fault selects is handled normally.
+
+Every injection is written to the ``--trace`` (``direction: "fault"``, ``fault``: the fault's index
+and kind) and logged on stderr, so that a judge reading the trace knows what was done on purpose.
+:func:`load` and :func:`parse` raise :class:`~properties.errors.UsageError` naming the fault and the
+field, for a file that is not JSON, a kind or an error name groupcheck does not know, a negative time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+import attrs
+
+from impl.errors import Errors
+from properties.errors import UsageError
+
+KINDS = ("error", "delay", "drop", "failover", "silence", "pause")
+REQUEST_KINDS = ("error", "delay", "drop")
+#: the APIs a request fault may select: the ones a consumer group's members send
+APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+        "Metadata", "ListOffsets", "Fetch")
+#: the APIs an ``error`` fault can answer (the ones with an error response groupcheck can write)
+ERROR_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch")
+_FIELDS = {
+    "error": ("api", "error", "client", "broker", "at_ms", "after", "count"),
+    "delay": ("api", "ms", "client", "broker", "at_ms", "after", "count"),
+    "drop": ("api", "when", "client", "broker", "at_ms", "after", "count"),
+    "failover": ("at_ms",),
+    "silence": ("client", "at_ms", "ms"),
+    "pause": ("broker", "at_ms", "ms"),
+}
+_REQUIRED = {"error": ("api", "error"), "delay": ("api", "ms"), "drop": ("api", "when"), "failover": ("at_ms",),
+             "silence": ("client", "at_ms", "ms"), "pause": ("broker", "at_ms", "ms")}
+
+
+@attrs.frozen
+class Fault:
+    """One fault of a schedule (see the module docstring for each kind's fields)."""
+
+    index: int
+    kind: str
+    api: Optional[str] = None
+    error: Optional[str] = None
+    when: Optional[str] = None
+    client: Optional[str] = None
+    broker: Optional[int] = None
+    at_ms: int = 0
+    ms: int = 0
+    after: int = 0
+    count: int = 1
+
+    def label(self) -> str:
+        """``fault 2 (error REBALANCE_IN_PROGRESS on Heartbeat of consumer-1)``: for logs."""
+        what = {"error": f"error {self.error} on {self.api}", "delay": f"delay {self.ms} ms on {self.api}",
+                "drop": f"drop {self.when} {self.api}", "failover": "failover",
+                "silence": f"silence {self.client} for {self.ms} ms", "pause": f"pause broker {self.broker} for {self.ms} ms"
+                }[self.kind]
+        if self.kind in REQUEST_KINDS and self.client is not None:
+            what += f" of {self.client}"
+        return f"fault {self.index} ({what})"
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"kind": self.kind}
+        for name in _FIELDS[self.kind]:
+            value = getattr(self, name)
+            default = attrs.fields_dict(Fault)[name].default
+            if value != default or name in _REQUIRED[self.kind]:
+                out[name] = value
+        return out
+
+
+def _int(where: str, name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{where}: {name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise UsageError(f"{where}: {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def parse(document: Any, source: str = "the schedule", brokers: Optional[int] = None) -> Tuple[Fault, ...]:
+    """The faults of a decoded schedule; *brokers*, if given, bounds ``broker`` fields."""
+    if not isinstance(document, dict) or not isinstance(document.get("faults"), list):
+        raise UsageError(f"{source}: expected an object {{\"faults\": [...]}}")
+    unknown = sorted(set(document) - {"faults", "comment"})
+    if unknown:
+        raise UsageError(f"{source}: unknown key {unknown[0]!r} (a schedule has \"faults\" and an optional \"comment\")")
+    faults = []
+    for i, item in enumerate(document["faults"]):
+        where = f"{source}: fault {i}"
+        if not isinstance(item, dict):
+            raise UsageError(f"{where}: expected an object, got {item!r}")
+        kind = item.get("kind")
+        if kind not in KINDS:
+            raise UsageError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        allowed = _FIELDS[kind]
+        for name in item:
+            if name != "kind" and name not in allowed:
+                raise UsageError(f"{where}: a {kind} fault has no field {name!r} (its fields: {', '.join(allowed)})")
+        for name in _REQUIRED[kind]:
+            if name not in item:
+                raise UsageError(f"{where}: a {kind} fault needs {name!r}")
+        values: Dict[str, Any] = {}
+        if "api" in item:
+            apis = ERROR_APIS if kind == "error" else APIS
+            if item["api"] not in apis:
+                raise UsageError(f"{where}: api must be one of {', '.join(apis)}, got {item['api']!r}")
+            values["api"] = item["api"]
+        if "error" in item:
+            name = item["error"]
+            if not isinstance(name, str) or name.upper() not in Errors.__members__ or name.upper() == "NONE":
+                raise UsageError(f"{where}: error must be a Kafka error name such as REBALANCE_IN_PROGRESS, got {name!r}")
+            values["error"] = name.upper()
+        if "when" in item:
+            if item["when"] not in ("before", "after"):
+                raise UsageError(f"{where}: when must be \"before\" or \"after\", got {item['when']!r}")
+            values["when"] = item["when"]
+        if "client" in item:
+            if not isinstance(item["client"], str) or not item["client"]:
+                raise UsageError(f"{where}: client must be a client id (a non-empty string), got {item['client']!r}")
+            values["client"] = item["client"]
+        if "broker" in item:
+            values["broker"] = _int(where, "broker", item["broker"], 0)
+            if brokers is not None and values["broker"] >= brokers:
+                raise UsageError(f"{where}: broker {values['broker']} does not exist (brokers 0..{brokers - 1})")
+        for name, minimum in (("at_ms", 0), ("ms", 1), ("after", 0), ("count", 1)):
+            if name in item:
+                values[name] = _int(where, name, item[name], minimum)
+        faults.append(Fault(index=i, kind=kind, **values))
+    return tuple(faults)
+
+
+def load(path: str, brokers: Optional[int] = None) -> Tuple[Fault, ...]:
+    """The faults of the schedule file *path* (see :func:`parse`)."""
+    source = f"--faults {path}"
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"{source}: {e.strerror or e}") from None
+    try:
+        document = json.loads(text)
+    except ValueError as e:
+        raise UsageError(f"{source}: not JSON: {e}") from None
+    return parse(document, source, brokers)
+
+
+@attrs.frozen
+class Intercept:
+    """What to do with one request (:meth:`FaultInjector.on_request`)."""
+
+    fault: Fault
+
+    @property
+    def kind(self) -> str:
+        return self.fault.kind if self.fault.kind != "drop" else f"drop-{self.fault.when}"
+
+
+class FaultInjector:
+    """A schedule applied by the :class:`~impl.server.socket_server.SocketServer` (its ``interceptor``):
+    it selects requests (:meth:`on_request`), says until when a connection is held
+    (:meth:`held_until`), and fires the timed faults (:meth:`fire_due`). Times are the broker's
+    wall-clock milliseconds; ``at_ms`` counts from *start_ms*."""
+
+    def __init__(self, faults: Tuple[Fault, ...], start_ms: int) -> None:
+        self.faults = faults
+        self.start_ms = start_ms
+        self._seen = [0] * len(faults)
+        self._applied = [0] * len(faults)
+        self._timed = sorted((f for f in faults if f.kind in ("failover", "silence", "pause")),
+                             key=lambda f: (f.at_ms, f.index))
+        self._next_timed = 0
+        self.injected: List[Tuple[int, Fault]] = []  # (time, fault), in order
+
+    # -- request faults ---------------------------------------------------------------------------
+
+    def on_request(self, broker_id: int, client_id: Optional[str], api: str, now_ms: int) -> Optional[Intercept]:
+        """The fault that applies to this request, or None (handle it normally)."""
+        for i, fault in enumerate(self.faults):
+            if fault.kind not in REQUEST_KINDS or fault.api != api:
+                continue
+            if fault.client is not None and fault.client != client_id:
+                continue
+            if fault.broker is not None and fault.broker != broker_id:
+                continue
+            if now_ms - self.start_ms < fault.at_ms or self._applied[i] >= fault.count:
+                continue
+            self._seen[i] += 1
+            if self._seen[i] <= fault.after:
+                continue
+            self._applied[i] += 1
+            self.injected.append((now_ms, fault))
+            return Intercept(fault)
+        return None
+
+    # -- held connections -------------------------------------------------------------------------
+
+    def held_until(self, broker_id: int, client_id: Optional[str], now_ms: int) -> Optional[int]:
+        """The end of the latest silence or pause holding a connection of *client_id* to broker
+        *broker_id* at *now_ms*, or None if nothing holds it."""
+        until = None
+        elapsed = now_ms - self.start_ms
+        for fault in self._timed:
+            if fault.kind == "silence" and (client_id is None or fault.client != client_id):
+                continue
+            if fault.kind == "pause" and fault.broker != broker_id:
+                continue
+            if fault.kind == "failover" or not fault.at_ms <= elapsed < fault.at_ms + fault.ms:
+                continue
+            end = self.start_ms + fault.at_ms + fault.ms
+            until = end if until is None else max(until, end)
+        return until
+
+    # -- timed faults -----------------------------------------------------------------------------
+
+    def next_deadline(self) -> Optional[int]:
+        """When the next timed fault starts, in broker milliseconds (the end of a silence or pause
+        needs no timer here: what it held is released by the server at the time :meth:`held_until`
+        gave)."""
+        if self._next_timed >= len(self._timed):
+            return None
+        return self.start_ms + self._timed[self._next_timed].at_ms
+
+    def due(self, now_ms: int) -> List[Fault]:
+        """The timed faults whose start has come (each returned once, in schedule time order)."""
+        out = []
+        while self._next_timed < len(self._timed) and self.start_ms + self._timed[self._next_timed].at_ms <= now_ms:
+            fault = self._timed[self._next_timed]
+            self._next_timed += 1
+            self.injected.append((now_ms, fault))
+            out.append(fault)
+        return out
+
+    def fire_due(self, now_ms: int, server) -> None:
+        """Start the timed faults whose time has come: a failover moves the coordinators now; a
+        silence or a pause only needs its start written down (the server asks :meth:`held_until`
+        for every request and response)."""
+        for fault in self.due(now_ms):
+            server.trace_fault(fault.to_json())
+            if fault.kind == "failover":
+                moves = server.failover()
+                pairs = sorted({(old, new) for _, old, new in moves})
+                server.log(f"{fault.label()}: " + (", ".join(f"broker {o} -> {n}" for o, n in pairs) or "nothing to move")
+                           + f" ({len(moves)} __consumer_offsets partitions)")
+            else:
+                server.log(f"{fault.label()} starts")

@@ -1,0 +1,282 @@
+"""``groupcheck broker --faults FILE``: fault schedules parsed strictly, and applied on the wire.
+
+The schedule tests are pure; the wire tests start their own broker (properties/live/launch.py) on
+kernel-chosen ports, speak the group APIs with groupcheck's codec, and bound every wait.
+"""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from impl import protocol as P
+from impl.errors import Errors
+from impl.wire import decode_response, encode_request
+from impl.wire.apis import REQUEST, kio_class
+from impl.wire.build import build
+from properties.errors import UsageError
+from properties.live import faults
+from properties.live.launch import launch_groupcheck_broker
+from tests.live.test_broker import FAST, _address, _read_frame, closed_by_peer
+
+# -- the schedule ---------------------------------------------------------------------------------------------
+
+
+def test_a_schedule_of_every_kind_parses_and_round_trips():
+    document = {"comment": "one of each", "faults": [
+        {"kind": "error", "api": "Heartbeat", "error": "rebalance_in_progress", "client": "c1", "after": 2, "count": 3},
+        {"kind": "delay", "api": "SyncGroup", "ms": 1500},
+        {"kind": "drop", "api": "JoinGroup", "when": "after", "broker": 1, "at_ms": 200},
+        {"kind": "failover", "at_ms": 4000},
+        {"kind": "silence", "client": "c2", "at_ms": 3000, "ms": 12000},
+        {"kind": "pause", "broker": 0, "at_ms": 5000, "ms": 2000}]}
+    parsed = faults.parse(document, brokers=2)
+    assert [f.kind for f in parsed] == ["error", "delay", "drop", "failover", "silence", "pause"]
+    assert parsed[0].error == "REBALANCE_IN_PROGRESS" and (parsed[0].after, parsed[0].count) == (2, 3)
+    assert parsed[1].count == 1 and parsed[1].client is None  # the defaults
+    again = faults.parse({"faults": [f.to_json() for f in parsed]}, brokers=2)
+    assert again == parsed
+    assert parsed[0].label() == "fault 0 (error REBALANCE_IN_PROGRESS on Heartbeat of c1)"
+
+
+@pytest.mark.parametrize("fault, words", [
+    ({"kind": "explode"}, "fault 0: kind must be one of error, delay"),
+    ({"kind": "error", "api": "Heartbeat"}, "fault 0: a error fault needs 'error'"),
+    ({"kind": "error", "api": "Heartbeat", "error": "NO_SUCH_ERROR"}, "error must be a Kafka error name"),
+    ({"kind": "error", "api": "Heartbeat", "error": "NONE"}, "error must be a Kafka error name"),
+    ({"kind": "error", "api": "Produce", "error": "UNKNOWN_MEMBER_ID"}, "api must be one of FindCoordinator"),
+    ({"kind": "delay", "api": "SyncGroup", "ms": 0}, "ms must be at least 1, got 0"),
+    ({"kind": "delay", "api": "SyncGroup", "ms": "5"}, "ms must be an integer, got '5'"),
+    ({"kind": "drop", "api": "JoinGroup", "when": "during"}, "when must be \"before\" or \"after\""),
+    ({"kind": "failover", "at_ms": -1}, "at_ms must be at least 0, got -1"),
+    ({"kind": "failover", "at_ms": 10, "client": "c1"}, "a failover fault has no field 'client'"),
+    ({"kind": "silence", "client": "", "at_ms": 0, "ms": 5}, "client must be a client id"),
+    ({"kind": "pause", "broker": 3, "at_ms": 0, "ms": 5}, "broker 3 does not exist (brokers 0..1)"),
+    ({"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "count": 0}, "count must be at least 1"),
+])
+def test_a_bad_fault_is_refused_naming_the_fault_and_the_field(fault, words):
+    with pytest.raises(UsageError) as e:
+        faults.parse({"faults": [{"kind": "failover", "at_ms": 1}, fault]}, "s.json", brokers=2)
+    assert str(e.value).startswith("s.json: fault 1") and words.replace("fault 0", "fault 1") in str(e.value)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{not json", "not JSON"), ("[]", "expected an object {\"faults\": [...]}"),
+    ('{"faults": [], "extra": 1}', "unknown key 'extra'")])
+def test_a_bad_file_is_refused(tmp_path, text, words):
+    path = tmp_path / "s.json"
+    path.write_text(text)
+    with pytest.raises(UsageError, match="--faults .*s.json: " + words.replace("[", r"\[").replace("]", r"\]")
+                       .replace("{", r"\{").replace("}", r"\}")):
+        faults.load(str(path))
+    with pytest.raises(UsageError, match="No such file"):
+        faults.load(str(tmp_path / "missing.json"))
+
+
+def test_the_broker_refuses_a_bad_schedule_with_one_line_and_exit_2(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"faults": [{"kind": "pause", "broker": 2, "at_ms": 0, "ms": 10}]}))
+    done = subprocess.run([sys.executable, "-m", "properties.cli", "broker", "--port", "0", "--faults", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "fault 0: broker 2 does not exist (brokers 0..0)" in lines[0], done.stderr
+
+
+# -- the injector, without a network -----------------------------------------------------------------------
+
+
+def test_request_faults_select_by_api_client_broker_and_time_then_skip_after_and_stop_at_count():
+    schedule = faults.parse({"faults": [
+        {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "client": "c1", "after": 1, "count": 2},
+        {"kind": "delay", "api": "Heartbeat", "ms": 50, "broker": 1, "at_ms": 100}]})
+    injector = faults.FaultInjector(schedule, start_ms=1000)
+    decisions = [injector.on_request(0, "c1", "Heartbeat", 1000 + t) for t in (0, 1, 2, 3)]
+    assert [d and d.kind for d in decisions] == [None, "error", "error", None]
+    assert injector.on_request(0, "c2", "Heartbeat", 1005) is None  # another client
+    assert injector.on_request(0, "c1", "JoinGroup", 1005) is None  # another API
+    assert injector.on_request(1, "c2", "Heartbeat", 1099) is None  # too early
+    delayed = injector.on_request(1, "c2", "Heartbeat", 1100)
+    assert delayed.kind == "delay" and delayed.fault.ms == 50
+    assert injector.on_request(1, "c2", "Heartbeat", 1101) is None  # count 1 spent
+    assert [f.index for _, f in injector.injected] == [0, 0, 1]
+
+
+def test_silences_and_pauses_hold_the_connections_they_name_for_their_window():
+    schedule = faults.parse({"faults": [
+        {"kind": "silence", "client": "c1", "at_ms": 100, "ms": 300},
+        {"kind": "pause", "broker": 1, "at_ms": 200, "ms": 400},
+        {"kind": "failover", "at_ms": 150}]})
+    injector = faults.FaultInjector(schedule, start_ms=0)
+    assert injector.held_until(0, "c1", 99) is None
+    assert injector.held_until(0, "c1", 100) == 400
+    assert injector.held_until(0, "c2", 150) is None
+    assert injector.held_until(1, "c1", 250) == 600  # the later end of the two
+    assert injector.held_until(1, None, 599) == 600 and injector.held_until(1, None, 600) is None
+    assert injector.next_deadline() == 100
+    assert [f.kind for f in injector.due(160)] == ["silence", "failover"]
+    assert injector.next_deadline() == 200 and injector.due(160) == []
+    assert [f.kind for f in injector.due(10_000)] == ["pause"] and injector.next_deadline() is None
+
+
+# -- on the wire -------------------------------------------------------------------------------------------
+
+
+def _schedule(tmp_path, *items):
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps({"faults": list(items)}))
+    return str(path)
+
+
+def _ask(sock, body, version, correlation_id, client_id, api=None):
+    sock.sendall(encode_request(body, version, correlation_id, client_id))
+    payload = _read_frame(sock)
+    assert payload is not None, "the broker closed the connection"
+    decoded = decode_response(api or body.api_key, version, payload)
+    assert decoded.correlation_id == correlation_id
+    return decoded.body
+
+
+def _heartbeat(member="m"):
+    return P.HeartbeatRequestData(group_id="g", generation_id=1, member_id=member)
+
+
+def _trace(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def test_an_error_fault_answers_the_chosen_request_of_the_chosen_client_and_only_it(tmp_path):
+    schedule = _schedule(tmp_path, {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS",
+                                    "client": "c1", "after": 1})
+    trace = str(tmp_path / "trace.jsonl")
+    with launch_groupcheck_broker(settings=FAST, faults=schedule, trace=trace) as b:
+        with socket.create_connection(_address(b), timeout=10) as c1, \
+                socket.create_connection(_address(b), timeout=10) as c2:
+            codes = [_ask(c1, _heartbeat(), 4, i, "c1").error_code for i in range(3)]
+            other = _ask(c2, _heartbeat(), 4, 9, "c2").error_code
+        log = b.log()
+    unknown = Errors.UNKNOWN_MEMBER_ID.value  # what the coordinator answers a member of no group
+    assert codes == [unknown, Errors.REBALANCE_IN_PROGRESS.value, unknown] and other == unknown
+    assert "fault 0 (error REBALANCE_IN_PROGRESS on Heartbeat of c1): Heartbeat v4 #1 of 'c1'" in log
+    lines = _trace(trace)
+    injected = [x for x in lines if x["direction"] == "fault"]
+    assert len(injected) == 1 and injected[0]["correlation_id"] == 1 and injected[0]["fault"]["kind"] == "error"
+    answered = [x for x in lines if x["direction"] == "response" and x["client_id"] == "c1"]
+    assert [x["body"]["error_code"] for x in answered] == codes
+
+
+@pytest.mark.parametrize("version", [2, 4])
+def test_an_error_fault_on_find_coordinator_answers_in_the_versions_shape(tmp_path, version):
+    schedule = _schedule(tmp_path, {"kind": "error", "api": "FindCoordinator", "error": "COORDINATOR_NOT_AVAILABLE"})
+    with launch_groupcheck_broker(settings=FAST, faults=schedule) as b:
+        with socket.create_connection(_address(b), timeout=10) as sock:
+            first = _ask(sock, P.FindCoordinatorRequestData(key="g"), version, 1, "c")
+            second = _ask(sock, P.FindCoordinatorRequestData(key="g"), version, 2, "c")
+    assert first.error_code == Errors.COORDINATOR_NOT_AVAILABLE.value
+    if version >= 4:
+        assert [(c.key, c.error_code) for c in first.coordinators] == [("g", Errors.COORDINATOR_NOT_AVAILABLE.value)]
+    assert second.error_code == 0 and second.port == _address(b)[1]
+
+
+def test_a_delay_holds_the_response_and_the_rest_of_that_connection_but_not_the_others(tmp_path):
+    schedule = _schedule(tmp_path, {"kind": "delay", "api": "FindCoordinator", "ms": 800, "client": "slow"})
+    with launch_groupcheck_broker(settings=FAST, faults=schedule) as b:
+        with socket.create_connection(_address(b), timeout=10) as slow, \
+                socket.create_connection(_address(b), timeout=10) as fast:
+            started = time.monotonic()
+            slow.sendall(encode_request(P.FindCoordinatorRequestData(key="g"), 3, 1, "slow"))
+            slow.sendall(encode_request(P.FindCoordinatorRequestData(key="g"), 3, 2, "slow"))
+            assert _ask(fast, P.FindCoordinatorRequestData(key="g"), 3, 7, "fast").error_code == 0
+            fast_s = time.monotonic() - started
+            first = decode_response("FindCoordinator", 3, _read_frame(slow))
+            first_s = time.monotonic() - started
+            second = decode_response("FindCoordinator", 3, _read_frame(slow))
+    assert (first.correlation_id, second.correlation_id) == (1, 2)
+    assert first_s >= 0.8 > fast_s, (fast_s, first_s)  # held at least as long as the schedule says
+
+
+def test_drop_before_closes_unhandled_and_drop_after_closes_once_handled(tmp_path):
+    schedule = _schedule(tmp_path, {"kind": "drop", "api": "JoinGroup", "when": "before", "client": "early"},
+                         {"kind": "drop", "api": "JoinGroup", "when": "after", "client": "late"})
+
+    def join(client_id):
+        return encode_request(P.JoinGroupRequestData(
+            group_id=client_id, session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+            protocols=[P.JoinGroupRequestProtocol("range", P.Subscription(["t"]))]), 3, 1, client_id)
+
+    with launch_groupcheck_broker(settings=FAST, faults=schedule) as b:
+        for client_id in ("early", "late"):
+            with socket.create_connection(_address(b), timeout=10) as sock:
+                sock.sendall(join(client_id))
+                assert closed_by_peer(sock), f"{client_id}: the connection stayed open"
+        with socket.create_connection(_address(b), timeout=10) as sock:
+            request = build(kio_class("DescribeGroups", 5, REQUEST),
+                            {"groups": ["early", "late"], "include_authorized_operations": False})
+            described = _ask(sock, request, 5, 3, "look", api="DescribeGroups")
+    states = {g.group_id: (g.group_state, len(g.members)) for g in described.groups}
+    # the group of the dropped-before join was never created; the dropped-after join was handled
+    # (v3 JoinGroup: the member is added and the group completes its join)
+    assert states["early"] == ("Dead", 0)
+    assert states["late"][0] in ("CompletingRebalance", "PreparingRebalance") and states["late"][1] == 1, states
+
+
+def test_a_silenced_client_is_answered_only_after_its_window_while_others_are_answered_at_once(tmp_path):
+    schedule = _schedule(tmp_path, {"kind": "silence", "client": "mute", "at_ms": 0, "ms": 2500})
+    with launch_groupcheck_broker(settings=FAST, faults=schedule) as b:
+        with socket.create_connection(_address(b), timeout=10) as mute, \
+                socket.create_connection(_address(b), timeout=10) as free:
+            mute.sendall(encode_request(_heartbeat(), 4, 1, "mute"))
+            assert _ask(free, _heartbeat(), 4, 2, "free").error_code == Errors.UNKNOWN_MEMBER_ID.value
+            mute.settimeout(0.3)
+            with pytest.raises(socket.timeout):
+                mute.recv(1)  # nothing yet: the free client was answered while this one waits
+            mute.settimeout(10)
+            late = decode_response("Heartbeat", 4, _read_frame(mute))
+        log = b.log()
+    assert late.correlation_id == 1 and late.body.error_code == Errors.UNKNOWN_MEMBER_ID.value
+    assert "fault 0 (silence mute for 2500 ms) starts" in log
+
+
+def test_a_scheduled_failover_moves_the_coordinator_and_is_logged(tmp_path):
+    schedule = _schedule(tmp_path, {"kind": "failover", "at_ms": 1500})
+    with launch_groupcheck_broker(brokers=2, settings=FAST, faults=schedule) as b:
+        with socket.create_connection(_address(b), timeout=10) as sock:
+            before = _ask(sock, P.FindCoordinatorRequestData(key="g"), 3, 1, "c").node_id
+            deadline = time.monotonic() + 15
+            while "fault 0 (failover)" not in b.log() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            after = _ask(sock, P.FindCoordinatorRequestData(key="g"), 3, 2, "c").node_id
+        log = b.log()
+    assert "fault 0 (failover): broker" in log and before != after, log
+
+
+def test_kafka_python_rejoins_when_a_heartbeat_is_answered_rebalance_in_progress(tmp_path):
+    """A real client under a scheduled fault: Kafka's rule (HeartbeatResponseHandler: a STABLE
+    member answered REBALANCE_IN_PROGRESS requests a rejoin) is visible in the trace as a JoinGroup
+    after the injected answer, and the group settles again."""
+    pytest.importorskip("kafka")
+    import threading
+
+    from tests.live.test_broker import ConsumerThread, _wait
+
+    schedule = _schedule(tmp_path, {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS",
+                                    "client": "k1", "after": 2})
+    trace = str(tmp_path / "trace.jsonl")
+    with launch_groupcheck_broker(settings=FAST, topics={"t": 2}, faults=schedule, trace=trace) as b:
+        consumer = ConsumerThread(b.bootstrap, "g", "t", "k1", {}, threading.Lock())
+        try:
+            _wait(lambda: "fault 0 (error REBALANCE_IN_PROGRESS on Heartbeat of k1)" in b.log(), 30,
+                  "the injected heartbeat answer", consumer.describe)
+            _wait(lambda: len(consumer.assignment) == 2, 30, "the rejoin's assignment", consumer.describe)
+        finally:
+            consumer.stop()
+    lines = [x for x in _trace(trace) if x.get("client_id") == "k1"]
+    at = next(i for i, x in enumerate(lines) if x["direction"] == "fault")
+    after = [(x["direction"], x["api"]) for x in lines[at + 1:]]
+    assert ("request", "JoinGroup") in after, after
+    joins = [x for x in lines if x["direction"] == "response" and x["api"] == "JoinGroup" and x["body"]["error_code"] == 0]
+    assert len({x["body"]["generation_id"] for x in joins}) >= 2  # a new generation after the injected answer
