@@ -349,6 +349,7 @@ class SocketServer:
             return
         connection.open = False
         self.apis.drop_waiting(connection)
+        self._trace_closed(connection, "client" if state.state != "EXPIRED" else "idle")
         exception = getattr(state, "exception", None)
         if state.state == "EXPIRED":
             self.log(f"closed {connection_id} from {connection.remote}: idle longer than "
@@ -362,6 +363,7 @@ class SocketServer:
         connection.open = False
         self.connections.pop(connection.id, None)
         self.apis.drop_waiting(connection)
+        self._trace_closed(connection, "broker")
         self.selector.close(connection.id)
 
     # -- injected faults ---------------------------------------------------------------------------
@@ -413,6 +415,18 @@ class SocketServer:
             _, _, connection, action = heapq.heappop(self._held)
             if connection.open:
                 action()
+
+    def _trace_closed(self, connection: _Connection, by: str) -> None:
+        """One ``direction: "closed"`` trace line: a connection went away (``by``: ``client``, ``broker``
+        or ``idle``), with the request it had in flight (that request is never answered)."""
+        if self.trace is None:
+            return
+        line = {"time_ms": self.clock.milliseconds(), "broker": connection.broker_id, "connection": connection.id,
+                "direction": "closed", "by": by, "client_id": connection.client_id}
+        if connection.in_flight is not None:
+            line.update(correlation_id=connection.in_flight[0], api=connection.in_flight[1],
+                        version=connection.in_flight[2])
+        self.trace.write(json.dumps(line) + "\n")
 
     def trace_fault(self, fault: dict, connection: Optional[_Connection] = None, header=None) -> None:
         """One ``direction: "fault"`` trace line: what was injected, where and into which request."""

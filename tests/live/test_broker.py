@@ -267,9 +267,12 @@ def test_trace_writes_every_request_and_response_as_json(tmp_path):
     with launch_groupcheck_broker(settings=FAST, trace=str(trace)) as b:
         api_versions_round_trip(_address(b), correlation_id=5)
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert [(x["direction"], x["api"], x["version"], x["correlation_id"]) for x in lines] == [
+    assert [(x["direction"], x["api"], x["version"], x["correlation_id"]) for x in lines[:2]] == [
         ("request", "ApiVersions", 3, 5), ("response", "ApiVersions", 3, 5)]
     assert lines[0]["client_id"] == "probe" and lines[1]["body"]["error_code"] == 0
+    # the client hung up with nothing in flight: one "closed" line, by the client
+    assert [(x["direction"], x["by"], x["client_id"], "api" in x) for x in lines[2:]] == [
+        ("closed", "client", "probe", False)]
 
 
 # -- bad input: one connection closed (or answered as Kafka does), a line logged, the others served ----------

@@ -117,12 +117,14 @@ GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGr
 
 
 def read_trace(path):
-    """The broker's --trace as a list of dicts, or None when it is missing or unreadable."""
+    """The requests and responses of the broker's --trace as a list of dicts (its "closed" and
+    "fault" lines left out), or None when it is missing or unreadable."""
     try:
         with open(path) as f:
-            return [json.loads(line) for line in f]
+            lines = [json.loads(line) for line in f]
     except (OSError, ValueError):
         return None
+    return [x for x in lines if x["direction"] in ("request", "response")]
 
 
 def group_trace(path, last=40):
