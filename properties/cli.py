@@ -301,11 +301,20 @@ def cmd_replay(args) -> int:
     from properties.conform import command as conform
     from properties.conform.report import KIND
 
+    from properties.clients import command as clients
+
+    data = None
     try:
         with open(args.file) as f:
-            kind = json.load(f).get("kind")
+            data = json.load(f)
+        kind = data.get("kind")
     except (OSError, ValueError, AttributeError):
         kind = None  # replay_file reports what is wrong with the file
+    if kind == clients.KIND:
+        if args.bootstrap or args.launch or args.mutant:
+            raise UsageError(f"{args.file}: a client counterexample starts its own broker: no --bootstrap, --launch "
+                             "or --mutant")
+        return clients.replay(args.file, data, args.json)
     if kind == KIND:
         return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json)
     if args.bootstrap or args.launch or args.mutant:

@@ -31,7 +31,7 @@ from properties.progress import Progress
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("conform", help="judge a Kafka-compatible broker's group coordinator against the model")
-    kinds = p.add_subparsers(dest="conform_kind", metavar="broker")
+    kinds = p.add_subparsers(dest="conform_kind", metavar="broker|client")
     b = kinds.add_parser("broker", help="drive a broker with virtual members and judge every answer",
                          description="Virtual members follow seeded schedules over TCP; every answer is judged "
                                      "against the model's coordinator. Exit 0: no divergence; 1: divergence or "
@@ -53,6 +53,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     b.set_defaults(func=cmd_conform)
+    from properties.clients.command import add_parser as add_client_parser
+
+    add_client_parser(kinds)
     return p
 
 
@@ -70,8 +73,11 @@ def parse_bootstrap(text: str) -> Tuple[str, int]:
 
 
 def cmd_conform(args) -> int:
+    if getattr(args, "conform_kind", None) == "client":
+        return args.func(args)
     if getattr(args, "conform_kind", None) != "broker":
-        raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME")
+        raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
+                         "or groupcheck conform client --client NAME")
     if not args.bootstrap and not args.launch:
         raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME")
     if args.mutant and not args.launch:

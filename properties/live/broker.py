@@ -207,6 +207,10 @@ def cmd_broker(args) -> int:
     signal.signal(signal.SIGUSR1, on_failover)
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
+    injector = server.interceptor
+    if injector is not None:
+        process.log(f"fault schedule {args.faults}: {len(injector.faults)} faults, at_ms counted from "
+                    f"{injector.start_ms} (wall-clock ms)")
     process.log(process.ready_line())
     try:
         server.serve()

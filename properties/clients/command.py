@@ -1,0 +1,225 @@
+"""``groupcheck conform client``: real consumers of one library under seeded faults, judged.
+
+``groupcheck conform client --client kafka-python|confluent-kafka|aiokafka|groupcheck [--mutant NAME]
+[--schedules N] [--seed S] [--consumers C] [--parallel K] [--set NAME=VALUE]... [--out DIR] [--json]
+[--no-shrink]``
+
+Runs N schedules (seeds S..S+N-1; :mod:`properties.clients.schedule`), K at a time, each with its
+own ``groupcheck broker`` on free loopback ports and C consumer processes of the library
+(:mod:`properties.clients.session`), judges each (:mod:`properties.clients.judge`), shrinks the
+first counterexample of every rule (re-running the schedule without one fault at a time, keeping
+each removal after which the same rule still fires), and writes the report to ``--out`` (default
+``reports/conform-client-LIBRARY``): ``report.md``, ``report.json`` and one replayable
+counterexample file per rule in ``counterexamples/``. ``groupcheck replay FILE`` re-runs one.
+``--mutant NAME`` (with ``--client groupcheck``) runs groupcheck's consumer with one of its
+client-side mutants applied (:mod:`properties.mutation.mutants`): a deliberately broken consumer, to
+see what the judge catches.
+
+``--json`` prints ``{system, schedules, findings: [{signature, summary, count, file, source}],
+notes, verdict}`` (the same shape as ``groupcheck conform broker``'s, ``findings`` for
+``divergences``). Exit 0: nothing found; 1: a finding; 2: a usage error, an unknown client or a
+library that is not installed (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Tuple
+
+from properties.clients import libraries
+from properties.clients.judge import Finding, judge
+from properties.clients.schedule import ClientSchedule, generate
+from properties.errors import UsageError, int_at_least
+from properties.progress import Progress
+
+KIND = "client-conformance"
+
+
+def add_parser(kinds) -> argparse.ArgumentParser:
+    c = kinds.add_parser("client", help="run real consumers of a library under faults and judge every request",
+                         description="N consumers of one client library join a group on groupcheck's broker, which "
+                                     "injects a seeded fault schedule; every request they send and every rebalance "
+                                     "callback is judged against the rules of Kafka's consumer. Exit 0: nothing "
+                                     "found; 1: a finding; 2: usage error or a library that is not installed.")
+    c.add_argument("--client", required=True, metavar="NAME", help="the library: " + ", ".join(libraries.LIBRARIES))
+    c.add_argument("--mutant", metavar="NAME", help="with --client groupcheck: a consumer mutant of "
+                                                     "groupcheck mutants --list (a deliberately broken consumer)")
+    c.add_argument("--schedules", type=int_at_least("--schedules", 1), default=20, help="schedules to run (default 20)")
+    c.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="first seed (default 0)")
+    c.add_argument("--consumers", type=int_at_least("--consumers", 1), default=3, help="consumers (default 3)")
+    c.add_argument("--parallel", type=int_at_least("--parallel", 1), default=2,
+                   help="schedules run at once, each with its own broker (default 2)")
+    c.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                   help="a consumer setting for every consumer: " + ", ".join(libraries.SETTINGS))
+    c.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-client-NAME)")
+    c.add_argument("--json", action="store_true", help="print the summary as JSON")
+    c.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
+    c.set_defaults(func=cmd_conform_client)
+    return c
+
+
+def run_and_judge(library: libraries.Library, schedule: ClientSchedule, group: str, mutant: Optional[str] = None):
+    from properties.clients import session
+
+    outcome = session.run(library, schedule, group, mutant=mutant)
+    return outcome, judge(outcome)
+
+
+def check_mutant(library: libraries.Library, mutant: Optional[str]) -> None:
+    if mutant is None:
+        return
+    if library.name != "groupcheck":
+        raise UsageError(f"--mutant {mutant}: mutants are groupcheck's own consumer's; use --client groupcheck")
+    from properties.mutation.mutants import UnknownMutant, get
+
+    try:
+        m = get(mutant)
+    except UnknownMutant as e:
+        raise UsageError(f"--mutant {mutant}: {e}") from None
+    if m.target.startswith(("impl.server", "model")):
+        raise UsageError(f"--mutant {mutant}: a mutant of the broker ({m.target}); conform client runs "
+                         "groupcheck's broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
+
+
+def cmd_conform_client(args) -> int:
+    library = libraries.get(args.client)
+    check_mutant(library, args.mutant)
+    settings = libraries.parse_settings(args.settings)
+    out = args.out or f"reports/conform-client-{library.name}"
+    started = time.monotonic()
+    progress = Progress(args.schedules, unit="schedules", failures="with findings")
+    seeds = list(range(args.seed, args.seed + args.schedules))
+    results: Dict[int, Tuple[object, List[Finding]]] = {}
+    failing = 0
+
+    def one(seed: int):
+        schedule = generate(seed, consumers=args.consumers, settings=settings)
+        return seed, run_and_judge(library, schedule, f"conform-{seed}", args.mutant)
+
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        for done, (seed, (outcome, findings)) in enumerate(pool.map(one, seeds), 1):
+            results[seed] = (outcome, findings)
+            failing += bool(findings)
+            progress(done, failing, final=done == len(seeds))
+    first: Dict[str, Tuple[int, Finding]] = {}
+    counts: Dict[str, int] = {}
+    for seed in seeds:
+        for f in results[seed][1]:
+            counts[f.signature()] = counts.get(f.signature(), 0) + 1
+            first.setdefault(f.signature(), (seed, f))
+    os.makedirs(os.path.join(out, "counterexamples"), exist_ok=True)
+    entries = []
+    for signature, (seed, finding) in sorted(first.items()):
+        outcome = results[seed][0]
+        if not args.no_shrink:
+            outcome, finding = shrink(library, outcome, finding, args.mutant)
+        path = os.path.join(out, "counterexamples", f"{signature}.json")
+        write_counterexample(path, library.name, outcome, finding, args.mutant)
+        entries.append({"signature": signature, "summary": finding.summary, "count": counts[signature], "file": path,
+                        "source": finding.source, "client": finding.client, "seed": seed,
+                        "faults": len(outcome.schedule.faults)})
+    notes = sorted({n for seed in seeds for n in results[seed][0].notes})
+    summary = {"system": f"client:{library.name}", "mutant": args.mutant, "schedules": len(seeds), "seed": args.seed,
+               "consumers": args.consumers, "settings": settings, "seconds": round(time.monotonic() - started, 1),
+               "with_findings": failing, "findings": entries, "notes": notes,
+               "faults_injected": sum(sum(1 for x in results[s][0].trace if x["direction"] == "fault") for s in seeds),
+               "verdict": "conforms" if not entries else "findings"}
+    write_report(out, summary, results, seeds)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{summary['system']}: {len(seeds)} schedules in {summary['seconds']} s, "
+              f"{summary['faults_injected']} faults injected: {failing} with findings, {len(entries)} rules broken")
+        for e in entries:
+            print(f"  {e['count']:>4} × {e['signature']}: {e['summary']}\n         {e['file']}")
+        print(f"report: {out}/report.md — verdict: {summary['verdict']}")
+    return 0 if not entries else 1
+
+
+def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
+    """Remove faults one at a time while the same rule still fires (each try re-runs the schedule)."""
+    schedule = outcome.schedule
+    i = 0
+    while i < len(schedule.faults):
+        candidate = schedule.without(i)
+        again, findings = run_and_judge(library, candidate, f"shrink-{schedule.seed}-{len(candidate.faults)}", mutant)
+        same = [f for f in findings if f.signature() == finding.signature()]
+        if same:
+            schedule, outcome, finding = candidate, again, same[0]
+        else:
+            i += 1
+    return outcome, finding
+
+
+def write_counterexample(path: str, library: str, outcome, finding: Finding, mutant: Optional[str] = None) -> None:
+    data = {"kind": KIND, "library": library, "mutant": mutant, "signature": finding.signature(), "finding": finding.to_json(),
+            "schedule": outcome.schedule.to_json(), "start_ms": outcome.start_ms,
+            "settle": {"settled": outcome.settle.settled, "detail": outcome.settle.detail,
+                       "owners": {str(p): o for p, o in outcome.settle.owners.items()},
+                       "group_state": outcome.settle.group_state},
+            "notes": list(outcome.notes), "events": {c: list(e) for c, e in outcome.events.items()},
+            "trace": list(outcome.trace)}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=None)
+
+
+def write_report(out: str, summary: dict, results, seeds) -> None:
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    lines = [f"# Client conformance: {summary['system']}", "",
+             f"{summary['schedules']} schedules (seeds {summary['seed']}..{summary['seed'] + summary['schedules'] - 1}), "
+             f"{summary['consumers']} consumers each, settings {summary['settings'] or 'the schedule defaults'}; "
+             f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", "",
+             "Checked on every request each consumer sent (the broker's trace) and every rebalance callback: "
+             "one JoinGroup/SyncGroup in flight, heartbeats and commits carrying the current generation and member "
+             "id, a rejoin after REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept "
+             "until the coordinator says it is unknown, a FindCoordinator after NOT_COORDINATOR / "
+             "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, and the group settling after "
+             "the faults (properties/clients/judge.py). Not checked: what a client does between two requests "
+             "that leaves no trace on the wire (its internal state), cooperative rebalancing, static membership.", ""]
+    if not summary["findings"]:
+        lines.append(f"**No finding** in {summary['schedules']} schedules.")
+    else:
+        lines += ["| rule | schedules | first (shrunk) | source in Kafka | counterexample |", "|---|---|---|---|---|"]
+        for e in summary["findings"]:
+            lines.append(f"| `{e['signature']}` | {e['count']} | {e['summary']} | {e['source']} | `{e['file']}` |")
+    if summary["notes"]:
+        lines += ["", "Notes (not judged):", ""] + [f"- {n}" for n in summary["notes"]]
+    lines += ["", "Replay a counterexample: `groupcheck replay FILE` (re-runs its schedule with the same library and "
+                  "says whether the same rule fires again)."]
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def is_client_counterexample(data) -> bool:
+    return isinstance(data, dict) and data.get("kind") == KIND
+
+
+def replay(path: str, data: dict, as_json: bool) -> int:
+    """``groupcheck replay FILE`` for a client counterexample: run its schedule again with its
+    library; exit 1 if the same rule fires again, 0 if not (as the other replays do)."""
+    try:
+        library = libraries.get(data["library"])
+        schedule = ClientSchedule.from_json(data["schedule"])
+        signature = data["signature"]
+        mutant = data.get("mutant")
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{path}: not a readable client counterexample ({e})") from None
+    check_mutant(library, mutant)
+    outcome, findings = run_and_judge(library, schedule, f"replay-{schedule.seed}", mutant)
+    same = [f for f in findings if f.signature() == signature]
+    if as_json:
+        print(json.dumps({"file": path, "signature": signature, "reproduced": bool(same),
+                          "findings": [f.to_json() for f in findings]}, indent=1))
+    else:
+        for f in findings:
+            print(f"{f.at_ms:>7} ms  {f.client}  {f.rule}: {f.summary}")
+            for line in f.evidence:
+                print(f"           {line}")
+        print(f"{'reproduced' if same else 'NOT reproduced'}: {signature} ({library.name}, "
+              f"{len(schedule.faults)} faults: {', '.join(x.label() for x in schedule.faults)})")
+    return 1 if same else 0

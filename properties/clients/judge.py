@@ -1,0 +1,361 @@
+"""The judge of real consumers: the rules of Kafka's consumer-group client, checked on the broker's
+trace and the consumers' callbacks.
+
+The broker traces every request it read and every response it wrote, per connection, with the
+client id, and every fault it injected (``groupcheck broker --trace``). A rule is judged from what
+the client *had received* when it sent a request; the trace shows when the broker wrote an answer
+and when it read a request, so an answer written less than :data:`WINDOW_MS` before a request
+was read may not have been seen by the client yet (its request could have been on its way): such
+a request is not held against it. Each rule names its source in Kafka's Java client
+(``clients/src/main/java/org/apache/kafka/clients/consumer/internals``), the model's own client
+(``model/member.py``) encoding the same rule:
+
+``one-rebalance-request-in-flight``
+    at most one JoinGroup or SyncGroup of a member in flight: ``AbstractCoordinator.initiateJoinGroup``
+    memoises the join future, and the SyncGroup is sent only from the JoinGroup answer's handler.
+``heartbeat-carries-current-generation``, ``commit-carries-current-generation``
+    a Heartbeat or a generation-carrying OffsetCommit names the newest (generation, member id) the
+    member was given by a JoinGroup answer, and not one the coordinator has already told it is
+    gone (``AbstractCoordinator.generation``, reset by ``resetStateAndGeneration`` on
+    UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION; ``ConsumerCoordinator.sendOffsetCommitRequest`` takes
+    ``generationIfStable()``; ``HeartbeatThread.run`` sends nothing while ``hasNotJoinedGroup``).
+``rejoin-after-error``
+    REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION answering a Heartbeat, SyncGroup or
+    OffsetCommit of the member's current generation is followed by a JoinGroup within
+    ``max.poll.interval.ms`` + :data:`REJOIN_SLACK_MS` (``HeartbeatResponseHandler`` /
+    ``SyncGroupResponseHandler``: ``requestRejoin``; ``OffsetCommitResponseHandler``:
+    ``resetStateAndRejoin``), unless the member stops first.
+``member-id-kept-until-told``
+    a JoinGroup without a member id from a member that had one follows an answer that its member
+    id is unknown (UNKNOWN_MEMBER_ID, or ILLEGAL_GENERATION, which clients before KAFKA-13419 also
+    reset on) or its own LeaveGroup: a disconnect or a coordinator move keeps it (KAFKA-13214,
+    ``AbstractCoordinator.resetJoinGroupFuture``; ``joinGroupIfNeeded`` resets only in
+    ``resetStateOnResponseError``).
+``rediscover-after-coordinator-error``
+    NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answering a group request is followed by a
+    FindCoordinator before the member's next group request (``markCoordinatorUnknown``, then
+    ``ensureCoordinatorReady`` → ``lookupCoordinator``).
+``assignment-matches-sync``
+    an ``onPartitionsAssigned`` callback hands the application exactly the partitions of the
+    member's latest SyncGroup answer (``ConsumerCoordinator.onJoinComplete``), and, in the eager
+    protocol, the previous partitions were revoked or lost first (``onJoinPrepare``).
+``group-settles``
+    after the faults stop the group settles within the schedule's ``settle_ms``: every live
+    consumer owns partitions, each partition exactly one owner, the coordinator Stable with the
+    live consumers as its members.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import attrs
+
+WINDOW_MS = 250
+REJOIN_SLACK_MS = 2000
+GROUP_REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
+COORDINATOR_ERRORS = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS is retried in place; 15, 16 move
+_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE = 16, 15
+_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION, _REBALANCE_IN_PROGRESS, _MEMBER_ID_REQUIRED = 25, 22, 27, 79
+
+SOURCES = {
+    "one-rebalance-request-in-flight": "AbstractCoordinator.initiateJoinGroup / JoinGroupResponseHandler (SyncGroup sent from the JoinGroup answer's handler)",
+    "heartbeat-carries-current-generation": "AbstractCoordinator.HeartbeatThread.run (hasNotJoinedGroup), sendHeartbeatRequest (generation), resetStateAndGeneration",
+    "commit-carries-current-generation": "ConsumerCoordinator.sendOffsetCommitRequest (generationIfStable), OffsetCommitResponseHandler (resetGenerationOnResponseError)",
+    "rejoin-after-error": "AbstractCoordinator.HeartbeatResponseHandler / SyncGroupResponseHandler (requestRejoin), ConsumerCoordinator.OffsetCommitResponseHandler (resetStateAndRejoin)",
+    "member-id-kept-until-told": "AbstractCoordinator.resetStateOnResponseError, resetJoinGroupFuture (KAFKA-13214: retriable errors keep the member id)",
+    "rediscover-after-coordinator-error": "AbstractCoordinator.markCoordinatorUnknown, ensureCoordinatorReady / lookupCoordinator",
+    "assignment-matches-sync": "ConsumerCoordinator.onJoinComplete (the SyncGroup's assignment), onJoinPrepare (eager: revoke all first)",
+    "group-settles": "GroupCoordinator: a group whose members all rejoin completes its rebalance and is Stable",
+}
+
+
+@attrs.frozen
+class Finding:
+    rule: str
+    client: str
+    at_ms: int  # ms after the fault schedule's zero
+    summary: str
+    evidence: Tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return SOURCES[self.rule]
+
+    def signature(self) -> str:
+        return f"{self.rule}"
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "client": self.client, "at_ms": self.at_ms, "summary": self.summary,
+                "source": self.source, "evidence": list(self.evidence)}
+
+
+@attrs.define
+class _Exchange:
+    """One request of a client and what became of it."""
+
+    request: dict
+    response: Optional[dict] = None
+    closed_ms: Optional[int] = None  # its connection went away first
+    injected: Optional[str] = None  # the fault applied to it (its kind), if any
+
+    @property
+    def api(self) -> str:
+        return self.request["api"]
+
+    @property
+    def sent(self) -> int:
+        return self.request["time_ms"]
+
+    @property
+    def answered(self) -> Optional[int]:
+        return None if self.response is None else self.response["time_ms"]
+
+    @property
+    def ended(self) -> Optional[int]:
+        return self.answered if self.answered is not None else self.closed_ms
+
+    @property
+    def error(self) -> Optional[int]:
+        if self.response is None:
+            return None
+        return _error_code(self.api, self.response["body"])
+
+
+def _error_code(api: str, body: dict) -> int:
+    if api == "OffsetCommit":
+        codes = [p["error_code"] for t in body.get("topics") or () for p in t.get("partitions") or ()]
+        return next((c for c in codes if c), 0)
+    if api == "LeaveGroup" and not body.get("error_code"):
+        codes = [m.get("error_code", 0) for m in body.get("members") or ()]
+        return next((c for c in codes if c), 0)
+    return body.get("error_code", 0) or 0
+
+
+def exchanges(trace: Tuple[dict, ...]) -> Dict[str, List[_Exchange]]:
+    """Every client's requests in the order the broker read them, each with its answer, the close
+    of its connection before an answer, and the fault injected into it."""
+    out: Dict[str, List[_Exchange]] = {}
+    open_: Dict[Tuple[str, int], _Exchange] = {}
+    for line in trace:
+        direction = line["direction"]
+        if direction == "request":
+            ex = _Exchange(line)
+            out.setdefault(line.get("client_id") or "", []).append(ex)
+            open_[(line["connection"], line["correlation_id"])] = ex
+        elif direction == "response":
+            ex = open_.pop((line["connection"], line["correlation_id"]), None)
+            if ex is not None:
+                ex.response = line
+        elif direction == "fault" and "connection" in line:
+            ex = open_.get((line["connection"], line["correlation_id"]))
+            if ex is not None:
+                kind = line["fault"]["kind"]
+                ex.injected = kind if kind != "drop" else f"drop-{line['fault']['when']}"
+        elif direction == "closed":
+            for key in [k for k in open_ if k[0] == line["connection"]]:
+                open_.pop(key).closed_ms = line["time_ms"]
+    return out
+
+
+def _show(ex: _Exchange, zero: int) -> str:
+    body = ex.request["body"]
+    fields = {k: body[k] for k in ("generation_id", "member_id") if k in body}
+    if ex.api == "LeaveGroup":
+        fields["members"] = [m.get("member_id") for m in body.get("members") or ()]
+    answer = ("unanswered" if ex.ended is None else
+              f"closed at {ex.closed_ms - zero} ms" if ex.response is None else
+              f"answered at {ex.answered - zero} ms, error {ex.error}")
+    injected = f" [injected {ex.injected}]" if ex.injected else ""
+    return f"{ex.sent - zero} ms {ex.api} {fields} {answer}{injected}"
+
+
+def judge(outcome) -> List[Finding]:
+    """Every rule of the module docstring over one :class:`~properties.clients.session.Outcome`:
+    the findings, in time order (at most one per rule and client: the first)."""
+    zero = outcome.start_ms
+    by_client = exchanges(outcome.trace)
+    max_poll = int(outcome.schedule.settings_dict().get("max.poll.interval.ms", 300000))
+    findings: List[Finding] = []
+    for client in sorted(by_client):
+        if client not in outcome.events:
+            continue  # the settle probe and other tools
+        exs = by_client[client]
+        stopped = outcome.stop_ms
+        for rule in (_one_in_flight, _generations, _rejoin_after_error, _member_id_kept, _rediscover):
+            found = rule(client, exs, zero, max_poll, stopped)
+            if found is not None:
+                findings.append(found)
+        found = _assignments(client, exs, outcome.events[client], zero)
+        if found is not None:
+            findings.append(found)
+    if not outcome.settle.settled:
+        findings.append(Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
+                                f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
+                                f"{outcome.settle.detail}",
+                                tuple(f"partition {p}: {o}" for p, o in sorted(outcome.settle.owners.items()))))
+    return sorted(findings, key=lambda f: (f.at_ms, f.client, f.rule))
+
+
+def _one_in_flight(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    pending: List[_Exchange] = []
+    for ex in exs:
+        if ex.api not in ("JoinGroup", "SyncGroup"):
+            continue
+        # still in flight when this one was read: not answered, its connection not closed (a close
+        # that the broker saw just after the new request was read may be the client's own giving up)
+        live = [p for p in pending if (p.ended is None or p.ended > ex.sent) and
+                not (p.closed_ms is not None and p.closed_ms <= ex.sent + WINDOW_MS)]
+        if live:
+            return Finding("one-rebalance-request-in-flight", client, ex.sent - zero,
+                           f"{client} sent a {ex.api} while its {live[0].api} sent at {live[0].sent - zero} ms was "
+                           f"still in flight", (_show(live[0], zero), _show(ex, zero)))
+        pending = [p for p in pending if p.ended is None or p.ended > ex.sent] + [ex]
+    return None
+
+
+def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    """heartbeat- and commit-carries-current-generation."""
+    given: List[Tuple[int, int, str]] = []  # (time answered, generation, member id) of successful joins
+    told: List[Tuple[int, int, str]] = []  # (time answered, generation, member id) told unknown / illegal
+    for ex in exs:
+        body = ex.request["body"]
+        if ex.api in ("Heartbeat", "OffsetCommit"):
+            generation, member = body.get("generation_id", -1), body.get("member_id", "")
+            rule = "heartbeat-carries-current-generation" if ex.api == "Heartbeat" else "commit-carries-current-generation"
+            if ex.api == "OffsetCommit" and generation < 0 and not member:
+                pass  # a commit outside the group's generations (Kafka: a manually assigned consumer)
+            elif ex.api == "Heartbeat" and (generation < 0 or not member):
+                return Finding(rule, client, ex.sent - zero, f"{client} sent a Heartbeat without a generation "
+                               f"(generation {generation}, member id {member!r})", (_show(ex, zero),))
+            else:
+                known = [g for g in given if g[0] + WINDOW_MS <= ex.sent]
+                if not any(g[1] == generation and g[2] == member for g in given if g[0] <= ex.sent):
+                    return Finding(rule, client, ex.sent - zero,
+                                   f"{client} sent a {ex.api} with generation {generation} and member id {member!r}, "
+                                   f"which no JoinGroup answer had given it", (_show(ex, zero),))
+                if known and (known[-1][1], known[-1][2]) != (generation, member) and known[-1][1] > generation:
+                    return Finding(rule, client, ex.sent - zero,
+                                   f"{client} sent a {ex.api} with generation {generation} "
+                                   f"{known[-1][0] - zero} ms after a JoinGroup answer had given it generation "
+                                   f"{known[-1][1]}", (_show(ex, zero),))
+                gone = [t for t in told if t[0] + WINDOW_MS <= ex.sent and t[1] == generation and t[2] == member]
+                if gone and not any(g[0] > gone[-1][0] and g[1] == generation for g in given):
+                    return Finding(rule, client, ex.sent - zero,
+                                   f"{client} sent a {ex.api} with generation {generation} {ex.sent - gone[-1][0]} ms "
+                                   f"after the coordinator had answered that its generation or member id was gone",
+                                   (_show(ex, zero),))
+        if ex.response is not None:
+            error = ex.error
+            if ex.api == "JoinGroup" and error == 0:
+                response = ex.response["body"]
+                given.append((ex.answered, response["generation_id"], response["member_id"]))
+            elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
+                told.append((ex.answered, body.get("generation_id", -1), body.get("member_id", "")))
+    return None
+
+
+def _current_generation(exs: List[_Exchange], at: int) -> Optional[Tuple[int, str]]:
+    current = None
+    for ex in exs:
+        if ex.api == "JoinGroup" and ex.answered is not None and ex.answered <= at and ex.error == 0:
+            current = (ex.response["body"]["generation_id"], ex.response["body"]["member_id"])
+    return current
+
+
+def _rejoin_after_error(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    bound = max_poll + REJOIN_SLACK_MS
+    for ex in exs:
+        if ex.api not in ("Heartbeat", "SyncGroup", "OffsetCommit") or ex.error not in (
+                _REBALANCE_IN_PROGRESS, _UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
+            continue
+        body = ex.request["body"]
+        if ex.api == "OffsetCommit" and body.get("generation_id", -1) < 0:
+            continue
+        if _current_generation(exs, ex.answered) != (body.get("generation_id"), body.get("member_id")) \
+                and ex.api != "SyncGroup":
+            continue  # an answer for an older generation asks nothing of the current one
+        deadline = ex.answered + bound
+        if stopped is not None and stopped < deadline:
+            continue
+        rejoined = any(j.api in ("JoinGroup", "LeaveGroup") and ex.answered < j.sent <= deadline for j in exs)
+        if not rejoined:
+            return Finding("rejoin-after-error", client, ex.answered - zero,
+                           f"{client} was answered error {ex.error} to its {ex.api} of its current generation and "
+                           f"sent no JoinGroup within {bound} ms (max.poll.interval.ms + {REJOIN_SLACK_MS})",
+                           (_show(ex, zero),))
+    return None
+
+
+def _member_id_kept(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    member: Optional[str] = None
+    released: Optional[int] = None  # when the client was told (or said) its member id is gone
+    for ex in exs:
+        body = ex.request["body"]
+        if ex.api == "JoinGroup" and not body.get("member_id") and member is not None:
+            if released is None or released > ex.sent:
+                return Finding("member-id-kept-until-told", client, ex.sent - zero,
+                               f"{client} rejoined without its member id {member!r}, though no answer had told it the "
+                               f"id was unknown and it had not left the group", (_show(ex, zero),))
+            member, released = None, None
+        if ex.api == "LeaveGroup":
+            released = ex.sent if released is None else released
+        if ex.response is None:
+            continue
+        response = ex.response["body"]
+        if ex.api == "JoinGroup" and ex.error in (0, _MEMBER_ID_REQUIRED) and response.get("member_id"):
+            if response["member_id"] != member:
+                member, released = response["member_id"], None
+        elif ex.error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) and (
+                body.get("member_id") == member or any(m.get("member_id") == member for m in body.get("members") or ())):
+            released = ex.answered if released is None else released
+    return None
+
+
+def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    for i, ex in enumerate(exs):
+        if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.error not in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE):
+            continue
+        for later in exs[i + 1:]:
+            if later.api == "FindCoordinator" and later.sent >= ex.answered:
+                break
+            if later.api in GROUP_REQUESTS and later.sent > ex.answered + WINDOW_MS:
+                return Finding("rediscover-after-coordinator-error", client, later.sent - zero,
+                               f"{client} was answered error {ex.error} (the coordinator moved or is unavailable) and "
+                               f"sent a {later.api} {later.sent - ex.answered} ms later without a FindCoordinator first",
+                               (_show(ex, zero), _show(later, zero)))
+    return None
+
+
+def _assignment_partitions(response: dict) -> Optional[List[int]]:
+    assignment = response.get("assignment")
+    if not isinstance(assignment, dict):
+        return None
+    out = []
+    for tp in assignment.get("partitions") or ():
+        if isinstance(tp, (list, tuple)) and len(tp) == 2:  # a TopicPartition: [topic, partition]
+            out.append(tp[1])
+        elif isinstance(tp, dict):
+            out.append(tp["partition"])
+    return sorted(out)
+
+
+def _assignments(client, exs, events, zero) -> Optional[Finding]:
+    syncs = [(ex.answered, _assignment_partitions(ex.response["body"])) for ex in exs
+             if ex.api == "SyncGroup" and ex.response is not None and ex.error == 0]
+    owned: Optional[List[int]] = None
+    for e in events:
+        if e["event"] in ("revoked", "lost"):
+            owned = sorted(set(owned or []) - set(e["partitions"]))
+        elif e["event"] == "assigned" and not e.get("incremental"):
+            latest = [s for s in syncs if s[0] <= e["wall_ms"]]
+            if latest and latest[-1][1] is not None and sorted(e["partitions"]) != latest[-1][1]:
+                return Finding("assignment-matches-sync", client, e["wall_ms"] - zero,
+                               f"{client}'s onPartitionsAssigned got {sorted(e['partitions'])}, its latest SyncGroup "
+                               f"answer (at {latest[-1][0] - zero} ms) assigned {latest[-1][1]}")
+            if owned:
+                return Finding("assignment-matches-sync", client, e["wall_ms"] - zero,
+                               f"{client}'s onPartitionsAssigned came while it still owned {owned} (eager: revoked "
+                               f"or lost first)")
+            owned = sorted(e["partitions"])
+    return None

@@ -1,0 +1,80 @@
+"""groupcheck's own consumer (``impl.consumer.Consumer`` over TCP, as ``groupcheck consume`` runs
+it) as a group member (see the package docstring for its arguments and output).
+
+One loop alternates the application's ``poll`` and one iteration of the heartbeat thread
+(:meth:`impl.consumer.HeartbeatThreadRunner.run_once`), as ``groupcheck consume`` does. Its
+membership is ``consumer.coordinator.generation`` and ``.state``. The settings pass through
+:func:`properties.live.consume.parse_consumer_settings`. A ``mutant`` in the configuration runs the
+consumer with that mutant of :mod:`properties.mutation.mutants` applied (a deliberately broken
+consumer, to show what the judge catches).
+"""
+
+import random
+import sys
+
+from impl.consumer import Consumer, ConsumerRebalanceListener
+from impl.errors import KafkaException
+from impl.network.wire_selector import WireSelector
+from impl.time import SystemTime
+from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit
+from properties.live.consume import parse_consumer_settings
+
+
+def main() -> None:
+    c = config()
+    if c.get("mutant"):
+        from properties.mutation.mutants import applied
+
+        with applied(c["mutant"]):
+            run(c)
+    else:
+        run(c)
+
+
+def run(c) -> None:
+    Stop.install()
+    settings = parse_consumer_settings([f"{k}={','.join(v) if isinstance(v, list) else v}"
+                                        for k, v in c["settings"].items()])
+    time = SystemTime()
+    transport = WireSelector(time, c["client_id"], log=lambda line: print(line, file=sys.stderr, flush=True))
+    consumer = Consumer({"bootstrap.servers": [c["bootstrap"]], "group.id": c["group"], "client.id": c["client_id"],
+                         **settings}, time, transport, random.Random(), discover_broker_versions=True)
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, partitions):
+            emit("revoked", partitions=sorted(tp.partition for tp in partitions))
+
+        def on_partitions_assigned(self, partitions):
+            emit("assigned", partitions=sorted(tp.partition for tp in partitions))
+
+        def on_partitions_lost(self, partitions):
+            emit("lost", partitions=sorted(tp.partition for tp in partitions))
+
+    consumer.subscribe([c["topic"]], Listener())
+    emit("ready", library="groupcheck", version="impl")
+    watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
+    coordinator = consumer.coordinator
+    while not Stop.requested:
+        try:
+            consumer.poll(200)
+            consumer.heartbeat_thread.run_once()
+        except KafkaException as e:
+            emit("error", error=f"{type(e).__name__}: {e}")
+        generation = coordinator.generation
+        watch.see(generation.member_id or None, generation.generation_id, str(coordinator.state.name))
+        owned = consumer.assignment()
+        if owned and clock.due():
+            try:
+                consumer.commit_sync({tp: clock.offset for tp in owned}, 5000)
+                emit("committed", offsets={tp.partition: clock.offset for tp in owned})
+            except KafkaException as e:
+                emit("commit-failed", error=f"{type(e).__name__}: {e}")
+    try:
+        consumer.close(5000)
+    except KafkaException as e:
+        emit("error", error=f"close: {type(e).__name__}: {e}")
+    emit("closed")
+
+
+if __name__ == "__main__":
+    main()

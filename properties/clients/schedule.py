@@ -1,0 +1,134 @@
+"""Seeded fault schedules for client conformance.
+
+:func:`generate` draws, from the seed alone (``random.Random`` seeded with a string: the same in
+every process and under any ``PYTHONHASHSEED``), one to four faults for ``groupcheck broker`` to
+inject (:mod:`properties.live.faults`) while N consumers of one library form a group: error answers
+of the kinds Kafka's consumer must handle (the error lists of ``AbstractCoordinator``'s
+``JoinGroupResponseHandler``, ``SyncGroupResponseHandler``, ``HeartbeatResponseHandler``,
+``FindCoordinatorResponseHandler`` and ``ConsumerCoordinator.OffsetCommitResponseHandler``),
+delayed answers, connections dropped before or after a request is handled, coordinator failovers,
+a consumer silenced past its session timeout, a paused broker. The faults fall in the fault phase
+(:data:`FAULTS_FROM_MS` after the broker starts, when the group has formed, for
+:data:`FAULT_PHASE_MS`); after the last one ends the group has ``settle_ms`` to settle.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Dict, Optional, Tuple
+
+import attrs
+
+from properties.live.faults import Fault, parse
+
+FAULTS_FROM_MS = 3000
+FAULT_PHASE_MS = 8000
+SETTLE_MS = 30000
+REQUEST_FAULT_WINDOW_MS = 3000
+PARTITIONS = 6
+#: The consumers' settings unless ``--set`` says otherwise: Kafka's defaults but for a session of 6 s
+#: (the broker's minimum), heartbeats every 500 ms and a 10 s poll interval, so that a schedule
+#: that expires a member takes seconds, not minutes.
+DEFAULT_SETTINGS: Dict[str, Any] = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                                    "max.poll.interval.ms": 10000, "request.timeout.ms": 10000}
+
+#: (API, the errors its response handler in Kafka's consumer distinguishes)
+ERRORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("Heartbeat", ("REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR",
+                   "COORDINATOR_NOT_AVAILABLE")),
+    ("JoinGroup", ("UNKNOWN_MEMBER_ID", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
+                   "REBALANCE_IN_PROGRESS")),
+    ("SyncGroup", ("REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR",
+                   "COORDINATOR_NOT_AVAILABLE")),
+    ("OffsetCommit", ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "NOT_COORDINATOR",
+                      "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "REQUEST_TIMED_OUT")),
+    ("FindCoordinator", ("COORDINATOR_NOT_AVAILABLE",)),
+)
+_KINDS = (("error", 6), ("delay", 2), ("drop", 2), ("failover", 1), ("silence", 1), ("pause", 1))
+_DELAYED = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "FindCoordinator")
+
+
+@attrs.frozen
+class ClientSchedule:
+    """What one run does: N consumers with these settings, these faults, then settle."""
+
+    seed: int
+    consumers: int
+    partitions: int
+    settings: Tuple[Tuple[str, Any], ...]
+    faults: Tuple[Fault, ...]
+    settle_ms: int = SETTLE_MS
+
+    def client_id(self, i: int) -> str:
+        return f"c{i}"
+
+    def settings_dict(self) -> Dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.settings}
+
+    def faults_end_ms(self) -> int:
+        """When the last fault is over (ms after the broker started): a silence or a pause at its
+        end, a request fault :data:`REQUEST_FAULT_WINDOW_MS` after it may first apply (time for the
+        requests it selects to come), a failover when it happens."""
+        end = FAULTS_FROM_MS
+        for f in self.faults:
+            length = {"silence": f.ms, "pause": f.ms, "failover": 0}.get(f.kind, REQUEST_FAULT_WINDOW_MS)
+            end = max(end, f.at_ms + length)
+        return end
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"seed": self.seed, "consumers": self.consumers, "partitions": self.partitions,
+                "settings": self.settings_dict(), "faults": [f.to_json() for f in self.faults],
+                "settle_ms": self.settle_ms}
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "ClientSchedule":
+        settings = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(data["settings"].items()))
+        return cls(int(data["seed"]), int(data["consumers"]), int(data["partitions"]), settings,
+                   parse({"faults": data["faults"]}, "the schedule"), int(data.get("settle_ms", SETTLE_MS)))
+
+    def without(self, index: int) -> "ClientSchedule":
+        """The same schedule minus its fault at *index* (for shrinking), renumbered."""
+        kept = [f.to_json() for i, f in enumerate(self.faults) if i != index]
+        return attrs.evolve(self, faults=parse({"faults": kept}, "the schedule"))
+
+
+def _weighted(rng: random.Random, table):
+    x = rng.randrange(sum(w for _, w in table))
+    for value, w in table:
+        x -= w
+        if x < 0:
+            return value
+    raise AssertionError("unreachable")
+
+
+def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
+             partitions: int = PARTITIONS, brokers: int = 1) -> ClientSchedule:
+    """The schedule of *seed* (see the module docstring); *settings* override :data:`DEFAULT_SETTINGS`."""
+    rng = random.Random(f"groupcheck-clients:{seed}")
+    merged = {**DEFAULT_SETTINGS, **(settings or {})}
+    session = int(merged["session.timeout.ms"])
+    faults = []
+    for _ in range(rng.randrange(1, 5)):
+        kind = _weighted(rng, _KINDS)
+        at = FAULTS_FROM_MS + rng.randrange(0, FAULT_PHASE_MS, 100)
+        client = f"c{rng.randrange(consumers)}"
+        if kind == "error":
+            api, errors = ERRORS[rng.randrange(len(ERRORS))]
+            faults.append({"kind": "error", "api": api, "error": rng.choice(errors), "client": client, "at_ms": at,
+                           "count": rng.choice((1, 1, 2, 3))})
+        elif kind == "delay":
+            faults.append({"kind": "delay", "api": rng.choice(_DELAYED), "ms": rng.randrange(200, 3001, 100),
+                           "client": client, "at_ms": at})
+        elif kind == "drop":
+            faults.append({"kind": "drop", "api": rng.choice(_DELAYED), "when": rng.choice(("before", "after")),
+                           "client": client, "at_ms": at})
+        elif kind == "failover":
+            faults.append({"kind": "failover", "at_ms": at})
+        elif kind == "silence":  # past the session: the coordinator expires the member
+            faults.append({"kind": "silence", "client": client, "at_ms": at,
+                           "ms": session + rng.randrange(1000, 4001, 500)})
+        else:
+            faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
+                           "ms": rng.randrange(500, 3001, 500)})
+    settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
+    return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"))

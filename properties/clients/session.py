@@ -1,0 +1,261 @@
+"""Run one client schedule: ``groupcheck broker`` with the schedule's faults, N consumers of one
+library, the faults, then the group's chance to settle.
+
+:func:`run` starts the broker (a child process: ``--faults``, ``--trace``, one topic of the
+schedule's partitions, no initial rebalance delay), then the N runners (``c0`` … ``c{N-1}``,
+:mod:`properties.clients.runners`), waits until the last fault is over, then polls until the group
+has settled — every live consumer owns partitions (when there are enough), every partition has
+exactly one owner by the consumers' own callbacks, and the coordinator says ``Stable`` with exactly
+the live consumers as members (DescribeGroups) — or ``settle_ms`` pass. Then it stops the consumers
+(SIGTERM: they close and leave; one that does not exit within 15 s is killed and noted) and the
+broker, and returns an :class:`Outcome`: the broker's trace, every consumer's events, what
+settling found. Judging is :mod:`properties.clients.judge`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import attrs
+
+from properties.clients.libraries import Library
+from properties.clients.schedule import ClientSchedule
+from properties.live.launch import launch_groupcheck_broker
+
+TOPIC = "orders"
+COMMIT_INTERVAL_MS = 700
+BROKER_SETTINGS = ("group.initial.rebalance.delay.ms=0",)
+
+
+@attrs.frozen
+class Settle:
+    """What the group looked like when the session stopped waiting."""
+
+    settled: bool
+    waited_ms: int
+    owners: Dict[int, List[str]]  # partition -> the consumers whose callbacks say they own it
+    group_state: Optional[str]
+    members: Tuple[str, ...]  # client ids of the coordinator's members
+    detail: str  # why it did not settle ("" if it did)
+
+
+@attrs.frozen
+class Outcome:
+    schedule: ClientSchedule
+    library: str
+    trace: Tuple[dict, ...]  # the broker's trace lines
+    events: Dict[str, Tuple[dict, ...]]  # client id -> its runner's lines
+    settle: Settle
+    start_ms: int  # the broker's clock when the fault schedule started (its at_ms zero)
+    stop_ms: int  # when the session began stopping the consumers (wall-clock ms)
+    notes: Tuple[str, ...] = ()  # what went wrong around the consumers (a runner that died, would not stop)
+    stderr: Dict[str, str] = attrs.field(factory=dict)  # client id -> the tail of its stderr
+
+
+class _Runner:
+    def __init__(self, library: Library, client_id: str, config: Dict[str, Any], log_dir: str) -> None:
+        self.client_id = client_id
+        self.events: List[dict] = []
+        self.lock = threading.Lock()
+        self.stderr_path = os.path.join(log_dir, f"{client_id}.stderr")
+        self._stderr = open(self.stderr_path, "w")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen([sys.executable, "-m", library.runner, json.dumps(config)],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
+                                        text=True, env=env)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                self.events.append(event)
+
+    def snapshot(self) -> List[dict]:
+        with self.lock:
+            return list(self.events)
+
+    def owned(self) -> Optional[List[int]]:
+        """The partitions its callbacks say it owns now (None: no assignment yet)."""
+        owned = None
+        for e in self.snapshot():
+            if e["event"] == "assigned":
+                owned = sorted(set(owned or []) | set(e["partitions"])) if _incremental(e) else list(e["partitions"])
+            elif e["event"] in ("revoked", "lost"):
+                owned = sorted(set(owned or []) - set(e["partitions"]))
+        return owned
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout_s: float) -> Optional[str]:
+        """SIGTERM, then SIGKILL after *timeout_s*; a note if it had to be killed or had died."""
+        note = None
+        if self.process.poll() is not None:
+            note = f"{self.client_id} had exited with status {self.process.returncode} before the end"
+        else:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+                note = f"{self.client_id} did not close within {timeout_s:.0f} s of SIGTERM and was killed"
+        self._reader.join(timeout=5)
+        self._stderr.close()
+        return note
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        try:
+            with open(self.stderr_path, errors="replace") as f:
+                return f.read()[-limit:]
+        except OSError:
+            return ""
+
+
+def _incremental(event: dict) -> bool:
+    return bool(event.get("incremental"))
+
+
+def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[Optional[str], Tuple[str, ...]]:
+    """(state, members' client ids) of *group* from its coordinator (FindCoordinator, then
+    DescribeGroups v5); (None, ()) if the broker does not say."""
+    from impl import protocol as P
+    from impl.wire import decode_response, encode_request
+    from impl.wire.apis import REQUEST, kio_class
+    from impl.wire.build import build
+
+    def ask(address, body, api, version, correlation_id):
+        with socket.create_connection(address, timeout=timeout_s) as sock:
+            sock.sendall(encode_request(body, version, correlation_id, "groupcheck-settle"))
+            head = _read_exactly(sock, 4)
+            size = int.from_bytes(head, "big", signed=True)
+            return decode_response(api, version, _read_exactly(sock, size)).body
+
+    host, _, port = bootstrap.rpartition(":")
+    try:
+        found = ask((host, int(port)), P.FindCoordinatorRequestData(key=group), "FindCoordinator", 3, 1)
+        if found.error_code:
+            return None, ()
+        request = build(kio_class("DescribeGroups", 5, REQUEST), {"groups": [group], "include_authorized_operations": False})
+        described = ask((found.host, found.port), request, "DescribeGroups", 5, 2)
+    except (OSError, ValueError, EOFError):
+        return None, ()
+    (g,) = described.groups
+    if int(getattr(g.error_code, "value", g.error_code)):
+        return None, ()
+    return g.group_state, tuple(sorted(m.client_id for m in g.members))
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise EOFError("the broker closed the connection")
+        data += chunk
+    return data
+
+
+def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:
+    owners: Dict[int, List[str]] = {p: [] for p in range(schedule.partitions)}
+    live = [r for r in runners if r.alive()]
+    unassigned = []
+    for r in live:
+        owned = r.owned()
+        if not owned:
+            unassigned.append(r.client_id)
+        for p in owned or []:
+            owners.setdefault(p, []).append(r.client_id)
+    state, members = describe_group(bootstrap, group)
+    problems = []
+    if unassigned and schedule.partitions >= len(live):
+        problems.append(f"{', '.join(unassigned)} own no partition")
+    orphans = [p for p, o in owners.items() if not o]
+    shared = {p: o for p, o in owners.items() if len(o) > 1}
+    if orphans:
+        problems.append(f"partitions {orphans} have no owner")
+    if shared:
+        problems.append("partitions with two owners: " + ", ".join(f"{p}: {'+'.join(o)}" for p, o in shared.items()))
+    if state != "Stable":
+        problems.append(f"the coordinator says {state or 'nothing'}")
+    elif members != tuple(sorted(r.client_id for r in live)):
+        problems.append(f"the coordinator's members are {list(members)}, the live consumers "
+                        f"{sorted(r.client_id for r in live)}")
+    return Settle(not problems, 0, owners, state, members, "; ".join(problems))
+
+
+def run(library: Library, schedule: ClientSchedule, group: str = "conform", keep_dir: Optional[str] = None,
+        mutant: Optional[str] = None) -> Outcome:
+    """Run *schedule* with consumers of *library* (see the module docstring); *mutant*: a consumer
+    mutant for the ``groupcheck`` library's runner."""
+    work = keep_dir or tempfile.mkdtemp(prefix="groupcheck-clients-")
+    os.makedirs(work, exist_ok=True)
+    faults_path = os.path.join(work, "faults.json")
+    trace_path = os.path.join(work, "trace.jsonl")
+    with open(faults_path, "w") as f:
+        json.dump({"faults": [x.to_json() for x in schedule.faults]}, f)
+    notes: List[str] = []
+    runners: List[_Runner] = []
+    broker = launch_groupcheck_broker(partitions=schedule.partitions, topics={TOPIC: schedule.partitions},
+                                      settings=BROKER_SETTINGS, trace=trace_path, faults=faults_path)
+    try:
+        start_ms = _schedule_start(broker.log())
+        settings = schedule.settings_dict()
+        for i in range(schedule.consumers):
+            config = {"bootstrap": broker.bootstrap, "group": group, "topic": TOPIC, "client_id": schedule.client_id(i),
+                      "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant}
+            runners.append(_Runner(library, schedule.client_id(i), config, work))
+        faults_over = start_ms + schedule.faults_end_ms()
+        while time.time() * 1000 < faults_over:
+            time.sleep(0.1)
+        waited_from = time.monotonic()
+        deadline = waited_from + schedule.settle_ms / 1000.0
+        settle = _settle_state(runners, schedule, broker.bootstrap, group)
+        while not settle.settled and time.monotonic() < deadline:
+            time.sleep(0.25)
+            settle = _settle_state(runners, schedule, broker.bootstrap, group)
+        settle = attrs.evolve(settle, waited_ms=int((time.monotonic() - waited_from) * 1000))
+    finally:
+        stop_ms = int(time.time() * 1000)
+        for r in runners:
+            note = r.stop(15.0)
+            if note:
+                notes.append(note)
+        broker.stop()
+    trace = []
+    try:
+        with open(trace_path) as f:
+            trace = [json.loads(line) for line in f]
+    except (OSError, ValueError) as e:
+        notes.append(f"the broker's trace could not be read: {e}")
+    outcome = Outcome(schedule, library.name, tuple(trace), {r.client_id: tuple(r.snapshot()) for r in runners},
+                      settle, start_ms, stop_ms, tuple(notes), {r.client_id: r.stderr_tail() for r in runners})
+    if keep_dir is None:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    return outcome
+
+
+def _schedule_start(log: str) -> int:
+    """The broker's wall-clock ms at which its fault schedule's at_ms count from (its log says)."""
+    import re
+
+    match = re.search(r"at_ms counted from (\d+)", log)
+    if match is None:
+        return int(time.time() * 1000)
+    return int(match.group(1))

@@ -1,0 +1,119 @@
+"""``groupcheck conform client`` for real: consumers in processes of their own against
+``groupcheck broker`` with faults, judged from the broker's trace and their callbacks.
+
+The judge must catch a deliberately broken groupcheck consumer through the wire — each client-side
+mutant below under a schedule that provokes its bug — and stay quiet on the correct consumer
+under the same schedule. Every broker and consumer is started here on loopback and stopped.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from properties.cli import main
+from properties.clients import command, libraries, session
+from properties.clients.judge import judge
+from properties.clients.schedule import DEFAULT_SETTINGS, ClientSchedule
+from properties.live.faults import parse
+
+SETTLE_MS = 8000
+
+
+def schedule(*faults, consumers=2, partitions=4):
+    return ClientSchedule(0, consumers, partitions, tuple(sorted(DEFAULT_SETTINGS.items())),
+                          parse({"faults": list(faults)}), settle_ms=SETTLE_MS)
+
+
+#: mutant -> (the schedule that provokes its bug, the rule that must catch it)
+BROKEN = {
+    "heartbeat_while_unjoined": (
+        [{"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 3000}],
+        "heartbeat-carries-current-generation"),
+    "commit_fencing_ignored": (
+        [{"kind": "error", "api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 3000}],
+        "heartbeat-carries-current-generation"),
+    "retriable_join_failure_resets_member": (
+        [{"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "client": "c0", "at_ms": 3000},
+         {"kind": "drop", "api": "JoinGroup", "when": "before", "client": "c0", "at_ms": 3000}],
+        "member-id-kept-until-told"),
+    "heartbeat_not_coordinator_unhandled": (
+        [{"kind": "error", "api": "Heartbeat", "error": "NOT_COORDINATOR", "client": "c0", "at_ms": 3000}],
+        "rediscover-after-coordinator-error"),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(BROKEN))
+def test_the_judge_catches_a_broken_consumer_through_the_wire_and_not_the_correct_one(mutant):
+    faults, rule = BROKEN[mutant]
+    s = schedule(*faults)
+    library = libraries.get("groupcheck")
+    correct = session.run(library, s)
+    assert sum(1 for x in correct.trace if x["direction"] == "fault") >= len(faults), "the faults were not injected"
+    assert judge(correct) == [], [f.summary for f in judge(correct)]
+    broken = session.run(library, s, mutant=mutant)
+    found = {f.rule: f for f in judge(broken)}
+    assert rule in found, (mutant, [f.summary for f in found.values()])
+    assert found[rule].client == "c0" and found[rule].evidence
+
+
+@pytest.mark.parametrize("name", ["kafka-python", "confluent-kafka", "aiokafka"])
+def test_each_library_forms_a_group_and_is_judged_without_faults(name):
+    pytest.importorskip(libraries.LIBRARIES[name].module)
+    outcome = session.run(libraries.get(name), schedule())
+    assert outcome.settle.settled, outcome.settle.detail
+    assert judge(outcome) == []
+    for client in ("c0", "c1"):
+        kinds = [e["event"] for e in outcome.events[client]]
+        assert "ready" in kinds and "assigned" in kinds and kinds[-1] == "closed", (client, kinds)
+        assert any(x["direction"] == "request" and x["api"] == "OffsetCommit" and x["client_id"] == client
+                   for x in outcome.trace), f"{client} never committed"
+
+
+def test_the_command_runs_schedules_and_writes_its_report(tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["conform", "client", "--client", "groupcheck", "--schedules", "1", "--consumers", "2",
+                 "--parallel", "1", "--out", str(out), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["verdict"] == "conforms" and summary["findings"] == []
+    assert summary["system"] == "client:groupcheck" and summary["schedules"] == 1 and summary["faults_injected"] >= 0
+    assert "**No finding** in 1 schedules." in (out / "report.md").read_text()
+    assert json.loads((out / "report.json").read_text())["verdict"] == "conforms"
+
+
+def test_a_counterexample_replays_with_its_mutant(tmp_path, capsys):
+    faults, rule = BROKEN["heartbeat_while_unjoined"]
+    library = libraries.get("groupcheck")
+    outcome, findings = command.run_and_judge(library, schedule(*faults), "g", "heartbeat_while_unjoined")
+    (finding,) = [f for f in findings if f.rule == rule]
+    path = tmp_path / "example.json"
+    command.write_counterexample(str(path), "groupcheck", outcome, finding, "heartbeat_while_unjoined")
+    assert main(["replay", str(path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["reproduced"] is True
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--client", "nope"], "--client nope: not a client groupcheck can run (known: kafka-python"),
+    (["--client", "groupcheck", "--set", "fetch.max.bytes=1"], "--set fetch.max.bytes: not a consumer setting"),
+    (["--client", "groupcheck", "--set", "partition.assignment.strategy=sticky"], "expected a list of range, roundrobin"),
+    (["--client", "kafka-python", "--mutant", "heartbeat_while_unjoined"], "use --client groupcheck"),
+    (["--client", "groupcheck", "--mutant", "generation_not_bumped"], "a mutant of the broker"),
+    (["--client", "groupcheck", "--mutant", "nope"], "unknown mutant 'nope'"),
+])
+def test_bad_arguments_give_one_line_and_exit_2(args, words):
+    done = subprocess.run([sys.executable, "-m", "properties.cli", "conform", "client", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], done.stderr
+
+
+def test_a_library_that_is_not_installed_gives_one_line_and_exit_2(monkeypatch, capsys):
+    missing = libraries.Library("kafka-python", "properties.clients.runners.kafka_python", "no_such_module_here",
+                                "kafka-python==3.0.12")
+    monkeypatch.setitem(libraries.LIBRARIES, "kafka-python", missing)
+    assert main(["conform", "client", "--client", "kafka-python"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["groupcheck: error: --client kafka-python: the library is not installed "
+                   "(pip install kafka-python==3.0.12)"]

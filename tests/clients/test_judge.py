@@ -1,0 +1,158 @@
+"""The client judge on hand-written traces: each rule fires on the behaviour it forbids, and stays
+quiet on the Kafka behaviour next to it (the answer came too late to be seen, an older generation's
+answer, a reset the coordinator asked for)."""
+
+import pytest
+
+from properties.clients.judge import WINDOW_MS, judge
+from properties.clients.schedule import DEFAULT_SETTINGS, ClientSchedule
+from properties.clients.session import Outcome, Settle
+
+ZERO = 1_000_000
+
+
+class Wire:
+    """Builds a trace: requests and their answers on one connection per client."""
+
+    def __init__(self):
+        self.lines = []
+        self.correlation = 0
+
+    def call(self, t, client, api, body, answer=None, at=None, connection=None, error=None):
+        self.correlation += 1
+        connection = connection or f"conn-{client}"
+        self.lines.append({"time_ms": ZERO + t, "direction": "request", "connection": connection, "api": api,
+                           "correlation_id": self.correlation, "client_id": client, "body": body})
+        if answer is not None or error is not None:
+            response = dict(answer or {})
+            if error is not None:
+                if api == "OffsetCommit":
+                    response["topics"] = [{"name": "t", "partitions": [{"partition_index": 0, "error_code": error}]}]
+                else:
+                    response["error_code"] = error
+            self.lines.append({"time_ms": ZERO + (at if at is not None else t + 1), "direction": "response",
+                               "connection": connection, "api": api, "correlation_id": self.correlation,
+                               "client_id": client, "body": response})
+        return self
+
+    def close(self, t, client, connection=None):
+        self.lines.append({"time_ms": ZERO + t, "direction": "closed", "connection": connection or f"conn-{client}",
+                           "by": "client", "client_id": client})
+        return self
+
+    def join(self, t, client, member, generation, sent_member="", at=None):
+        return self.call(t, client, "JoinGroup", {"member_id": sent_member},
+                         {"error_code": 0, "generation_id": generation, "member_id": member}, at=at)
+
+    def sync(self, t, client, member, generation, partitions, at=None, error=0):
+        return self.call(t, client, "SyncGroup", {"generation_id": generation, "member_id": member},
+                         {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
+
+    def outcome(self, events=None, settled=True, stop=100_000):
+        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), ())
+        settle = Settle(settled, 10, {0: ["c0"], 1: ["c0"]}, "Stable" if settled else "PreparingRebalance", ("c0",),
+                        "" if settled else "the coordinator says PreparingRebalance")
+        return Outcome(schedule, "test", tuple(self.lines), events or {"c0": ()}, settle, ZERO, ZERO + stop)
+
+
+def rules(outcome):
+    return [f.rule for f in judge(outcome)]
+
+
+def joined(w=None):
+    """c0 joins generation 1 as m1 and gets partitions 0 and 1."""
+    return (w or Wire()).join(0, "c0", "m1", 1).sync(10, "c0", "m1", 1, [0, 1])
+
+
+def test_a_clean_member_breaks_no_rule():
+    w = joined().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 0})
+    w.call(700, "c0", "OffsetCommit", {"generation_id": 1, "member_id": "m1"}, error=0)
+    events = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},)}
+    assert rules(w.outcome(events)) == []
+
+
+def test_two_joins_in_flight_on_two_connections_are_one_too_many():
+    w = Wire().call(0, "c0", "JoinGroup", {"member_id": "m1"}, connection="a")
+    w.call(100, "c0", "JoinGroup", {"member_id": "m1"}, connection="b")
+    assert rules(w.outcome()) == ["one-rebalance-request-in-flight"]
+    # the first connection closed (the client gave up on it) just before: allowed
+    w = Wire().call(0, "c0", "JoinGroup", {"member_id": "m1"}, connection="a").close(90, "c0", "a")
+    w.call(100, "c0", "JoinGroup", {"member_id": "m1"}, connection="b")
+    assert rules(w.outcome()) == []
+
+
+def test_a_heartbeat_without_a_generation_is_a_heartbeat_while_unjoined():
+    w = joined().call(500, "c0", "Heartbeat", {"generation_id": -1, "member_id": ""}, {"error_code": 25})
+    assert rules(w.outcome()) == ["heartbeat-carries-current-generation"]
+
+
+def test_a_commit_with_the_previous_generation_after_the_new_one_was_seen_is_stale():
+    w = joined().join(1000, "c0", "m1", 2, sent_member="m1").sync(1010, "c0", "m1", 2, [0, 1])
+    stale = {"generation_id": 1, "member_id": "m1"}
+    w.call(1005 + WINDOW_MS + 10, "c0", "OffsetCommit", stale, error=22)
+    assert rules(w.outcome()) == ["commit-carries-current-generation"]
+    # sent right after the answer was written: the client may not have read it yet
+    w = joined().join(1000, "c0", "m1", 2, sent_member="m1").call(1001 + WINDOW_MS // 2, "c0", "OffsetCommit", stale,
+                                                                   error=22)
+    assert "commit-carries-current-generation" not in rules(w.outcome())
+
+
+def test_a_commit_after_the_coordinator_said_the_member_is_unknown_is_stale():
+    current = {"generation_id": 1, "member_id": "m1"}
+    w = joined().call(500, "c0", "OffsetCommit", current, error=25)
+    w.call(500 + 2 * WINDOW_MS, "c0", "OffsetCommit", current, error=25)
+    assert "commit-carries-current-generation" in rules(w.outcome())
+
+
+def test_no_rejoin_after_rebalance_in_progress_is_a_finding_unless_the_member_stopped():
+    w = joined().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 27})
+    w.call(600, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 27})
+    assert rules(w.outcome()) == ["rejoin-after-error"]
+    assert rules(w.outcome(stop=5_000)) == []  # stopped before max.poll.interval.ms was over
+    w.join(3000, "c0", "m1", 2, sent_member="m1")
+    assert rules(w.outcome()) == []
+
+
+def test_an_answer_for_an_older_generation_asks_for_no_rejoin():
+    # sent in generation 1, answered after generation 2's JoinGroup answer (another connection)
+    w = joined().call(900, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 22}, at=1500,
+                      connection="heartbeats")
+    w.join(1000, "c0", "m1", 2, sent_member="m1")
+    assert rules(w.outcome()) == []
+
+
+def test_a_member_id_dropped_after_a_disconnect_is_a_finding_and_after_unknown_member_id_is_not():
+    w = joined().call(500, "c0", "JoinGroup", {"member_id": "m1"}).close(600, "c0")
+    w.call(700, "c0", "JoinGroup", {"member_id": ""}, connection="again")
+    assert rules(w.outcome()) == ["member-id-kept-until-told"]
+    w = joined().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 25})
+    w.call(700, "c0", "JoinGroup", {"member_id": ""}, {"error_code": 79, "member_id": "m2", "generation_id": -1})
+    assert rules(w.outcome()) == []
+
+
+def test_a_group_request_after_not_coordinator_needs_a_find_coordinator_first():
+    hb = {"generation_id": 1, "member_id": "m1"}
+    w = joined().call(500, "c0", "Heartbeat", hb, {"error_code": 16})
+    w.call(1000, "c0", "Heartbeat", hb, {"error_code": 0})
+    assert rules(w.outcome()) == ["rediscover-after-coordinator-error"]
+    w = joined().call(500, "c0", "Heartbeat", hb, {"error_code": 16})
+    w.call(900, "c0", "FindCoordinator", {"key": "g"}, {"error_code": 0}).call(1000, "c0", "Heartbeat", hb,
+                                                                                 {"error_code": 0})
+    assert rules(w.outcome()) == []
+
+
+def test_callbacks_must_hand_over_the_sync_answers_partitions_and_revoke_first():
+    w = joined()
+    wrong = {"c0": ({"event": "assigned", "partitions": [0], "wall_ms": ZERO + 12},)}
+    assert rules(w.outcome(wrong)) == ["assignment-matches-sync"]
+    w.join(1000, "c0", "m1", 2, sent_member="m1").sync(1010, "c0", "m1", 2, [1])
+    unrevoked = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},
+                        {"event": "assigned", "partitions": [1], "wall_ms": ZERO + 1012})}
+    assert rules(w.outcome(unrevoked)) == ["assignment-matches-sync"]
+    revoked = {"c0": (unrevoked["c0"][0], {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 990},
+                      unrevoked["c0"][1])}
+    assert rules(w.outcome(revoked)) == []
+
+
+def test_a_group_that_does_not_settle_is_a_finding():
+    assert rules(joined().outcome(settled=False)) == ["group-settles"]
