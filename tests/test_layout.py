@@ -32,8 +32,9 @@ RANKS = {
     "properties.proofs": 5,
     "properties.live": 5,  # TCP: groupcheck broker / consume, third-party brokers
     "properties.campaign": 6,
-    "properties.conform": 7,  # broker conformance: virtual members, the judge, groupcheck conform (+ on Spark)
-    "properties.commands": 8,  # cli, bench
+    "properties.clients": 7,  # client conformance: runners, fault schedules, the client judge
+    "properties.conform": 8,  # broker conformance: virtual members, the judge, groupcheck conform (+ on Spark)
+    "properties.commands": 9,  # cli, bench
 }
 
 
