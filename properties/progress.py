@@ -38,7 +38,7 @@ class Progress:
             return
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         share = f" ({100 * done / self.total:.0f}%)" if self.total else ""
-        line = (f"{self.prefix}{done:,}/{self.total:,} {self.unit}{share}, {done / elapsed:,.0f}/s, "
+        line = (f"{self.prefix}{done:,}/{self.total:,} {self.unit}{share}, {_rate(done / elapsed)}, "
                 f"{failed:,} {self.failures}, {elapsed:,.0f} s")
         self.write(line, final)
 
@@ -49,3 +49,10 @@ class Progress:
             print("\r" + line + "\033[K", end="\n" if final else "", file=self.stream, flush=True)
         else:
             print(line, file=self.stream, flush=True)
+
+
+def _rate(per_second: float) -> str:
+    """``15/s``, or ``4.2/min`` for slow items (real consumers' schedules take seconds each)."""
+    if per_second >= 1 or per_second == 0:
+        return f"{per_second:,.0f}/s"
+    return f"{per_second * 60:,.1f}/min"

@@ -176,7 +176,7 @@ def write_report(out: str, summary: dict, results, seeds) -> None:
              f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", "",
              "Checked on every request each consumer sent (the broker's trace) and every rebalance callback: "
              "one JoinGroup/SyncGroup in flight, heartbeats and commits carrying the current generation and member "
-             "id, a rejoin after REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept "
+             "id, heartbeats that never stop for a session while the member holds a generation, a rejoin after REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept "
              "until the coordinator says it is unknown, a FindCoordinator after NOT_COORDINATOR / "
              "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, and the group settling after "
              "the faults (properties/clients/judge.py). Not checked: what a client does between two requests "

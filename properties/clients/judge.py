@@ -35,6 +35,12 @@ a request is not held against it. Each rule names its source in Kafka's Java cli
     NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answering a group request is followed by a
     FindCoordinator before the member's next group request (``markCoordinatorUnknown``, then
     ``ensureCoordinatorReady`` → ``lookupCoordinator``).
+``heartbeats-continue``
+    a member holding a generation (from its JoinGroup answer until it rejoins, leaves or is told the
+    generation is gone) is never silent for a whole ``session.timeout.ms``: nothing in flight,
+    nothing held by a fault, no request read (``HeartbeatThread.run`` sends a Heartbeat every
+    ``heartbeat.interval.ms`` while the member is COMPLETING_REBALANCE or STABLE; the coordinator
+    expires a silent member after ``session.timeout.ms``).
 ``assignment-matches-sync``
     an ``onPartitionsAssigned`` callback hands the application exactly the partitions of the
     member's latest SyncGroup answer (``ConsumerCoordinator.onJoinComplete``), and, in the eager
@@ -65,6 +71,7 @@ SOURCES = {
     "rejoin-after-error": "AbstractCoordinator.HeartbeatResponseHandler / SyncGroupResponseHandler (requestRejoin), ConsumerCoordinator.OffsetCommitResponseHandler (resetStateAndRejoin)",
     "member-id-kept-until-told": "AbstractCoordinator.resetStateOnResponseError, resetJoinGroupFuture (KAFKA-13214: retriable errors keep the member id)",
     "rediscover-after-coordinator-error": "AbstractCoordinator.markCoordinatorUnknown, ensureCoordinatorReady / lookupCoordinator",
+    "heartbeats-continue": "AbstractCoordinator.HeartbeatThread.run (a Heartbeat every heartbeat.interval.ms while joined), Heartbeat.sessionTimeoutExpired",
     "assignment-matches-sync": "ConsumerCoordinator.onJoinComplete (the SyncGroup's assignment), onJoinPrepare (eager: revoke all first)",
     "group-settles": "GroupCoordinator: a group whose members all rejoin completes its rebalance and is Stable",
 }
@@ -176,6 +183,7 @@ def judge(outcome) -> List[Finding]:
     zero = outcome.start_ms
     by_client = exchanges(outcome.trace)
     max_poll = int(outcome.schedule.settings_dict().get("max.poll.interval.ms", 300000))
+    session_ms = int(outcome.schedule.settings_dict().get("session.timeout.ms", 45000))
     findings: List[Finding] = []
     for client in sorted(by_client):
         if client not in outcome.events:
@@ -186,6 +194,9 @@ def judge(outcome) -> List[Finding]:
             found = rule(client, exs, zero, max_poll, stopped)
             if found is not None:
                 findings.append(found)
+        found = _heartbeats_continue(client, exs, zero, session_ms, stopped, _holds(outcome.trace, client))
+        if found is not None:
+            findings.append(found)
         found = _assignments(client, exs, outcome.events[client], zero)
         if found is not None:
             findings.append(found)
@@ -325,6 +336,73 @@ def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                                f"sent a {later.api} {later.sent - ex.answered} ms later without a FindCoordinator first",
                                (_show(ex, zero), _show(later, zero)))
     return None
+
+
+def _holds(trace, client: str) -> List[Tuple[int, int]]:
+    """The windows in which the broker held *client*'s connections on purpose (its silences, and
+    every pause: the schedules run one broker)."""
+    out = []
+    for line in trace:
+        if line["direction"] != "fault" or "connection" in line:
+            continue
+        fault = line["fault"]
+        if fault["kind"] == "pause" or (fault["kind"] == "silence" and fault.get("client") == client):
+            out.append((line["time_ms"], line["time_ms"] + fault["ms"]))
+    return out
+
+
+def _heartbeats_continue(client, exs, zero, session_ms, stopped, holds) -> Optional[Finding]:
+    """The longest stretch in which the member held a generation, had nothing in flight, was not
+    held by a fault, and sent nothing, must stay under ``session.timeout.ms``."""
+    busy = sorted([(ex.sent, ex.ended if ex.ended is not None else stopped) for ex in exs] + holds)
+    holding_from = None
+    for i, ex in enumerate(exs):
+        if holding_from is not None:
+            silent = _silent_from(holding_from, ex.sent, busy)
+            found = silent_finding(client, zero, silent, session_ms, ex) if silent is not None else None
+            if found is not None:
+                return found
+        if ex.api in ("JoinGroup", "LeaveGroup"):
+            holding_from = None
+        if ex.response is not None and ex.api == "JoinGroup" and ex.error == 0:
+            holding_from = ex.answered
+        elif ex.response is not None and ex.error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION, _REBALANCE_IN_PROGRESS):
+            holding_from = None  # told to rejoin: rejoin-after-error judges what comes next
+        elif holding_from is not None and ex.ended is not None:
+            holding_from = max(holding_from, ex.ended)
+
+    if holding_from is not None and stopped is not None:
+        silent = _silent_from(holding_from, stopped, busy)
+        if silent is not None:
+            return silent_finding(client, zero, silent, session_ms, None)
+    return None
+
+
+def _silent_from(start: int, end: int, busy: List[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+    """The longest sub-interval of [start, end) that no busy window covers, if any."""
+    best, cursor = None, start
+    for lo, hi in busy:
+        if hi is None or hi <= cursor:
+            continue
+        if lo >= end:
+            break
+        if lo > cursor and (best is None or lo - cursor > best[1] - best[0]):
+            best = (cursor, lo)
+        cursor = max(cursor, hi)
+    if cursor < end and (best is None or end - cursor > best[1] - best[0]):
+        best = (cursor, end)
+    return best
+
+
+def silent_finding(client, zero, silent, session_ms, next_request) -> Optional[Finding]:
+    lo, hi = silent
+    if hi - lo <= session_ms:
+        return None
+    after = f"until its {next_request.api} at {next_request.sent - zero} ms" if next_request else "until it was stopped"
+    return Finding("heartbeats-continue", client, lo - zero,
+                   f"{client} held a generation and sent nothing for {hi - lo} ms (from {lo - zero} ms {after}), "
+                   f"longer than session.timeout.ms={session_ms}: no heartbeat, nothing in flight, no fault holding it",
+                   (_show(next_request, zero),) if next_request else ())
 
 
 def _assignment_partitions(response: dict) -> Optional[List[int]]:

@@ -48,7 +48,9 @@ class Wire:
         return self.call(t, client, "SyncGroup", {"generation_id": generation, "member_id": member},
                          {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
 
-    def outcome(self, events=None, settled=True, stop=100_000):
+    def outcome(self, events=None, settled=True, stop=None):
+        if stop is None:  # half a second after the last line
+            stop = max(line["time_ms"] for line in self.lines) - ZERO + 500
         schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), ())
         settle = Settle(settled, 10, {0: ["c0"], 1: ["c0"]}, "Stable" if settled else "PreparingRebalance", ("c0",),
                         "" if settled else "the coordinator says PreparingRebalance")
@@ -107,10 +109,11 @@ def test_a_commit_after_the_coordinator_said_the_member_is_unknown_is_stale():
 def test_no_rejoin_after_rebalance_in_progress_is_a_finding_unless_the_member_stopped():
     w = joined().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 27})
     w.call(600, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1"}, {"error_code": 27})
-    assert rules(w.outcome()) == ["rejoin-after-error"]
+    assert rules(w.outcome(stop=100_000)) == ["rejoin-after-error"]
     assert rules(w.outcome(stop=5_000)) == []  # stopped before max.poll.interval.ms was over
     w.join(3000, "c0", "m1", 2, sent_member="m1")
     assert rules(w.outcome()) == []
+    assert rules(w.outcome(stop=100_000)) == ["heartbeats-continue"]  # then silent in generation 2
 
 
 def test_an_answer_for_an_older_generation_asks_for_no_rejoin():
@@ -156,3 +159,26 @@ def test_callbacks_must_hand_over_the_sync_answers_partitions_and_revoke_first()
 
 def test_a_group_that_does_not_settle_is_a_finding():
     assert rules(joined().outcome(settled=False)) == ["group-settles"]
+
+
+def test_a_member_silent_for_a_session_while_holding_a_generation_stopped_heartbeating():
+    hb = {"generation_id": 1, "member_id": "m1"}
+    w = joined().call(500, "c0", "Heartbeat", hb, {"error_code": 0}).call(7000, "c0", "Heartbeat", hb, {"error_code": 0})
+    (finding,) = judge(w.outcome())
+    assert finding.rule == "heartbeats-continue" and "sent nothing for 6499 ms" in finding.summary
+    # a heartbeat every second: fine
+    w = joined()
+    for t in range(1000, 8000, 1000):
+        w.call(t, "c0", "Heartbeat", hb, {"error_code": 0})
+    assert rules(w.outcome()) == []
+    # the broker held it (a silence fault) or its SyncGroup was parked: not the client's doing
+    w = joined().call(500, "c0", "Heartbeat", hb, {"error_code": 0})
+    w.lines.append({"time_ms": ZERO + 600, "direction": "fault", "fault": {"kind": "silence", "client": "c0", "ms": 6300}})
+    w.call(7000, "c0", "Heartbeat", hb, {"error_code": 0})
+    assert rules(w.outcome()) == []
+    w = joined().call(500, "c0", "SyncGroup", hb, {"error_code": 0, "assignment": {"partitions": [["t", 0], ["t", 1]]}},
+                      at=6900).call(7000, "c0", "Heartbeat", hb, {"error_code": 0})
+    assert rules(w.outcome()) == []
+    # after leaving (or being told its generation is gone) a member owes no heartbeat
+    w = joined().call(500, "c0", "LeaveGroup", {"members": [{"member_id": "m1"}]}, {"error_code": 0})
+    assert rules(w.outcome(stop=60_000)) == []
