@@ -157,8 +157,9 @@ def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
 
 def write_counterexample(path: str, library: str, outcome, finding: Finding, mutant: Optional[str] = None) -> None:
     data = {"kind": KIND, "library": library, "mutant": mutant, "signature": finding.signature(), "finding": finding.to_json(),
-            "schedule": outcome.schedule.to_json(), "start_ms": outcome.start_ms,
+            "schedule": outcome.schedule.to_json(), "start_ms": outcome.start_ms, "stop_ms": outcome.stop_ms,
             "settle": {"settled": outcome.settle.settled, "detail": outcome.settle.detail,
+                       "waited_ms": outcome.settle.waited_ms, "members": list(outcome.settle.members),
                        "owners": {str(p): o for p, o in outcome.settle.owners.items()},
                        "group_state": outcome.settle.group_state},
             "notes": list(outcome.notes), "events": {c: list(e) for c, e in outcome.events.items()},
@@ -193,6 +194,20 @@ def write_report(out: str, summary: dict, results, seeds) -> None:
                   "says whether the same rule fires again)."]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def outcome_of(data: dict):
+    """The :class:`~properties.clients.session.Outcome` a counterexample file recorded, to judge
+    again without running anything (its ``stop_ms``: when the consumers were told to stop)."""
+    from properties.clients.session import Outcome, Settle
+
+    settle = data["settle"]
+    return Outcome(ClientSchedule.from_json(data["schedule"]), data["library"], tuple(data["trace"]),
+                   {c: tuple(e) for c, e in data["events"].items()},
+                   Settle(settle["settled"], int(settle.get("waited_ms", 0)),
+                          {int(p): list(o) for p, o in settle["owners"].items()}, settle["group_state"],
+                          tuple(settle.get("members", ())), settle["detail"]),
+                   int(data["start_ms"]), int(data["stop_ms"]), tuple(data.get("notes", ())))
 
 
 def is_client_counterexample(data) -> bool:

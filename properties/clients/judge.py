@@ -32,9 +32,9 @@ a request is not held against it. Each rule names its source in Kafka's Java cli
     ``AbstractCoordinator.resetJoinGroupFuture``; ``joinGroupIfNeeded`` resets only in
     ``resetStateOnResponseError``).
 ``rediscover-after-coordinator-error``
-    NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answering a group request is followed by a
-    FindCoordinator before the member's next group request (``markCoordinatorUnknown``, then
-    ``ensureCoordinatorReady`` → ``lookupCoordinator``).
+    after NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE answering a group request, the member's next
+    group request waits for the answer to a new FindCoordinator (``markCoordinatorUnknown``, then
+    ``ensureCoordinatorReady``, which blocks on ``lookupCoordinator``'s future).
 ``heartbeats-continue``
     a member holding a generation (from its JoinGroup answer until it rejoins, leaves or is told the
     generation is gone) is never silent for a whole ``session.timeout.ms``: nothing in flight,
@@ -102,7 +102,9 @@ class _Exchange:
     """One request of a client and what became of it."""
 
     request: dict
+    position: int = 0  # the request's line number in the trace (the broker's processing order)
     response: Optional[dict] = None
+    answered_position: Optional[int] = None  # its answer's line number
     closed_ms: Optional[int] = None  # its connection went away first
     injected: Optional[str] = None  # the fault applied to it (its kind), if any
 
@@ -144,16 +146,16 @@ def exchanges(trace: Tuple[dict, ...]) -> Dict[str, List[_Exchange]]:
     of its connection before an answer, and the fault injected into it."""
     out: Dict[str, List[_Exchange]] = {}
     open_: Dict[Tuple[str, int], _Exchange] = {}
-    for line in trace:
+    for position, line in enumerate(trace):
         direction = line["direction"]
         if direction == "request":
-            ex = _Exchange(line)
+            ex = _Exchange(line, position)
             out.setdefault(line.get("client_id") or "", []).append(ex)
             open_[(line["connection"], line["correlation_id"])] = ex
         elif direction == "response":
             ex = open_.pop((line["connection"], line["correlation_id"]), None)
             if ex is not None:
-                ex.response = line
+                ex.response, ex.answered_position = line, position
         elif direction == "fault" and "connection" in line:
             ex = open_.get((line["connection"], line["correlation_id"]))
             if ex is not None:
@@ -324,17 +326,28 @@ def _member_id_kept(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
 
 
 def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+    """After a coordinator error, the next group request must have been sent after the client
+    received the answer to a FindCoordinator it sent after the error. A request the broker read
+    before it wrote that answer (trace order, so also within one millisecond and across
+    connections) was sent before the client could have read it."""
     for i, ex in enumerate(exs):
         if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.error not in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE):
             continue
+        lookup_answered = None  # trace position of the answer to a FindCoordinator sent after the error
         for later in exs[i + 1:]:
-            if later.api == "FindCoordinator" and later.sent >= ex.answered:
+            if later.api == "FindCoordinator" and later.position > ex.answered_position:
+                if later.response is not None and lookup_answered is None:
+                    lookup_answered = later.answered_position
+                continue
+            if later.api not in GROUP_REQUESTS or later.sent <= ex.answered + WINDOW_MS:
+                continue
+            if lookup_answered is not None and later.position > lookup_answered:
                 break
-            if later.api in GROUP_REQUESTS and later.sent > ex.answered + WINDOW_MS:
-                return Finding("rediscover-after-coordinator-error", client, later.sent - zero,
-                               f"{client} was answered error {ex.error} (the coordinator moved or is unavailable) and "
-                               f"sent a {later.api} {later.sent - ex.answered} ms later without a FindCoordinator first",
-                               (_show(ex, zero), _show(later, zero)))
+            lookup = "" if lookup_answered is None else " (its FindCoordinator had not been answered yet)"
+            return Finding("rediscover-after-coordinator-error", client, later.sent - zero,
+                           f"{client} was answered error {ex.error} (the coordinator moved or is unavailable) and "
+                           f"sent a {later.api} {later.sent - ex.answered} ms later before finding the coordinator "
+                           f"again{lookup}", (_show(ex, zero), _show(later, zero)))
     return None
 
 

@@ -142,6 +142,12 @@ def test_a_group_request_after_not_coordinator_needs_a_find_coordinator_first():
     w.call(900, "c0", "FindCoordinator", {"key": "g"}, {"error_code": 0}).call(1000, "c0", "Heartbeat", hb,
                                                                                  {"error_code": 0})
     assert rules(w.outcome()) == []
+    # a JoinGroup the broker read before it answered the FindCoordinator (in the same millisecond,
+    # on another connection) was sent before the client knew where the coordinator is
+    w = joined().call(500, "c0", "SyncGroup", hb, {"error_code": 15})
+    w.call(950, "c0", "JoinGroup", {"member_id": "m1"}, connection="old")
+    w.call(950, "c0", "FindCoordinator", {"key": "g"}, {"error_code": 0}, connection="lookup")
+    assert rules(w.outcome()) == ["rediscover-after-coordinator-error"]
 
 
 def test_callbacks_must_hand_over_the_sync_answers_partitions_and_revoke_first():

@@ -1,0 +1,37 @@
+"""What ``groupcheck conform client`` found in real client libraries, kept as regression tests:
+each saved run (its trace cut to the consumer concerned and to the group APIs, see each file's
+``note``) must still be judged to break the same rule.
+
+- kafka-python 3.0.12: after a SyncGroup answer without error, the consumer sent nothing more for
+  43 s — no heartbeat, no rejoin — while its application kept polling; the coordinator expired it
+  and the group settled without it (the hang described under "What the third-party systems
+  showed" in the README).
+- librdkafka 2.16.0 (confluent-kafka 2.16.1): after its session expired during a partition, a
+  Heartbeat with its old generation and an empty member id (Kafka's client resets the two
+  together and sends no heartbeat before it has rejoined).
+- librdkafka 2.16.0: after SyncGroup COORDINATOR_NOT_AVAILABLE, a JoinGroup to the same coordinator
+  before the FindCoordinator it sent was answered (Kafka's client marks the coordinator unknown
+  and waits for the lookup before rejoining).
+"""
+
+import json
+import os
+
+import pytest
+
+from properties.clients.command import outcome_of
+from properties.clients.judge import judge
+
+HERE = os.path.join(os.path.dirname(__file__), "findings")
+
+
+@pytest.mark.parametrize("name, rules", [
+    ("kafka-python-3.0.12-silent-after-sync.json", {"heartbeats-continue"}),
+    ("librdkafka-2.16.0-heartbeat-without-member-id.json", {"heartbeat-carries-current-generation"}),
+    ("librdkafka-2.16.0-join-before-lookup-answer.json", {"rediscover-after-coordinator-error"}),
+])
+def test_a_saved_finding_is_judged_the_same_way_again(name, rules):
+    with open(os.path.join(HERE, name)) as f:
+        data = json.load(f)
+    found = {f.rule for f in judge(outcome_of(data)) if f.client != "group"}
+    assert rules <= found, found
