@@ -477,6 +477,16 @@ def _bench_campaign(args) -> int:
 def _cmd_campaign(args) -> int:
     from properties.campaign.spark import CampaignError, cmd_campaign
 
+    if args.system.startswith("client:"):
+        from properties.campaign.spark import search_of
+        from properties.clients.spark import cmd_client_campaign
+
+        try:
+            search_of(args)  # a client campaign runs seeded schedules: --search guided is refused
+            return cmd_client_campaign(args)
+        except CampaignError as e:
+            print(f"groupcheck: error: {e}", file=sys.stderr)
+            return 2
     if args.system.startswith("broker:"):
         from properties.campaign.spark import search_of
         from properties.conform.spark import cmd_broker_campaign

@@ -857,7 +857,9 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                    help="disruptions per interleaving (fixed world default 6)")
     p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default), model, or "
                                                      "broker:NAME (broker conformance schedules: groupcheck, tansu, "
-                                                     "rdkafka-mock; see groupcheck conform broker)")
+                                                     "rdkafka-mock; see groupcheck conform broker), or client:NAME "
+                                                     "(real consumers under faults: kafka-python, confluent-kafka, "
+                                                     "aiokafka, groupcheck; see groupcheck conform client)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
     p.add_argument("--quiet-rate", type=_float("--quiet-rate"), default=None, metavar="P",
@@ -903,7 +905,7 @@ def search_of(args) -> str:
     mutants (README, "Guided search"), it found nothing plain did not and found some later: the
     children take budget from fresh seeds. A broker campaign runs fixed schedules: plain only."""
     search = getattr(args, "search", None)
-    if search == "guided" and args.system.startswith("broker:"):
+    if search == "guided" and args.system.startswith(("broker:", "client:")):
         raise CampaignError("--search guided breeds walks of the simulated world: a broker campaign (--system "
                             f"{args.system}) runs fixed schedules; use --search plain or leave it out")
     if search is None:
@@ -916,7 +918,7 @@ def world_of(args) -> str:
     Arguments built without a ``world`` at all (the campaign benchmark's) mean the fixed world."""
     world = getattr(args, "world", "fixed")
     if world is None:
-        return "fixed" if args.system.startswith("broker:") else "swarm"
+        return "fixed" if args.system.startswith(("broker:", "client:")) else "swarm"
     return world
 
 

@@ -85,59 +85,99 @@ def check_mutant(library: libraries.Library, mutant: Optional[str]) -> None:
                          "groupcheck's broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
 
 
+def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs) -> dict:
+    """Validate what a run needs (UsageError naming the argument) and return the plan every
+    schedule runs with (plain values: Spark ships it to its executors)."""
+    library = libraries.get(client)
+    check_mutant(library, mutant)
+    return {"client": library.name, "mutant": mutant, "consumers": consumers,
+            "settings": libraries.parse_settings(settings_pairs)}
+
+
+def run_seed(plan: dict, seed: int) -> dict:
+    """One schedule, run and judged; a plain result (the whole outcome only if something was found)."""
+    library = libraries.get(plan["client"])
+    schedule = generate(seed, consumers=plan["consumers"], settings=plan["settings"])
+    outcome, findings = run_and_judge(library, schedule, f"conform-{seed}", plan["mutant"])
+    return {"seed": seed, "findings": [f.to_json() for f in findings],
+            "outcome": outcome_json(outcome) if findings else None,
+            "faults_injected": sum(1 for x in outcome.trace if x["direction"] == "fault"), "notes": list(outcome.notes)}
+
+
+class ClientTally:
+    """Schedules' results merged in any order; the first counterexample of each rule is the one of
+    the smallest seed."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.failed = 0
+        self.faults_injected = 0
+        self.counts: Dict[str, int] = {}
+        self.first: Dict[str, Tuple[int, dict, dict]] = {}  # rule -> (seed, finding json, outcome json)
+        self.notes: set = set()
+
+    def add(self, result: dict) -> None:
+        self.done += 1
+        self.failed += bool(result["findings"])
+        self.faults_injected += result["faults_injected"]
+        self.notes.update(result["notes"])
+        for f in result["findings"]:
+            rule = f["rule"]
+            self.counts[rule] = self.counts.get(rule, 0) + 1
+            if rule not in self.first or result["seed"] < self.first[rule][0]:
+                self.first[rule] = (result["seed"], f, result["outcome"])
+
+
 def cmd_conform_client(args) -> int:
-    library = libraries.get(args.client)
-    check_mutant(library, args.mutant)
-    settings = libraries.parse_settings(args.settings)
-    out = args.out or f"reports/conform-client-{library.name}"
+    plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings)
+    out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="with findings")
-    seeds = list(range(args.seed, args.seed + args.schedules))
-    results: Dict[int, Tuple[object, List[Finding]]] = {}
-    failing = 0
-
-    def one(seed: int):
-        schedule = generate(seed, consumers=args.consumers, settings=settings)
-        return seed, run_and_judge(library, schedule, f"conform-{seed}", args.mutant)
-
+    tally = ClientTally()
+    seeds = range(args.seed, args.seed + args.schedules)
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        for done, (seed, (outcome, findings)) in enumerate(pool.map(one, seeds), 1):
-            results[seed] = (outcome, findings)
-            failing += bool(findings)
-            progress(done, failing, final=done == len(seeds))
-    first: Dict[str, Tuple[int, Finding]] = {}
-    counts: Dict[str, int] = {}
-    for seed in seeds:
-        for f in results[seed][1]:
-            counts[f.signature()] = counts.get(f.signature(), 0) + 1
-            first.setdefault(f.signature(), (seed, f))
+        for result in pool.map(lambda seed: run_seed(plan, seed), seeds):
+            tally.add(result)
+            progress(tally.done, tally.failed, final=tally.done == len(seeds))
+    summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not args.no_shrink,
+                     settings={"seed": args.seed, "parallel": args.parallel})
+    print_summary(summary, args.json, out)
+    return 0 if summary["verdict"] == "conforms" else 1
+
+
+def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict) -> dict:
+    """Shrink the first counterexample of every rule, write them and the report; the summary."""
+    library = libraries.get(plan["client"])
     os.makedirs(os.path.join(out, "counterexamples"), exist_ok=True)
     entries = []
-    for signature, (seed, finding) in sorted(first.items()):
-        outcome = results[seed][0]
-        if not args.no_shrink:
-            outcome, finding = shrink(library, outcome, finding, args.mutant)
-        path = os.path.join(out, "counterexamples", f"{signature}.json")
-        write_counterexample(path, library.name, outcome, finding, args.mutant)
-        entries.append({"signature": signature, "summary": finding.summary, "count": counts[signature], "file": path,
+    for rule, (seed, finding_json, data) in sorted(tally.first.items()):
+        outcome, finding = outcome_of({**data, "library": library.name}), Finding.from_json(finding_json)
+        if shrinking:
+            outcome, finding = shrink(library, outcome, finding, plan["mutant"])
+        path = os.path.join(out, "counterexamples", f"{rule}.json")
+        write_counterexample(path, library.name, outcome, finding, plan["mutant"])
+        entries.append({"signature": rule, "summary": finding.summary, "count": tally.counts[rule], "file": path,
                         "source": finding.source, "client": finding.client, "seed": seed,
                         "faults": len(outcome.schedule.faults)})
-    notes = sorted({n for seed in seeds for n in results[seed][0].notes})
-    summary = {"system": f"client:{library.name}", "mutant": args.mutant, "schedules": len(seeds), "seed": args.seed,
-               "consumers": args.consumers, "settings": settings, "seconds": round(time.monotonic() - started, 1),
-               "with_findings": failing, "findings": entries, "notes": notes,
-               "faults_injected": sum(sum(1 for x in results[s][0].trace if x["direction"] == "fault") for s in seeds),
+    summary = {"system": f"client:{library.name}", "mutant": plan["mutant"], "schedules": tally.done,
+               "consumers": plan["consumers"], "settings": plan["settings"], **settings,
+               "seconds": round(seconds, 1), "with_findings": tally.failed, "findings": entries,
+               "notes": sorted(tally.notes), "faults_injected": tally.faults_injected,
                "verdict": "conforms" if not entries else "findings"}
-    write_report(out, summary, results, seeds)
-    if args.json:
+    write_report(out, summary)
+    return summary
+
+
+def print_summary(summary: dict, as_json: bool, out: str) -> None:
+    if as_json:
         print(json.dumps(summary, indent=1))
-    else:
-        print(f"{summary['system']}: {len(seeds)} schedules in {summary['seconds']} s, "
-              f"{summary['faults_injected']} faults injected: {failing} with findings, {len(entries)} rules broken")
-        for e in entries:
-            print(f"  {e['count']:>4} × {e['signature']}: {e['summary']}\n         {e['file']}")
-        print(f"report: {out}/report.md — verdict: {summary['verdict']}")
-    return 0 if not entries else 1
+        return
+    print(f"{summary['system']}: {summary['schedules']} schedules in {summary['seconds']} s, "
+          f"{summary['faults_injected']} faults injected: {summary['with_findings']} with findings, "
+          f"{len(summary['findings'])} rules broken")
+    for e in summary["findings"]:
+        print(f"  {e['count']:>4} × {e['signature']}: {e['summary']}\n         {e['file']}")
+    print(f"report: {out}/report.md — verdict: {summary['verdict']}")
 
 
 def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
@@ -155,24 +195,29 @@ def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
     return outcome, finding
 
 
-def write_counterexample(path: str, library: str, outcome, finding: Finding, mutant: Optional[str] = None) -> None:
-    data = {"kind": KIND, "library": library, "mutant": mutant, "signature": finding.signature(), "finding": finding.to_json(),
-            "schedule": outcome.schedule.to_json(), "start_ms": outcome.start_ms, "stop_ms": outcome.stop_ms,
+def outcome_json(outcome) -> dict:
+    """Everything of an outcome a counterexample file keeps (:func:`outcome_of` reads it back)."""
+    return {"schedule": outcome.schedule.to_json(), "start_ms": outcome.start_ms, "stop_ms": outcome.stop_ms,
             "settle": {"settled": outcome.settle.settled, "detail": outcome.settle.detail,
                        "waited_ms": outcome.settle.waited_ms, "members": list(outcome.settle.members),
                        "owners": {str(p): o for p, o in outcome.settle.owners.items()},
                        "group_state": outcome.settle.group_state},
             "notes": list(outcome.notes), "events": {c: list(e) for c, e in outcome.events.items()},
             "trace": list(outcome.trace)}
+
+
+def write_counterexample(path: str, library: str, outcome, finding: Finding, mutant: Optional[str] = None) -> None:
+    data = {"kind": KIND, "library": library, "mutant": mutant, "signature": finding.signature(),
+            "finding": finding.to_json(), **outcome_json(outcome)}
     with open(path, "w") as f:
         json.dump(data, f, indent=None)
 
 
-def write_report(out: str, summary: dict, results, seeds) -> None:
+def write_report(out: str, summary: dict) -> None:
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(summary, f, indent=1)
     lines = [f"# Client conformance: {summary['system']}", "",
-             f"{summary['schedules']} schedules (seeds {summary['seed']}..{summary['seed'] + summary['schedules'] - 1}), "
+             f"{summary['schedules']} schedules (seeds from {summary['seed']}), "
              f"{summary['consumers']} consumers each, settings {summary['settings'] or 'the schedule defaults'}; "
              f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", "",
              "Checked on every request each consumer sent (the broker's trace) and every rebalance callback: "

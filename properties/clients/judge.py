@@ -96,6 +96,10 @@ class Finding:
         return {"rule": self.rule, "client": self.client, "at_ms": self.at_ms, "summary": self.summary,
                 "source": self.source, "evidence": list(self.evidence)}
 
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        return cls(data["rule"], data["client"], int(data["at_ms"]), data["summary"], tuple(data.get("evidence", ())))
+
 
 @attrs.define
 class _Exchange:
