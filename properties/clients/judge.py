@@ -247,6 +247,11 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                                f"(generation {generation}, member id {member!r})", (_show(ex, zero),))
             else:
                 known = [g for g in given if g[0] + WINDOW_MS <= ex.sent]
+                if generation < 0:
+                    return Finding(rule, client, ex.sent - zero,
+                                   f"{client} sent a {ex.api} with generation {generation} and its member id {member!r}: "
+                                   f"a group member's {ex.api} outside a stable generation (Kafka's consumer fails "
+                                   f"it locally)", (_show(ex, zero),))
                 if not any(g[1] == generation and g[2] == member for g in given if g[0] <= ex.sent):
                     return Finding(rule, client, ex.sent - zero,
                                    f"{client} sent a {ex.api} with generation {generation} and member id {member!r}, "

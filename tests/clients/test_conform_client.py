@@ -29,17 +29,17 @@ def schedule(*faults, consumers=2, partitions=4):
 #: mutant -> (the schedule that provokes its bug, the rule that must catch it)
 BROKEN = {
     "heartbeat_while_unjoined": (
-        [{"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 3000}],
+        [{"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 4500}],
         "heartbeat-carries-current-generation"),
     "commit_fencing_ignored": (
-        [{"kind": "error", "api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 3000}],
+        [{"kind": "error", "api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 4500}],
         "heartbeat-carries-current-generation"),
     "retriable_join_failure_resets_member": (
-        [{"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "client": "c0", "at_ms": 3000},
-         {"kind": "drop", "api": "JoinGroup", "when": "before", "client": "c0", "at_ms": 3000}],
+        [{"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "client": "c0", "at_ms": 4500},
+         {"kind": "drop", "api": "JoinGroup", "when": "before", "client": "c0", "at_ms": 4500}],
         "member-id-kept-until-told"),
     "heartbeat_not_coordinator_unhandled": (
-        [{"kind": "error", "api": "Heartbeat", "error": "NOT_COORDINATOR", "client": "c0", "at_ms": 3000}],
+        [{"kind": "error", "api": "Heartbeat", "error": "NOT_COORDINATOR", "client": "c0", "at_ms": 4500}],
         "rediscover-after-coordinator-error"),
 }
 

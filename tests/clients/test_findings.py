@@ -12,6 +12,9 @@ each saved run (its trace cut to the consumer concerned and to the group APIs, s
 - librdkafka 2.16.0: after SyncGroup COORDINATOR_NOT_AVAILABLE, a JoinGroup to the same coordinator
   before the FindCoordinator it sent was answered (Kafka's client marks the coordinator unknown
   and waits for the lookup before rejoining).
+- aiokafka 0.14.0: between its JoinGroup answer and its SyncGroup, an OffsetCommit with generation
+  -1 and its new member id (Kafka's consumer commits only with ``generationIfStable()`` and fails
+  such a commit locally); the ILLEGAL_GENERATION answer then cost the group one more rebalance.
 """
 
 import json
@@ -29,6 +32,7 @@ HERE = os.path.join(os.path.dirname(__file__), "findings")
     ("kafka-python-3.0.12-silent-after-sync.json", {"heartbeats-continue"}),
     ("librdkafka-2.16.0-heartbeat-without-member-id.json", {"heartbeat-carries-current-generation"}),
     ("librdkafka-2.16.0-join-before-lookup-answer.json", {"rediscover-after-coordinator-error"}),
+    ("aiokafka-0.14.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
 ])
 def test_a_saved_finding_is_judged_the_same_way_again(name, rules):
     with open(os.path.join(HERE, name)) as f:

@@ -188,3 +188,12 @@ def test_a_member_silent_for_a_session_while_holding_a_generation_stopped_heartb
     # after leaving (or being told its generation is gone) a member owes no heartbeat
     w = joined().call(500, "c0", "LeaveGroup", {"members": [{"member_id": "m1"}]}, {"error_code": 0})
     assert rules(w.outcome(stop=60_000)) == []
+
+
+def test_a_members_commit_with_no_generation_is_outside_any_generation():
+    w = joined().call(500, "c0", "OffsetCommit", {"generation_id": -1, "member_id": "m1"}, error=22)
+    (finding,) = judge(w.outcome())
+    assert finding.rule == "commit-carries-current-generation" and "outside a stable generation" in finding.summary
+    # a commit of a consumer outside the group (no member id) is Kafka's manual-assignment commit
+    w = joined().call(500, "c0", "OffsetCommit", {"generation_id": -1, "member_id": ""}, error=0)
+    assert rules(w.outcome()) == []
