@@ -117,3 +117,29 @@ def test_a_library_that_is_not_installed_gives_one_line_and_exit_2(monkeypatch, 
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["groupcheck: error: --client kafka-python: the library is not installed "
                    "(pip install kafka-python==3.0.12)"]
+
+
+def test_shrinking_drops_every_fault_the_finding_does_not_need(monkeypatch):
+    """Re-runs are faked: the rule fires while the schedule still has the UNKNOWN_MEMBER_ID fault."""
+    from properties.clients.judge import Finding
+
+    needed = {"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 4500}
+    others = [{"kind": "failover", "at_ms": 5000}, {"kind": "delay", "api": "SyncGroup", "ms": 300, "at_ms": 3000},
+              {"kind": "silence", "client": "c1", "at_ms": 6000, "ms": 7000}]
+    runs = []
+
+    def fake_run(library, s, group, mutant=None):
+        runs.append(len(s.faults))
+        hit = any(f.error == "UNKNOWN_MEMBER_ID" for f in s.faults)
+        found = [Finding("heartbeat-carries-current-generation", "c0", 1, "x")] if hit else []
+        return attrs.evolve(outcome, schedule=s), found
+
+    import attrs
+
+    s = schedule(others[0], needed, *others[1:])
+    outcome = session.Outcome(s, "groupcheck", (), {}, session.Settle(True, 0, {}, "Stable", (), ""), 0, 0)
+    monkeypatch.setattr(command, "run_and_judge", fake_run)
+    shrunk, finding = command.shrink(libraries.get("groupcheck"), outcome,
+                                     Finding("heartbeat-carries-current-generation", "c0", 1, "x"))
+    assert [f.to_json() for f in shrunk.schedule.faults] == [needed] and finding.rule == "heartbeat-carries-current-generation"
+    assert len(runs) == 4  # one try per fault: three kept out, the needed one tried and kept
