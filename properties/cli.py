@@ -477,23 +477,16 @@ def _bench_campaign(args) -> int:
 def _cmd_campaign(args) -> int:
     from properties.campaign.spark import CampaignError, cmd_campaign
 
-    if args.system.startswith("client:"):
+    if args.system.startswith(("client:", "broker:")):
         from properties.campaign.spark import search_of
-        from properties.clients.spark import cmd_client_campaign
 
+        if args.system.startswith("client:"):
+            from properties.clients.spark import cmd_client_campaign as run
+        else:
+            from properties.conform.spark import cmd_broker_campaign as run
         try:
-            search_of(args)  # a client campaign runs seeded schedules: --search guided is refused
-            return cmd_client_campaign(args)
-        except CampaignError as e:
-            print(f"groupcheck: error: {e}", file=sys.stderr)
-            return 2
-    if args.system.startswith("broker:"):
-        from properties.campaign.spark import search_of
-        from properties.conform.spark import cmd_broker_campaign
-
-        try:
-            search_of(args)  # a broker campaign runs fixed schedules: --search guided is refused
-            return cmd_broker_campaign(args)
+            search_of(args)  # client and broker campaigns run seeded schedules: --search guided is refused
+            return run(args)
         except CampaignError as e:
             print(f"groupcheck: error: {e}", file=sys.stderr)
             return 2

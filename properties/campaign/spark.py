@@ -516,6 +516,42 @@ def drive(job, ranges, in_flight: int, totals: Totals | None = None, progress=No
     return totals, interrupted or failure is not None
 
 
+def run_schedule_tasks(args, out: str, app: str, what: str, parts, ranges, totals, progress):
+    """Conformance campaigns' tasks (broker or client schedules): ``parts(start, stop)`` (a list of
+    results, each merged with ``totals.add``) for every seed range, in this process with
+    ``--local``, else each range a Spark job of its own on ``args.master`` (at most one per core in
+    flight), the JVM's output in ``out/spark.log``. *what* names the schedules in progress lines.
+    Returns (totals, master, interrupted)."""
+    spark, master, interrupted = None, "in-process", False
+    jvm_before = current_gateway()
+    try:
+        if args.local:
+            for start, stop in ranges:
+                for part in parts(start, stop):
+                    totals.add(part)
+                progress(totals.done, totals.failed)
+        else:
+            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
+            # the JVM's start-up lines and any worker's dying words go to spark.log, not the terminal
+            spark = start_spark(args.master, app=app, log_path=os.path.join(out, "spark.log"))
+            sc = spark.sparkContext
+            master = sc.master
+
+            def job(task):
+                sc.setJobDescription(f"{app} schedules {task[0]}..{task[1] - 1}")
+                return sc.parallelize([task], 1).flatMap(lambda t: parts(t[0], t[1])).collect()
+
+            print(f"groupcheck: {args.interleavings:,} schedules {what} on {master} ({sc.defaultParallelism} at once)",
+                  file=sys.stderr, flush=True)
+            totals, interrupted = drive(job, ranges, sc.defaultParallelism, totals=totals, progress=progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if spark is not None:
+            stop_spark(spark, stop_jvm=jvm_before is None)
+    return totals, master, interrupted
+
+
 def _first_error_line(e: Exception) -> str:
     text = str(e).strip()
     first = next((line for line in text.splitlines() if "Error" in line or "Exception" in line),

@@ -17,10 +17,9 @@ only), ``--master``, ``--local``, ``--task-size`` (schedules per task, default 2
 from __future__ import annotations
 
 import os
-import sys
 import time
 
-from properties.campaign.spark import (CampaignError, current_gateway, drive, start_spark, stop_spark, task_ranges)
+from properties.campaign.spark import CampaignError, run_schedule_tasks, task_ranges
 from properties.clients.command import ClientTally, finish, make_plan, print_summary, run_seed
 from properties.errors import UsageError
 from properties.progress import Progress
@@ -51,32 +50,9 @@ def cmd_client_campaign(args) -> int:
     os.makedirs(out, exist_ok=True)
     tally = ClientTally()
     started = time.monotonic()
-    spark, master, interrupted = None, "in-process", False
-    jvm_before = current_gateway()
-    try:
-        if args.local:
-            for start, stop in ranges:
-                for result in client_task(plan, start, stop):
-                    tally.add(result)
-                progress(tally.done, tally.failed)
-        else:
-            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
-            spark = start_spark(args.master, app="groupcheck-client-campaign", log_path=os.path.join(out, "spark.log"))
-            sc = spark.sparkContext
-            master = sc.master
-
-            def job(task):
-                sc.setJobDescription(f"groupcheck client schedules {task[0]}..{task[1] - 1}")
-                return sc.parallelize([task], 1).flatMap(lambda t: client_task(plan, t[0], t[1])).collect()
-
-            print(f"groupcheck: {args.interleavings:,} schedules of client:{plan['client']} in tasks of {task_size} on "
-                  f"{master} ({sc.defaultParallelism} at once)", file=sys.stderr, flush=True)
-            tally, interrupted = drive(job, ranges, sc.defaultParallelism, totals=tally, progress=progress)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if spark is not None:
-            stop_spark(spark, stop_jvm=jvm_before is None)
+    tally, master, interrupted = run_schedule_tasks(
+        args, out, "groupcheck-client-campaign", f"of client:{plan['client']} in tasks of {task_size}",
+        lambda start, stop: client_task(plan, start, stop), ranges, tally, progress)
     progress(tally.done, tally.failed, final=True)
     summary = finish(tally, plan, out, time.monotonic() - started, shrinking=True,
                      settings={"seed": args.seed_start, "master": master, "task_size": task_size,

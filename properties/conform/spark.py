@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from typing import Optional
 
-from properties.campaign.spark import (CampaignError, current_gateway, drive, fixed, start_spark, stop_spark,
-                                       task_ranges)
+from properties.campaign.spark import CampaignError, fixed, run_schedule_tasks, task_ranges
 from properties.conform import systems
 from properties.conform.command import parse_bootstrap
 from properties.conform.report import slug
@@ -98,34 +96,9 @@ def cmd_broker_campaign(args) -> int:
     out = args.out or f"reports/broker-campaign-{slug(plan['name'])}"
     os.makedirs(out, exist_ok=True)
     started = time.monotonic()
-    spark = None
-    master = "in-process"
-    interrupted = False
-    try:
-        if args.local:
-            for start, stop in ranges:
-                tally.add(broker_task(plan, start, stop))
-                progress(tally.done, tally.failed)
-        else:
-            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
-            jvm_before = current_gateway()
-            # the JVM's start-up lines and any worker's dying words go to spark.log, not the terminal
-            spark = start_spark(args.master, app="groupcheck-broker-campaign", log_path=os.path.join(out, "spark.log"))
-            sc = spark.sparkContext
-            master = sc.master
-
-            def job(task):
-                sc.setJobDescription(f"groupcheck broker schedules {task[0]}..{task[1] - 1}")
-                return sc.parallelize([task], 1).map(lambda t: broker_task(plan, t[0], t[1])).collect()
-
-            print(f"groupcheck: {args.interleavings:,} schedules against broker:{plan['name']} in tasks of "
-                  f"{task_size} on {master} ({sc.defaultParallelism} cores)", file=sys.stderr, flush=True)
-            tally, interrupted = drive(job, ranges, sc.defaultParallelism, totals=tally, progress=progress)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if spark is not None:
-            stop_spark(spark, stop_jvm=jvm_before is None)
+    tally, master, interrupted = run_schedule_tasks(
+        args, out, "groupcheck-broker-campaign", f"against broker:{plan['name']} in tasks of {task_size}",
+        lambda start, stop: [broker_task(plan, start, stop)], ranges, tally, progress)
     progress(tally.done, tally.failed, final=True)
     seconds = time.monotonic() - started
     baseline = _load_baseline(args.baseline)
