@@ -224,7 +224,8 @@ def write_report(out: str, summary: dict) -> None:
              "one JoinGroup/SyncGroup in flight, heartbeats and commits carrying the current generation and member "
              "id, heartbeats that never stop for a session while the member holds a generation, a rejoin after REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept "
              "until the coordinator says it is unknown, a FindCoordinator after NOT_COORDINATOR / "
-             "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, and the group settling after "
+             "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, partitions revoked before a "
+             "rejoin, and the group settling after "
              "the faults (properties/clients/judge.py). Not checked: what a client does between two requests "
              "that leaves no trace on the wire (its internal state), cooperative rebalancing, static membership.", ""]
     if not summary["findings"]:

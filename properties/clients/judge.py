@@ -45,6 +45,11 @@ a request is not held against it. Each rule names its source in Kafka's Java cli
     an ``onPartitionsAssigned`` callback hands the application exactly the partitions of the
     member's latest SyncGroup answer (``ConsumerCoordinator.onJoinComplete``), and, in the eager
     protocol, the previous partitions were revoked or lost first (``onJoinPrepare``).
+``revoke-before-rejoin``
+    in the eager protocol a member gives up every partition it owns (``onPartitionsRevoked`` or
+    ``onPartitionsLost``) before it sends its next JoinGroup (``ConsumerCoordinator.onJoinPrepare``),
+    so no partition is owned by two consumers at once once the group has moved on; a member nobody
+    told of the rebalance (a partitioned one) keeps its partitions until it hears, as in Kafka.
 ``group-settles``
     after the faults stop the group settles within the schedule's ``settle_ms``: every live
     consumer owns partitions, each partition exactly one owner, the coordinator Stable with the
@@ -73,6 +78,7 @@ SOURCES = {
     "rediscover-after-coordinator-error": "AbstractCoordinator.markCoordinatorUnknown, ensureCoordinatorReady / lookupCoordinator",
     "heartbeats-continue": "AbstractCoordinator.HeartbeatThread.run (a Heartbeat every heartbeat.interval.ms while joined), Heartbeat.sessionTimeoutExpired",
     "assignment-matches-sync": "ConsumerCoordinator.onJoinComplete (the SyncGroup's assignment), onJoinPrepare (eager: revoke all first)",
+    "revoke-before-rejoin": "ConsumerCoordinator.onJoinPrepare (eager: onPartitionsRevoked / onPartitionsLost for every owned partition before the JoinGroup)",
     "group-settles": "GroupCoordinator: a group whose members all rejoin completes its rebalance and is Stable",
 }
 
@@ -203,9 +209,10 @@ def judge(outcome) -> List[Finding]:
         found = _heartbeats_continue(client, exs, zero, session_ms, stopped, _holds(outcome.trace, client))
         if found is not None:
             findings.append(found)
-        found = _assignments(client, exs, outcome.events[client], zero)
-        if found is not None:
-            findings.append(found)
+        for rule in (_assignments, _revoke_before_rejoin):
+            found = rule(client, exs, outcome.events[client], zero)
+            if found is not None:
+                findings.append(found)
     if not outcome.settle.settled:
         findings.append(Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
                                 f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
@@ -458,4 +465,31 @@ def _assignments(client, exs, events, zero) -> Optional[Finding]:
                                f"{client}'s onPartitionsAssigned came while it still owned {owned} (eager: revoked "
                                f"or lost first)")
             owned = sorted(e["partitions"])
+    return None
+
+
+def _revoke_before_rejoin(client, exs, events, zero) -> Optional[Finding]:
+    """Every JoinGroup is read after the callbacks that emptied the member's assignment (the
+    runner stamps a callback when the library calls it, before the library can send anything
+    after it; both clocks are this machine's wall clock)."""
+    changes = []  # (time, partitions owned from then on)
+    owned: List[int] = []
+    for e in events:
+        if e["event"] in ("revoked", "lost"):
+            owned = sorted(set(owned) - set(e["partitions"]))
+        elif e["event"] == "assigned":
+            owned = sorted(set(owned) | set(e["partitions"])) if e.get("incremental") else sorted(e["partitions"])
+        else:
+            continue
+        changes.append((e["wall_ms"], owned))
+    if any(e.get("incremental") for e in events if e["event"] == "assigned"):
+        return None  # cooperative: a member keeps what it is not asked to give up
+    for ex in exs:
+        if ex.api != "JoinGroup":
+            continue
+        before = [o for t, o in changes if t <= ex.sent]
+        if before and before[-1]:
+            return Finding("revoke-before-rejoin", client, ex.sent - zero,
+                           f"{client} sent a JoinGroup while its callbacks said it still owned partitions {before[-1]} "
+                           f"(eager: revoked or lost first)", (_show(ex, zero),))
     return None

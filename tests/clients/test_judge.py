@@ -157,7 +157,7 @@ def test_callbacks_must_hand_over_the_sync_answers_partitions_and_revoke_first()
     w.join(1000, "c0", "m1", 2, sent_member="m1").sync(1010, "c0", "m1", 2, [1])
     unrevoked = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},
                         {"event": "assigned", "partitions": [1], "wall_ms": ZERO + 1012})}
-    assert rules(w.outcome(unrevoked)) == ["assignment-matches-sync"]
+    assert rules(w.outcome(unrevoked)) == ["revoke-before-rejoin", "assignment-matches-sync"]
     revoked = {"c0": (unrevoked["c0"][0], {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 990},
                       unrevoked["c0"][1])}
     assert rules(w.outcome(revoked)) == []
@@ -197,3 +197,15 @@ def test_a_members_commit_with_no_generation_is_outside_any_generation():
     # a commit of a consumer outside the group (no member id) is Kafka's manual-assignment commit
     w = joined().call(500, "c0", "OffsetCommit", {"generation_id": -1, "member_id": ""}, error=0)
     assert rules(w.outcome()) == []
+
+
+def test_a_rejoin_without_giving_up_the_partitions_first_is_a_finding():
+    w = joined().join(1000, "c0", "m1", 2, sent_member="m1")
+    kept = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},)}
+    assert "revoke-before-rejoin" in rules(w.outcome(kept))
+    revoked = {"c0": (kept["c0"][0], {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 999})}
+    assert "revoke-before-rejoin" not in rules(w.outcome(revoked))
+    lost = {"c0": (kept["c0"][0], {"event": "lost", "partitions": [0, 1], "wall_ms": ZERO + 1000})}
+    assert "revoke-before-rejoin" not in rules(w.outcome(lost))
+    late = {"c0": (kept["c0"][0], {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 1001})}
+    assert "revoke-before-rejoin" in rules(w.outcome(late))
