@@ -63,9 +63,14 @@ def add_parser(kinds) -> argparse.ArgumentParser:
 
 
 def run_and_judge(library: libraries.Library, schedule: ClientSchedule, group: str, mutant: Optional[str] = None):
+    """Run one schedule and judge it; a schedule that cannot run (its broker did not start) is a
+    UsageError: nothing about the client was learnt, and the next schedule would fail the same way."""
     from properties.clients import session
 
-    outcome = session.run(library, schedule, group, mutant=mutant)
+    try:
+        outcome = session.run(library, schedule, group, mutant=mutant)
+    except session.SessionError as e:
+        raise UsageError(str(e)) from None
     return outcome, judge(outcome)
 
 
@@ -203,7 +208,7 @@ def outcome_json(outcome) -> dict:
                        "owners": {str(p): o for p, o in outcome.settle.owners.items()},
                        "group_state": outcome.settle.group_state},
             "notes": list(outcome.notes), "events": {c: list(e) for c, e in outcome.events.items()},
-            "trace": list(outcome.trace)}
+            "stderr": dict(outcome.stderr), "trace": list(outcome.trace)}
 
 
 def write_counterexample(path: str, library: str, outcome, finding: Finding, mutant: Optional[str] = None) -> None:
@@ -253,7 +258,8 @@ def outcome_of(data: dict):
                    Settle(settle["settled"], int(settle.get("waited_ms", 0)),
                           {int(p): list(o) for p, o in settle["owners"].items()}, settle["group_state"],
                           tuple(settle.get("members", ())), settle["detail"]),
-                   int(data["start_ms"]), int(data["stop_ms"]), tuple(data.get("notes", ())))
+                   int(data["start_ms"]), int(data["stop_ms"]), tuple(data.get("notes", ())),
+                   dict(data.get("stderr", {})))
 
 
 def is_client_counterexample(data) -> bool:

@@ -61,6 +61,10 @@ class Outcome:
     stderr: Dict[str, str] = attrs.field(factory=dict)  # client id -> the tail of its stderr
 
 
+class SessionError(Exception):
+    """A schedule could not be run at all (its broker did not start)."""
+
+
 class _Runner:
     def __init__(self, library: Library, client_id: str, config: Dict[str, Any], log_dir: str) -> None:
         self.client_id = client_id
@@ -105,7 +109,9 @@ class _Runner:
         """SIGTERM, then SIGKILL after *timeout_s*; a note if it had to be killed or had died."""
         note = None
         if self.process.poll() is not None:
-            note = f"{self.client_id} had exited with status {self.process.returncode} before the end"
+            last = self.stderr_tail(400).strip().splitlines()
+            note = (f"{self.client_id} had exited with status {self.process.returncode} before the end"
+                    + (f": {last[-1]}" if last else ""))
         else:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -210,8 +216,11 @@ def run(library: Library, schedule: ClientSchedule, group: str = "conform", keep
         json.dump({"faults": [x.to_json() for x in schedule.faults]}, f)
     notes: List[str] = []
     runners: List[_Runner] = []
-    broker = launch_groupcheck_broker(partitions=schedule.partitions, topics={TOPIC: schedule.partitions},
-                                      settings=BROKER_SETTINGS, trace=trace_path, faults=faults_path)
+    try:
+        broker = launch_groupcheck_broker(partitions=schedule.partitions, topics={TOPIC: schedule.partitions},
+                                          settings=BROKER_SETTINGS, trace=trace_path, faults=faults_path)
+    except RuntimeError as e:  # it printed why; nothing was started
+        raise SessionError(f"schedule {schedule.seed}: {e}") from None
     try:
         start_ms = _schedule_start(broker.log())
         settings = schedule.settings_dict()

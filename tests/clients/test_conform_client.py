@@ -143,3 +143,13 @@ def test_shrinking_drops_every_fault_the_finding_does_not_need(monkeypatch):
                                      Finding("heartbeat-carries-current-generation", "c0", 1, "x"))
     assert [f.to_json() for f in shrunk.schedule.faults] == [needed] and finding.rule == "heartbeat-carries-current-generation"
     assert len(runs) == 4  # one try per fault: three kept out, the needed one tried and kept
+
+
+def test_a_broker_that_does_not_start_gives_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+    def no_broker(**kwargs):
+        raise RuntimeError("groupcheck broker did not start: Address already in use")
+
+    monkeypatch.setattr(session, "launch_groupcheck_broker", no_broker)
+    assert main(["conform", "client", "--client", "groupcheck", "--schedules", "1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "groupcheck: error: schedule 0: groupcheck broker did not start: Address already in use"
