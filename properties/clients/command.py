@@ -157,13 +157,14 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
     entries = []
     for rule, (seed, finding_json, data) in sorted(tally.first.items()):
         outcome, finding = outcome_of({**data, "library": library.name}), Finding.from_json(finding_json)
+        reproduced = None
         if shrinking:
-            outcome, finding = shrink(library, outcome, finding, plan["mutant"])
+            outcome, finding, reproduced = shrink(library, outcome, finding, plan["mutant"])
         path = os.path.join(out, "counterexamples", f"{rule}.json")
         write_counterexample(path, library.name, outcome, finding, plan["mutant"])
         entries.append({"signature": rule, "summary": finding.summary, "count": tally.counts[rule], "file": path,
                         "source": finding.source, "client": finding.client, "seed": seed,
-                        "faults": len(outcome.schedule.faults)})
+                        "faults": len(outcome.schedule.faults), "reproduced": reproduced})
     summary = {"system": f"client:{library.name}", "mutant": plan["mutant"], "schedules": tally.done,
                "consumers": plan["consumers"], "settings": plan["settings"], **settings,
                "seconds": round(seconds, 1), "with_findings": tally.failed, "findings": entries,
@@ -181,13 +182,19 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
           f"{summary['faults_injected']} faults injected: {summary['with_findings']} with findings, "
           f"{len(summary['findings'])} rules broken")
     for e in summary["findings"]:
-        print(f"  {e['count']:>4} × {e['signature']}: {e['summary']}\n         {e['file']}")
+        again = {True: "", False: " [intermittent: not on a re-run]", None: ""}[e.get("reproduced")]
+        print(f"  {e['count']:>4} × {e['signature']}{again}: {e['summary']}\n         {e['file']}")
     print(f"report: {out}/report.md — verdict: {summary['verdict']}")
 
 
 def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
-    """Remove faults one at a time while the same rule still fires (each try re-runs the schedule)."""
+    """Re-run the schedule once: a finding that does not come back is intermittent (a race of the
+    client's own threads, say) and is kept as found. Else remove faults one at a time while the same
+    rule still fires (each try re-runs the schedule). Returns (outcome, finding, reproduced)."""
     schedule = outcome.schedule
+    _, again = run_and_judge(library, schedule, f"shrink-{schedule.seed}-again", mutant)
+    if not any(f.signature() == finding.signature() for f in again):
+        return outcome, finding, False
     i = 0
     while i < len(schedule.faults):
         candidate = schedule.without(i)
@@ -197,7 +204,7 @@ def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
             schedule, outcome, finding = candidate, again, same[0]
         else:
             i += 1
-    return outcome, finding
+    return outcome, finding, True
 
 
 def outcome_json(outcome) -> dict:
@@ -236,9 +243,12 @@ def write_report(out: str, summary: dict) -> None:
     if not summary["findings"]:
         lines.append(f"**No finding** in {summary['schedules']} schedules.")
     else:
-        lines += ["| rule | schedules | first (shrunk) | source in Kafka | counterexample |", "|---|---|---|---|---|"]
+        lines += ["| rule | schedules | first (shrunk when it came back on a re-run) | re-run | source in Kafka | "
+                  "counterexample |", "|---|---|---|---|---|---|"]
         for e in summary["findings"]:
-            lines.append(f"| `{e['signature']}` | {e['count']} | {e['summary']} | {e['source']} | `{e['file']}` |")
+            again = {True: "came back", False: "intermittent: not on a re-run", None: "not re-run"}[e.get("reproduced")]
+            lines.append(f"| `{e['signature']}` | {e['count']} | {e['summary']} ({e['faults']} faults) | {again} | "
+                         f"{e['source']} | `{e['file']}` |")
     if summary["notes"]:
         lines += ["", "Notes (not judged):", ""] + [f"- {n}" for n in summary["notes"]]
     lines += ["", "Replay a counterexample: `groupcheck replay FILE` (re-runs its schedule with the same library and "

@@ -139,10 +139,20 @@ def test_shrinking_drops_every_fault_the_finding_does_not_need(monkeypatch):
     s = schedule(others[0], needed, *others[1:])
     outcome = session.Outcome(s, "groupcheck", (), {}, session.Settle(True, 0, {}, "Stable", (), ""), 0, 0)
     monkeypatch.setattr(command, "run_and_judge", fake_run)
-    shrunk, finding = command.shrink(libraries.get("groupcheck"), outcome,
-                                     Finding("heartbeat-carries-current-generation", "c0", 1, "x"))
+    shrunk, finding, reproduced = command.shrink(libraries.get("groupcheck"), outcome,
+                                                 Finding("heartbeat-carries-current-generation", "c0", 1, "x"))
     assert [f.to_json() for f in shrunk.schedule.faults] == [needed] and finding.rule == "heartbeat-carries-current-generation"
-    assert len(runs) == 4  # one try per fault: three kept out, the needed one tried and kept
+    assert reproduced and runs == [4, 3, 2, 2, 1]  # the re-run, then one try per fault left (the needed one kept)
+
+
+def test_a_finding_that_does_not_come_back_is_kept_as_found_and_called_intermittent(monkeypatch):
+    from properties.clients.judge import Finding
+
+    s = schedule({"kind": "failover", "at_ms": 5000})
+    outcome = session.Outcome(s, "kafka-python", (), {}, session.Settle(True, 0, {}, "Stable", (), ""), 0, 0)
+    monkeypatch.setattr(command, "run_and_judge", lambda *a, **k: (outcome, []))
+    kept, _, reproduced = command.shrink(libraries.get("groupcheck"), outcome, Finding("heartbeats-continue", "c0", 1, "x"))
+    assert kept is outcome and reproduced is False
 
 
 def test_a_broker_that_does_not_start_gives_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
