@@ -481,13 +481,15 @@ def _revoke_before_rejoin(client, exs, events, zero) -> Optional[Finding]:
             owned = sorted(set(owned) | set(e["partitions"])) if e.get("incremental") else sorted(e["partitions"])
         else:
             continue
-        changes.append((e["wall_ms"], owned))
+        changes.append((e["wall_ms"], owned, e["event"]))
     if any(e.get("incremental") for e in events if e["event"] == "assigned"):
         return None  # cooperative: a member keeps what it is not asked to give up
     for ex in exs:
         if ex.api != "JoinGroup":
             continue
-        before = [o for t, o in changes if t <= ex.sent]
+        # a callback in the same millisecond as the JoinGroup's read: a revocation may have come
+        # first (and is the client's due), an assignment cannot have (it answers a later SyncGroup)
+        before = [o for t, o, kind in changes if t < ex.sent or (t == ex.sent and kind != "assigned")]
         if before and before[-1]:
             return Finding("revoke-before-rejoin", client, ex.sent - zero,
                            f"{client} sent a JoinGroup while its callbacks said it still owned partitions {before[-1]} "

@@ -209,3 +209,13 @@ def test_a_rejoin_without_giving_up_the_partitions_first_is_a_finding():
     assert "revoke-before-rejoin" not in rules(w.outcome(lost))
     late = {"c0": (kept["c0"][0], {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 1001})}
     assert "revoke-before-rejoin" in rules(w.outcome(late))
+
+
+def test_an_assignment_in_the_same_millisecond_as_a_join_came_after_it():
+    """librdkafka rejoined, synced and called on_assign within one millisecond (9,691 ms): the
+    assignment answers the SyncGroup that followed the JoinGroup, not the other way round."""
+    w = joined().join(1000, "c0", "m1", 2, sent_member="m1", at=1000).sync(1000, "c0", "m1", 2, [0, 1], at=1000)
+    events = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},
+                     {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 999},
+                     {"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 1000})}
+    assert rules(w.outcome(events)) == []
