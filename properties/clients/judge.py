@@ -240,8 +240,9 @@ def _one_in_flight(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
 
 def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
     """heartbeat- and commit-carries-current-generation."""
-    given: List[Tuple[int, int, str]] = []  # (time answered, generation, member id) of successful joins
-    told: List[Tuple[int, int, str]] = []  # (time answered, generation, member id) told unknown / illegal
+    # (time answered, generation, member id, trace position of the answer)
+    given: List[Tuple[int, int, str, int]] = []  # of successful JoinGroups
+    told: List[Tuple[int, int, str, int]] = []  # of answers saying that generation or member id is gone
     for ex in exs:
         body = ex.request["body"]
         if ex.api in ("Heartbeat", "OffsetCommit"):
@@ -269,7 +270,8 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                                    f"{known[-1][0] - zero} ms after a JoinGroup answer had given it generation "
                                    f"{known[-1][1]}", (_show(ex, zero),))
                 gone = [t for t in told if t[0] + WINDOW_MS <= ex.sent and t[1] == generation and t[2] == member]
-                if gone and not any(g[0] > gone[-1][0] and g[1] == generation for g in given):
+                # given again after it was told (trace order: the same millisecond is no tie)
+                if gone and not any(g[3] > gone[-1][3] and g[1] == generation for g in given):
                     return Finding(rule, client, ex.sent - zero,
                                    f"{client} sent a {ex.api} with generation {generation} {ex.sent - gone[-1][0]} ms "
                                    f"after the coordinator had answered that its generation or member id was gone",
@@ -278,9 +280,9 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
             error = ex.error
             if ex.api == "JoinGroup" and error == 0:
                 response = ex.response["body"]
-                given.append((ex.answered, response["generation_id"], response["member_id"]))
+                given.append((ex.answered, response["generation_id"], response["member_id"], ex.answered_position))
             elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
-                told.append((ex.answered, body.get("generation_id", -1), body.get("member_id", "")))
+                told.append((ex.answered, body.get("generation_id", -1), body.get("member_id", ""), ex.answered_position))
     return None
 
 

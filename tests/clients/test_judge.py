@@ -219,3 +219,13 @@ def test_an_assignment_in_the_same_millisecond_as_a_join_came_after_it():
                      {"event": "revoked", "partitions": [0, 1], "wall_ms": ZERO + 999},
                      {"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 1000})}
     assert rules(w.outcome(events)) == []
+
+
+def test_a_generation_given_again_in_the_same_millisecond_as_it_was_refused_is_current():
+    """librdkafka: SyncGroup of generation 3 answered ILLEGAL_GENERATION, JoinGroup answered
+    generation 3 again within the same millisecond; its later commit with 3 is current."""
+    w = joined().join(1000, "c0", "m1", 3, sent_member="m1", at=1000)
+    w.call(1000, "c0", "SyncGroup", {"generation_id": 3, "member_id": "m1"}, {"error_code": 22}, at=1000)
+    w.join(1000, "c0", "m1", 3, sent_member="m1", at=1000).sync(1000, "c0", "m1", 3, [0, 1], at=1000)
+    w.call(1300, "c0", "OffsetCommit", {"generation_id": 3, "member_id": "m1"}, error=0)
+    assert rules(w.outcome()) == []
