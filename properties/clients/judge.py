@@ -141,6 +141,11 @@ class _Exchange:
         return _error_code(self.api, self.response["body"])
 
 
+def _a(api: str) -> str:
+    """``an OffsetCommit``, ``a Heartbeat``."""
+    return ("an " if api[0] in "AEIOU" else "a ") + api
+
+
 def _error_code(api: str, body: dict) -> int:
     if api == "OffsetCommit":
         codes = [p["error_code"] for t in body.get("topics") or () for p in t.get("partitions") or ()]
@@ -232,7 +237,7 @@ def _one_in_flight(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                 not (p.closed_ms is not None and p.closed_ms <= ex.sent + WINDOW_MS)]
         if live:
             return Finding("one-rebalance-request-in-flight", client, ex.sent - zero,
-                           f"{client} sent a {ex.api} while its {live[0].api} sent at {live[0].sent - zero} ms was "
+                           f"{client} sent {_a(ex.api)} while its {live[0].api} sent at {live[0].sent - zero} ms was "
                            f"still in flight", (_show(live[0], zero), _show(ex, zero)))
         pending = [p for p in pending if p.ended is None or p.ended > ex.sent] + [ex]
     return None
@@ -257,23 +262,23 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                 known = [g for g in given if g[0] + WINDOW_MS <= ex.sent]
                 if generation < 0:
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent a {ex.api} with generation {generation} and its member id {member!r}: "
+                                   f"{client} sent {_a(ex.api)} with generation {generation} and its member id {member!r}: "
                                    f"a group member's {ex.api} outside a stable generation (Kafka's consumer fails "
                                    f"it locally)", (_show(ex, zero),))
                 if not any(g[1] == generation and g[2] == member for g in given if g[0] <= ex.sent):
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent a {ex.api} with generation {generation} and member id {member!r}, "
+                                   f"{client} sent {_a(ex.api)} with generation {generation} and member id {member!r}, "
                                    f"which no JoinGroup answer had given it", (_show(ex, zero),))
                 if known and (known[-1][1], known[-1][2]) != (generation, member) and known[-1][1] > generation:
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent a {ex.api} with generation {generation} "
+                                   f"{client} sent {_a(ex.api)} with generation {generation} "
                                    f"{known[-1][0] - zero} ms after a JoinGroup answer had given it generation "
                                    f"{known[-1][1]}", (_show(ex, zero),))
                 gone = [t for t in told if t[0] + WINDOW_MS <= ex.sent and t[1] == generation and t[2] == member]
                 # given again after it was told (trace order: the same millisecond is no tie)
                 if gone and not any(g[3] > gone[-1][3] and g[1] == generation for g in given):
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent a {ex.api} with generation {generation} {ex.sent - gone[-1][0]} ms "
+                                   f"{client} sent {_a(ex.api)} with generation {generation} {ex.sent - gone[-1][0]} ms "
                                    f"after the coordinator had answered that its generation or member id was gone",
                                    (_show(ex, zero),))
         if ex.response is not None:
@@ -364,7 +369,7 @@ def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
             lookup = "" if lookup_answered is None else " (its FindCoordinator had not been answered yet)"
             return Finding("rediscover-after-coordinator-error", client, later.sent - zero,
                            f"{client} was answered error {ex.error} (the coordinator moved or is unavailable) and "
-                           f"sent a {later.api} {later.sent - ex.answered} ms later before finding the coordinator "
+                           f"sent {_a(later.api)} {later.sent - ex.answered} ms later before finding the coordinator "
                            f"again{lookup}", (_show(ex, zero), _show(later, zero)))
     return None
 
