@@ -346,10 +346,15 @@ class Selector:
         self._interest(channel)
 
     def unmute(self, channel_id: ConnectionId) -> None:
+        """``unmute``: read the channel again; a frame already in its buffer is read at the next poll
+        without waiting (Kafka's ``Selector.unmute``: ``keysWithBufferedRead`` and
+        ``madeReadProgressLastPoll = true`` when ``hasBytesBuffered()``)."""
         channel = self._open_or_closing(channel_id)
         self.explicitly_muted.discard(channel_id)
         channel.muted = False
         self._interest(channel)
+        if channel.has_bytes_buffered():
+            self._made_read_progress_last_poll = True
 
     def mute_all(self) -> None:
         for channel_id in list(self.channels):

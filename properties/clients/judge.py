@@ -63,6 +63,10 @@ from typing import Dict, List, Optional, Tuple
 import attrs
 
 WINDOW_MS = 250
+#: A request the broker read this soon after the previous answer on its connection was written
+#: (or after a fault held the connection) may have waited in the socket all along: the broker reads
+#: one request per connection at a time (its 300 ms poll wait, and some slack).
+PIPELINE_MS = 350
 REJOIN_SLACK_MS = 2000
 GROUP_REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
 COORDINATOR_ERRORS = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS is retried in place; 15, 16 move
@@ -117,6 +121,12 @@ class _Exchange:
     answered_position: Optional[int] = None  # its answer's line number
     closed_ms: Optional[int] = None  # its connection went away first
     injected: Optional[str] = None  # the fault applied to it (its kind), if any
+    queued_from: Optional[int] = None  # the earliest the client may have sent it (see _queueing)
+
+    @property
+    def sent_after(self) -> int:
+        """The time the client sent this request at the earliest, as the trace can tell."""
+        return self.request["time_ms"] if self.queued_from is None else self.queued_from
 
     @property
     def api(self) -> str:
@@ -182,6 +192,30 @@ def exchanges(trace: Tuple[dict, ...]) -> Dict[str, List[_Exchange]]:
     return out
 
 
+def _queueing(exs: List[_Exchange], holds: List[Tuple[int, int]]) -> None:
+    """Set every request's ``queued_from``. The broker reads one request of a connection at a time
+    and nothing of a held one, so a request read right after the previous answer on its
+    connection was written (or right after a hold ended) may have been sent long before: as early
+    as the first request of that busy stretch was read, or the hold began. A judge that took the
+    read time for the send time would blame a client for what it sent before it was told."""
+    by_connection: Dict[str, List[_Exchange]] = {}
+    for ex in exs:
+        by_connection.setdefault(ex.request["connection"], []).append(ex)
+    for chain in by_connection.values():
+        start, previous_end = None, None
+        for ex in chain:
+            read = ex.sent
+            earliest = read
+            if previous_end is not None and read - previous_end <= PIPELINE_MS and start is not None:
+                earliest = start
+            for lo, hi in holds:
+                if lo <= read and read - hi <= PIPELINE_MS:
+                    earliest = min(earliest, lo)
+            ex.queued_from = earliest
+            start = earliest
+            previous_end = ex.ended if ex.ended is not None else read
+
+
 def _show(ex: _Exchange, zero: int) -> str:
     body = ex.request["body"]
     fields = {k: body[k] for k in ("generation_id", "member_id") if k in body}
@@ -207,6 +241,7 @@ def judge(outcome) -> List[Finding]:
             continue  # the settle probe and other tools
         exs = by_client[client]
         stopped = outcome.stop_ms
+        _queueing(exs, _holds(outcome.trace, client))
         for rule in (_one_in_flight, _generations, _rejoin_after_error, _member_id_kept, _rediscover):
             found = rule(client, exs, zero, max_poll, stopped)
             if found is not None:
@@ -259,7 +294,7 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                 return Finding(rule, client, ex.sent - zero, f"{client} sent a Heartbeat without a generation "
                                f"(generation {generation}, member id {member!r})", (_show(ex, zero),))
             else:
-                known = [g for g in given if g[0] + WINDOW_MS <= ex.sent]
+                known = [g for g in given if g[0] + WINDOW_MS <= ex.sent_after]
                 if generation < 0:
                     return Finding(rule, client, ex.sent - zero,
                                    f"{client} sent {_a(ex.api)} with generation {generation} and its member id {member!r}: "
@@ -271,15 +306,16 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                                    f"which no JoinGroup answer had given it", (_show(ex, zero),))
                 if known and (known[-1][1], known[-1][2]) != (generation, member) and known[-1][1] > generation:
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent {_a(ex.api)} with generation {generation} "
-                                   f"{known[-1][0] - zero} ms after a JoinGroup answer had given it generation "
+                                   f"{client} sent {_a(ex.api)} with generation {generation} at least "
+                                   f"{ex.sent_after - known[-1][0]} ms after a JoinGroup answer had given it generation "
                                    f"{known[-1][1]}", (_show(ex, zero),))
-                gone = [t for t in told if t[0] + WINDOW_MS <= ex.sent and t[1] == generation and t[2] == member]
+                gone = [t for t in told if t[0] + WINDOW_MS <= ex.sent_after and t[1] == generation and t[2] == member]
                 # given again after it was told (trace order: the same millisecond is no tie)
                 if gone and not any(g[3] > gone[-1][3] and g[1] == generation for g in given):
                     return Finding(rule, client, ex.sent - zero,
-                                   f"{client} sent {_a(ex.api)} with generation {generation} {ex.sent - gone[-1][0]} ms "
-                                   f"after the coordinator had answered that its generation or member id was gone",
+                                   f"{client} sent {_a(ex.api)} with generation {generation} at least "
+                                   f"{ex.sent_after - gone[-1][0]} ms after the coordinator had answered that its "
+                                   f"generation or member id was gone",
                                    (_show(ex, zero),))
         if ex.response is not None:
             error = ex.error
@@ -362,7 +398,7 @@ def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
                 if later.response is not None and lookup_answered is None:
                     lookup_answered = later.answered_position
                 continue
-            if later.api not in GROUP_REQUESTS or later.sent <= ex.answered + WINDOW_MS:
+            if later.api not in GROUP_REQUESTS or later.sent_after <= ex.answered + WINDOW_MS:
                 continue
             if lookup_answered is not None and later.position > lookup_answered:
                 break

@@ -34,8 +34,17 @@ HERE = os.path.join(os.path.dirname(__file__), "findings")
     ("librdkafka-2.16.0-join-before-lookup-answer.json", {"rediscover-after-coordinator-error"}),
     ("aiokafka-0.14.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
 ])
-def test_a_saved_finding_is_judged_the_same_way_again(name, rules):
+def test_a_saved_finding_is_judged_the_same_way_again(name, rules):  # noqa: D103
     with open(os.path.join(HERE, name)) as f:
         data = json.load(f)
     found = {f.rule for f in judge(outcome_of(data)) if f.client != "group"}
     assert rules <= found, found
+
+
+def test_the_judges_own_mistake_stays_fixed():
+    """groupcheck's consumer, seed 51 (faults: a silence, then a delayed Heartbeat answer): its
+    Heartbeat read 300 ms after an UNKNOWN_MEMBER_ID answer had been queued on the held connection
+    since long before the answer; the judge once took the read for the send."""
+    with open(os.path.join(HERE, "groupcheck-seed-51-queued-heartbeat-not-a-finding.json")) as f:
+        data = json.load(f)
+    assert [f.rule for f in judge(outcome_of(data)) if f.client != "group"] == []

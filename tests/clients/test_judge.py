@@ -4,7 +4,7 @@ answer, a reset the coordinator asked for)."""
 
 import pytest
 
-from properties.clients.judge import WINDOW_MS, judge
+from properties.clients.judge import PIPELINE_MS, WINDOW_MS, judge
 from properties.clients.schedule import DEFAULT_SETTINGS, ClientSchedule
 from properties.clients.session import Outcome, Settle
 
@@ -91,7 +91,7 @@ def test_a_heartbeat_without_a_generation_is_a_heartbeat_while_unjoined():
 def test_a_commit_with_the_previous_generation_after_the_new_one_was_seen_is_stale():
     w = joined().join(1000, "c0", "m1", 2, sent_member="m1").sync(1010, "c0", "m1", 2, [0, 1])
     stale = {"generation_id": 1, "member_id": "m1"}
-    w.call(1005 + WINDOW_MS + 10, "c0", "OffsetCommit", stale, error=22)
+    w.call(1011 + PIPELINE_MS + 10, "c0", "OffsetCommit", stale, error=22)  # its connection idle meanwhile
     assert rules(w.outcome()) == ["commit-carries-current-generation"]
     # sent right after the answer was written: the client may not have read it yet
     w = joined().join(1000, "c0", "m1", 2, sent_member="m1").call(1001 + WINDOW_MS // 2, "c0", "OffsetCommit", stale,
@@ -229,3 +229,18 @@ def test_a_generation_given_again_in_the_same_millisecond_as_it_was_refused_is_c
     w.join(1000, "c0", "m1", 3, sent_member="m1", at=1000).sync(1000, "c0", "m1", 3, [0, 1], at=1000)
     w.call(1300, "c0", "OffsetCommit", {"generation_id": 3, "member_id": "m1"}, error=0)
     assert rules(w.outcome()) == []
+
+
+def test_a_request_queued_behind_a_busy_connection_may_have_been_sent_before_the_answer():
+    """groupcheck's own consumer, seed 51: a Heartbeat sent while its connection was held (a
+    silence, then a delayed answer) was read 300 ms after the UNKNOWN_MEMBER_ID answer, right after
+    the answers to the requests queued before it; it was sent seconds before it was told."""
+    hb = {"generation_id": 1, "member_id": "m1"}
+    w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=5000)
+    w.call(5001, "c0", "OffsetCommit", hb, error=25).call(5300, "c0", "Heartbeat", hb, {"error_code": 25})
+    w.call(5400, "c0", "JoinGroup", {"member_id": ""}, {"error_code": 79, "member_id": "m2", "generation_id": -1})
+    assert rules(w.outcome()) == []
+    # the same Heartbeat on a connection that had been idle: sent after the answer, the client's fault
+    w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=5000)
+    w.call(5300, "c0", "Heartbeat", hb, {"error_code": 25}, connection="idle")
+    assert rules(w.outcome()) == ["heartbeat-carries-current-generation"]

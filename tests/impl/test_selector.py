@@ -203,3 +203,24 @@ def test_send_to_an_unknown_channel_is_refused():
     with pytest.raises(IllegalStateException, match="no connection"):
         selector.send(NetworkSend("nobody", frame(b"")))
     selector.close_all()
+
+
+def test_a_frame_buffered_behind_a_muted_channel_is_read_at_once_after_unmute(listener):
+    """What a broker does with pipelined requests: mute the channel on a receive, answer, unmute.
+    The next frame is already in the channel's buffer (read with the first): Kafka's
+    ``Selector.unmute`` adds the channel to ``keysWithBufferedRead`` and sets
+    ``madeReadProgressLastPoll``, so the next poll does not wait for the socket (found by
+    ``groupcheck conform client``: pipelined requests waited out the broker's 300 ms poll)."""
+    client, server = pair(listener)
+    client.send(NetworkSend("n1", frame(b"1") + frame(b"2")))  # two requests in one write
+    poll_until(client, lambda s: s["sends"])
+    assert [r.payload for r in poll_until(server, lambda s: s["receives"])["receives"]] == [b"1"]
+    server.mute("c1")  # the request is being handled
+    server.send(NetworkSend("c1", frame(b"answer 1")))
+    assert poll_until(server, lambda s: s["sends"])["receives"] == []  # a poll that only wrote
+    server.unmute("c1")  # its response is written
+    started = time.monotonic()
+    server.poll(5000)
+    assert [r.payload for r in server.completed_receives] == [b"2"]
+    assert time.monotonic() - started < 4
+    client.close_all(), server.close_all()
