@@ -122,6 +122,14 @@ class _Exchange:
     closed_ms: Optional[int] = None  # its connection went away first
     injected: Optional[str] = None  # the fault applied to it (its kind), if any
     queued_from: Optional[int] = None  # the earliest the client may have sent it (see _queueing)
+    connection_closed_ms: Optional[int] = None  # when its connection went away, if it did
+
+    @property
+    def maybe_unread(self) -> bool:
+        """The client closed the connection so soon after this answer was written that it may
+        have dropped it unread (a client giving up on a connection discards what it holds)."""
+        return (self.response is not None and self.connection_closed_ms is not None
+                and self.connection_closed_ms <= self.answered + WINDOW_MS)
 
     @property
     def sent_after(self) -> int:
@@ -171,11 +179,13 @@ def exchanges(trace: Tuple[dict, ...]) -> Dict[str, List[_Exchange]]:
     of its connection before an answer, and the fault injected into it."""
     out: Dict[str, List[_Exchange]] = {}
     open_: Dict[Tuple[str, int], _Exchange] = {}
+    by_connection: Dict[str, List[_Exchange]] = {}
     for position, line in enumerate(trace):
         direction = line["direction"]
         if direction == "request":
             ex = _Exchange(line, position)
             out.setdefault(line.get("client_id") or "", []).append(ex)
+            by_connection.setdefault(line["connection"], []).append(ex)
             open_[(line["connection"], line["correlation_id"])] = ex
         elif direction == "response":
             ex = open_.pop((line["connection"], line["correlation_id"]), None)
@@ -189,6 +199,8 @@ def exchanges(trace: Tuple[dict, ...]) -> Dict[str, List[_Exchange]]:
         elif direction == "closed":
             for key in [k for k in open_ if k[0] == line["connection"]]:
                 open_.pop(key).closed_ms = line["time_ms"]
+            for ex in by_connection.get(line["connection"], ()):
+                ex.connection_closed_ms = line["time_ms"]
     return out
 
 
@@ -322,7 +334,8 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
             if ex.api == "JoinGroup" and error == 0:
                 response = ex.response["body"]
                 given.append((ex.answered, response["generation_id"], response["member_id"], ex.answered_position))
-            elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
+            elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) \
+                    and not ex.maybe_unread:
                 told.append((ex.answered, body.get("generation_id", -1), body.get("member_id", ""), ex.answered_position))
     return None
 
@@ -339,7 +352,7 @@ def _rejoin_after_error(client, exs, zero, max_poll, stopped) -> Optional[Findin
     bound = max_poll + REJOIN_SLACK_MS
     for ex in exs:
         if ex.api not in ("Heartbeat", "SyncGroup", "OffsetCommit") or ex.error not in (
-                _REBALANCE_IN_PROGRESS, _UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION):
+                _REBALANCE_IN_PROGRESS, _UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) or ex.maybe_unread:
             continue
         body = ex.request["body"]
         if ex.api == "OffsetCommit" and body.get("generation_id", -1) < 0:
@@ -390,7 +403,8 @@ def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
     before it wrote that answer (trace order, so also within one millisecond and across
     connections) was sent before the client could have read it."""
     for i, ex in enumerate(exs):
-        if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.error not in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE):
+        if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.error not in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE) \
+                or ex.maybe_unread:
             continue
         lookup_answered = None  # trace position of the answer to a FindCoordinator sent after the error
         for later in exs[i + 1:]:

@@ -244,3 +244,15 @@ def test_a_request_queued_behind_a_busy_connection_may_have_been_sent_before_the
     w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=5000)
     w.call(5300, "c0", "Heartbeat", hb, {"error_code": 25}, connection="idle")
     assert rules(w.outcome()) == ["heartbeat-carries-current-generation"]
+
+
+def test_an_answer_on_a_connection_the_client_closed_at_once_may_never_have_been_read():
+    """librdkafka, after a partition: UNKNOWN_MEMBER_ID written 2 ms before it closed the
+    connection; its later commit (a retry) with the same generation is not held against it."""
+    hb = {"generation_id": 1, "member_id": "m1"}
+    w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=3000).close(3002, "c0")
+    w.call(4000, "c0", "OffsetCommit", hb, error=25, connection="later")
+    assert "commit-carries-current-generation" not in rules(w.outcome())
+    w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=3000).close(3000 + WINDOW_MS + 50, "c0")
+    w.call(4000, "c0", "OffsetCommit", hb, error=25, connection="later")
+    assert "commit-carries-current-generation" in rules(w.outcome())
