@@ -253,31 +253,3 @@ def test_a_scheduled_failover_moves_the_coordinator_and_is_logged(tmp_path):
         log = b.log()
     assert "fault 0 (failover): broker" in log and before != after, log
 
-
-def test_kafka_python_rejoins_when_a_heartbeat_is_answered_rebalance_in_progress(tmp_path):
-    """A real client under a scheduled fault: Kafka's rule (HeartbeatResponseHandler: a STABLE
-    member answered REBALANCE_IN_PROGRESS requests a rejoin) is visible in the trace as a JoinGroup
-    after the injected answer, and the group settles again."""
-    pytest.importorskip("kafka")
-    import threading
-
-    from tests.live.test_broker import ConsumerThread, _wait
-
-    schedule = _schedule(tmp_path, {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS",
-                                    "client": "k1", "after": 2})
-    trace = str(tmp_path / "trace.jsonl")
-    with launch_groupcheck_broker(settings=FAST, topics={"t": 2}, faults=schedule, trace=trace) as b:
-        consumer = ConsumerThread(b.bootstrap, "g", "t", "k1", {}, threading.Lock())
-        try:
-            _wait(lambda: "fault 0 (error REBALANCE_IN_PROGRESS on Heartbeat of k1)" in b.log(), 30,
-                  "the injected heartbeat answer", consumer.describe)
-            _wait(lambda: len(consumer.assignment) == 2, 30, "the rejoin's assignment", consumer.describe)
-        finally:
-            consumer.stop()
-    lines = [x for x in _trace(trace) if x.get("client_id") == "k1"]
-    at = next(i for i, x in enumerate(lines) if x["direction"] == "fault")
-    after = [(x["direction"], x.get("api")) for x in lines[at + 1:]]
-    assert ("request", "JoinGroup") in after, after
-    joins = [x for x in lines if x["direction"] == "response" and x.get("api") == "JoinGroup"
-             and x["body"]["error_code"] == 0]
-    assert len({x["body"]["generation_id"] for x in joins}) >= 2  # a new generation after the injected answer
