@@ -13,6 +13,7 @@ from typing import Dict, List, Tuple
 import attrs
 
 from properties.errors import UsageError
+from properties.live.child import split_setting
 
 
 @attrs.frozen
@@ -50,9 +51,7 @@ def parse_settings(pairs: List[str]) -> Dict[str, object]:
     """``--set NAME=VALUE`` items: milliseconds as integers, the assignors as a list."""
     out: Dict[str, object] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--set {pair!r}: expected NAME=VALUE")
+        name, value = split_setting(pair, UsageError)
         if name not in SETTINGS:
             raise UsageError(f"--set {name}: not a consumer setting groupcheck conform client passes on "
                              f"(known: {', '.join(SETTINGS)})")
