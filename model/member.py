@@ -322,7 +322,8 @@ def _on_join_group(s: Step, req, result) -> None:
             _set_generation(s, result.generation_id, result.member_id, result.protocol_name)
             s.log.append(("joined", s.index, result.generation_id, result.member_id, result.leader_id == result.member_id))
             assignments = ()
-            if result.leader_id == result.member_id:
+            elected = result.leader_id == result.member_id  # joinResponse.isLeader()
+            if elected:
                 # onLeaderElected: updateGroupSubscription takes a fresh metadataSnapshot, the
                 # assignor works from the metadata at hand, and that snapshot is kept to watch
                 maybe_update_subscription_metadata(s)
@@ -336,7 +337,11 @@ def _on_join_group(s: Step, req, result) -> None:
                 s.config.group_id, result.generation_id, result.member_id, PROTOCOL_TYPE, result.protocol_name, assignments
             )
             delay = s.config.assignor_delay_ms
-            if s.is_leader and delay:
+            # The assignor runs in onJoinLeader only (JoinGroupResponseHandler.handle: if
+            # (joinResponse.isLeader()) onJoinLeader(...) else onJoinFollower()). Not s.is_leader:
+            # that is reset only by onJoinPrepare, which a rejoin after a failed SyncGroup skips
+            # (needsJoinPrepare stays false), so a former leader joining as a follower still has it.
+            if elected and delay:
                 # The assignor runs inside this handler under the coordinator's lock: the application
                 # thread is in it and the heartbeat thread waits for the lock, so the whole process
                 # stands still (a stall) and the SyncGroup leaves when the assignor returns.

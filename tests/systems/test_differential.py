@@ -3,7 +3,7 @@
 import pytest
 
 from model.config import Config
-from properties.systems.differential import Aliases, canonical, compare
+from properties.systems.differential import Aliases, Differential, canonical, compare
 from model.world import initial_world, step
 from properties.explore.walker import walk
 
@@ -317,3 +317,29 @@ def test_a_request_only_one_side_has_in_flight_is_a_divergence_where_it_appears(
     new, _, problem = diff.after(world, event, new, log)
     assert problem is not None and "client 0 slot 0 to broker: model ('FindCoordinator',), impl " \
         "('FindCoordinator', 'FindCoordinator')" in problem.message, problem
+
+
+def test_a_former_leader_answered_as_a_follower_sends_its_sync_group_at_once_in_both():
+    """Regression (seed 75303 of the 100,000-interleaving default campaign: a swarm world with
+    JoinGroup v0 and a 2.4 s assignor, the coordinator mix; shrunk to 143 events). Client 1 is
+    elected leader, runs its assignor, and its SyncGroup is answered NOT_COORDINATOR: the group
+    moved. That failure resets nothing, and onJoinPrepare, which clears ConsumerCoordinator's
+    isLeader, runs only when needsJoinPrepare is set (AbstractCoordinator.joinGroupIfNeeded: after a
+    completed join or resetStateAndRejoin). So the flag is still set when the new coordinator answers
+    its JoinGroup naming another leader. The assignor runs in onJoinLeader only
+    (AbstractCoordinator.JoinGroupResponseHandler.handle: ``if (joinResponse.isLeader())
+    onJoinLeader(...) else onJoinFollower()``): the follower sends its SyncGroup at once, as the
+    implementation did. The model stalled for the assignor on the stale flag."""
+    config, schedule, seed = _replay_file("former_leader_joins_as_follower.json")
+    assert config.assignor_delay_ms > 0
+    world, logs, diff = initial_world(config), [], Differential(config, seed)
+    for event in schedule:  # the model following the implementation's choices (who leads)
+        new, log = step(world, event)
+        world, log, problem = diff.after(world, event, new, log)
+        assert problem is None, problem
+        logs += [e for e in log if e[1:2] == (1,)]
+    joined = [i for i, e in enumerate(logs) if e[0] == "joined"]
+    assert logs[joined[-2]][4] is True and logs[joined[-1]][4] is False  # leader, then a follower
+    assert world.clients[1].is_leader  # Kafka's flag, not cleared between the two
+    after = [e[0] for e in logs[joined[-1]:]]
+    assert "assigning" not in after and ("send", "SyncGroup") in [(e[0], e[4]) for e in logs[joined[-1]:] if e[0] == "send"]
