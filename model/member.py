@@ -35,7 +35,7 @@ from model.messages import (
 PROTOCOL_TYPE = "consumer"
 
 # Failures after which joinGroupIfNeeded retries at once instead of returning.
-_REJOIN_AT_ONCE = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIRED})
+REJOIN_AT_ONCE = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIRED})
 # JoinGroup errors that are fatal to the consumer (raised out of poll).
 _JOIN_FATAL = frozenset(
     {
@@ -294,7 +294,7 @@ def join_group_if_needed(s: Step) -> bool:
             continue
         failure = future[1]
         request_rejoin(s)
-        if failure in _REJOIN_AT_ONCE:
+        if failure in REJOIN_AT_ONCE:
             continue
         if not is_retriable(failure):
             _fail(s, failure)

@@ -7,8 +7,11 @@ the client *had received* when it sent a request; the trace shows when the broke
 and when it read a request, so an answer written less than :data:`WINDOW_MS` before a request
 was read may not have been seen by the client yet (its request could have been on its way): such
 a request is not held against it. Each rule names its source in Kafka's Java client
-(``clients/src/main/java/org/apache/kafka/clients/consumer/internals``), the model's own client
-(``model/member.py``) encoding the same rule:
+(``clients/src/main/java/org/apache/kafka/clients/consumer/internals``). Which error answers ask
+for a rejoin, a reset of the generation or of the member id, or a new coordinator lookup is not
+written here: :mod:`properties.clients.reactions` reads it off the model's own client
+(``model/member.py``) by running its response handlers, so the judge and the model cannot drift
+apart (``judge(outcome, reactions)`` takes another model's table, e.g. a broken variant's):
 
 ``one-rebalance-request-in-flight``
     at most one JoinGroup or SyncGroup of a member in flight: ``AbstractCoordinator.initiateJoinGroup``
@@ -62,6 +65,8 @@ from typing import Dict, List, Optional, Tuple
 
 import attrs
 
+from properties.clients.reactions import MODEL, SENT_FROM, Reactions
+
 WINDOW_MS = 250
 #: A request the broker read this soon after the previous answer on its connection was written
 #: (or after a fault held the connection) may have waited in the socket all along: the broker reads
@@ -71,6 +76,10 @@ REJOIN_SLACK_MS = 2000
 GROUP_REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
 _NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE = 16, 15
 _UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION, _REBALANCE_IN_PROGRESS, _MEMBER_ID_REQUIRED = 25, 22, 27, 79
+#: Clients before KAFKA-13419 (Kafka 3.1) reset their member id on ILLEGAL_GENERATION too; today's
+#: model does not (it resets the generation only), and the judge does not hold the older rule
+#: against a client.
+LEGACY_MEMBER_ID_RESETS = (_ILLEGAL_GENERATION,)
 
 SOURCES = {
     "one-rebalance-request-in-flight": "AbstractCoordinator.initiateJoinGroup / JoinGroupResponseHandler (SyncGroup sent from the JoinGroup answer's handler)",
@@ -239,9 +248,10 @@ def _show(ex: _Exchange, zero: int) -> str:
     return f"{ex.sent - zero} ms {ex.api} {fields} {answer}{injected}"
 
 
-def judge(outcome) -> List[Finding]:
+def judge(outcome, reactions: Reactions = MODEL) -> List[Finding]:
     """Every rule of the module docstring over one :class:`~properties.clients.session.Outcome`:
-    the findings, in time order (at most one per rule and client: the first)."""
+    the findings, in time order (at most one per rule and client: the first). *reactions*: what the
+    model's client does with each error answer (:mod:`properties.clients.reactions`)."""
     zero = outcome.start_ms
     by_client = exchanges(outcome.trace)
     max_poll = int(outcome.schedule.settings_dict().get("max.poll.interval.ms", 300000))
@@ -254,10 +264,10 @@ def judge(outcome) -> List[Finding]:
         stopped = outcome.stop_ms
         _queueing(exs, _holds(outcome.trace, client))
         for rule in (_one_in_flight, _generations, _rejoin_after_error, _member_id_kept, _rediscover):
-            found = rule(client, exs, zero, max_poll, stopped)
+            found = rule(client, exs, zero, max_poll, stopped, reactions)
             if found is not None:
                 findings.append(found)
-        found = _heartbeats_continue(client, exs, zero, session_ms, stopped, _holds(outcome.trace, client))
+        found = _heartbeats_continue(client, exs, zero, session_ms, stopped, _holds(outcome.trace, client), reactions)
         if found is not None:
             findings.append(found)
         for rule in (_assignments, _revoke_before_rejoin):
@@ -272,7 +282,7 @@ def judge(outcome) -> List[Finding]:
     return sorted(findings, key=lambda f: (f.at_ms, f.client, f.rule))
 
 
-def _one_in_flight(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+def _one_in_flight(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:
     pending: List[_Exchange] = []
     for ex in exs:
         if ex.api not in ("JoinGroup", "SyncGroup"):
@@ -289,7 +299,7 @@ def _one_in_flight(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
     return None
 
 
-def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+def _generations(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:
     """heartbeat- and commit-carries-current-generation."""
     # (time answered, generation, member id, trace position of the answer)
     given: List[Tuple[int, int, str, int]] = []  # of successful JoinGroups
@@ -333,25 +343,30 @@ def _generations(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
             if ex.api == "JoinGroup" and error == 0:
                 response = ex.response["body"]
                 given.append((ex.answered, response["generation_id"], response["member_id"], ex.answered_position))
-            elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) \
-                    and not ex.maybe_unread:
+            elif ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit") and not ex.maybe_unread \
+                    and error in reactions.errors(ex.api, "resets_generation"):
                 told.append((ex.answered, body.get("generation_id", -1), body.get("member_id", ""), ex.answered_position))
     return None
 
 
-def _current_generation(exs: List[_Exchange], at: int) -> Optional[Tuple[int, str]]:
+def _current_generation(exs: List[_Exchange], at: int, position: Optional[int] = None) -> Optional[Tuple[int, str]]:
+    """The (generation, member id) of the client's latest JoinGroup answer written by *at* (before
+    trace line *position*, when given)."""
     current = None
     for ex in exs:
-        if ex.api == "JoinGroup" and ex.answered is not None and ex.answered <= at and ex.error == 0:
+        if ex.api == "JoinGroup" and ex.answered is not None and ex.answered <= at and ex.error == 0 \
+                and (position is None or ex.answered_position < position):
             current = (ex.response["body"]["generation_id"], ex.response["body"]["member_id"])
     return current
 
 
-def _rejoin_after_error(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+def _rejoin_after_error(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:
+    """An error after which the model's member rejoins (and needs no coordinator lookup first: that
+    wait is the rediscover rule's) is followed by a JoinGroup within the bound."""
     bound = max_poll + REJOIN_SLACK_MS
     for ex in exs:
-        if ex.api not in ("Heartbeat", "SyncGroup", "OffsetCommit") or ex.error not in (
-                _REBALANCE_IN_PROGRESS, _UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) or ex.maybe_unread:
+        if ex.api not in ("Heartbeat", "SyncGroup", "OffsetCommit") or ex.maybe_unread or \
+                ex.error not in _told_to_rejoin(ex.api, reactions):
             continue
         body = ex.request["body"]
         if ex.api == "OffsetCommit" and body.get("generation_id", -1) < 0:
@@ -371,7 +386,7 @@ def _rejoin_after_error(client, exs, zero, max_poll, stopped) -> Optional[Findin
     return None
 
 
-def _member_id_kept(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+def _member_id_kept(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:
     member: Optional[str] = None
     released: Optional[int] = None  # when the client was told (or said) its member id is gone
     for ex in exs:
@@ -390,20 +405,34 @@ def _member_id_kept(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
         if ex.api == "JoinGroup" and ex.error in (0, _MEMBER_ID_REQUIRED) and response.get("member_id"):
             if response["member_id"] != member:
                 member, released = response["member_id"], None
-        elif ex.error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) and (
-                body.get("member_id") == member or any(m.get("member_id") == member for m in body.get("members") or ())):
+        elif _releases_member_id(ex, member, reactions, _current_generation(exs, ex.answered, ex.answered_position)):
             released = ex.answered if released is None else released
     return None
 
 
-def _rediscover(client, exs, zero, max_poll, stopped) -> Optional[Finding]:
+def _releases_member_id(ex: _Exchange, member: Optional[str], reactions: Reactions, current) -> bool:
+    """Whether *ex*'s error answer tells the client its member id *member* is gone: the model's member
+    resets its member id on it (on an answer to a request of its *current* (generation, member id),
+    or of an older one), or it is an error older clients also reset on, or the answer to a
+    LeaveGroup naming the member."""
+    body = ex.request["body"]
+    if ex.api == "LeaveGroup":
+        return ex.error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION) and any(
+            m.get("member_id") == member for m in body.get("members") or ())
+    if ex.api not in SENT_FROM or body.get("member_id") != member:
+        return False
+    fresh = ex.api == "JoinGroup" or current == (body.get("generation_id"), member)
+    return ex.error in reactions.errors(ex.api, "resets_member_id", current=fresh) + LEGACY_MEMBER_ID_RESETS
+
+
+def _rediscover(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:
     """After a coordinator error, the next group request must have been sent after the client
     received the answer to a FindCoordinator it sent after the error. A request the broker read
     before it wrote that answer (trace order, so also within one millisecond and across
     connections) was sent before the client could have read it."""
     for i, ex in enumerate(exs):
-        if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.error not in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE) \
-                or ex.maybe_unread:
+        if ex.api not in GROUP_REQUESTS + ("OffsetFetch",) or ex.maybe_unread or ex.error not in (
+                reactions.errors(ex.api, "rediscover") if ex.api in SENT_FROM else (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE)):
             continue
         lookup_answered = None  # trace position of the answer to a FindCoordinator sent after the error
         for later in exs[i + 1:]:
@@ -436,7 +465,15 @@ def _holds(trace, client: str) -> List[Tuple[int, int]]:
     return out
 
 
-def _heartbeats_continue(client, exs, zero, session_ms, stopped, holds) -> Optional[Finding]:
+def _told_to_rejoin(api: str, reactions: Reactions) -> Tuple[int, ...]:
+    """The errors answering *api* after which the model's member rejoins without looking the
+    coordinator up first (for the APIs the model does not send as a member: the membership errors)."""
+    if api not in SENT_FROM:
+        return (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION, _REBALANCE_IN_PROGRESS)
+    return tuple(set(reactions.errors(api, "rejoin")) - set(reactions.errors(api, "rediscover")))
+
+
+def _heartbeats_continue(client, exs, zero, session_ms, stopped, holds, reactions) -> Optional[Finding]:
     """The longest stretch in which the member held a generation, had nothing in flight, was not
     held by a fault, and sent nothing, must stay under ``session.timeout.ms``."""
     busy = sorted([(ex.sent, ex.ended if ex.ended is not None else stopped) for ex in exs] + holds)
@@ -451,7 +488,7 @@ def _heartbeats_continue(client, exs, zero, session_ms, stopped, holds) -> Optio
             holding_from = None
         if ex.response is not None and ex.api == "JoinGroup" and ex.error == 0:
             holding_from = ex.answered
-        elif ex.response is not None and ex.error in (_UNKNOWN_MEMBER_ID, _ILLEGAL_GENERATION, _REBALANCE_IN_PROGRESS):
+        elif ex.response is not None and ex.error in _told_to_rejoin(ex.api, reactions):
             holding_from = None  # told to rejoin: rejoin-after-error judges what comes next
         elif holding_from is not None and ex.ended is not None:
             holding_from = max(holding_from, ex.ended)
