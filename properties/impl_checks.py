@@ -129,14 +129,24 @@ class ImplChecker:
 
 def _poll_timeout(sim, c: int | None) -> tuple | None:
     """(c, member state, ConsumerCoordinator.time_to_next_poll) of consumer *c* after its poll,
-    if it is live (its clock as the poll left it, so the timers' update is a no-op)."""
+    if it is live. Looking must not touch: ``time_to_next_poll`` updates the Heartbeat's timers to
+    now, and Kafka's timers never move back (``Timer.update``: ``Math.max``), so a look after a poll
+    that never reached ``pollHeartbeat`` (a wakeup thrown first) would move them on where Kafka's
+    stay, and a later backwards clock jump would then find a heartbeat due that is not (campaign
+    seed 90111). The timers' cached times are put back afterwards."""
     if c is None or not sim._client_runnable(c) or sim.closing[c] is not None:
         return None
     coordinator = sim.consumers[c].coordinator
+    heartbeat = coordinator.heartbeat
+    timers = (heartbeat.heartbeat_timer, heartbeat.session_timer, heartbeat.poll_timer)
+    cached = [t._current_time_ms for t in timers]
     try:
         timeout = coordinator.time_to_next_poll(sim.consumers[c].time.milliseconds())
     except Exception:  # a failed heartbeat thread rethrows here; the poll itself reported it
         return None
+    finally:
+        for t, ms in zip(timers, cached):
+            t._current_time_ms = ms
     return (c, coordinator.state.value, timeout)
 
 

@@ -343,3 +343,24 @@ def test_a_former_leader_answered_as_a_follower_sends_its_sync_group_at_once_in_
     assert world.clients[1].is_leader  # Kafka's flag, not cleared between the two
     after = [e[0] for e in logs[joined[-1]:]]
     assert "assigning" not in after and ("send", "SyncGroup") in [(e[0], e[4]) for e in logs[joined[-1]:] if e[0] == "send"]
+
+
+def test_looking_at_a_consumer_after_a_woken_poll_moves_none_of_its_timers():
+    """Regression (seed 90111 of the default campaign, 21 events after shrinking): the leader's poll
+    right after its assignor returned sends the SyncGroup and then throws the pending wakeup, before
+    ConsumerCoordinator.poll reaches pollHeartbeat. The differential's busy-loop check then asked
+    the implementation for ``time_to_next_poll``, which updates the Heartbeat's timers to now; Kafka's
+    timers never move back (``Timer.update``: ``Math.max``), so after the client's clock jumped 9 s
+    back the heartbeat thread found a heartbeat due that Kafka's would not, and sent it. The look
+    now puts the timers' cached times back."""
+    config, schedule, seed = _replay_file("look_after_wakeup_moves_no_timer.json")
+    woken = next(i for i, e in enumerate(schedule) if e[0] == "wakeup")
+    assert schedule[woken + 1][0] == "poll" and schedule[woken + 2][:3] == ("clock_jump", 0, -9000)
+    diff, world = Differential(config, seed), initial_world(config)
+    for event in schedule[:woken + 2]:
+        new, log = step(world, event)
+        world, _, problem = diff.after(world, event, new, log)
+        assert problem is None, problem
+    heartbeat = diff.sim.consumers[0].coordinator.heartbeat
+    assert heartbeat.heartbeat_timer.current_time_ms() < diff.sim.now  # not moved by the look
+    assert compare(config, schedule, seed).divergence is None
