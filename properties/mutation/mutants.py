@@ -927,16 +927,21 @@ class Search:
             self.baseline[case] = _verdict(case)[0] is None
         return self.baseline[case]
 
-    def hunt(self, name: str, budget: int, progress: Optional[Callable[[int], None]] = None) -> Outcome:
-        """Interleavings under mutant *name* until one kills it, at most *budget*. A guided search
-        (``search="guided"``) breeds from the interleavings under the mutant that reached something
-        new, round by round, as ``groupcheck campaign`` does (:mod:`properties.explore.guided`)."""
+    def hunt(self, name: str, budget: int, progress: Optional[Callable[[int], None]] = None, first: int = 0) -> Outcome:
+        """Interleavings under mutant *name* until one kills it, at most *budget*, from interleaving
+        *first* on (a plain search only: interleaving i is seed i, so a known kill can be checked
+        without running the ones before it). A guided search (``search="guided"``) breeds from the
+        interleavings under the mutant that reached something new, round by round, as ``groupcheck
+        campaign`` does (:mod:`properties.explore.guided`). The outcome counts interleavings from
+        the first one (the kill's index is ``first + interleavings``)."""
         from properties.explore.guided import Corpus, Features
 
+        if first and self.search == "guided":
+            raise ValueError("a guided search starts at its first interleaving (first=0)")
         start = time.perf_counter()
         corpus = Corpus(0) if self.search == "guided" else None
         offers: list = []  # this round's (spec, features, walked, steps), offered when it ends
-        for i in range(budget):
+        for i in range(first, first + budget):
             spec = None
             if corpus is not None:
                 if i > 0 and corpus.round_of(i) != corpus.round_of(i - 1):
@@ -952,9 +957,9 @@ class Search:
                 r = features.result
                 offers.append((spec, features.keys(r), r.walked if r.walked is not None else r.steps, case.steps))
             if progress is not None:
-                progress(i + 1)
+                progress(i + 1 - first)
             if prop is not None and self.baseline_passes(case):
-                return Outcome(name, True, i + 1, time.perf_counter() - start, prop, case.seed, case.faults,
+                return Outcome(name, True, i + 1 - first, time.perf_counter() - start, prop, case.seed, case.faults,
                                message, case.world)
         return Outcome(name, False, budget, time.perf_counter() - start, None)
 
