@@ -27,11 +27,14 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Dict, List, Optional, Tuple
 
 from properties.clients import libraries
 from properties.clients.judge import Finding, judge
+from properties.campaign.interrupts import Interrupts, exit_status
+from properties.campaign.interrupts import name as interrupts_name
 from properties.clients.schedule import ClientSchedule, generate
 from properties.errors import UsageError, int_at_least
 from properties.progress import Progress
@@ -134,20 +137,53 @@ class ClientTally:
 
 
 def cmd_conform_client(args) -> int:
+    """Run the schedules, K at a time. SIGINT or SIGTERM stops it without losing what ran: no new
+    schedule starts, the ones under way finish (a second signal abandons them), and the report is
+    written for the finished ones, marked partial, without shrinking; the exit status is then 128 +
+    the signal's number (130, 143), as for an interrupted campaign."""
     plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="with findings")
     tally = ClientTally()
     seeds = range(args.seed, args.seed + args.schedules)
-    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        for result in pool.map(lambda seed: run_seed(plan, seed), seeds):
-            tally.add(result)
-            progress(tally.done, tally.failed, final=tally.done == len(seeds))
-    summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not args.no_shrink,
-                     settings={"seed": args.seed, "parallel": args.parallel})
-    print_summary(summary, args.json, out)
+    with Interrupts() as interrupts:
+        pool = ThreadPoolExecutor(max_workers=args.parallel)
+        futures, merged = [pool.submit(run_seed, plan, seed) for seed in seeds], set()
+        try:
+            _collect(futures, merged, tally, progress, interrupts, len(seeds))
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            running = [f for f in futures if not f.cancelled() and not f.done()]
+            print(f"groupcheck: {interrupts_name(interrupts.signum)}: stopping; waiting for the {len(running)} "
+                  f"schedules under way (again to abandon them)", file=sys.stderr, flush=True)
+            try:
+                _collect([f for f in futures if not f.cancelled()], merged, tally, progress, interrupts, len(seeds))
+            except KeyboardInterrupt:
+                pass
+        pool.shutdown(wait=False)
+        with interrupts.held(release=False):
+            interrupted = interrupts.signum
+            summary = finish(tally, plan, out, time.monotonic() - started,
+                             shrinking=not args.no_shrink and interrupted is None,
+                             settings={"seed": args.seed, "parallel": args.parallel,
+                                       "interrupted": interrupts_name(interrupted) if interrupted else None})
+            print_summary(summary, args.json, out)
+    if interrupted is not None:
+        return exit_status(interrupted)
     return 0 if summary["verdict"] == "conforms" else 1
+
+
+def _collect(futures, merged: set, tally: ClientTally, progress, interrupts, total: int) -> None:
+    """Merge each finished schedule's result as it comes (skipping those in *merged*, to which each
+    is added), never half-way through one when a signal arrives."""
+    for future in as_completed(futures):
+        if future in merged:
+            continue
+        with interrupts.held():
+            merged.add(future)
+            tally.add(future.result())
+            progress(tally.done, tally.failed, final=tally.done == total)
 
 
 def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict) -> dict:
@@ -184,7 +220,8 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
     for e in summary["findings"]:
         again = {True: "", False: " [intermittent: not on a re-run]", None: ""}[e.get("reproduced")]
         print(f"  {e['count']:>4} × {e['signature']}{again}: {e['summary']}\n         {e['file']}")
-    print(f"report: {out}/report.md — verdict: {summary['verdict']}")
+    partial = f" (PARTIAL: stopped by {summary['interrupted']})" if summary.get("interrupted") else ""
+    print(f"report: {out}/report.md — verdict: {summary['verdict']}{partial}")
 
 
 def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
@@ -240,6 +277,9 @@ def write_report(out: str, summary: dict) -> None:
              "rejoin, and the group settling after "
              "the faults (properties/clients/judge.py). Not checked: what a client does between two requests "
              "that leaves no trace on the wire (its internal state), cooperative rebalancing, static membership.", ""]
+    if summary.get("interrupted"):
+        lines += [f"**PARTIAL: stopped by {summary['interrupted']}**; the figures cover the {summary['schedules']} "
+                  f"schedules that finished (findings not shrunk).", ""]
     if not summary["findings"]:
         lines.append(f"**No finding** in {summary['schedules']} schedules.")
     else:

@@ -179,3 +179,32 @@ def test_a_broker_that_does_not_start_gives_one_line_and_exit_2(monkeypatch, cap
     assert main(["conform", "client", "--client", "groupcheck", "--schedules", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "groupcheck: error: schedule 0: groupcheck broker did not start: Address already in use"
+
+
+def test_a_stopped_run_keeps_every_finished_schedule_and_says_it_is_partial(tmp_path, monkeypatch, capsys):
+    """SIGTERM while the third schedule runs: no new schedule starts, the one under way finishes and
+    is counted, and the report is written, marked partial; exit 143 (128 + SIGTERM)."""
+    import os
+    import signal
+    import threading
+    import time as clock
+
+    ran = []
+
+    def fake_run_seed(plan, seed):
+        ran.append(seed)
+        if seed == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+            clock.sleep(0.3)  # still under way when the signal is handled
+        return {"seed": seed, "findings": [], "outcome": None, "faults_injected": 1, "notes": []}
+
+    assert threading.current_thread() is threading.main_thread()
+    monkeypatch.setattr(command, "run_seed", fake_run_seed)
+    out = tmp_path / "report"
+    code = main(["conform", "client", "--client", "groupcheck", "--schedules", "10", "--parallel", "1",
+                 "--out", str(out), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 143
+    assert sorted(ran) == [0, 1, 2] and summary["schedules"] == 3 and summary["interrupted"] == "SIGTERM"
+    assert "PARTIAL: stopped by SIGTERM" in (out / "report.md").read_text()
+    assert json.loads((out / "report.json").read_text())["schedules"] == 3
