@@ -72,6 +72,9 @@ class Member:
     awaiting_sync: ReplyTo | None = None  # parked SyncGroup, or None
     is_new: bool = True
     heartbeat: Deadline | None = None  # armed session (or new-member) expiry, None when not armed
+    # group.instance.id of a static member (KIP-345), None for a dynamic one. GroupMetadata's
+    # staticMembers map (instance id -> member id) is the members' own: see static_member_id
+    group_instance_id: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -206,6 +209,26 @@ def _index_of(members, member_id: str) -> int:
     return -1
 
 
+def static_member_id(members, instance_id: str) -> str | None:
+    """``GroupMetadata.currentStaticMemberId``: the member id the group holds for *instance_id*."""
+    for m in members:
+        if m.group_instance_id == instance_id:
+            return m.member_id
+    return None
+
+
+def validate_current_member(members, member_id: str, instance_id: str | None):
+    """``GroupCoordinator.validateCurrentMember``: with an instance id, it must be mapped to
+    *member_id* (FENCED_INSTANCE_ID when mapped to another, UNKNOWN_MEMBER_ID when not mapped);
+    without, *member_id* must be a member. The error, or None."""
+    if instance_id is not None:
+        current = static_member_id(members, instance_id)
+        if current is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        return Errors.FENCED_INSTANCE_ID if current != member_id else None
+    return None if _index_of(members, member_id) >= 0 else Errors.UNKNOWN_MEMBER_ID
+
+
 def _metadata_for(member: Member, protocol_name):
     for name, metadata in member.protocols:
         if name == protocol_name:
@@ -218,11 +241,11 @@ _KEEP = object()  # "leave this field as it is" in _member()
 
 def _member(m: Member, *, protocols=_KEEP, rebalance_timeout_ms=_KEEP, session_timeout_ms=_KEEP,
             assignment=_KEEP, awaiting_join=_KEEP, awaiting_sync=_KEEP, is_new=_KEEP,
-            heartbeat=_KEEP) -> Member:
+            heartbeat=_KEEP, member_id=_KEEP) -> Member:
     """A copy of *m* with the given fields replaced: ``attrs.evolve`` without its introspection,
     which costs about three times a plain constructor call on this hot path."""
     return Member(
-        m.member_id,
+        m.member_id if member_id is _KEEP else member_id,
         m.client_id,
         m.rebalance_timeout_ms if rebalance_timeout_ms is _KEEP else rebalance_timeout_ms,
         m.session_timeout_ms if session_timeout_ms is _KEEP else session_timeout_ms,
@@ -233,6 +256,7 @@ def _member(m: Member, *, protocols=_KEEP, rebalance_timeout_ms=_KEEP, session_t
         m.awaiting_sync if awaiting_sync is _KEEP else awaiting_sync,
         m.is_new if is_new is _KEEP else is_new,
         m.heartbeat if heartbeat is _KEEP else heartbeat,
+        m.group_instance_id,
     )
 
 
@@ -437,6 +461,7 @@ class _Draft:
                 awaiting_join=reply_to,
                 is_new=True,
                 heartbeat=self.session_deadline(True, True, request.session_timeout_ms, now),
+                group_instance_id=request.group_instance_id,
             )
         )
         if self.pending_members:
@@ -454,6 +479,63 @@ class _Draft:
             awaiting_join=reply_to,
         )
         self.maybe_prepare_rebalance(now)
+
+    def update_static_member_and_rebalance(self, old_id: str, new_id: str, request, reply_to, now: int) -> None:
+        """``updateStaticMemberAndRebalance`` (§1.11): a known static member joined with an unknown
+        member id. ``replaceStaticMember`` swaps the ids (a JoinGroup or SyncGroup parked under the
+        old id is answered FENCED_INSTANCE_ID; the leader's id follows), the session deadline is
+        re-armed for the new id, the new protocols and timeouts are taken and the JoinGroup parked.
+        Stable: if the protocol the next generation would select is the current one, the group
+        record is written with the new id and the member gets the current generation, named with
+        the *old* leader id so that a rejoining leader does not assign a Stable group (before
+        JoinGroup v9); a failed write reverts the swap and answers the error. Otherwise, and in
+        CompletingRebalance, the group rebalances; in PreparingRebalance the JoinGroup waits."""
+        leader_before = self.leader_id
+        i = _index_of(self.members, old_id)
+        old = self.members[i]
+        self._fence(old)
+        replaced = _member(old, member_id=new_id, awaiting_join=None, awaiting_sync=None)
+        self.members[i] = replaced
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        self.reschedule_heartbeat(i, now)
+        self.members[i] = _member(self.members[i], protocols=request.protocols,
+                                  rebalance_timeout_ms=request.rebalance_timeout_ms,
+                                  session_timeout_ms=request.session_timeout_ms, awaiting_join=reply_to)
+        state = self.state
+        if state == STABLE:
+            if self.select_protocol() != self.protocol_name:
+                self.maybe_prepare_rebalance(now)
+                return
+            failure = self.append_fails()
+            if failure is not None:
+                # revert: the old protocols and timeouts, the old id (fencing the new one's join)
+                self.members[i] = _member(self.members[i], protocols=old.protocols,
+                                          rebalance_timeout_ms=old.rebalance_timeout_ms,
+                                          session_timeout_ms=old.session_timeout_ms, awaiting_join=None,
+                                          member_id=old_id)
+                if self.leader_id == new_id:
+                    self.leader_id = old_id
+                self.reschedule_heartbeat(i, now)
+                self.reply(reply_to, JoinGroupResponse(error=STORE_GROUP_ERRORS.get(failure, failure),
+                                                       generation_id=self.generation, protocol_type=self.protocol_type,
+                                                       protocol_name=self.protocol_name, leader_id=leader_before or "",
+                                                       member_id=UNKNOWN_MEMBER_ID))
+                return
+            self.persist = self.freeze()
+            self.members[i] = _member(self.members[i], awaiting_join=None)
+            self.reply(reply_to, JoinGroupResponse(error=_NONE, generation_id=self.generation,
+                                                   protocol_type=self.protocol_type, protocol_name=self.protocol_name,
+                                                   leader_id=leader_before or "", member_id=new_id))
+        elif state == COMPLETING_REBALANCE:
+            self.prepare_rebalance(now)
+
+    def _fence(self, m: Member) -> None:
+        """``replaceStaticMember``: what waits under a replaced member id is answered FENCED_INSTANCE_ID."""
+        if m.awaiting_join is not None:
+            self.reply(m.awaiting_join, _error_join(Errors.FENCED_INSTANCE_ID, m.member_id))
+        if m.awaiting_sync is not None:
+            self.reply(m.awaiting_sync, SyncGroupResponse(error=Errors.FENCED_INSTANCE_ID))
 
     def maybe_prepare_rebalance(self, now: int) -> None:
         """``maybePrepareRebalance``: only when ``canRebalance`` (Stable, CompletingRebalance, Empty)."""
@@ -495,9 +577,11 @@ class _Draft:
         """``onCompleteJoin`` (§1.6). The caller has already disarmed the join deadline."""
         generation_before = self.generation
         self.initial_delay_remaining = None
-        # 1. Dynamic members that did not rejoin are dropped (every member is dynamic here).
+        # 1. Dynamic members that did not rejoin are dropped; static ones stay (only their session
+        # expiry removes them): notYetRejoinedMembers.filterNot(_._2.isStaticMember).
         if "non_rejoined_kept" not in self.broken:
-            gone = frozenset(m.member_id for m in self.members if m.awaiting_join is None)
+            gone = frozenset(m.member_id for m in self.members
+                             if m.awaiting_join is None and m.group_instance_id is None)
             if gone:
                 self.remove(gone, "not_rejoined", repick=False)
         if self.state == DEAD:
@@ -777,22 +861,33 @@ def _accept_joining_member(d: _Draft, member_id: str, config) -> bool:
 
 
 def _new_member_join(d: _Draft, request, reply_to, now: int) -> None:
-    """``doNewMemberJoinGroup`` (§1.4 step 5), dynamic members only."""
+    """``doNewMemberJoinGroup`` (§1.4 step 5): a new id, ``groupInstanceId-UUID`` for a static member
+    (``GroupMetadata.generateMemberId``), which replaces the id its instance holds, if any
+    (``doStaticNewMemberJoinGroup``; §1.11), and is never asked to rejoin with it
+    (``requireKnownMemberId`` is for dynamic members only)."""
     if d.state == DEAD:
         d.reply(reply_to, _error_join(Errors.COORDINATOR_NOT_AVAILABLE))
         return
     if not d.supports_protocols(request.protocol_type, request.protocols):
         d.reply(reply_to, _error_join(Errors.INCONSISTENT_GROUP_PROTOCOL))
         return
-    new_id = new_member_id(request.client_id, d.member_seq)
-    prefix = f"{request.client_id}-"
+    instance_id = request.group_instance_id
+    prefix_of = request.client_id if instance_id is None else instance_id
+    new_id = new_member_id(prefix_of, d.member_seq)
+    prefix = f"{prefix_of}-"
     others = [m.member_id for m in d.members if m.member_id.startswith(prefix)]
     others += [p for p, _ in d.pending_members if p.startswith(prefix)]
     if others:  # Kafka's UUIDs put the new id anywhere among them (member_id_in_slot)
         slot = d.choose("member_order", tuple(range(len(others) + 1)))
-        new_id = member_id_in_slot(request.client_id, others, slot, d.member_seq)
+        new_id = member_id_in_slot(prefix_of, others, slot, d.member_seq)
     d.member_seq += 1
-    if d.config.require_known_member_id:
+    if instance_id is not None:
+        old_id = static_member_id(d.members, instance_id)
+        if old_id is not None:
+            d.update_static_member_and_rebalance(old_id, new_id, request, reply_to, now)
+        else:
+            d.add_member_and_rebalance(new_id, request, reply_to, now)
+    elif d.config.require_known_member_id:
         d.pending_members.append((new_id, d.arm(now + request.session_timeout_ms)))
         d.reply(reply_to, _error_join(Errors.MEMBER_ID_REQUIRED, new_id))
     else:
@@ -808,13 +903,14 @@ def _current_member_join(d: _Draft, request, reply_to, now: int) -> None:
     if not d.supports_protocols(request.protocol_type, request.protocols):
         d.reply(reply_to, _error_join(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id))
         return
-    if d.is_pending(member_id):
+    if d.is_pending(member_id):  # (a pending member is never static: its JoinGroup had no instance id)
         d.add_member_and_rebalance(member_id, request, reply_to, now)
         return
-    i = _index_of(d.members, member_id)
-    if i < 0:
-        d.reply(reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id))
+    error = validate_current_member(d.members, member_id, request.group_instance_id)
+    if error is not None:
+        d.reply(reply_to, _error_join(error, member_id))
         return
+    i = _index_of(d.members, member_id)
     state = d.state
     member = d.members[i]
     if state == PREPARING_REBALANCE:
@@ -903,8 +999,9 @@ def _validate_sync_group(group: Group, request, config):
     """``validateSyncGroup`` (§1.7 step 3): the first error, or None."""
     if group.state == DEAD:
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if _index_of(group.members, request.member_id) < 0:
-        return Errors.UNKNOWN_MEMBER_ID
+    error = validate_current_member(group.members, request.member_id, request.group_instance_id)
+    if error is not None:
+        return error
     if "sync_accepts_stale_generation" in config.broken:
         pass
     elif request.generation_id != group.generation:
@@ -922,10 +1019,12 @@ def handle_heartbeat(group, request, reply_to, now, config, choose) -> Outcome:
         return Outcome(None, ((reply_to, HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID)),))
     state = group.state
     i = _index_of(group.members, request.member_id)
+    member_error = None if state == DEAD else validate_current_member(group.members, request.member_id,
+                                                                        request.group_instance_id)
     if state == DEAD:
         error = Errors.COORDINATOR_NOT_AVAILABLE
-    elif i < 0:
-        error = Errors.UNKNOWN_MEMBER_ID
+    elif member_error is not None:
+        error = member_error
     elif request.generation_id != group.generation:
         error = Errors.ILLEGAL_GENERATION
     elif state == EMPTY:
@@ -953,19 +1052,23 @@ def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome
         return Outcome(group, ((reply_to, LeaveGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE)),))
     d = _Draft(group, config, choose)
     member_errors = []
-    for member_id in request.member_ids:
+    instance_ids = request.instance_ids or (None,) * len(request.member_ids)
+    for member_id, instance_id in zip(request.member_ids, instance_ids):
         if member_id == UNKNOWN_MEMBER_ID:
-            # Admin removal by group.instance.id; the model has no static members.
-            error = Errors.UNKNOWN_MEMBER_ID
+            # the administrative removal of a static member by its group.instance.id
+            current = None if instance_id is None else static_member_id(d.members, instance_id)
+            if current is None:
+                error = Errors.UNKNOWN_MEMBER_ID
+            else:
+                d.remove_member_and_update_group(_index_of(d.members, current), "leave", None, now)
+                error = _NONE
         elif d.is_pending(member_id):
             d.remove_pending_member_and_update_group(member_id, now)
             error = _NONE
         else:
-            i = _index_of(d.members, member_id)
-            if i < 0:
-                error = Errors.UNKNOWN_MEMBER_ID
-            else:
-                d.remove_member_and_update_group(i, "leave", None, now)
+            error = validate_current_member(d.members, member_id, instance_id)
+            if error is None:
+                d.remove_member_and_update_group(_index_of(d.members, member_id), "leave", None, now)
                 error = _NONE
         member_errors.append((member_id, error))
     d.reply(reply_to, LeaveGroupResponse(_NONE, tuple(member_errors)))
@@ -1034,12 +1137,13 @@ def _validate_offset_commit(group: Group, request, broken):
     generation_id = request.generation_id
     if generation_id < 0 and group.state == EMPTY:
         return None
-    if generation_id >= 0 or request.member_id != UNKNOWN_MEMBER_ID:
+    if generation_id >= 0 or request.member_id != UNKNOWN_MEMBER_ID or request.group_instance_id is not None:
         stale = generation_id != group.generation and "commit_accepts_stale_generation" not in broken
         if "commit_checks_generation_first" in broken and stale:
             return Errors.ILLEGAL_GENERATION
-        if _index_of(group.members, request.member_id) < 0 and "commit_skips_fencing" not in broken:
-            return Errors.UNKNOWN_MEMBER_ID
+        member_error = validate_current_member(group.members, request.member_id, request.group_instance_id)
+        if member_error is not None and "commit_skips_fencing" not in broken:
+            return member_error
         if stale and "commit_skips_fencing" not in broken:
             return Errors.ILLEGAL_GENERATION
         return None

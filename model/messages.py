@@ -42,6 +42,7 @@ class JoinGroupRequest:
     protocol_type: str
     protocols: Protocols
     client_id: str = ""
+    group_instance_id: str | None = None  # group.instance.id: a static member (KIP-345), v5+
     api = "JoinGroup"
 
 
@@ -65,6 +66,7 @@ class SyncGroupRequest:
     protocol_type: str | None
     protocol_name: str | None
     assignments: tuple = ()  # ((member_id, Assignment), ...): only the leader sends them
+    group_instance_id: str | None = None
     api = "SyncGroup"
 
 
@@ -82,6 +84,7 @@ class HeartbeatRequest:
     group_id: str
     generation_id: int
     member_id: str
+    group_instance_id: str | None = None
     api = "Heartbeat"
 
 
@@ -95,6 +98,9 @@ class HeartbeatResponse:
 class LeaveGroupRequest:
     group_id: str
     member_ids: tuple  # batch form (v3+)
+    # the leaving members' group.instance.id, in member_ids' order (() = none static); a member id
+    # "" with an instance id is the admin removal of that static member
+    instance_ids: tuple = ()
     api = "LeaveGroup"
 
 
@@ -123,6 +129,7 @@ class OffsetCommitRequest:
     # partitions whose metadata string is longer than the broker's offset.metadata.max.bytes (the
     # application chose it, OffsetAndMetadata.metadata): the broker refuses those one by one
     oversized: tuple = ()
+    group_instance_id: str | None = None
     api = "OffsetCommit"
 
 
