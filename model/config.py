@@ -81,6 +81,10 @@ class Config:
     # the implementation's simulated links carry Kafka's wire format (groupcheck --wire); the model
     # itself ignores it
     wire: bool = attrs.field(default=False)
+    # static members (group.instance.id, KIP-345): clients 0 .. static_clients-1 join with the
+    # instance id instance_id(c); the others are dynamic. Needs JoinGroup v5+ (older ones carry no
+    # instance id: Kafka's client refuses static membership there)
+    static_clients: int = attrs.field(default=0, validator=_non_negative)
 
     # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset)
@@ -115,6 +119,11 @@ class Config:
                 f"heartbeat_interval_ms ({self.heartbeat_interval_ms}) must be below "
                 f"session_timeout_ms ({self.session_timeout_ms})"
             )
+        if self.static_clients > self.clients:
+            raise ConfigError(f"static_clients ({self.static_clients}) exceeds clients ({self.clients})")
+        if self.static_clients and self.join_group_version < 5:
+            raise ConfigError(f"static members (static_clients={self.static_clients}) need JoinGroup v5 or later, "
+                              f"got join_group_version={self.join_group_version}")
         if self.min_session_timeout_ms > self.max_session_timeout_ms:
             raise ConfigError(
                 f"min_session_timeout_ms ({self.min_session_timeout_ms}) exceeds "
@@ -143,6 +152,10 @@ class Config:
 
     def client_id(self, client: int) -> str:
         return f"consumer-{client}"
+
+    def instance_id(self, client: int) -> str | None:
+        """group.instance.id of a static client, None for a dynamic one."""
+        return f"instance-{client}" if client < self.static_clients else None
 
     def protocols(self, client: int) -> tuple[str, ...]:
         """Assignor preference of a client: :attr:`assignors` when set; by default even clients
@@ -200,6 +213,7 @@ SETTINGS = {
     "offsets.topic.num.partitions": "offsets_partitions",
     "groupcheck.join.group.version": "join_group_version",
     "groupcheck.assignor.delay.ms": "assignor_delay_ms",
+    "groupcheck.static.clients": "static_clients",
 }
 
 # Kafka's class names for the assignors, accepted as well as the short names

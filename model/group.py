@@ -151,6 +151,8 @@ class Outcome:
 #   ("metadata_too_large", committed, refused)   storeOffsets refused *refused* partitions of a
 #        commit for their metadata's length and committed *committed* others (0 if none, or the append failed)
 #   ("transition", from_state, to_state)
+#   ("static_replaced", generation, old_member_id, new_member_id)   a static member's id replaced in a
+#        Stable group without a rebalance: it keeps the old id's assignment of that generation
 
 
 def new_member_id(client_id: str, seq: int) -> str:
@@ -207,6 +209,11 @@ def _index_of(members, member_id: str) -> int:
         if m.member_id == member_id:
             return i
     return -1
+
+
+def _instances(members) -> tuple:
+    """((member_id, group.instance.id), ...) of the static members, for the leader's answer."""
+    return tuple((m.member_id, m.group_instance_id) for m in members if m.group_instance_id is not None)
 
 
 def static_member_id(members, instance_id: str) -> str | None:
@@ -495,10 +502,18 @@ class _Draft:
         old = self.members[i]
         self._fence(old)
         replaced = _member(old, member_id=new_id, awaiting_join=None, awaiting_sync=None)
-        self.members[i] = replaced
+        # members.remove(old); members.put(new): the member goes to the end of the map's order (a
+        # HashMap's order in Kafka, which nothing may depend on; insertion order in impl's dict)
+        del self.members[i]
+        self.members.append(replaced)
+        i = len(self.members) - 1
         if self.leader_id == old_id:
             self.leader_id = new_id
-        self.reschedule_heartbeat(i, now)
+        # completeAndScheduleNextHeartbeatExpiration: one *session* timeout, also for a member still
+        # new (only addMemberAndRebalance gives the new-member join timeout), and a new member is
+        # satisfied only by a heartbeat (hasSatisfiedHeartbeat): a replaced new member parked in
+        # JoinGroup is removed when it runs out
+        self.members[i] = _member(self.members[i], heartbeat=self.arm(now + old.session_timeout_ms))
         self.members[i] = _member(self.members[i], protocols=request.protocols,
                                   rebalance_timeout_ms=request.rebalance_timeout_ms,
                                   session_timeout_ms=request.session_timeout_ms, awaiting_join=reply_to)
@@ -516,13 +531,14 @@ class _Draft:
                                           member_id=old_id)
                 if self.leader_id == new_id:
                     self.leader_id = old_id
-                self.reschedule_heartbeat(i, now)
+                self.members[i] = _member(self.members[i], heartbeat=self.arm(now + old.session_timeout_ms))
                 self.reply(reply_to, JoinGroupResponse(error=STORE_GROUP_ERRORS.get(failure, failure),
                                                        generation_id=self.generation, protocol_type=self.protocol_type,
                                                        protocol_name=self.protocol_name, leader_id=leader_before or "",
                                                        member_id=UNKNOWN_MEMBER_ID))
                 return
             self.persist = self.freeze()
+            self.notes.append(("static_replaced", self.generation, old_id, new_id))
             self.members[i] = _member(self.members[i], awaiting_join=None)
             self.reply(reply_to, JoinGroupResponse(error=_NONE, generation_id=self.generation,
                                                    protocol_type=self.protocol_type, protocol_name=self.protocol_name,
@@ -625,6 +641,7 @@ class _Draft:
         # 5. Answer every parked JoinGroup, in member order; the leader gets the member list.
         protocol_name = self.protocol_name
         leader_members = tuple((m.member_id, _metadata_for(m, protocol_name)) for m in members)
+        leader_instances = _instances(members)
         for i, m in enumerate(members):
             if m.awaiting_join is not None:
                 self.reply(
@@ -637,6 +654,7 @@ class _Draft:
                         leader_id=self.leader_id,
                         member_id=m.member_id,
                         members=leader_members if m.member_id == self.leader_id else (),
+                        member_instances=leader_instances if m.member_id == self.leader_id else (),
                     ),
                 )
             parked = m.awaiting_sync is not None
@@ -932,9 +950,10 @@ def _current_member_join(d: _Draft, request, reply_to, now: int) -> None:
 
 def _current_generation(d: _Draft, member_id: str, with_members: bool) -> JoinGroupResponse:
     """An immediate JoinGroup answer with the current generation (§1.4 step 6)."""
-    members = ()
+    members = instances = ()
     if with_members:
         members = tuple((m.member_id, _metadata_for(m, d.protocol_name)) for m in d.members)
+        instances = _instances(d.members)
     return JoinGroupResponse(
         error=_NONE,
         generation_id=d.generation,
@@ -943,6 +962,7 @@ def _current_generation(d: _Draft, member_id: str, with_members: bool) -> JoinGr
         leader_id=d.leader_id or "",
         member_id=member_id,
         members=members,
+        member_instances=instances,
     )
 
 

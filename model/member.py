@@ -259,6 +259,7 @@ def send_join_group(s: Step):
         protocol_type=PROTOCOL_TYPE,
         protocols=tuple((name, subscription) for name in cfg.protocols(s.index)),
         client_id=cfg.client_id(s.index),
+        group_instance_id=cfg.instance_id(s.index),
     )
     return ("pending", net.send(s, s.coordinator_slot(), request, timeout))
 
@@ -330,11 +331,12 @@ def _on_join_group(s: Step, req, result) -> None:
                 s.is_leader = True
                 assignor = ASSIGNORS[result.protocol_name]
                 partitions = s.md_partitions - ("assignor_drops_partition" in s.config.broken)
-                plan = assignor([m for m, _ in result.members], partitions)
+                plan = assignor([m for m, _ in result.members], partitions, dict(result.member_instances))
                 assignments = tuple((m, plan[m]) for m, _ in result.members)
                 s.assignment_snapshot = s.snapshot_partitions
             sync = SyncGroupRequest(
-                s.config.group_id, result.generation_id, result.member_id, PROTOCOL_TYPE, result.protocol_name, assignments
+                s.config.group_id, result.generation_id, result.member_id, PROTOCOL_TYPE, result.protocol_name, assignments,
+                s.config.instance_id(s.index),
             )
             delay = s.config.assignor_delay_ms
             # The assignor runs in onJoinLeader only (JoinGroupResponseHandler.handle: if
@@ -488,7 +490,8 @@ def heartbeat_thread(s: Step) -> None:
     elif heartbeat_now(s) >= s.heartbeat_due_ms:
         s.heartbeat_due_ms = heartbeat_now(s) + s.config.heartbeat_interval_ms  # sentHeartbeat
         s.log.append(("heartbeat_sent", s.index, state_at_start, s.state, s.generation))
-        net.send(s, s.coordinator_slot(), HeartbeatRequest(s.config.group_id, s.generation, s.member_id))
+        net.send(s, s.coordinator_slot(),
+                 HeartbeatRequest(s.config.group_id, s.generation, s.member_id, s.config.instance_id(s.index)))
 
 
 def _on_heartbeat(s: Step, req, result) -> None:
@@ -525,8 +528,10 @@ def _on_heartbeat(s: Step, req, result) -> None:
 
 
 def maybe_leave_group(s: Step) -> None:
-    """maybeLeaveGroup: best-effort LeaveGroup for a joined dynamic member, then always reset."""
-    if not coordinator_unknown(s) and s.state != UNJOINED and s.member_id:
+    """maybeLeaveGroup: best-effort LeaveGroup for a joined dynamic member, then always reset. A
+    static member sends none ("consumer with valid group.instance.id is viewed as static member
+    that never sends LeaveGroup", isDynamicMember()): its session expiry or a restart decides."""
+    if s.config.instance_id(s.index) is None and not coordinator_unknown(s) and s.state != UNJOINED and s.member_id:
         net.send(s, s.coordinator_slot(), LeaveGroupRequest(s.config.group_id, (s.member_id,)))
         net.poll(s, dispatch)  # pollNoWakeup
     s.log.append(("leave", s.index, s.member_id))
@@ -588,7 +593,8 @@ def _do_commit_async(s: Step, offsets: tuple, oversized: tuple = ()) -> None:
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
         s.log.append(("commit_failed", s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
         return
-    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets, oversized))
+    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets, oversized,
+                                                          s.config.instance_id(s.index)))
 
 
 def _on_offset_commit(s: Step, req, result) -> None:
@@ -605,6 +611,11 @@ def _on_offset_commit(s: Step, req, result) -> None:
             _reset_on_response_error(s, req, error, error == Errors.UNKNOWN_MEMBER_ID)
     elif error == Errors.GROUP_AUTHORIZATION_FAILED:
         _fail(s, error)
+    elif error == Errors.FENCED_INSTANCE_ID:
+        # OffsetCommitResponseHandler: fatal while the generation is the one the commit carried;
+        # else RebalanceInProgressException / CommitFailedException to the callback only
+        if _generation_unchanged(s, req):
+            _fail(s, error)
     # OFFSET_METADATA_TOO_LARGE and INVALID_COMMIT_OFFSET_SIZE are raised to the commit's callback
     # and change nothing else; so do the errors the handler calls unexpected. The handler acts on
     # the answer's first partition error (OffsetCommitResponseHandler returns at the first).

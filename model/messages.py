@@ -55,6 +55,9 @@ class JoinGroupResponse:
     leader_id: str = ""
     member_id: str = ""
     members: tuple = ()  # ((member_id, metadata), ...): only the leader gets them
+    # ((member_id, group.instance.id), ...) of the static ones among them (JoinGroupResponseMember's
+    # groupInstanceId): the assignors order static members by it
+    member_instances: tuple = ()
     api = "JoinGroup"
 
 

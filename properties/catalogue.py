@@ -75,10 +75,12 @@ CATALOGUE = (
     ),
     Property(
         "new-generation-members-rejoined", ALWAYS,
-        "Every member of a new generation sent a JoinGroup during the join phase; dynamic members "
-        "that did not rejoin are removed when the phase completes. A member that did not rejoin "
-        "does not know the new generation and would hold partitions nobody revoked.",
-        f"{REF} §1.6 step 1",
+        "Every dynamic member of a new generation sent a JoinGroup during the join phase; dynamic "
+        "members that did not rejoin are removed when the phase completes. A member that did not "
+        "rejoin does not know the new generation and would hold partitions nobody revoked. Static "
+        "members (group.instance.id) are exempt by design: onCompleteJoin keeps them "
+        "(notYetRejoinedMembers.filterNot(_.isStaticMember)) until their session expires.",
+        f"{REF} §1.6 step 1, §1.11",
     ),
     Property(
         "no-early-session-expiry", ALWAYS,
@@ -351,8 +353,15 @@ def expected_commit_error(group, request: OffsetCommitRequest) -> int:
         return Errors.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and group.state == grp.EMPTY:
         return _stored(group, request)
-    if gen >= 0 or member_id:
-        if not any(m.member_id == member_id for m in group.members):
+    instance = request.group_instance_id
+    if gen >= 0 or member_id or instance is not None:
+        if instance is not None:  # §1.11: the instance must be mapped, and to this member id
+            mapped = [m.member_id for m in group.members if m.group_instance_id == instance]
+            if not mapped:
+                return Errors.UNKNOWN_MEMBER_ID
+            if mapped[0] != member_id:
+                return Errors.FENCED_INSTANCE_ID
+        elif not any(m.member_id == member_id for m in group.members):
             return Errors.UNKNOWN_MEMBER_ID
         if gen != group.generation:
             return Errors.ILLEGAL_GENERATION
@@ -622,7 +631,8 @@ class Checker:
             if pg is not None:
                 rejoined_now = {e[4].member_id for e in log if e[0] == "handled" and e[4].api == "JoinGroup"}
                 for m in pg.members:
-                    if m.member_id in members_after and m.awaiting_join is None and m.member_id not in rejoined_now:
+                    if m.member_id in members_after and m.awaiting_join is None and m.member_id not in rejoined_now \
+                            and m.group_instance_id is None:
                         return Violation(
                             "new-generation-members-rejoined",
                             f"member {m.member_id!r} is in generation {gen_after} but never rejoined during the join phase",
@@ -659,6 +669,10 @@ class Checker:
                 self.stored[(gen, member_id)] = tuple(parts)
             if any(p >= self.config.partitions for p in seen):
                 self.coverage["new-partitions-assigned"] += 1
+        elif tag == "static_replaced":
+            gen, old_id, new_id = note[1:4]
+            if (gen, old_id) in self.stored:  # the same member, renamed: its stored assignment goes with it
+                self.stored[(gen, new_id)] = self.stored[(gen, old_id)]
         elif tag == "append_failed":
             self.coverage["append-failed"] += 1
         elif tag == "metadata_too_large":

@@ -360,6 +360,7 @@ class SimWorld:
             "bootstrap.servers": list(range(cfg.brokers)),
             "group.id": cfg.group_id,
             "client.id": cfg.client_id(c),
+            "group.instance.id": cfg.instance_id(c),
             "session.timeout.ms": cfg.session_timeout_ms,
             "heartbeat.interval.ms": cfg.heartbeat_interval_ms,
             "max.poll.interval.ms": cfg.max_poll_interval_ms,

@@ -247,3 +247,95 @@ def test_the_model_writes_the_instance_ids_into_the_group_record_and_a_load_keep
     loaded = grp.load(record, side.now, side.config, side._choose).group
     assert grp.static_member_id(loaded.members, "b") not in (None, b)
     assert grp.validate_current_member(loaded.members, b, "b") == Errors.FENCED_INSTANCE_ID
+
+
+# -- the client side and the worlds -----------------------------------------------------------
+
+def test_static_clients_are_configured_by_count_and_need_join_group_v5():
+    from model.config import ConfigError, parse_settings, with_settings
+
+    config = with_settings(Config(), parse_settings(["groupcheck.static.clients=2"]))
+    assert [config.instance_id(c) for c in range(3)] == ["instance-0", "instance-1", None]
+    with pytest.raises(ConfigError, match="static_clients"):
+        Config(clients=2, static_clients=3)
+    with pytest.raises(ConfigError, match="JoinGroup v5"):
+        Config(static_clients=1, join_group_version=4)
+
+
+def test_the_assignors_put_static_members_first_in_instance_id_order():
+    from model.assignors import range_assign, roundrobin_assign
+
+    members, instances = ["a-member", "z-dynamic", "b-member"], {"a-member": "inst-2", "b-member": "inst-1"}
+    assert range_assign(members, 3, instances) == {"b-member": (0,), "a-member": (1,), "z-dynamic": (2,)}
+    assert roundrobin_assign(members, 3, instances)["b-member"] == (0,)
+    assert range_assign(members, 3) == {"a-member": (0,), "b-member": (1,), "z-dynamic": (2,)}  # all dynamic
+
+
+def _stable_world(config):
+    from model.client import STABLE
+    from properties.explore.walker import walk
+
+    world = walk(0, config, steps=60, faults="none").world
+    assert world.group.state == "Stable" and all(c.state == STABLE for c in world.clients)
+    return world
+
+
+def test_a_static_client_joins_with_its_instance_id_and_sends_no_leave_group_on_close():
+    from model.world import step
+    from properties.explore.walker import settle
+
+    config = Config(static_clients=1)
+    world = _stable_world(config)
+    static = {m.group_instance_id: m.member_id for m in world.group.members}
+    assert static["instance-0"].startswith("instance-0-") and set(static) == {"instance-0", None}
+    for c, leaves in ((0, False), (1, True)):
+        closed, logs = step(world, ("close", c, 0))
+        closed, _ = settle(closed, None, None, [], max_rounds=3, until_stable=False,
+                           on_step=lambda w, e, n, log: logs.extend(log))
+        sent = [e[4] for e in logs if e[0] == "send" and e[1] == c]
+        assert ("LeaveGroup" in sent) == leaves, (c, sent)
+
+
+def test_walks_with_static_clients_agree_with_the_implementation_and_reach_a_replacement():
+    from model.world import initial_world, step
+    from properties.explore.walker import walk
+    from properties.systems.differential import compare
+
+    config, replaced, fenced = Config(static_clients=2), 0, 0
+    for seed in range(40):
+        result = walk(seed, config, steps=80, faults="all")
+        assert result.violation is None, (seed, result.violation)
+        assert compare(config, result.schedule, seed).divergence is None, seed
+        world = initial_world(config)
+        for event in result.schedule:
+            world, log = step(world, event)
+            replaced += sum(1 for e in log if e[:2] == ("server", "static_replaced"))
+            fenced += sum(1 for e in log if e[0] == "reply" and len(e) > 4 and e[4] == Errors.FENCED_INSTANCE_ID)
+    assert replaced and fenced  # the static paths were taken, not only configured
+
+
+def test_a_new_static_member_replaced_while_parked_expires_after_one_session():
+    """Regression (the first fixed-world campaign with groupcheck.static.clients=2, 71 events):
+    client 0's JoinGroup is parked in the first join phase when the client, having lost its
+    coordinator, joins again without a member id. replaceStaticMember fences the parked one, and
+    completeAndScheduleNextHeartbeatExpiration arms one session timeout (6 s) for the new id, not
+    the new-member join timeout (5 min) of addMemberAndRebalance; the member is still new, so only a
+    heartbeat satisfies it (hasSatisfiedHeartbeat) and it is removed when the 6 s run out. The
+    model armed the 5 minutes; the implementation removed it."""
+    import json
+    from pathlib import Path
+
+    from properties.campaign.counterexample import config_from_dict
+    from properties.systems.differential import compare
+
+    document = json.loads((Path(__file__).parents[1] / "systems" / "data" / "static_new_member_replaced.json").read_text())
+    config, schedule = config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]]
+    assert config.static_clients == 2
+    assert compare(config, schedule, document["seed"]).divergence is None
+    from model.world import initial_world, step
+
+    world, removed = initial_world(config), []
+    for event in schedule:
+        world, log = step(world, event)
+        removed += [e[2] for e in log if e[:2] == ("server", "member_removed") and e[3] == "session"]
+    assert [m for m in removed if m.startswith("instance-0-")] and world.now >= 9133
