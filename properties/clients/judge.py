@@ -377,7 +377,9 @@ def _rejoin_after_error(client, exs, zero, max_poll, stopped, reactions) -> Opti
         deadline = ex.answered + bound
         if stopped is not None and stopped < deadline:
             continue
-        rejoined = any(j.api in ("JoinGroup", "LeaveGroup") and ex.answered < j.sent <= deadline for j in exs)
+        # read after the answer was written (trace order: the same millisecond is no tie)
+        rejoined = any(j.api in ("JoinGroup", "LeaveGroup") and j.position > ex.answered_position and j.sent <= deadline
+                       for j in exs)
         if not rejoined:
             return Finding("rejoin-after-error", client, ex.answered - zero,
                            f"{client} was answered error {ex.error} to its {ex.api} of its current generation and "

@@ -48,3 +48,18 @@ def test_the_judges_own_mistake_stays_fixed():
     with open(os.path.join(HERE, "groupcheck-seed-51-queued-heartbeat-not-a-finding.json")) as f:
         data = json.load(f)
     assert [f.rule for f in judge(outcome_of(data)) if f.client != "group"] == []
+
+
+def test_a_rejoin_read_in_the_millisecond_of_the_error_answer_is_a_rejoin():
+    """confluent-kafka, seed 14 of the first 500-schedule run: SyncGroup answered
+    REBALANCE_IN_PROGRESS at 413 ms and the JoinGroup read right after it in the same millisecond;
+    the judge compared times (answered < sent) and reported no rejoin within 12 s."""
+    with open(os.path.join(HERE, "librdkafka-2.16.0-rejoin-in-the-same-millisecond-not-a-finding.json")) as f:
+        data = json.load(f)
+    outcome = outcome_of(data)
+    answered = [x for x in outcome.trace if x["direction"] == "response" and x["api"] == "SyncGroup"
+                and x["body"].get("error_code") == 27]
+    joined = [x for x in outcome.trace if x["direction"] == "request" and x["api"] == "JoinGroup"
+              and x["time_ms"] == answered[0]["time_ms"]]
+    assert answered and joined  # the same millisecond
+    assert "rejoin-after-error" not in [f.rule for f in judge(outcome)]
