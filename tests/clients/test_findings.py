@@ -15,6 +15,11 @@ each saved run (its trace cut to the consumer concerned and to the group APIs, s
 - aiokafka 0.14.0: between its JoinGroup answer and its SyncGroup, an OffsetCommit with generation
   -1 and its new member id (Kafka's consumer commits only with ``generationIfStable()`` and fails
   such a commit locally); the ILLEGAL_GENERATION answer then cost the group one more rebalance.
+- aiokafka 0.14.0: a Heartbeat with generation -1 and member id "" 1 ms after an OffsetCommit answer
+  reset the member (``_heartbeat_routine`` checks the member id before its awaits, not after).
+- librdkafka 2.16.0: a rejoin without the member id after its own session timer ran out
+  (``rd_kafka_cgrp_session_timeout_check``), before the coordinator said the id was unknown.
+- librdkafka 2.16.0: an OffsetCommit with generation -1 and its member id, as aiokafka's above.
 """
 
 import json
@@ -33,6 +38,9 @@ HERE = os.path.join(os.path.dirname(__file__), "findings")
     ("librdkafka-2.16.0-heartbeat-without-member-id.json", {"heartbeat-carries-current-generation"}),
     ("librdkafka-2.16.0-join-before-lookup-answer.json", {"rediscover-after-coordinator-error"}),
     ("aiokafka-0.14.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
+    ("aiokafka-0.14.0-heartbeat-after-reset.json", {"heartbeat-carries-current-generation"}),
+    ("librdkafka-2.16.0-member-id-reset-by-its-own-session-timeout.json", {"member-id-kept-until-told"}),
+    ("librdkafka-2.16.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
 ])
 def test_a_saved_finding_is_judged_the_same_way_again(name, rules):  # noqa: D103
     with open(os.path.join(HERE, name)) as f:
