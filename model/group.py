@@ -599,7 +599,10 @@ class _Draft:
             gone = frozenset(m.member_id for m in self.members
                              if m.awaiting_join is None and m.group_instance_id is None)
             if gone:
-                self.remove(gone, "not_rejoined", repick=False)
+                # GroupMetadata.remove re-picks a removed leader at once among the members left
+                # (leaderId = members.keys.headOption), rejoined or not: with static members kept
+                # through the phase, that may be one that has not rejoined
+                self.remove(gone, "not_rejoined")
         if self.state == DEAD:
             return
         # 3. maybeElectNewJoinedLeader: keep a leader that rejoined, else any member that did.

@@ -327,14 +327,27 @@ _LEGAL_MEMBER_EDGES = frozenset(
 )
 
 
+def _expected_member_error(group, member_id: str, instance) -> int | None:
+    """§1.11 validateCurrentMember, derived independently of model.group: with an instance id it
+    must be mapped, and to *member_id* (else UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID); without, the
+    member id must be a member."""
+    if instance is not None:
+        mapped = [m.member_id for m in group.members if m.group_instance_id == instance]
+        if not mapped:
+            return Errors.UNKNOWN_MEMBER_ID
+        return Errors.FENCED_INSTANCE_ID if mapped[0] != member_id else None
+    return None if any(m.member_id == member_id for m in group.members) else Errors.UNKNOWN_MEMBER_ID
+
+
 def expected_heartbeat_error(group, request: HeartbeatRequest) -> int:
     """§1.8, derived from the reference independently of model.group."""
     if group is None:
         return Errors.UNKNOWN_MEMBER_ID
     if group.state == grp.DEAD:
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if not any(m.member_id == request.member_id for m in group.members):
-        return Errors.UNKNOWN_MEMBER_ID
+    member_error = _expected_member_error(group, request.member_id, request.group_instance_id)
+    if member_error is not None:
+        return member_error
     if request.generation_id != group.generation:
         return Errors.ILLEGAL_GENERATION
     return {
@@ -353,16 +366,10 @@ def expected_commit_error(group, request: OffsetCommitRequest) -> int:
         return Errors.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and group.state == grp.EMPTY:
         return _stored(group, request)
-    instance = request.group_instance_id
-    if gen >= 0 or member_id or instance is not None:
-        if instance is not None:  # §1.11: the instance must be mapped, and to this member id
-            mapped = [m.member_id for m in group.members if m.group_instance_id == instance]
-            if not mapped:
-                return Errors.UNKNOWN_MEMBER_ID
-            if mapped[0] != member_id:
-                return Errors.FENCED_INSTANCE_ID
-        elif not any(m.member_id == member_id for m in group.members):
-            return Errors.UNKNOWN_MEMBER_ID
+    if gen >= 0 or member_id or request.group_instance_id is not None:
+        member_error = _expected_member_error(group, member_id, request.group_instance_id)
+        if member_error is not None:
+            return member_error
         if gen != group.generation:
             return Errors.ILLEGAL_GENERATION
     else:

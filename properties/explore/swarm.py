@@ -198,6 +198,14 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         fields.update(given)
         if "heartbeat_interval_ms" not in given:  # keep the drawn ratio to a pinned session
             fields["heartbeat_interval_ms"] = max(1, fields["session_timeout_ms"] * heartbeat // session)
+        if fields.get("static_clients"):
+            # static members: as many of the drawn clients as asked for, and the JoinGroup version
+            # that carries group.instance.id (v5+) unless one was pinned too
+            fields["static_clients"] = min(fields["static_clients"], fields["clients"])
+            if "join_group_version" not in given and fields["join_group_version"] < 5:
+                fields["join_group_version"] = 5
+                regimes[regimes.index(("join", f"v{version}"))] = ("join", "v5")
+            regimes.append(("static", str(fields["static_clients"])))
         regimes.append(("settings", "pinned"))
     if "min_session_timeout_ms" not in fields:  # the broker accepts the session the clients ask for
         fields["min_session_timeout_ms"] = min(base.min_session_timeout_ms, fields["session_timeout_ms"])

@@ -339,3 +339,41 @@ def test_a_new_static_member_replaced_while_parked_expires_after_one_session():
         world, log = step(world, event)
         removed += [e[2] for e in log if e[:2] == ("server", "member_removed") and e[3] == "session"]
     assert [m for m in removed if m.startswith("instance-0-")] and world.now >= 9133
+
+
+def test_a_leader_removed_at_join_completion_is_repicked_among_the_members_left():
+    """Regression (the first swarm campaign with groupcheck.static.clients=2, 75 events): the
+    leader did not rejoin and was removed when the join phase completed; only a static member that
+    had not rejoined either was left. GroupMetadata.remove re-picks the leader at once among the
+    members left (leaderId = members.keys.headOption), and maybeElectNewJoinedLeader, finding no
+    member that rejoined, leaves it: the group waits another rebalance timeout with that leader.
+    The model left no leader (leader-is-member failed); the implementation had one."""
+    import json
+    from pathlib import Path
+
+    from model.world import initial_world, step
+    from properties.campaign.counterexample import config_from_dict
+    from properties.catalogue import Checker
+    from properties.systems.differential import compare
+
+    document = json.loads((Path(__file__).parents[1] / "systems" / "data" / "static_leader_repicked.json").read_text())
+    config, schedule = config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]]
+    assert config.static_clients == 2
+    world, checker = initial_world(config), Checker(config)
+    for event in schedule:
+        new, log = step(world, event)
+        assert checker.check(world, new, event, log) is None, event
+        world = new
+    group = world.brokers[world.leader].group
+    assert group.leader_id in {m.member_id for m in group.members}
+    assert compare(config, schedule, document["seed"]).divergence is None
+
+
+def test_the_heartbeat_oracle_expects_fenced_instance_id_for_a_replaced_member():
+    from properties.catalogue import expected_heartbeat_error
+
+    side = ModelSide()
+    (a, b), generation = _stable(side, "a", "b")
+    side.join("", instance_id="a")  # a's id replaced
+    assert expected_heartbeat_error(side.group, HeartbeatRequest("groupId", generation, a, "a")) == Errors.FENCED_INSTANCE_ID
+    assert expected_heartbeat_error(side.group, HeartbeatRequest("groupId", generation, a, None)) == Errors.UNKNOWN_MEMBER_ID
