@@ -904,7 +904,7 @@ def _new_member_join(d: _Draft, request, reply_to, now: int) -> None:
     d.member_seq += 1
     if instance_id is not None:
         old_id = static_member_id(d.members, instance_id)
-        if old_id is not None:
+        if old_id is not None and "static_member_added_not_replaced" not in d.broken:
             d.update_static_member_and_rebalance(old_id, new_id, request, reply_to, now)
         else:
             d.add_member_and_rebalance(new_id, request, reply_to, now)

@@ -18,6 +18,11 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "join completion raises the generation by two",
         "generation-advances-by-one",
     ),
+    "static_member_added_not_replaced": (
+        "a known static instance joining with an unknown member id is added as a second member "
+        "instead of replacing the old one",
+        "one-member-per-instance",
+    ),
     "leader_not_repicked": (
         "removing the leader leaves leader_id pointing at the removed member",
         "leader-is-member",

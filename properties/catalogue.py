@@ -51,6 +51,14 @@ CATALOGUE = (
         f"{REF} §1.6 initNextGeneration, §7",
     ),
     Property(
+        "one-member-per-instance", ALWAYS,
+        "A static member's group.instance.id names one member of the group at a time: a known "
+        "instance joining with a new member id replaces the old id (which is then fenced), never "
+        "adds a second member. Two live member ids for one instance would both be handed "
+        "partitions and both be let commit.",
+        f"{REF} §1.11 replaceStaticMember; GroupMetadata.staticMembers",
+    ),
+    Property(
         "leader-is-member", ALWAYS,
         "A group with members has exactly one leader and it is one of its members; a group without "
         "members has none. When the leader leaves or expires, another member is picked. A leader "
@@ -722,6 +730,11 @@ class Checker:
                 "generation-advances-by-one", f"the coordinator's generation went back from {pg.generation} to {g.generation}"
             )
         ids = [m.member_id for m in g.members]
+        instances = [m.group_instance_id for m in g.members if m.group_instance_id is not None]
+        if len(instances) != len(set(instances)):
+            twice = sorted({i for i in instances if instances.count(i) > 1})
+            return Violation("one-member-per-instance",
+                             f"instance {twice[0]!r} has members {[m.member_id for m in g.members if m.group_instance_id == twice[0]]}")
         if g.state != grp.DEAD:
             if ids and g.leader_id not in ids:
                 return Violation(

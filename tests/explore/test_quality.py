@@ -32,6 +32,8 @@ LONG_SESSION = dict(clients=2, brokers=1, partitions=2, session_timeout_ms=12000
 THREE_ON_ONE = dict(clients=3, brokers=1, partitions=3)
 # Slow links keep several heartbeats in flight, so an answer can arrive after the member moved on.
 SLOW_LINKS = dict(clients=2, brokers=1, partitions=2, latency_ms=1500)
+# Static members: both clients join with a group.instance.id (JoinGroup v5)
+STATIC = dict(clients=2, brokers=1, partitions=2, static_clients=2)
 # Longer rule sequences for the variants whose trigger takes more steps to set up.
 STEPS = {"commit_skips_fencing": 25, "commit_checks_generation_first": 25, "non_rejoined_kept": 25}
 
@@ -46,6 +48,7 @@ EXAMPLES = {"non_rejoined_kept": 1000}
 HYPOTHESIS_CASES = {
     "generation-advances-by-one": ("generation_not_bumped", SMALL),
     "leader-is-member": ("leader_not_repicked", SMALL),
+    "one-member-per-instance": ("static_member_added_not_replaced", STATIC),
     "legal-group-transitions": ("stable_skips_completing", SMALL),
     "join-completes-when-all-joined": ("join_completes_with_pending", LONG_SESSION),
     "new-generation-members-rejoined": ("non_rejoined_kept", LONG_SESSION),
@@ -101,7 +104,8 @@ def test_hypothesis_finds_and_shrinks(prop):
 # The walker's budget: every variant must fail within this many seeds (3 clients, 3 brokers unless
 # the variant needs the long-session world).
 WALKER_SEEDS = 400
-WALKER_WORLD = {"non_rejoined_kept": LONG_SESSION, "join_completes_with_pending": LONG_SESSION}
+WALKER_WORLD = {"non_rejoined_kept": LONG_SESSION, "join_completes_with_pending": LONG_SESSION,
+                "static_member_added_not_replaced": STATIC}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
