@@ -513,9 +513,9 @@ class _Draft:
         # new (only addMemberAndRebalance gives the new-member join timeout), and a new member is
         # satisfied only by a heartbeat (hasSatisfiedHeartbeat): a replaced new member parked in
         # JoinGroup is removed when it runs out
-        self.members[i] = _member(self.members[i], heartbeat=self.arm(now + old.session_timeout_ms))
-        self.members[i] = _member(self.members[i], protocols=request.protocols,
-                                  rebalance_timeout_ms=request.rebalance_timeout_ms,
+        # ... then updateMember: the new protocols and timeouts, the JoinGroup parked
+        self.members[i] = _member(self.members[i], heartbeat=self.arm(now + old.session_timeout_ms),
+                                  protocols=request.protocols, rebalance_timeout_ms=request.rebalance_timeout_ms,
                                   session_timeout_ms=request.session_timeout_ms, awaiting_join=reply_to)
         state = self.state
         if state == STABLE:

@@ -407,7 +407,8 @@ def _member_id_kept(client, exs, zero, max_poll, stopped, reactions) -> Optional
         if ex.api == "JoinGroup" and ex.error in (0, _MEMBER_ID_REQUIRED) and response.get("member_id"):
             if response["member_id"] != member:
                 member, released = response["member_id"], None
-        elif _releases_member_id(ex, member, reactions, _current_generation(exs, ex.answered, ex.answered_position)):
+        elif ex.error and _releases_member_id(ex, member, reactions,
+                                              _current_generation(exs, ex.answered, ex.answered_position)):
             released = ex.answered if released is None else released
     return None
 
