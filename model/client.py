@@ -80,6 +80,13 @@ class ClientState(NamedTuple):
     closing_commits: bool = False  # close() is still waiting for commitAsync calls held on a coordinator lookup
     closing_slot: int | None = None  # the coordinator connection close() awaits (fixed when the wait begins)
     fatal: str | None = None  # the exception a poll threw to the application, if any
+    # HeartbeatThread.failed: a FENCED_INSTANCE_ID answer to a heartbeat, which the application
+    # learns of at its next poll (AbstractCoordinator.pollHeartbeat throws it)
+    heartbeat_failed: str | None = None
+    # ConsumerCoordinator.asyncCommitFenced: an OffsetCommit of the current generation was answered
+    # FENCED_INSTANCE_ID; the application's next poll or commitAsync throws it
+    # (invokeCompletedOffsetCommitCallbacks)
+    commit_fenced: bool = False
     # -- AbstractCoordinator --
     state: str = UNJOINED
     generation: int = NO_GENERATION

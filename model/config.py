@@ -85,6 +85,10 @@ class Config:
     # instance id instance_id(c); the others are dynamic. Needs JoinGroup v5+ (older ones carry no
     # instance id: Kafka's client refuses static membership there)
     static_clients: int = attrs.field(default=0, validator=_non_negative)
+    # two processes started with one group.instance.id (a copy-pasted deployment, a restarted pod
+    # whose old instance still runs): the last static_twins static clients share the instance ids
+    # of the first ones (instance_id), so the coordinator fences one with the other (KIP-345)
+    static_twins: int = attrs.field(default=0, validator=_non_negative)
 
     # -- broken variants (quality tier): names from model.variants.VARIANTS ---------------------
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset)
@@ -121,6 +125,9 @@ class Config:
             )
         if self.static_clients > self.clients:
             raise ConfigError(f"static_clients ({self.static_clients}) exceeds clients ({self.clients})")
+        if self.static_twins and self.static_twins >= self.static_clients:
+            raise ConfigError(f"static_twins ({self.static_twins}) must be below static_clients "
+                              f"({self.static_clients}): a twin shares the instance id of another static client")
         if self.static_clients and self.join_group_version < 5:
             raise ConfigError(f"static members (static_clients={self.static_clients}) need JoinGroup v5 or later, "
                               f"got join_group_version={self.join_group_version}")
@@ -154,8 +161,11 @@ class Config:
         return f"consumer-{client}"
 
     def instance_id(self, client: int) -> str | None:
-        """group.instance.id of a static client, None for a dynamic one."""
-        return f"instance-{client}" if client < self.static_clients else None
+        """group.instance.id of a static client, None for a dynamic one; a twin (the last
+        static_twins static clients) has the id of client ``client % distinct``."""
+        if client >= self.static_clients:
+            return None
+        return f"instance-{client % (self.static_clients - self.static_twins)}"
 
     def protocols(self, client: int) -> tuple[str, ...]:
         """Assignor preference of a client: :attr:`assignors` when set; by default even clients
@@ -214,6 +224,7 @@ SETTINGS = {
     "groupcheck.join.group.version": "join_group_version",
     "groupcheck.assignor.delay.ms": "assignor_delay_ms",
     "groupcheck.static.clients": "static_clients",
+    "groupcheck.static.twins": "static_twins",
 }
 
 # Kafka's class names for the assignors, accepted as well as the short names

@@ -519,7 +519,13 @@ class _Draft:
                                   session_timeout_ms=request.session_timeout_ms, awaiting_join=reply_to)
         state = self.state
         if state == STABLE:
-            if self.select_protocol() != self.protocol_name:
+            # Kafka's selectProtocol is a function of the votes (its tie-break is a hash map's
+            # order): with the member's protocol names unchanged, the votes and so the selection are
+            # those of the last join, and only a change can call for a rebalance (the model's
+            # choose() for a tie would otherwise invent one)
+            same_votes = [n for n, _ in request.protocols] == [n for n, _ in old.protocols]
+            if (not same_votes and self.select_protocol() != self.protocol_name) \
+                    or "static_rejoin_rebalances" in self.broken:
                 self.maybe_prepare_rebalance(now)
                 return
             failure = self.append_fails()
@@ -1041,6 +1047,10 @@ def handle_heartbeat(group, request, reply_to, now, config, choose) -> Outcome:
     if group is None:
         return Outcome(None, ((reply_to, HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID)),))
     state = group.state
+    if "fenced_static_member_accepted" in config.broken and request.group_instance_id is not None:
+        current = static_member_id(group.members, request.group_instance_id)
+        if current is not None:
+            request = attrs.evolve(request, member_id=current)
     i = _index_of(group.members, request.member_id)
     member_error = None if state == DEAD else validate_current_member(group.members, request.member_id,
                                                                         request.group_instance_id)

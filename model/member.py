@@ -515,7 +515,10 @@ def _on_heartbeat(s: Step, req, result) -> None:
         if _generation_unchanged(s, req) or "stale_response_resets" in s.config.broken:
             _reset_on_response_error(s, req, error, error != Errors.ILLEGAL_GENERATION)
             if error == Errors.FENCED_INSTANCE_ID:
-                _fail(s, error)
+                # the listener's onFailure: heartbeatThread.failed.set(e), thrown to the
+                # application by its next pollHeartbeat (AbstractCoordinator.HeartbeatThread.run)
+                s.heartbeat_failed = name_of(error)
+                s.log.append(("heartbeat_failed", s.index, s.heartbeat_failed))
             else:
                 _fail_heartbeat(s)
         else:
@@ -567,7 +570,7 @@ def commit_async(s: Step, oversize: str | None = None) -> None:
     fails with it). Either way it ends with pollNoWakeup, so the commit can be transmitted.
     *oversize* (one of :data:`OVERSIZED`): the application attaches metadata longer than the
     broker's offset.metadata.max.bytes to those partitions (the client does not check it)."""
-    if not s.live_now():
+    if not s.live_now() or _commit_fence_thrown(s):
         return
     s.commits += 1
     offsets = tuple((p, s.commits) for p in s.assignment)
@@ -615,10 +618,21 @@ def _on_offset_commit(s: Step, req, result) -> None:
         # OffsetCommitResponseHandler: fatal while the generation is the one the commit carried;
         # else RebalanceInProgressException / CommitFailedException to the callback only
         if _generation_unchanged(s, req):
-            _fail(s, error)
+            # future.raise(error): the commit's listener sets asyncCommitFenced, which the next
+            # invokeCompletedOffsetCommitCallbacks throws to the application
+            s.commit_fenced = True
+            s.log.append(("commit_fenced", s.index))
     # OFFSET_METADATA_TOO_LARGE and INVALID_COMMIT_OFFSET_SIZE are raised to the commit's callback
     # and change nothing else; so do the errors the handler calls unexpected. The handler acts on
     # the answer's first partition error (OffsetCommitResponseHandler returns at the first).
+
+
+def _commit_fence_thrown(s: Step) -> bool:
+    """ConsumerCoordinator.invokeCompletedOffsetCommitCallbacks: "Get fenced exception for
+    group.instance.id" once an async commit was fenced; the consumer is finished."""
+    if s.commit_fenced:
+        _fail(s, Errors.FENCED_INSTANCE_ID)
+    return s.commit_fenced
 
 
 def close(s: Step) -> None:
@@ -682,7 +696,14 @@ def consumer_poll(s: Step) -> None:
         return
     net.maybe_trigger_wakeup(s)  # KafkaConsumer.poll: client.maybeTriggerWakeup() first
     maybe_update_subscription_metadata(s)  # ConsumerCoordinator.poll begins with it
+    if _commit_fence_thrown(s):  # invokeCompletedOffsetCommitCallbacks
+        return
     if s.heartbeat_thread:
+        if s.heartbeat_failed is not None:
+            # pollHeartbeat: "set the heartbeat thread to null and raise an exception"
+            s.heartbeat_thread = s.heartbeat_enabled = False
+            _fail(s, s.heartbeat_failed)
+            return
         # pollHeartbeat: "Awake the heartbeat thread if needed" (notify() when shouldHeartbeat)
         if heartbeat_now(s) >= s.heartbeat_due_ms:
             s.heartbeat_wait_until_ms = None

@@ -23,6 +23,16 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "instead of replacing the old one",
         "one-member-per-instance",
     ),
+    "fenced_static_member_accepted": (
+        "Heartbeat finds a static member by its group.instance.id alone, so a process whose member "
+        "id was replaced keeps heartbeating as the instance's new member",
+        "fenced-member-id-never-accepted",
+    ),
+    "static_rejoin_rebalances": (
+        "a known static instance rejoining a Stable group with its old protocols triggers a "
+        "rebalance instead of taking its old place",
+        "static-rejoin-keeps-generation",
+    ),
     "leader_not_repicked": (
         "removing the leader leaves leader_id pointing at the removed member",
         "leader-is-member",

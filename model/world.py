@@ -27,6 +27,11 @@ Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`mo
                                              (n=0) or during the client's n-th network poll from
                                              now; the next poll that allows wakeups throws
 ``("crash", c, pick)``                       the client process dies
+``("restart", c, processed, pick)``          a new process takes the place of client c, whose own
+                                             has died (crashed, closed, or stopped by a fatal
+                                             error): the same client id and group.instance.id, no
+                                             member id; the old process's connections close first
+                                             (``processed`` as a disconnect's)
 ``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
 ``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
 ``("drop", c, slot, to_broker, pick)``       the head message of a link is lost; the link stalls
@@ -65,7 +70,7 @@ from model import broker as brk
 from model import group as grp
 from model import member
 from model import netclient as net
-from model.client import CONNECTING, Step, new_client, with_field
+from model.client import CONNECTING, Conn, Step, new_client, with_field
 from model.config import Config
 from model.errors import Errors
 from model.messages import FindCoordinatorRequest
@@ -422,6 +427,36 @@ def _ev_crash(world, m, ev, choose, log):
     return True
 
 
+def _ev_restart(world, m, ev, choose, log):
+    """A new consumer process for client c (an operator or a supervisor restarting it), after its
+    old one died: crashed, closed, or stopped by an exception its poll threw (FENCED_INSTANCE_ID
+    is fatal: KafkaConsumer rethrows it to the application, which in practice exits). It starts
+    as the first one did (no member id, no generation, fresh metadata) with the same client id
+    and, for a static member, the same group.instance.id: KIP-345's restart without a rebalance.
+
+    The old process's sockets are closed by its kernel: what they still carried to the brokers is
+    read or lost as a disconnect's ``processed`` says. What the process remembered of its
+    connections (their epochs) and its clock carry on, so no answer to the old process can reach
+    the new one."""
+    c, processed = ev[1], int(ev[2])
+    old = m.clients[c]
+    if old.live or old.closing:
+        return False
+    for slot, link in enumerate(m.links[c]):
+        if link.open:
+            _cut_link(world, m, c, slot, processed, choose, log)
+    fresh = new_client(c, world.config.brokers, m.partitions)
+    m.clients[c] = fresh._replace(
+        clock_offset_ms=old.clock_offset_ms,
+        conns=tuple(Conn(epoch=conn.epoch) for conn in old.conns),
+        next_request_id=old.next_request_id,
+        commits=old.commits,  # the offsets it commits go on from where the old one's stopped
+        md_refreshed_ms=m.now + old.clock_offset_ms,
+    )
+    log.append(("restart", c))
+    return True
+
+
 def _broker_of(world, slot: int) -> int:
     return slot % world.config.brokers
 
@@ -554,7 +589,7 @@ def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
 def _route(world, m, reply_to, response, log) -> None:
     """Send a response back on the connection the request came from, if it still exists."""
     c, slot, epoch, request_id = reply_to
-    log.append(("reply", c, request_id, response.api, response.error))
+    log.append(("reply", c, request_id, response.api, response.error, response))
     link = m.links[c][slot]
     if link.open and link.epoch == epoch:
         entry = (m.now + world.config.latency_ms, request_id, epoch, response)
@@ -778,6 +813,7 @@ _EVENTS = {
     "close": _ev_close,
     "shutdown": _ev_shutdown,
     "crash": _ev_crash,
+    "restart": _ev_restart,
     "connect": _ev_connect,
     "deliver": _ev_deliver,
     "drop": _ev_drop,

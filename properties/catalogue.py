@@ -59,6 +59,25 @@ CATALOGUE = (
         f"{REF} §1.11 replaceStaticMember; GroupMetadata.staticMembers",
     ),
     Property(
+        "fenced-member-id-never-accepted", ALWAYS,
+        "Once the coordinator has replaced a static member's id (its group.instance.id joined again "
+        "with a new one), it never answers a JoinGroup, SyncGroup, Heartbeat or OffsetCommit "
+        "carrying the replaced id with success; only a coordinator that loads an older group record "
+        "(a failover) knows that id again. The replaced process may still run (a restart whose old "
+        "instance lingers, two processes given one instance id): the coordinator's refusal "
+        "(FENCED_INSTANCE_ID) is what stops it committing and holding partitions.",
+        f"{REF} §1.11; GroupCoordinator.validateCurrentMember, GroupMetadata.replaceStaticMember",
+    ),
+    Property(
+        "static-rejoin-keeps-generation", ALWAYS,
+        "A known static instance that joins a Stable group again with an unknown member id and the "
+        "protocols it had is answered at once with the group's current generation: the coordinator "
+        "swaps in the new member id and writes the group, without a rebalance (unless the write "
+        "fails, answered with its error). That a restarted static member costs the group no "
+        "rebalance is the point of KIP-345.",
+        f"{REF} §1.11; GroupCoordinator.updateStaticMemberAndRebalance (case Stable)",
+    ),
+    Property(
         "leader-is-member", ALWAYS,
         "A group with members has exactly one leader and it is one of its members; a group without "
         "members has none. When the leader leaves or expires, another member is picked. A leader "
@@ -101,7 +120,11 @@ CATALOGUE = (
         "disjoint-assignments", ALWAYS,
         "Within one generation the assignments handed out by SyncGroup never give a partition to two "
         "members: neither in what the coordinator stores nor among consumers that are STABLE in the "
-        "same generation. Two owners of a partition process its records twice.",
+        "same generation. Two owners of a partition process its records twice. The one exception is "
+        "Kafka's own: two processes started with one group.instance.id, where the second takes the "
+        "first one's member, generation and assignment (updateStaticMemberAndRebalance, Stable) and "
+        "the first believes itself STABLE until its next request is answered FENCED_INSTANCE_ID "
+        "(fenced-member-id-never-accepted holds the coordinator to that).",
         "design.md (properties); Vanlightly's NoDoubleClientAssignment, classic analogue",
     ),
     Property(
@@ -318,6 +341,36 @@ class Violation:
 
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+# the requests validateCurrentMember fences (a LeaveGroup's verdict is per member, in its answer)
+_FENCEABLE = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit"})
+# events after which the coordinator's group may come from a record it loads
+_RELOADS = frozenset({"load", "failover", "broker_crash", "broker_restart"})
+
+
+def _static_rejoin_in_stable(handled) -> bool:
+    """A JoinGroup (logged as handled) of a known static instance with an unknown member id and the
+    protocols it had, read by a loaded coordinator from a Stable group: what
+    static-rejoin-keeps-generation judges."""
+    request, group, is_leader, loading = handled[4], handled[5], handled[6], handled[7]
+    if request.api != "JoinGroup" or request.member_id or request.group_instance_id is None or not is_leader \
+            or loading or group is None or group.state != grp.STABLE:
+        return False
+    for m in group.members:
+        if m.group_instance_id == request.group_instance_id:
+            return tuple(name for name, _ in m.protocols) == tuple(name for name, _ in request.protocols)
+    return False
+
+
+def _check_static_rejoin(handled, reply):
+    """static-rejoin-keeps-generation, on the answer: success carries the current generation."""
+    group, error, response = handled[5], reply[4], reply[5] if len(reply) > 5 else None
+    if error == Errors.NONE and response is not None and response.generation_id != group.generation:
+        return Violation(
+            "static-rejoin-keeps-generation",
+            f"instance {handled[4].group_instance_id!r} rejoined the Stable group in generation {group.generation} "
+            f"and was answered generation {response.generation_id}",
+        )
+    return None
 #: the answers with which the coordinator takes a member's id (or generation) away
 _FENCING = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID})
 
@@ -429,6 +482,8 @@ class Checker:
         # clients the coordinator has fenced (or that left) since their last successful JoinGroup:
         # the only ones whose member id may be dropped
         self.fenced: set = set()
+        # static member ids the current coordinator has replaced (fenced-member-id-never-accepted)
+        self.fenced_ids: set = set()
 
     def fork(self) -> "Checker":
         """A copy with its own history: the exhaustive explorer checks every successor of a state
@@ -440,6 +495,7 @@ class Checker:
         other.queued = {c: list(q) for c, q in self.queued.items()}
         other.last_transmitted = dict(self.last_transmitted)
         other.fenced = set(self.fenced)
+        other.fenced_ids = set(self.fenced_ids)
         return other
 
     def history(self) -> tuple:
@@ -452,6 +508,7 @@ class Checker:
             tuple(sorted((c, tuple(q)) for c, q in self.queued.items() if q)),
             tuple(sorted(self.last_transmitted.items())),
             tuple(sorted(self.fenced)),
+            tuple(sorted(self.fenced_ids)),
         )
 
     # -- always ------------------------------------------------------------------------------
@@ -467,11 +524,14 @@ class Checker:
             violation = self._check_group(prev, world, event, log)
         if violation is None and world.clients is not prev.clients:
             violation = self._check_clients(prev, world, event, log)
+        if self.config.static_clients:
+            self._track_fencing(prev, world, event)
         return violation
 
     def _check_log(self, prev, world, event, log):
         cfg = self.config
         handled = None
+        rejoin = None  # the handled JoinGroup of a known static instance into a Stable group, unanswered yet
         marking = None  # the client inside markCoordinatorUnknown
         known = None  # client -> coordinator, as the step goes (from the world before it)
         for entry in log:
@@ -569,9 +629,18 @@ class Checker:
                         f"stored {list(stored) if stored is not None else 'nothing'} for it in that generation",
                     )
             elif tag == "handled":
+                if rejoin is not None:
+                    return self._rejoin_parked(rejoin)
                 handled = entry
+                rejoin = entry if self.config.static_clients and _static_rejoin_in_stable(entry) else None
             elif tag == "reply" and handled is not None and entry[1] == handled[1] and entry[2] == handled[2]:
-                v = self._check_reply(handled, entry)
+                if rejoin is not None:
+                    rejoin = None
+                    v = _check_static_rejoin(handled, entry)
+                    if v:
+                        return v
+                v = self._check_fenced(handled, entry) if self.fenced_ids else None
+                v = v or self._check_reply(handled, entry)
                 handled = None
                 if v:
                     return v
@@ -605,7 +674,47 @@ class Checker:
             elif tag == "received":
                 if entry[4] == Errors.MEMBER_ID_REQUIRED:
                     self.coverage["member-id-required"] += 1
+        if rejoin is not None:
+            return self._rejoin_parked(rejoin)
         return None
+
+    @staticmethod
+    def _rejoin_parked(handled):
+        request = handled[4]
+        return Violation(
+            "static-rejoin-keeps-generation",
+            f"instance {request.group_instance_id!r} joined the Stable group (generation {handled[5].generation}) "
+            f"again with its old protocols and was not answered: the group rebalanced",
+        )
+
+    def _check_fenced(self, handled, reply):
+        """fenced-member-id-never-accepted: a success answer to a replaced static member id."""
+        request, error = handled[4], reply[4]
+        if error != Errors.NONE or request.api not in _FENCEABLE or not handled[6] or handled[7]:
+            return None
+        if getattr(request, "member_id", None) in self.fenced_ids:
+            return Violation(
+                "fenced-member-id-never-accepted",
+                f"{request.api} of {request.member_id!r} (instance {request.group_instance_id!r}) was answered NONE, "
+                f"although the coordinator had replaced that member id",
+            )
+        return None
+
+    def _track_fencing(self, prev, world, event) -> None:
+        """The static member ids the current coordinator has replaced (fenced-member-id-never-accepted):
+        an instance whose member id changed from one step to the next, under one coordinator that
+        did not load the group meanwhile; a coordinator change forgets them (the new one loads a
+        record that may hold the old id)."""
+        if prev.leader != world.leader or event[0] in _RELOADS:
+            self.fenced_ids.clear()
+            return
+        pg, g = prev.group, world.group
+        if g is pg or pg is None or g is None:
+            return
+        now = {m.group_instance_id: m.member_id for m in g.members if m.group_instance_id is not None}
+        for m in pg.members:
+            if m.group_instance_id is not None and now.get(m.group_instance_id, m.member_id) != m.member_id:
+                self.fenced_ids.add(m.member_id)
 
     def _check_reply(self, handled, reply):
         _, c, rid, b, request, group, is_leader, loading = handled
@@ -764,9 +873,14 @@ class Checker:
     def _check_clients(self, prev, world, event, log):
         polled = self._polled
         any_stable_change = False
+        restarted = event[1] if event[0] == "restart" else None
         for c, client in enumerate(world.clients):
             before = prev.clients[c]
             if client is before or not client.alive:
+                continue
+            if c == restarted:  # a new process: nothing of the old one's carries over
+                self.fenced.discard(c)
+                self.queued.pop(c, None)
                 continue
             if client.member_id != before.member_id:
                 v = self._check_member_id(c, before.member_id, client.member_id)
@@ -820,6 +934,9 @@ class Checker:
                 for p in client.assignment:
                     key = (client.generation, p)
                     if key in stable_owner:
+                        twin = self.config.instance_id(c)
+                        if twin is not None and self.config.instance_id(stable_owner[key]) == twin:
+                            continue  # two processes of one instance id: the replaced one is a zombie until fenced
                         return Violation(
                             "disjoint-assignments",
                             f"clients {stable_owner[key]} and {c} are both STABLE in generation {client.generation} and both own partition {p}",

@@ -32,6 +32,8 @@ def enabled(world) -> list:
     """The protocol's own events enabled in *world* (no faults, no time), in a fixed order."""
     events = []
     for c, client in enumerate(world.clients):
+        if world.config.static_clients and not client.live and not client.closing:
+            events += [("restart", c, 0), ("restart", c, 1), ("restart", c, 2)]
         if not client.alive:
             continue
         for slot, conn in enumerate(client.conns):
@@ -62,6 +64,8 @@ def fault_events(world) -> list:
     """Every disruption possible in *world*, in a fixed order."""
     events = []
     for c, client in enumerate(world.clients):
+        if world.config.static_clients and not client.live and not client.closing:
+            events += [("restart", c, 0), ("restart", c, 1), ("restart", c, 2)]
         if not client.alive:
             continue
         for slot, conn in enumerate(client.conns):

@@ -202,6 +202,8 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
             # static members: as many of the drawn clients as asked for, and the JoinGroup version
             # that carries group.instance.id (v5+) unless one was pinned too
             fields["static_clients"] = min(fields["static_clients"], fields["clients"])
+            if fields.get("static_twins"):  # at least one instance id of its own
+                fields["static_twins"] = min(fields["static_twins"], fields["static_clients"] - 1)
             if "join_group_version" not in given and fields["join_group_version"] < 5:
                 fields["join_group_version"] = 5
                 regimes[regimes.index(("join", f"v{version}"))] = ("join", "v5")

@@ -147,6 +147,8 @@ def _boundaries_of(config: Config) -> tuple:
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 # disruptions only a mix names (the default mix's draws stay those of walks before they existed)
 _MIX_ONLY = ("append_error", "add_partitions", "shutdown")
+# disruptions only worlds with static members offer (RESTART: a dead client's new process)
+RESTART = "restart"
 ADDED_PARTITIONS = (1, 2)  # an add_partitions disruption grows the topic by one of these
 
 
@@ -262,7 +264,13 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     now = world.now
     disrupt = faults != "none" and faults_left > 0
     links = world.links
+    restarts = disrupt and cfg.static_clients and faults == "all"
     for c, client in enumerate(world.clients):
+        if restarts and not client.live and not client.closing and not (pick >> 12) & 3:
+            # a new process for a dead client (in worlds with static members, where a restart is
+            # KIP-345's business): its old connections' requests read as a disconnect's, by the
+            # step's pick bits (no draw more, so other worlds' walks stay as they were)
+            add(("restart", c, 2 if pick & 2 else pick & 1, pick))
         if not client.alive:
             continue  # neither live nor closing
         if client.paused_until_ms is not None and now < client.paused_until_ms:
@@ -359,7 +367,7 @@ def _unstored(world: World) -> bool:
     return group is not None and group.generation > (0 if stored is None else stored.generation)
 
 
-FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY)
+FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY + (RESTART,))
 MAX_DRAWS_PER_STEP = 4  # a walk gives up on reaching its step count after 4 draws per step
 
 

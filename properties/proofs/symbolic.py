@@ -1456,7 +1456,7 @@ def concrete_violations(event, group, persisted, outcome, persisted_after, now, 
         log.append(("server",) + note)
     for reply_to, response in outcome.replies:
         if request is not None and reply_to[0] == "req":
-            log.append(("reply", 0, rid, response.api, response.error))
+            log.append(("reply", 0, rid, response.api, response.error, response))
     leader_after = 1 if event == "Failover" else 0
     prev = types.SimpleNamespace(group=group, persisted=persisted, brokers=object(), clients=(), leader=0, now=now,
                                  partitions=config.partitions)

@@ -342,18 +342,26 @@ class SimWorld:
         for c in range(config.clients):
             clock = MockTime()
             selector = SimSelector(self, c)
-            rng = SteerableRandom(seed * 1000 + c + 1)
+            rng, consumer = self._start_consumer(c, clock, selector)
             self._rngs.append(rng)
-            consumer = Consumer(self._consumer_config(c), clock, selector, rng)
-            consumer.subscribe([config.topic])
-            self._seed_metadata(consumer)
             self.times.append(clock)
             self.selectors.append(selector)
             self.consumers.append(consumer)
-            if config.assignor_delay_ms:
-                self._slow_assignor(c, consumer.coordinator)
+        self.restarts = [0] * config.clients  # processes started after client c's first
 
     # -- construction ---------------------------------------------------------------------
+    def _start_consumer(self, c: int, clock: MockTime, selector: "SimSelector", restarts: int = 0):
+        """A new consumer process for client *c*: subscribed, its metadata fresh (at the clock's
+        time), the slow assignor in place if the world has one. Its random generator (the least
+        loaded node's draws, steered to the model's choices) is seeded by client and process."""
+        rng = SteerableRandom(self.seed * 1000 + c + 1 + 100_000 * restarts)
+        consumer = Consumer(self._consumer_config(c), clock, selector, rng)
+        consumer.subscribe([self.config.topic])
+        self._seed_metadata(consumer, clock.milliseconds())
+        if self.config.assignor_delay_ms:
+            self._slow_assignor(c, consumer.coordinator)
+        return rng, consumer
+
     def _consumer_config(self, c: int) -> Dict[str, Any]:
         cfg = self.config
         return {
@@ -385,9 +393,9 @@ class SimWorld:
                                     topics=cluster.topic_metadata([self.config.topic]),
                                     cluster_id=cluster.cluster_id, controller_id=cluster.controller_id())
 
-    def _seed_metadata(self, consumer: Consumer) -> None:
+    def _seed_metadata(self, consumer: Consumer, now: int = 0) -> None:
         md = consumer.metadata
-        md.update(md.request_version(), self.metadata_response(), False, 0)
+        md.update(md.request_version(), self.metadata_response(), False, now)
         consumer.network_client.metadata_updater = LocalMetadataUpdater(md, self)
 
     def _slow_assignor(self, c: int, coordinator) -> None:
@@ -804,6 +812,29 @@ class SimWorld:
             if link is not None:
                 link.to_client.clear()  # nothing will ever read the responses
         selector.notices = []
+        return True
+
+    def _ev_restart(self, ev) -> bool:
+        """As the model's ``restart``: a new consumer process for client c after its old one died
+        (crashed, closed, or stopped by a fatal error); the old one's connections close first
+        (``processed`` as a disconnect's). The clock and the connection epochs carry on."""
+        c, processed = ev[1], int(ev[2])
+        if self.client_live(c) or (self.alive[c] and not self.closed[c] and self.closing[c] is not None):
+            return False
+        old = self.selectors[c]
+        for slot, link in enumerate(old.links):
+            if link is not None:
+                self.cut_link(c, slot, processed)
+        selector = SimSelector(self, c)
+        selector.epochs = list(old.epochs)
+        self.restarts[c] += 1
+        self._set_clock(c)
+        rng, consumer = self._start_consumer(c, self.times[c], selector, self.restarts[c])
+        self._rngs[c], self.selectors[c], self.consumers[c] = rng, selector, consumer
+        self.alive[c], self.closed[c], self.closing[c], self.failed[c] = True, False, None, None
+        self.paused_until[c] = self.stalled_until[c] = None
+        self.wakeup_in_polls[c] = 0
+        self.pending_sync[c] = None
         return True
 
     def _ev_connect(self, ev) -> bool:

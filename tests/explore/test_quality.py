@@ -34,6 +34,9 @@ THREE_ON_ONE = dict(clients=3, brokers=1, partitions=3)
 SLOW_LINKS = dict(clients=2, brokers=1, partitions=2, latency_ms=1500)
 # Static members: both clients join with a group.instance.id (JoinGroup v5)
 STATIC = dict(clients=2, brokers=1, partitions=2, static_clients=2)
+# Two processes given one group.instance.id: each joining fences the other; one assignor list for
+# both, so the one that joins a Stable group takes the other's place without a rebalance
+TWINS = dict(clients=2, brokers=1, partitions=2, static_clients=2, static_twins=1, assignors=("range",))
 # Longer rule sequences for the variants whose trigger takes more steps to set up.
 STEPS = {"commit_skips_fencing": 25, "commit_checks_generation_first": 25, "non_rejoined_kept": 25}
 
@@ -49,6 +52,8 @@ HYPOTHESIS_CASES = {
     "generation-advances-by-one": ("generation_not_bumped", SMALL),
     "leader-is-member": ("leader_not_repicked", SMALL),
     "one-member-per-instance": ("static_member_added_not_replaced", STATIC),
+    "fenced-member-id-never-accepted": ("fenced_static_member_accepted", TWINS),
+    "static-rejoin-keeps-generation": ("static_rejoin_rebalances", STATIC),
     "legal-group-transitions": ("stable_skips_completing", SMALL),
     "join-completes-when-all-joined": ("join_completes_with_pending", LONG_SESSION),
     "new-generation-members-rejoined": ("non_rejoined_kept", LONG_SESSION),
@@ -105,7 +110,8 @@ def test_hypothesis_finds_and_shrinks(prop):
 # the variant needs the long-session world).
 WALKER_SEEDS = 400
 WALKER_WORLD = {"non_rejoined_kept": LONG_SESSION, "join_completes_with_pending": LONG_SESSION,
-                "static_member_added_not_replaced": STATIC}
+                "static_member_added_not_replaced": STATIC, "fenced_static_member_accepted": TWINS,
+                "static_rejoin_rebalances": STATIC}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
