@@ -364,3 +364,35 @@ def test_looking_at_a_consumer_after_a_woken_poll_moves_none_of_its_timers():
     heartbeat = diff.sim.consumers[0].coordinator.heartbeat
     assert heartbeat.heartbeat_timer.current_time_ms() < diff.sim.now  # not moved by the look
     assert compare(config, schedule, seed).divergence is None
+
+
+@pytest.mark.parametrize("name, noted", [("static_heartbeat_fenced_thrown_at_next_poll.json", "heartbeat_failed"),
+                                         ("static_commit_fenced_thrown_at_next_poll.json", "commit_fenced")])
+def test_a_fenced_static_member_learns_it_at_its_next_poll_in_both(name, noted):
+    """Regressions (the first walks with twin static processes, 2026-11-26: 2,385 and 2,202 events
+    shrunk to 45 and 56). A twin's Heartbeat, and another's OffsetCommit, are answered
+    FENCED_INSTANCE_ID, handled on the heartbeat thread. Kafka throws neither there: the heartbeat
+    listener sets ``heartbeatThread.failed`` and the application's next ``pollHeartbeat`` throws it
+    (AbstractCoordinator.HeartbeatThread.run); a fenced async commit sets ``asyncCommitFenced`` and
+    the next ``invokeCompletedOffsetCommitCallbacks`` (poll, commitAsync) throws it
+    (ConsumerCoordinator). The model finished the consumer at once; the implementation, as Kafka,
+    at its next poll. Both must now agree, and the consumer must be live between the two."""
+    config, schedule, seed = _replay_file(name)
+    assert config.static_twins == 1
+    world, diff, fenced_at, thrown_at = initial_world(config), Differential(config, seed), None, None
+    fenced_client = next(c for c in range(config.clients)  # the schedule ends where it was fenced
+                         if schedule[-1][:2] == ("heartbeat", c))
+    schedule = schedule + [("poll", fenced_client, 0)]  # ... and then its application polls
+    for i, event in enumerate(schedule):
+        new, log = step(world, event)
+        world, log, problem = diff.after(world, event, new, log)
+        assert problem is None, problem
+        for entry in log:
+            if entry[0] == noted and fenced_at is None:
+                fenced_at, c = i, entry[1]
+                assert world.clients[c].live  # fenced, not yet told
+            if entry[0] == "fatal" and fenced_at is not None and entry[1] == c and thrown_at is None:
+                thrown_at = i
+                assert event[:2] == ("poll", c) or event[:2] == ("commit", c)
+    assert fenced_at is not None and thrown_at is not None and thrown_at > fenced_at
+    assert c == fenced_client and not world.clients[c].live and world.clients[c].fatal == "FENCED_INSTANCE_ID"
