@@ -56,6 +56,8 @@ _METADATA_AGE = ((1000, 1), (5000, 2), (30000, 1))
 # Kafka's own group rebalance for ever (the leader is expired, leaves, or loses its connection
 # every time it assigns), a world where no group can settle.
 _ASSIGNOR_DELAY = (("instant", 3, (0, 0)), ("slow", 2, (2, 5)))
+# The share of JoinGroup v5+ worlds with static members (a sixth of all worlds)
+STATIC_CHANCE = 1 / 3
 
 
 @attrs.frozen
@@ -190,6 +192,16 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
         if high > low:
             fields["new_member_join_timeout_ms"] = rng.randrange(low, high + 1, 500)
             regimes[regimes.index(("new-member", "short"))] = ("new-member", "below-rebalance")
+    # Static members (KIP-345): in a third of the worlds whose JoinGroup carries group.instance.id
+    # (v5+) some clients are static, and in a quarter of those with two or more, two processes share
+    # one instance id (groupcheck.static.twins). Drawn after all the others and only in v5 worlds,
+    # so every other world, and every earlier draw, stays as it was.
+    static = twins = 0
+    if version >= 5 and rng.random() < STATIC_CHANCE:
+        static = rng.randrange(1, clients + 1)
+        twins = 1 if static >= 2 and rng.random() < 0.25 else 0
+        fields["static_clients"], fields["static_twins"] = static, twins
+    regimes.append(("static", f"{static}+twin" if twins else str(static) if static else "none"))
     settings = parse_settings(pinned.get("settings") or ())
     if settings:
         from model.config import SETTINGS
@@ -202,12 +214,13 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
             # static members: as many of the drawn clients as asked for, and the JoinGroup version
             # that carries group.instance.id (v5+) unless one was pinned too
             fields["static_clients"] = min(fields["static_clients"], fields["clients"])
-            if fields.get("static_twins"):  # at least one instance id of its own
-                fields["static_twins"] = min(fields["static_twins"], fields["static_clients"] - 1)
             if "join_group_version" not in given and fields["join_group_version"] < 5:
                 fields["join_group_version"] = 5
                 regimes[regimes.index(("join", f"v{version}"))] = ("join", "v5")
-            regimes.append(("static", str(fields["static_clients"])))
+        if fields.get("static_twins"):  # at least one instance id of its own
+            fields["static_twins"] = max(0, min(fields["static_twins"], fields.get("static_clients", 0) - 1))
+        if "static_clients" in given or "static_twins" in given:
+            regimes = [r for r in regimes if r[0] != "static"] + [("static", "pinned")]
         regimes.append(("settings", "pinned"))
     if "min_session_timeout_ms" not in fields:  # the broker accepts the session the clients ask for
         fields["min_session_timeout_ms"] = min(base.min_session_timeout_ms, fields["session_timeout_ms"])
