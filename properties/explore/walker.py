@@ -147,8 +147,6 @@ def _boundaries_of(config: Config) -> tuple:
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 # disruptions only a mix names (the default mix's draws stay those of walks before they existed)
 _MIX_ONLY = ("append_error", "add_partitions", "shutdown")
-# disruptions only worlds with static members offer (RESTART: a dead client's new process)
-RESTART = "restart"
 ADDED_PARTITIONS = (1, 2)  # an add_partitions disruption grows the topic by one of these
 
 
@@ -264,12 +262,14 @@ def enabled_events(world: World, rng: random.Random, faults: str, faults_left: i
     now = world.now
     disrupt = faults != "none" and faults_left > 0
     links = world.links
-    restarts = disrupt and cfg.static_clients and faults == "all"
+    # a new process for a dead client, in worlds with static members (where a restart is KIP-345's
+    # business): offered in half the steps, by the step's pick bits (no draw more, so other worlds'
+    # walks stay as they were); its old connections' requests read as a disconnect's. A recovery,
+    # not a fault: it spends none of the walk's fault budget (a supervisor restarts the process
+    # while the faults go on), and the settle phase has none.
+    restarts = faults == "all" and cfg.static_clients
     for c, client in enumerate(world.clients):
-        if restarts and not client.live and not client.closing and not (pick >> 12) & 3:
-            # a new process for a dead client (in worlds with static members, where a restart is
-            # KIP-345's business): its old connections' requests read as a disconnect's, by the
-            # step's pick bits (no draw more, so other worlds' walks stay as they were)
+        if restarts and not client.live and not client.closing and not (pick >> 12) & 1:
             add(("restart", c, 2 if pick & 2 else pick & 1, pick))
         if not client.alive:
             continue  # neither live nor closing
@@ -367,7 +367,7 @@ def _unstored(world: World) -> bool:
     return group is not None and group.generation > (0 if stored is None else stored.generation)
 
 
-FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY + (RESTART,))
+FAULT_KINDS = frozenset(_ALL_FAULTS + _MIX_ONLY)
 MAX_DRAWS_PER_STEP = 4  # a walk gives up on reaching its step count after 4 draws per step
 
 

@@ -849,6 +849,68 @@ def _poll_timeout_from_disabled_heartbeat():
     return time_to_next_heartbeat
 
 
+# ---- static membership (KIP-345) ----------------------------------------------------------------
+
+def _static_replacement_not_persisted():
+    """KAFKA-10284 (apache/kafka#9270, "Group membership update due to static member rejoin should
+    be persisted"): a static member that rejoined a Stable group with a new member id was answered
+    without writing the group; after a coordinator failover the new coordinator loaded the old
+    member id and fenced the live process (FencedInstanceIdException; the system test of
+    apache/kafka#9588 bounces the brokers to show it)."""
+    original = _original(f"{_GC}.update_static_member_and_rebalance")
+    NONE = _errors().NONE
+
+    def update_static_member_and_rebalance(self, group, *args, **kwargs):
+        manager = type(self.group_manager)
+        store = manager.store_group
+        # MUTANT: the Stable branch's storeGroup completes at once, writing nothing
+        manager.store_group = lambda _self, group, assignment, callback: callback(NONE)
+        try:
+            return original(self, group, *args, **kwargs)
+        finally:
+            manager.store_group = store
+    return update_static_member_and_rebalance
+
+
+def _static_replaced_only_when_stable():
+    """KAFKA-8500 (apache/kafka#6899, "static member rejoin should always update member.id"): the
+    member id of a known static instance joining with an unknown member id was replaced only in
+    Stable; in the other states the join was taken as a new member's, "allowing duplicate consumers
+    reading from the same topic"."""
+    from impl.server.group_metadata import STABLE
+
+    def do_static_new_member_join_group(self, group, group_instance_id, new_member_id, client_id, client_host,
+                                        support_skipping_assignment, rebalance_timeout_ms, session_timeout_ms,
+                                        protocol_type, protocols, response_callback, reason):
+        old_member_id = group.current_static_member_id(group_instance_id)
+        if old_member_id is not None and group.state is STABLE:  # MUTANT: only in Stable
+            self.update_static_member_and_rebalance(group, old_member_id, new_member_id, group_instance_id,
+                                                    protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                    response_callback, reason, support_skipping_assignment)
+        else:
+            self.add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
+                                          group_instance_id, client_id, client_host, protocol_type,
+                                          protocols, group, response_callback, reason)
+    return do_static_new_member_join_group
+
+
+def _heartbeat_fenced_rejoins():
+    """KAFKA-9823 (apache/kafka#8445), hachikuji's review of the heartbeat handler: "If the consumer
+    has been legitimately fenced, is it safe to rejoin the group after resetting the member id?
+    Would that not lead to a ping-pong scenario?" A heartbeat answered FENCED_INSTANCE_ID taken as
+    a failed heartbeat: the member, reset by the handler, joins again and fences the other process
+    of its instance id, which does the same (brod#674 made stopping an option for that reason)."""
+
+    def on_failure(self, e):
+        from impl.errors import RebalanceInProgressException
+
+        if isinstance(e, RebalanceInProgressException):
+            self.thread.coordinator.heartbeat.receive_heartbeat()
+        else:  # MUTANT: FENCED_INSTANCE_ID is a failed heartbeat like any other, not the thread's failure
+            self.thread.coordinator.heartbeat.fail_heartbeat()
+    return on_failure
+
+
 HISTORY_DEFS = [
     ("sync_illegal_generation_resets_member_id",
      "a SyncGroup ILLEGAL_GENERATION resets the member id as well as the generation",
@@ -1030,4 +1092,16 @@ HISTORY_DEFS = [
      "an unjoined member's poll blocks only until its stopped heartbeat timer (a busy loop once it expired)",
      f"{_AC}.AbstractCoordinator.time_to_next_heartbeat", "missing check", _poll_timeout_from_disabled_heartbeat,
      "KAFKA-10134 (apache/kafka#8834)"),
+    ("static_replacement_not_persisted",
+     "a static member's new id in a Stable group is answered without writing the group record",
+     f"{_GC}.update_static_member_and_rebalance", "missing step", _static_replacement_not_persisted,
+     "KAFKA-10284 (apache/kafka#9270)"),
+    ("static_replaced_only_when_stable",
+     "a known static instance joining with an unknown member id outside Stable is added as a new member",
+     f"{_GC}.do_static_new_member_join_group", "missing case", _static_replaced_only_when_stable,
+     "KAFKA-8500 (apache/kafka#6899)"),
+    ("heartbeat_fenced_rejoins",
+     "a heartbeat answered FENCED_INSTANCE_ID is a failed heartbeat: the reset member rejoins instead of stopping",
+     f"{_AC}._HeartbeatListener.on_failure", "wrong reaction", _heartbeat_fenced_rejoins,
+     "KAFKA-9823 (apache/kafka#8445) review"),
 ]

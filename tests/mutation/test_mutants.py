@@ -454,7 +454,7 @@ SWARM_KILLS = {
     "failed_lookup_not_cleared": (1, "impl-matches-model"),
     "no_pending_sync_deadline": (5, "impl-matches-model"),
     "pending_sync_expiry_keeps_members": (5, "impl-matches-model"),
-    "parked_members_expire": (1158, "impl-matches-model"),
+    "parked_members_expire": (45, "impl-matches-model"),
     "v0_rebalance_timeout_not_defaulted": (20, "impl-matches-model"),
     "generation_reset_join_future_kept": (273, "impl-no-hang"),
     "pending_member_removal_no_join_check": (1682, "impl-matches-model"),
@@ -478,6 +478,9 @@ SWARM_KILLS = {
     "heartbeat_illegal_generation_resets_member_id": (99, "impl-matches-model"),
     "heartbeat_state_before_generation": (99, "impl-matches-model"),
     "new_members_kept_alive": (98, "impl-matches-model"),
+    "static_replacement_not_persisted": (514, "impl-matches-model"),
+    "static_replaced_only_when_stable": (45, "impl-no-crash"),
+    "heartbeat_fenced_rejoins": (28, "impl-matches-model"),
 }
 
 
