@@ -85,10 +85,21 @@ def test_settings_map_kafka_names_onto_the_config():
     (["partition.assignment.strategy=range,range"], "lists an assignor twice"),
     (["group.min.session.timeout.ms=7000", "group.max.session.timeout.ms=6500"],
      "group.min.session.timeout.ms (7000) exceeds group.max.session.timeout.ms (6500)"),
+    (["groupcheck.join.group.version=5", "groupcheck.static.clients=2", "groupcheck.static.twins=2"],
+     "groupcheck.static.twins (2) must be below groupcheck.static.clients (2)"),
+    (["groupcheck.join.group.version=4", "groupcheck.static.clients=2"],
+     "static members (groupcheck.static.clients=2) need JoinGroup v5 or later"),
 ])
 def test_bad_settings_name_the_setting(items, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         with_settings(Config(), parse_settings(items))
+
+
+def test_twins_share_the_instance_ids_of_the_first_static_clients():
+    config = with_settings(Config(clients=4), parse_settings(
+        ["groupcheck.join.group.version=5", "groupcheck.static.clients=3", "groupcheck.static.twins=1"]))
+    assert [config.instance_id(c) for c in range(4)] == ["instance-0", "instance-1", "instance-0", None]
+    assert settings_of(config)["groupcheck.static.twins"] == 1
 
 
 def test_one_assignor_reaches_the_model_and_the_implementation():
