@@ -38,8 +38,8 @@ from properties.live.child import split_setting
 
 #: Settings ``--set`` accepts: impl's consumer configuration keys, minus those it fixes itself.
 _FIXED = ("bootstrap.servers", "group.id", "client.id", "enable.auto.commit")
-#: Not modelled yet (static membership, KIP-345): refused rather than silently ignored.
-_REFUSED = {"group.instance.id": "static membership (KIP-345) is not implemented in groupcheck's consumer yet"}
+#: Settings whose value is a string (the rest are integers, booleans or the assignor list).
+_TEXT = ("group.instance.id",)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -81,15 +81,17 @@ def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for pair in pairs:
         name, value = split_setting(pair, UsageError)
-        if name in _REFUSED:
-            raise UsageError(f"--set {name}: {_REFUSED[name]}")
         if name in _FIXED:
             raise UsageError(f"--set {name}: set by groupcheck consume itself (use --bootstrap, --group, --client-id)")
         if name not in DEFAULT_CONFIG:
-            known = ", ".join(k for k in DEFAULT_CONFIG if k not in _FIXED and k not in _REFUSED)
+            known = ", ".join(k for k in DEFAULT_CONFIG if k not in _FIXED)
             raise UsageError(f"--set {name}: not a consumer setting groupcheck knows (known: {known})")
         default = DEFAULT_CONFIG[name]
-        if name == "partition.assignment.strategy":
+        if name in _TEXT:
+            if not value.strip():
+                raise UsageError(f"--set {name}: expected a non-empty string (a static member's id, KIP-345)")
+            out[name] = value.strip()
+        elif name == "partition.assignment.strategy":
             out[name] = [s.strip() for s in value.split(",") if s.strip()]
         elif isinstance(default, bool):
             if value.lower() not in ("true", "false"):

@@ -122,6 +122,34 @@ def test_impl_consumers_form_and_rebalance_a_group_on_groupcheck_broker():
         group_lifecycle(b.bootstrap, "lifecycle-topic", 4)
 
 
+def test_a_restarted_static_consumer_takes_its_place_over_tcp_without_a_rebalance():
+    """KIP-345 on the wire: two impl consumers with group.instance.id form a group on groupcheck's
+    broker; one dies without a LeaveGroup (a static member sends none) and a new process with its
+    instance id joins within the session: the coordinator swaps the member id in the Stable group
+    (GroupCoordinator.updateStaticMemberAndRebalance), so the new process gets the old one's
+    partitions in the same generation and the other member never rebalances."""
+    topic, everything = "static-topic", {("static-topic", p) for p in range(4)}
+    with launch_groupcheck_broker(topics={topic: 4}, settings=("group.initial.rebalance.delay.ms=0",
+                                                               "group.min.session.timeout.ms=1000")) as b:
+        members = [Member(b.bootstrap, "static", topic, f"s{i}", **{"group.instance.id": f"instance-{i}"})
+                   for i in range(2)]
+        try:
+            drive(members, lambda: settled(members, everything), 30, "the static group of two to form")
+            generation, owned = members[1].generation(), members[0].owned()
+            old_id = members[0].consumer.coordinator.generation.member_id
+            assert old_id.startswith("instance-0-")
+            members[0].kill()
+            members.append(Member(b.bootstrap, "static", topic, "s0-again", **{"group.instance.id": "instance-0"}))
+            drive(members, lambda: settled(members, everything), 30, "the restarted process to take its place")
+            assert members[2].owned() == owned and members[2].generation() == generation
+            assert members[1].generation() == generation  # the other member saw no rebalance
+            assert members[2].consumer.coordinator.generation.member_id not in ("", old_id)
+        finally:
+            for m in members:
+                if m.alive:
+                    m.leave()
+
+
 # -- the transport against a scripted broker ------------------------------------------------------------
 
 class ScriptedBroker:
@@ -322,8 +350,8 @@ def test_consume_prints_membership_events_and_leaves_on_sigterm():
     (("--bootstrap", "127.0.0.1:1", "--group", "g", "--topic", "t"), "--bootstrap 127.0.0.1:1: cannot connect"),
     (("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--set", "session.timeout=5"),
      "--set session.timeout: not a consumer setting"),
-    (("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--set", "group.instance.id=a"),
-     "static membership"),
+    (("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--set", "group.instance.id= "),
+     "--set group.instance.id: expected a non-empty string"),
     (("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--set", "session.timeout.ms=soon"),
      "expected an integer"),
 ])
@@ -332,3 +360,14 @@ def test_bad_arguments_give_one_line_and_exit_2(args, words):
     out, err = done.communicate(timeout=30)
     assert done.returncode == 2, err
     assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_consume_joins_as_a_static_member_with_group_instance_id():
+    with launch_groupcheck_broker(topics={"t": 2}, settings=("group.initial.rebalance.delay.ms=0",
+                                                             "group.min.session.timeout.ms=1000")) as b:
+        done = _consume("--bootstrap", b.bootstrap, "--group", "g", "--topic", "t", "--json", "--duration", "4",
+                        "--set", "group.instance.id=pod-7", "--set", "session.timeout.ms=6000")
+        out, err = done.communicate(timeout=60)
+    assert done.returncode == 0, err
+    joined = [e for e in map(json.loads, out.splitlines()) if e["event"] == "joined"]
+    assert joined and joined[0]["member_id"].startswith("pod-7-")  # groupInstanceId-UUID: a static member
