@@ -21,7 +21,7 @@ from typing import Optional, Tuple
 from properties.conform import report as report_module
 from properties.conform import systems
 from properties.conform.members import Unreachable
-from properties.conform.run import NO_TIMERS, Profile, Timing, run_schedule
+from properties.conform.run import NO_TIMERS, STATIC_UNSUPPORTED, Profile, Timing, run_schedule
 from properties.conform.tally import Tally, print_summary
 from properties.conform.target import Runner, Target, group_id
 from properties.conform.schedule import Schedule, generate
@@ -46,6 +46,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--steps", type=int_at_least("--steps", 1), default=24, help="steps after the joins (default 24)")
     b.add_argument("--members", type=int_at_least("--members", 1), default=3, help="virtual members (default 3)")
     b.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="first seed (default 0)")
+    b.add_argument("--static", type=int_at_least("--static", 0), default=0, metavar="N",
+                   help="the first N members are static (group.instance.id, KIP-345; JoinGroup v5-v8 and the "
+                        "versions of the other group APIs that carry it): a fresh join of theirs is a restarted "
+                        "process taking its instance's place (default 0)")
     b.add_argument("--timers", choices=("off", "on"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s timeouts, schedules "
                         "wait past them, timers judged within a 250 ms tolerance window")
@@ -82,6 +86,8 @@ def cmd_conform(args) -> int:
         raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME")
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
+    if args.static > args.members:
+        raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.bootstrap:
         target = Target(args.bootstrap, None, None, parse_bootstrap(args.bootstrap))
         profile = systems.PROFILES["bootstrap"]
@@ -101,15 +107,18 @@ def _campaign(args, target: Target, profile: Profile) -> int:
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
     tally = Tally()
     for i in range(args.schedules):
-        result = run(generate(args.seed + i, members=args.members, steps=args.steps, timers=timing.timers))
-        if result.failure and result.steps_run == 0 and not result.trace and i == 0 and target.broker is None:
+        result = run(generate(args.seed + i, members=args.members, steps=args.steps, timers=timing.timers,
+                              static=args.static))
+        if result.failure and result.steps_run == 0 and not result.trace and i == 0 and (
+                target.broker is None or result.failure.startswith(STATIC_UNSUPPORTED)):
             raise UsageError(f"{target.text}: {result.failure}")
         tally.add(result)
         progress(i + 1, tally.diverging + tally.failures, final=i + 1 == args.schedules)
         if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
             tally.stopped_after = i + 1  # every later schedule would fail the same way
             break
-    settings = {"schedules": args.schedules, "seed": args.seed, "members": args.members, "steps": args.steps}
+    settings = {"schedules": args.schedules, "seed": args.seed, "members": args.members, "steps": args.steps,
+                "static": args.static}
     out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
     summary = tally.finish(run, target, profile, timing, args.mutant, settings, out, time.monotonic() - started,
                            shrinking=not args.no_shrink)

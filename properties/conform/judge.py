@@ -339,21 +339,27 @@ class Judge:
         if api == "JoinGroup":
             return JoinGroupRequest(request.group_id, mid(request.member_id), request.session_timeout_ms,
                                     request.rebalance_timeout_ms, request.protocol_type,
-                                    tuple((p.name, metadata_key(p.metadata)) for p in request.protocols), client_id)
+                                    tuple((p.name, metadata_key(p.metadata)) for p in request.protocols), client_id,
+                                    request.group_instance_id)
         if api == "SyncGroup":
             return SyncGroupRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
                                     request.protocol_type, request.protocol_name,
-                                    tuple((mid(a.member_id), assignment_key(a.assignment)) for a in request.assignments))
+                                    tuple((mid(a.member_id), assignment_key(a.assignment)) for a in request.assignments),
+                                    request.group_instance_id)
         if api == "Heartbeat":
-            return HeartbeatRequest(request.group_id, gen(request.generation_id), mid(request.member_id))
+            return HeartbeatRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
+                                    request.group_instance_id)
         if api == "LeaveGroup":
-            return LeaveGroupRequest(request.group_id, tuple(mid(m.member_id) for m in request.members))
+            instances = tuple(m.group_instance_id for m in request.members)
+            return LeaveGroupRequest(request.group_id, tuple(mid(m.member_id) for m in request.members),
+                                     instances if any(i is not None for i in instances) else ())
         if api == "OffsetCommit":
             partitions = [p for t in request.topics for p in t.partitions]
             return OffsetCommitRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
                                        tuple((p.partition_index, p.committed_offset) for p in partitions),
                                        tuple(p.partition_index for p in partitions
-                                             if len(p.committed_metadata or "") > g.OFFSET_METADATA_MAX_BYTES))
+                                             if len(p.committed_metadata or "") > g.OFFSET_METADATA_MAX_BYTES),
+                                       request.group_instance_id)
         raise ValueError(f"the judge has no model request for {api}")
 
     def _settle(self, group, lo: int, hi: int, choose):

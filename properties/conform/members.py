@@ -121,8 +121,10 @@ class VirtualMember:
     """What member *index* knows, and its current :class:`Link` (``None`` until it first speaks)."""
 
     def __init__(self, index: int, group_id: str, protocols: Tuple[str, ...], partitions: int,
-                 session_timeout_ms: int = SESSION_TIMEOUT_MS, rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS) -> None:
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS, rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS,
+                 instance_id: Optional[str] = None) -> None:
         self.index = index
+        self.instance_id = instance_id  # group.instance.id of a static member (KIP-345), on every request
         self.session_timeout_ms = session_timeout_ms
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.group_id = group_id
@@ -161,7 +163,8 @@ class VirtualMember:
                 self.metadata_version += 1
             return P.JoinGroupRequestData(group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
                                           rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.member_id,
-                                          protocol_type="consumer", protocols=self.protocols())
+                                          group_instance_id=self.instance_id, protocol_type="consumer",
+                                          protocols=self.protocols())
         if action == "sync":
             assignments = []
             if self.leader:
@@ -174,11 +177,12 @@ class VirtualMember:
                     for m, ps in owners.items()]
             generation = self.generation - 1 if variant == "stale" else self.generation
             return P.SyncGroupRequestData(group_id=self.group_id, generation_id=generation, member_id=self.member_id,
-                                          protocol_type="consumer", protocol_name=self.protocol_name,
-                                          assignments=assignments)
+                                          group_instance_id=self.instance_id, protocol_type="consumer",
+                                          protocol_name=self.protocol_name, assignments=assignments)
         if action == "heartbeat":
             generation, member_id = self._fenced(variant)
-            return P.HeartbeatRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id)
+            return P.HeartbeatRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id,
+                                          group_instance_id=self.instance_id)
         if action == "commit":
             generation, member_id = self._fenced(variant)
             if variant == "simple":
@@ -187,13 +191,15 @@ class VirtualMember:
             partition = P.OffsetCommitRequestPartition(partition_index=self.index % self.partitions,
                                                        committed_offset=self.commits)
             return P.OffsetCommitRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id,
+                                             group_instance_id=None if variant == "simple" else self.instance_id,
                                              topics=[P.OffsetCommitRequestTopic(name=TOPIC, partitions=[partition])])
         if action == "fetch":
             return P.OffsetFetchRequestData(group_id=self.group_id, topics=[
                 P.OffsetFetchRequestTopic(name=TOPIC, partition_indexes=list(range(self.partitions)))])
         if action == "leave":
             request = P.LeaveGroupRequestData(group_id=self.group_id,
-                                              members=[P.MemberIdentity(member_id=self.member_id)])
+                                              members=[P.MemberIdentity(member_id=self.member_id,
+                                                                        group_instance_id=self.instance_id)])
             self.forget()
             return request
         raise ValueError(f"no request for action {action!r}")

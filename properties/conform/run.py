@@ -151,6 +151,12 @@ def find_coordinator(bootstrap: Tuple[str, int], group_id: str, timeout_s: float
     return coordinator.host, coordinator.port
 
 
+#: The first version of each group API that carries group.instance.id (KIP-345).
+STATIC_MIN_VERSIONS = {"JoinGroup": 5, "SyncGroup": 3, "Heartbeat": 3, "OffsetCommit": 7, "LeaveGroup": 3}
+STATIC_JOIN_CAP = 8
+STATIC_UNSUPPORTED = "static members need group.instance.id"
+
+
 def model_config(profile: Profile, schedule: Schedule, join_version: int, timing: "Timing" = None) -> Config:
     timers = timing is not None and timing.timers
     return Config(brokers=1, clients=schedule.members, partitions=schedule.partitions, topic=TOPIC,
@@ -158,7 +164,7 @@ def model_config(profile: Profile, schedule: Schedule, join_version: int, timing
                   else profile.min_session_timeout_ms,
                   max_session_timeout_ms=profile.max_session_timeout_ms,
                   initial_rebalance_delay_ms=profile.initial_rebalance_delay_ms,
-                  join_group_version=min(join_version, 9))
+                  join_group_version=min(join_version, 9), static_clients=schedule.static)
 
 
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
@@ -170,6 +176,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
     start = time.monotonic()
     now_ms = lambda: int((time.monotonic() - start) * 1000)  # noqa: E731
     caps = dict(profile.caps)
+    if schedule.static:
+        # the model answers a static member's Stable rejoin the pre-v9 way (JoinGroup v9's
+        # SkipAssignment, KIP-814, is not modelled): static schedules speak JoinGroup v8 at most
+        caps["JoinGroup"] = min(caps.get("JoinGroup", STATIC_JOIN_CAP), STATIC_JOIN_CAP)
     try:
         address = find_coordinator(bootstrap, group_id, timeout_s)
         versions = _versions(address, timeout_s, caps)
@@ -182,6 +192,11 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
             return Result(schedule, group_id, None, f"no {api} version both groupcheck {CODEC_VERSIONS.get(api)} "
                           f"and the broker {versions.version_range(api)} support", 0, tuple(trace), ())
         chosen[api] = v
+    if schedule.static:
+        short = [f"{api} v{chosen[api]} (v{low}+)" for api, low in STATIC_MIN_VERSIONS.items() if chosen[api] < low]
+        if short:
+            return Result(schedule, group_id, None, f"{STATIC_UNSUPPORTED}, which the versions both sides support "
+                          f"do not carry: {', '.join(short)}", 0, tuple(trace), ())
     describe_version = versions.usable_version("DescribeGroups")  # None: the broker does not offer it
     if describe_version is not None:
         chosen["DescribeGroups"] = describe_version
@@ -191,7 +206,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
     judge = Judge(model_config(profile, schedule, chosen["JoinGroup"], timing), profile.generation_offset,
                   timing.tolerance_ms)
     members = [VirtualMember(i, group_id, schedule.protocols[i], schedule.partitions, timing.session_timeout_ms,
-                             timing.rebalance_timeout_ms) for i in range(schedule.members)]
+                             timing.rebalance_timeout_ms, schedule.instance_id(i)) for i in range(schedule.members)]
     sel = selectors.DefaultSelector()
     version_list = tuple(sorted(chosen.items()))
 

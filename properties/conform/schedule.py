@@ -27,6 +27,10 @@ and an action, with a variant that decides which ids and generation go in the re
                timers answer meanwhile.
 =============  ==========================================================================
 
+With *static* members (``--static N``: members 0..N-1 carry a ``group.instance.id``, KIP-345)
+every request of theirs names it, a ``join`` (``fresh``) of theirs is a restarted process taking
+the instance's place, and a ``leave`` names the instance too.
+
 Whether a step runs depends on what happened before: a member whose request is still parked at
 the broker cannot send another one (Kafka mutes the channel), so such a step is skipped and the
 trace says so (``disconnect`` always runs).
@@ -94,13 +98,20 @@ class Schedule:
     partitions: int
     protocols: Tuple[Tuple[str, ...], ...]  # per member
     steps: Tuple[Step, ...]
+    static: int = 0  # members 0..static-1 have a group.instance.id
+
+    def instance_id(self, member: int) -> Optional[str]:
+        return f"conform-instance-{member}" if member < self.static else None
 
     def with_steps(self, steps) -> "Schedule":
         return attrs.evolve(self, steps=tuple(steps))
 
     def to_json(self) -> dict:
-        return {"seed": self.seed, "members": self.members, "partitions": self.partitions,
-                "protocols": [list(p) for p in self.protocols], "steps": [s.to_json() for s in self.steps]}
+        out = {"seed": self.seed, "members": self.members, "partitions": self.partitions,
+               "protocols": [list(p) for p in self.protocols], "steps": [s.to_json() for s in self.steps]}
+        if self.static:
+            out["static"] = self.static
+        return out
 
     @classmethod
     def from_json(cls, value: dict) -> "Schedule":
@@ -112,13 +123,18 @@ class Schedule:
         for s in steps:
             if not 0 <= s.member < members:
                 raise ValueError(f"step {s.describe()}: member {s.member} is not one of the {members} members")
-        return cls(int(value["seed"]), members, int(value["partitions"]), protocols, steps)
+        static = int(value.get("static", 0))
+        if not 0 <= static <= members:
+            raise ValueError(f"static is {static}, not between 0 and the {members} members")
+        return cls(int(value["seed"]), members, int(value["partitions"]), protocols, steps, static)
 
 
-def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False) -> Schedule:
+def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False,
+             static: int = 0) -> Schedule:
     """The schedule of *seed*: every member joins first (in a random order); for even seeds the
     group then forms (two join rounds, a sync round); then *steps* steps drawn from :data:`MIX`
-    (and :data:`TIMER_MIX` when *timers*), each for a random member."""
+    (and :data:`TIMER_MIX` when *timers*), each for a random member. *static*: the first that many
+    members are static (the draws are the same as without)."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
@@ -138,4 +154,4 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
     for _ in range(steps):
         action, variant = rng.choices(mix, mix_weights)[0]
         out.append(Step(rng.randrange(members), action, variant))
-    return Schedule(seed, members, partitions, protocols, tuple(out))
+    return Schedule(seed, members, partitions, protocols, tuple(out), min(static, members))

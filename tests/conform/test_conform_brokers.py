@@ -108,6 +108,12 @@ def test_rdkafka_mock_is_judged_with_its_profile_and_its_findings_reported(capsy
     assert "## Version caps (profile)" in report and "## Acknowledged divergences (profile)" in report
     # with the generation offset translated, no schedule stops at the mock's first generation number
     assert not any(d["signature"].startswith("JoinGroup: answered NONE with generation_id") for d in summary["divergences"])
+    # the versions the profile allows carry no group.instance.id: static schedules are refused in one line
+    code = main(["conform", "broker", "--launch", "rdkafka-mock", "--static", "2", "--schedules", "2",
+                 "--out", str(tmp_path / "static")])
+    err = capsys.readouterr().err
+    assert code == 2 and "static members need group.instance.id" in err and "JoinGroup v3 (v5+)" in err
+    assert err.strip().count("\n") == 0, err
 
 
 _DIES_ON_FIRST_REQUEST = r"""
@@ -168,3 +174,37 @@ def test_with_timers_groupcheck_broker_conforms_and_an_ignored_session_expiry_is
     assert example["timers"] is True
     assert ["wait", "long"] in [step[1:] for step in example["schedule"]["steps"]]  # the expiry needs the wait
     assert len(example["schedule"]["steps"]) < example["steps_before_shrinking"]
+
+
+def test_static_members_conform_on_groupcheck_broker_and_meet_replacement_and_fencing():
+    """``--static 2``: the first two virtual members carry a group.instance.id on every request; a
+    fresh join of theirs is a restarted process taking its instance's place. groupcheck's broker
+    must conform, and the schedules must really replace static members and fence the old ids (a
+    static run that never met FENCED_INSTANCE_ID would have judged nothing of KIP-345)."""
+    from properties.conform import systems
+    from properties.conform.schedule import generate
+    from properties.conform.target import Runner, Target
+
+    target = Target(None, "groupcheck", None)
+    try:
+        run = Runner(target, systems.PROFILES["groupcheck"])
+        results = [run(generate(seed, static=2)) for seed in range(16)]
+    finally:
+        target.stop()
+    assert all(r.divergence is None and r.failure is None for r in results), \
+        [(r.schedule.seed, r.failure, r.divergence and r.divergence.summary) for r in results if r.divergence or r.failure]
+    versions = dict(results[0].versions)
+    assert 5 <= versions["JoinGroup"] <= 8 and versions["OffsetCommit"] >= 7
+    requests = [x for r in results for x in r.trace if x.get("direction") == "request"]
+    answers = [x for r in results for x in r.trace if x.get("direction") == "response"]
+    assert all(x["body"]["group_instance_id"] == f"conform-instance-{x['member']}"
+               for x in requests if x["member"] < 2 and x["api"] in ("JoinGroup", "Heartbeat", "SyncGroup"))
+    assert any(x["body"].get("error_code") == 82 for x in answers), "no FENCED_INSTANCE_ID answer"
+    static_ids = {x["body"]["member_id"] for x in answers if x["api"] == "JoinGroup"
+                  and x["body"].get("error_code") == 0 and x["body"]["member_id"].startswith("conform-instance-0-")}
+    assert len(static_ids) >= 2  # instance 0 was given a new member id at least once: replaced
+
+
+def test_static_schedules_refuse_more_static_members_than_members(capsys, tmp_path):
+    code, _, err = _conform(capsys, tmp_path, "--launch", "groupcheck", "--members", "2", "--static", "3")
+    assert code == 2 and "--static 3: more than the 2 members" in err
