@@ -320,18 +320,25 @@ def test_consume_prints_membership_events_and_leaves_on_sigterm():
     with launch_groupcheck_broker(topics={"t": 4}, settings=("group.initial.rebalance.delay.ms=0",)) as b:
         first = _consume("--bootstrap", b.bootstrap, "--group", "cli", "--topic", "t", "--json",
                          "--commit-interval", "0.5")
-        lines = _lines_of(first)
-        joined = lambda: [json.loads(line) for line in list(lines) if '"joined"' in line]
-        _wait_for(lambda: len(joined()) >= 1 and any('"committed"' in line for line in list(lines)),
-                  "the first member to join and commit")
-        second = _consume("--bootstrap", b.bootstrap, "--group", "cli", "--topic", "t", "--duration", "3",
-                          "--client-id", "second")
-        out2, err2 = second.communicate(timeout=60)
-        _wait_for(lambda: len(joined()) >= 3, "the first member to rejoin alone after the second left")
-        first.send_signal(signal.SIGTERM)
-        first.wait(timeout=60)
-        err1 = first.stderr.read()
-        time.sleep(0.2)  # the reader thread drains the last lines
+        second = None
+        try:
+            lines = _lines_of(first)
+            joined = lambda: [json.loads(line) for line in list(lines) if '"joined"' in line]
+            _wait_for(lambda: len(joined()) >= 1 and any('"committed"' in line for line in list(lines)),
+                      "the first member to join and commit")
+            second = _consume("--bootstrap", b.bootstrap, "--group", "cli", "--topic", "t", "--duration", "3",
+                              "--client-id", "second")
+            out2, err2 = second.communicate(timeout=60)
+            _wait_for(lambda: len(joined()) >= 3, "the first member to rejoin alone after the second left")
+            first.send_signal(signal.SIGTERM)
+            first.wait(timeout=60)
+            err1 = first.stderr.read()
+            time.sleep(0.2)  # the reader thread drains the last lines
+        finally:  # a failed wait leaves no consumer behind
+            for process in (first, second):
+                if process is not None and process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=10)
     assert second.returncode == 0, err2
     assert first.returncode == 143, err1
     events = [json.loads(line) for line in lines]

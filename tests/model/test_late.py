@@ -65,9 +65,10 @@ def test_a_crashed_broker_forgets_what_it_read():
 
 
 def test_the_default_search_reaches_a_fenced_commit_and_the_implementation_agrees():
-    """Swarm seed 1157: an OffsetCommit read from a broken connection is handled after the group
-    moved to a newer generation with that member in it, and is answered ILLEGAL_GENERATION."""
-    seed = 1157
+    """Swarm seed 1133: an OffsetCommit read from a broken connection is handled after the group
+    moved to a newer generation with that member in it, and is answered ILLEGAL_GENERATION. (Seed
+    1157 did it until the swarm drew static members: its world now has a static twin.)"""
+    seed = 1133
     world = draw(seed)
     fenced = []
 
