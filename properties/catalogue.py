@@ -62,7 +62,8 @@ CATALOGUE = (
         "fenced-member-id-never-accepted", ALWAYS,
         "Once the coordinator has replaced a static member's id (its group.instance.id joined again "
         "with a new one), it never answers a JoinGroup, SyncGroup, Heartbeat or OffsetCommit "
-        "carrying the replaced id with success; only a coordinator that loads an older group record "
+        "carrying the replaced id with success (an OffsetCommit outside group management, generation "
+        "-1 on an Empty group, is exempt: Kafka validates no member id there); only a coordinator that loads an older group record "
         "(a failover) knows that id again. The replaced process may still run (a restart whose old "
         "instance lingers, two processes given one instance id): the coordinator's refusal "
         "(FENCED_INSTANCE_ID) is what stops it committing and holding partitions.",
@@ -691,6 +692,11 @@ class Checker:
         """fenced-member-id-never-accepted: a success answer to a replaced static member id."""
         request, error = handled[4], reply[4]
         if error != Errors.NONE or request.api not in _FENCEABLE or not handled[6] or handled[7]:
+            return None
+        if request.api == "OffsetCommit" and request.generation_id < 0 and (
+                handled[5] is None or handled[5].state == grp.EMPTY):
+            # outside group management: GroupCoordinator.validateOffsetCommit accepts a commit with
+            # generation -1 on an Empty group without looking at its member or instance id
             return None
         if getattr(request, "member_id", None) in self.fenced_ids:
             return Violation(

@@ -33,7 +33,17 @@ Abstractions (stated, and sound for the proofs)
   in either order), which over-approximates the model's (deadline, seq) order.
 * Protocol metadata is one of three request shapes (:data:`PROTOS`): every member lists "range"
   first, so the protocol vote never ties and the group's protocol type is always "consumer".
-* LeaveGroup carries one member (the clients never batch); group.instance.id is not modelled.
+* LeaveGroup carries one member (the clients never batch), by member id or, for a static member,
+  by group.instance.id alone (the administrative form).
+* Static members (KIP-345): a slot holds the instance id of its member (-1 for a dynamic one), and
+  requests carry one too (-1 for none). Instance ids are N symbols. A static member's new id
+  (``replaceStaticMember``) takes a free slot ``k``; the replaced id keeps its slot, marked
+  ``fenced`` (a ghost: the ids the *current* coordinator has replaced, forgotten at a failover,
+  which loads a record that may hold them), so that requests carrying it stay expressible; a slot
+  is free when it holds no member, no pending id, no pending-sync entry and no fenced id.
+  Environment assumptions A2/A3: only v5+ clients (``v4`` here) carry an instance id, and a
+  MEMBER_ID_REQUIRED id is never sent with one (static members are never asked for a member id;
+  Kafka throws IllegalStateException there: GroupCoordinator.doCurrentMemberJoinGroup).
 * The leader's SyncGroup assignment is an input. It obeys the assignor contract (every partition of
   the topic to exactly one member of the generation, nothing else) — an environment assumption,
   listed as such; the variant ``assignor_drops_partition`` breaks it.
@@ -48,6 +58,7 @@ import contextlib
 import time
 import types
 
+import attrs
 import z3
 
 from model import group as grp
@@ -78,6 +89,7 @@ PROTOS = ((("range", MD),), (("range", MD), ("roundrobin", MD)), ())
 UNSUPPORTED = 2
 
 NONE = int(Errors.NONE)
+FENCED_INSTANCE_ID = int(Errors.FENCED_INSTANCE_ID)
 UNKNOWN_MEMBER_ID = int(Errors.UNKNOWN_MEMBER_ID)
 ILLEGAL_GENERATION = int(Errors.ILLEGAL_GENERATION)
 REBALANCE_IN_PROGRESS = int(Errors.REBALANCE_IN_PROGRESS)
@@ -171,8 +183,8 @@ def one_of(x, values):
 
 _GROUP_BOOLS = ("exists", "nma", "join", "idr_set", "sync", "p_exists")
 _GROUP_INTS = ("state", "gen", "leader", "join_at", "idr", "sync_at", "sync_gen", "p_gen", "p_leader")
-_SLOT_BOOLS = ("present", "pending", "aj", "as", "new", "hb", "ps", "p_present")
-_SLOT_INTS = ("pend_at", "asgen", "hb_at", "rt", "st", "proto", "p_rt", "p_st", "p_proto")
+_SLOT_BOOLS = ("present", "pending", "aj", "as", "new", "hb", "ps", "p_present", "fenced")
+_SLOT_INTS = ("pend_at", "asgen", "hb_at", "rt", "st", "proto", "p_rt", "p_st", "p_proto", "inst", "p_inst")
 
 
 def schema(n: int, parts: int):
@@ -182,7 +194,8 @@ def schema(n: int, parts: int):
     carried (a ghost field, read only by the properties); ``new``: Member.is_new; ``hb``/``hb_at``:
     the session deadline; ``ps``: pending_sync; ``nma``: new_member_added; ``join``/``idr``: the
     (Initial)DelayedJoin and its remaining delay; ``sync``/``sync_gen``: the DelayedSync; ``p_*``:
-    the persisted group record."""
+    the persisted group record; ``inst``: the member's group.instance.id (-1: dynamic); ``fenced``:
+    the slot's id was replaced by its static instance's new one (a ghost, read by the properties)."""
     out = [(k, True) for k in _GROUP_BOOLS] + [(k, False) for k in _GROUP_INTS]
     for i in range(n):
         out += [((k, i), True) for k in _SLOT_BOOLS] + [((k, i), False) for k in _SLOT_INTS]
@@ -215,6 +228,8 @@ def initial_state(n: int, parts: int) -> dict:
     s = symbolic_state(n, parts, prefix="init_")
     s["exists"] = False
     s["p_exists"] = False
+    for i in range(n):
+        s[("fenced", i)] = False
     return s
 
 
@@ -306,6 +321,43 @@ def _present(x, i):
     return x[("present", i)]
 
 
+def mapped_slot(x, inst):
+    """``GroupMetadata.currentStaticMemberId``: the slot of the member *inst* names, or -1 (the
+    lowest such slot: one-member-per-instance makes it the only one)."""
+    j = -1
+    for i in reversed(x.slots):
+        j = ite(all_(inst >= 0, _present(x, i), x[("inst", i)] == inst), i, j)
+    return j
+
+
+def member_error(x, who, inst):
+    """``GroupCoordinator.validateCurrentMember``: with an instance id it must name the member
+    *who* (FENCED_INSTANCE_ID when it names another, UNKNOWN_MEMBER_ID when none); without one,
+    *who* must be a member. NONE when valid."""
+    j = mapped_slot(x, inst)
+    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    return ite(inst >= 0, ite(j == -1, UNKNOWN_MEMBER_ID, ite(j == who, NONE, FENCED_INSTANCE_ID)),
+               ite(present, NONE, UNKNOWN_MEMBER_ID))
+
+
+def slot_value(x, j, key):
+    """Field *key* (a name, or (name, partition)) of slot *j*, a symbolic slot number."""
+    at = (lambda i: (key, i)) if isinstance(key, str) else (lambda i: (key[0], i, key[1]))
+    v = x[at(x.n - 1)]
+    for i in reversed(range(x.n - 1)):
+        v = ite(j == i, x[at(i)], v)
+    return v
+
+
+def is_fenced(x, who):
+    return any_(*[all_(who == i, x[("fenced", i)]) for i in x.slots])
+
+
+def static_requests_assumed(x, p) -> None:
+    """A2: only a v5+ client (``cfg.v4``) carries a group.instance.id."""
+    x.assume(implies(p["inst"] >= 0, x.cfg["v4"]))
+
+
 def has_members(x):
     return any_(*[_present(x, i) for i in x.slots])
 
@@ -354,7 +406,7 @@ def persist(x) -> None:
     x.set("p_leader", x["leader"])
     for i in x.slots:
         x.set(("p_present", i), _present(x, i))
-        for k in ("rt", "st", "proto"):
+        for k in ("rt", "st", "proto", "inst"):
             x.set((f"p_{k}", i), x[(k, i)])
         for p in range(x.parts):
             x.set(("p_asg", i, p), x[("asg", i, p)])
@@ -390,6 +442,7 @@ def add_member_and_rebalance(x, k, req, now) -> None:
             x.set(("rt", i), req["rt"])
             x.set(("st", i), req["st"])
             x.set(("proto", i), req["proto"])
+            x.set(("inst", i), req["inst"])
             for p in range(x.parts):
                 x.set(("asg", i, p), False)
             x.set(("aj", i), True)
@@ -451,7 +504,9 @@ def complete_join(x, now, all_joined: bool) -> None:
     gen_before = x["gen"]
     x.set("idr_set", False)
     if "non_rejoined_kept" not in x.broken:
-        remove(x, [all_(_present(x, i), not_(x[("aj", i)])) for i in x.slots], repick=False)
+        # dynamic members that did not rejoin go; static ones stay (only their session expiry
+        # removes them), and a removed leader is re-picked among all that remain, rejoined or not
+        remove(x, [all_(_present(x, i), not_(x[("aj", i)]), x[("inst", i)] == -1) for i in x.slots])
     members = has_members(x)
     elected = True
     with x.when(members):
@@ -475,7 +530,7 @@ def complete_join(x, now, all_joined: bool) -> None:
             else:
                 transition(x, CR)
             x.oblige("new-generation-members-rejoined",
-                     all_(*[implies(_present(x, i), x[("aj", i)]) for i in x.slots]))
+                     all_(*[implies(all_(_present(x, i), x[("inst", i)] == -1), x[("aj", i)]) for i in x.slots]))
             for i in x.slots:
                 with x.when(_present(x, i)):
                     x.set(("aj", i), False)
@@ -593,7 +648,8 @@ def ev_join_group(x, p) -> None:
     """JoinGroup (``handle_join_group``): ``who`` is the member id's slot or -1 for "" (a new
     member, which gets slot ``k``); ``proto`` one of :data:`PROTOS`."""
     who, now = p["who"], p["t"]
-    req = {"rt": p["rt"], "st": p["st"], "proto": p["proto"]}
+    req = {"rt": p["rt"], "st": p["st"], "proto": p["proto"], "inst": p["inst"]}
+    static_requests_assumed(x, p)
     st_ok = all_(x.cfg["min_st"] <= p["st"], p["st"] <= x.cfg["max_st"])
     existed = x["exists"]
     go = all_(st_ok, any_(existed, who == -1))
@@ -622,25 +678,89 @@ def accept_joining_member(x, who):
 
 
 def new_member_join(x, p, req, now) -> None:
+    """``doNewMemberJoinGroup``: a new id in the free slot ``k``; a known static instance's
+    replaces the id it holds (``doStaticNewMemberJoinGroup``), a dynamic member's is only handed
+    out (MEMBER_ID_REQUIRED) from v4 on."""
     with x.when(p["proto"] != UNSUPPORTED):
         k = p["k"]
-        x.assume(any_(*[all_(k == i, not_(_present(x, i)), not_(x[("pending", i)])) for i in x.slots]))
-        with x.when(x.cfg["v4"]):
+        x.assume(any_(*[all_(k == i, not_(_present(x, i)), not_(x[("pending", i)]), not_(x[("ps", i)]),
+                             not_(x[("fenced", i)])) for i in x.slots]))
+        j = mapped_slot(x, req["inst"])
+        replace = j != -1
+        if "static_member_added_not_replaced" in x.broken:
+            replace = False
+        with x.when(replace):
+            update_static_member_and_rebalance(x, j, k, req, now)
+        with x.when(not_(replace)):
+            with x.when(all_(x.cfg["v4"], req["inst"] == -1)):
+                for i in x.slots:
+                    with x.when(k == i):
+                        x.set(("pending", i), True)
+                        x.set(("pend_at", i), now + req["st"])
+            with x.when(any_(not_(x.cfg["v4"]), req["inst"] != -1)):
+                add_member_and_rebalance(x, k, req, now)
+
+
+def update_static_member_and_rebalance(x, j, k, req, now) -> None:
+    """``updateStaticMemberAndRebalance``: ``replaceStaticMember`` moves member *j* to its new id
+    in slot *k* (what was parked under the old id is answered FENCED_INSTANCE_ID; the leader's id
+    follows; the old id's pending-sync entry stays, as in Kafka), the session deadline is re-armed
+    with the old session timeout, the new protocols and timeouts are taken and the JoinGroup
+    parked. Stable: the group record is written with the new id and the member answered with the
+    current generation (the protocol selection cannot change: every shape prefers "range");
+    CompletingRebalance: a rebalance; PreparingRebalance: the JoinGroup waits."""
+    copied = [("present", True), ("aj", False), ("as", False), ("ps", False), ("pending", False)]
+    old = {key: slot_value(x, j, key) for key in ("st", "proto", "new", "inst")}
+    old_asg = [slot_value(x, j, ("asg", q)) for q in range(x.parts)]
+    same_protocols = old["proto"] == req["proto"]
+    for i in x.slots:
+        with x.when(j == i):
+            x.set(("present", i), False)
+            x.set(("aj", i), False)
+            x.set(("as", i), False)
+            x.set(("fenced", i), True)
+    for i in x.slots:
+        with x.when(k == i):
+            for key, value in copied:
+                x.set((key, i), value)
+            for key in ("new", "inst"):
+                x.set((key, i), old[key])
+            for q in range(x.parts):
+                x.set(("asg", i, q), old_asg[q])
+            set_heartbeat(x, i, True, now + old["st"])
+            x.set(("proto", i), req["proto"])
+            x.set(("rt", i), req["rt"])
+            x.set(("st", i), req["st"])
+            x.set(("aj", i), True)
+    with x.when(x["leader"] == j):
+        x.set("leader", k)
+    state, gen = x["state"], x["gen"]
+    with x.when(state == S):
+        if "static_rejoin_rebalances" in x.broken:
+            maybe_prepare_rebalance(x, now)
+        else:
+            persist(x)
             for i in x.slots:
                 with x.when(k == i):
-                    x.set(("pending", i), True)
-                    x.set(("pend_at", i), now + req["st"])
-        with x.when(not_(x.cfg["v4"])):
-            add_member_and_rebalance(x, k, req, now)
+                    x.set(("aj", i), False)
+        # answered at once, with the generation the group had, which it still has
+        answered = any_(*[all_(k == i, not_(x[("aj", i)])) for i in x.slots])
+        x.oblige("static-rejoin-keeps-generation",
+                 implies(same_protocols, all_(answered, x["state"] == S, x["gen"] == gen)))
+    with x.when(state == CR):
+        prepare_rebalance(x, now)
 
 
 def current_member_join(x, who, p, req, now) -> None:
     with x.when(p["proto"] != UNSUPPORTED):
         pending = any_(*[all_(who == i, x[("pending", i)]) for i in x.slots])
-        present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+        # A3: a MEMBER_ID_REQUIRED id is never sent with an instance id
+        x.assume(implies(pending, req["inst"] == -1))
+        valid = member_error(x, who, req["inst"]) == NONE
         with x.when(pending):
             add_member_and_rebalance(x, who, req, now)
-        with x.when(all_(not_(pending), present)):
+        with x.when(all_(not_(pending), valid)):
+            x.oblige("fenced-member-id-never-accepted", not_(is_fenced(x, who)))
             state = x["state"]
             matches = any_(*[all_(who == i, x[("proto", i)] == req["proto"]) for i in x.slots])
             is_leader = x["leader"] == who
@@ -653,10 +773,12 @@ def current_member_join(x, who, p, req, now) -> None:
 def ev_sync_group(x, p) -> None:
     """SyncGroup (``handle_sync_group``); ``sa[i][q]``: the leader's assignment of partition q."""
     who, rg, now = p["who"], p["gen"], p["t"]
-    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    static_requests_assumed(x, p)
+    valid = member_error(x, who, p["inst"]) == NONE
     stale = False if "sync_accepts_stale_generation" in x.broken else rg != x["gen"]
     state = x["state"]
-    ok = all_(x["exists"], present, not_(stale), state != E, state != PR)
+    ok = all_(x["exists"], valid, not_(stale), state != E, state != PR)
+    x.oblige("fenced-member-id-never-accepted", implies(ok, not_(is_fenced(x, who))))
     with x.when(all_(ok, state == CR)):
         for i in x.slots:
             with x.when(who == i):
@@ -682,12 +804,22 @@ def ev_sync_group(x, p) -> None:
                 reschedule_heartbeat(x, i, now)
 
 
-def expected_heartbeat_error(x, who, rg):
-    """The reference's table (§1.8), written independently of the handler below."""
+def _expected_member_error(x, who, inst):
+    """§1.11 validateCurrentMember, written independently of :func:`member_error`: the members
+    holding the instance id, then the one it must be."""
+    holders = [all_(inst >= 0, _present(x, i), x[("inst", i)] == inst) for i in x.slots]
+    is_who = any_(*[all_(holders[i], who == i) for i in x.slots])
     present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    return ite(inst < 0, ite(present, NONE, UNKNOWN_MEMBER_ID),
+               ite(not_(any_(*holders)), UNKNOWN_MEMBER_ID, ite(is_who, NONE, FENCED_INSTANCE_ID)))
+
+
+def expected_heartbeat_error(x, who, rg, inst):
+    """The reference's table (§1.8), written independently of the handler below."""
+    member = _expected_member_error(x, who, inst)
     state = x["state"]
     return ite(not_(x["exists"]), UNKNOWN_MEMBER_ID,
-               ite(not_(present), UNKNOWN_MEMBER_ID,
+               ite(member != NONE, member,
                    ite(rg != x["gen"], ILLEGAL_GENERATION,
                        ite(state == E, UNKNOWN_MEMBER_ID,
                            ite(state == PR, REBALANCE_IN_PROGRESS, NONE)))))
@@ -695,14 +827,19 @@ def expected_heartbeat_error(x, who, rg):
 
 def ev_heartbeat(x, p) -> None:
     """Heartbeat (``handle_heartbeat``): validation before the state."""
-    who, rg, now = p["who"], p["gen"], p["t"]
-    expected = expected_heartbeat_error(x, who, rg)
-    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    who, rg, now, inst = p["who"], p["gen"], p["t"], p["inst"]
+    static_requests_assumed(x, p)
+    expected = expected_heartbeat_error(x, who, rg, inst)
+    fenced = is_fenced(x, who)
+    if "fenced_static_member_accepted" in x.broken:
+        j = mapped_slot(x, inst)
+        who = ite(j != -1, j, who)  # the instance's current member, whoever sent it
+    member = member_error(x, who, inst)
     state = x["state"]
-    valid = all_(x["exists"], present, rg == x["gen"], state != E)
+    valid = all_(x["exists"], member == NONE, rg == x["gen"], state != E)
     preparing = NONE if "heartbeat_none_while_preparing" in x.broken else REBALANCE_IN_PROGRESS
     error = ite(not_(x["exists"]), UNKNOWN_MEMBER_ID,
-                ite(not_(present), UNKNOWN_MEMBER_ID,
+                ite(member != NONE, member,
                     ite(rg != x["gen"], ILLEGAL_GENERATION,
                         ite(state == E, UNKNOWN_MEMBER_ID, ite(state == PR, preparing, NONE)))))
     with x.when(valid):
@@ -711,50 +848,57 @@ def ev_heartbeat(x, p) -> None:
                 reschedule_heartbeat(x, i, now)
     x.output("error", error)
     x.oblige("heartbeat-error-table", error == expected)
+    x.oblige("fenced-member-id-never-accepted", implies(error == NONE, not_(fenced)))
 
 
 def ev_leave_group(x, p) -> None:
-    """LeaveGroup with one member (``handle_leave_group``)."""
-    who, now = p["who"], p["t"]
+    """LeaveGroup with one member (``handle_leave_group``): by member id (validated with the
+    instance id it carries), or by instance id alone (``who`` -1: the administrative form)."""
+    who, now, inst = p["who"], p["t"], p["inst"]
+    static_requests_assumed(x, p)
     pending = any_(*[all_(who == i, x[("pending", i)]) for i in x.slots])
-    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    valid = member_error(x, who, inst) == NONE
+    j = mapped_slot(x, inst)
+    with x.when(all_(x["exists"], who == -1, j != -1)):
+        remove_member_and_update_group(x, j, now)
     with x.when(all_(x["exists"], who != -1)):
         with x.when(pending):
             remove_pending_member_and_update_group(x, who, now)
-        with x.when(all_(not_(pending), present)):
+        with x.when(all_(not_(pending), valid)):
             remove_member_and_update_group(x, who, now)
 
 
-def expected_commit_error(x, existed, who, rg):
+def expected_commit_error(x, existed, who, rg, inst):
     """The reference's validateOffsetCommit order and state table (§1.10), independently."""
-    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    member = _expected_member_error(x, who, inst)
     state = x["state"]
-    checked = ite(not_(present), UNKNOWN_MEMBER_ID,
+    checked = ite(member != NONE, member,
                   ite(rg != x["gen"], ILLEGAL_GENERATION, ite(state == CR, REBALANCE_IN_PROGRESS, NONE)))
     on_group = ite(all_(rg < 0, state == E), NONE,
-                   ite(any_(rg >= 0, who != -1), checked, UNKNOWN_MEMBER_ID))
+                   ite(any_(rg >= 0, who != -1, inst >= 0), checked, UNKNOWN_MEMBER_ID))
     return ite(not_(existed), ite(rg < 0, NONE, ILLEGAL_GENERATION), on_group)
 
 
 def ev_offset_commit(x, p) -> None:
     """OffsetCommit with generation fencing (``handle_offset_commit``)."""
-    who, rg, now = p["who"], p["gen"], p["t"]
+    who, rg, now, inst = p["who"], p["gen"], p["t"], p["inst"]
+    static_requests_assumed(x, p)
     existed = x["exists"]
     with x.when(all_(not_(existed), rg < 0)):
         create_group(x)  # a "simple" consumer's group
-    expected = expected_commit_error(x, existed, who, rg)
-    present = any_(*[all_(who == i, _present(x, i)) for i in x.slots])
+    expected = expected_commit_error(x, existed, who, rg, inst)
+    member = member_error(x, who, inst)
     state, gen = x["state"], x["gen"]
     stale = all_(rg != gen, "commit_accepts_stale_generation" not in x.broken)
     skips = "commit_skips_fencing" in x.broken
     if "commit_checks_generation_first" in x.broken:
         member_check = ite(stale, ILLEGAL_GENERATION,
-                           ite(all_(not_(present), not skips), UNKNOWN_MEMBER_ID, NONE))
+                           ite(all_(member != NONE, not skips), member, NONE))
     else:
-        member_check = ite(all_(not_(present), not skips), UNKNOWN_MEMBER_ID,
+        member_check = ite(all_(member != NONE, not skips), member,
                            ite(all_(stale, not skips), ILLEGAL_GENERATION, NONE))
     validation = ite(all_(rg < 0, state == E), NONE,
-                     ite(any_(rg >= 0, who != -1), member_check, UNKNOWN_MEMBER_ID))
+                     ite(any_(rg >= 0, who != -1, inst >= 0), member_check, UNKNOWN_MEMBER_ID))
     on_group = ite(validation != NONE, validation, ite(state == CR, REBALANCE_IN_PROGRESS, NONE))
     error = ite(all_(not_(existed), rg >= 0), ILLEGAL_GENERATION, on_group)
     with x.when(all_(error == NONE, one_of(state, (S, PR)))):
@@ -766,6 +910,11 @@ def ev_offset_commit(x, p) -> None:
     # The catalogue's statement: an accepted commit carries the current generation, or a negative
     # one on an Empty group (a consumer outside any group).
     x.oblige("commit-fencing", implies(error == NONE, any_(all_(rg >= 0, rg == gen), all_(rg < 0, state == E))))
+    # A commit outside group management (generation < 0 on an Empty group) is accepted whatever
+    # member id it carries (GroupCoordinator.validateOffsetCommit checks neither member nor
+    # instance then): only a commit the coordinator validates can be a fenced id's.
+    x.oblige("fenced-member-id-never-accepted",
+             implies(all_(error == NONE, any_(rg >= 0, state != E)), not_(is_fenced(x, who))))
 
 
 def timers(x, early):
@@ -860,7 +1009,7 @@ def ev_failover(x, p) -> None:
         x.set("leader", x["p_leader"])
         for i in x.slots:
             x.set(("present", i), x[("p_present", i)])
-            for k in ("rt", "st"):
+            for k in ("rt", "st", "inst"):
                 x.set((k, i), x[(f"p_{k}", i)])
             # The record keeps the selected protocol's metadata only (readGroupMessageValue:
             # supportedProtocols = List((protocol, subscription))): a loaded member lists "range"
@@ -878,6 +1027,9 @@ def ev_failover(x, p) -> None:
         for i in x.slots:
             with x.when(_present(x, i)):
                 reschedule_heartbeat(x, i, now)
+    for i in x.slots:
+        # the new coordinator knows no replaced id: the record it loads may hold one again
+        x.set(("fenced", i), False)
 
 
 EVENTS = {
@@ -907,6 +1059,9 @@ EVENT_DOC = {
 }
 
 
+REQUESTS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+
+
 def symbolic_params(event: str, n: int, parts: int, tag: str = "") -> tuple[dict, object]:
     """The event's parameters as free constants and their domain."""
     I = lambda name: z3.Int(tag + name)  # noqa: E731
@@ -914,7 +1069,8 @@ def symbolic_params(event: str, n: int, parts: int, tag: str = "") -> tuple[dict
     dom = [p["t"] >= 0]
     if event in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit"):
         p["who"] = I("who")
-        dom += [p["who"] >= -1, p["who"] < n]
+        p["inst"] = I("inst")
+        dom += [p["who"] >= -1, p["who"] < n, p["inst"] >= -1, p["inst"] < n]
     if event == "JoinGroup":
         p.update(k=I("k"), proto=I("proto"), rt=I("rt"), st=I("st"))
         dom += [p["k"] >= 0, p["k"] < n, p["proto"] >= 0, p["proto"] <= 2, p["rt"] >= 1, p["st"] >= 1]
@@ -931,6 +1087,8 @@ def symbolic_params(event: str, n: int, parts: int, tag: str = "") -> tuple[dict
 def run(event: str, pre: dict, cfg: dict, params: dict, n: int, parts: int, broken=frozenset(),
         picks: str = "free", tag: str = "") -> Exec:
     """Execute *event* from *pre*: symbolic if any input is symbolic, concrete otherwise."""
+    if event in REQUESTS and "inst" not in params:
+        params = dict(params, inst=-1)  # no group.instance.id
     x = Exec(pre, cfg, params, n, parts, broken, picks, tag)
     EVENTS[event](x, params)
     return x.finish()
@@ -1023,9 +1181,31 @@ def inv_parked_sync_generation(s, cfg):
 
 def inv_well_formed(s, cfg):
     """Shape facts of reachable states (used to draw random states, not by the proofs): a slot is
-    a member or a pending id, not both; pending-sync entries are members."""
+    a member or a pending id, not both; pending-sync entries are members or replaced ids; member
+    instance ids are -1 or one of the N symbols."""
     return all_(*[implies(s["exists"], all_(not_(all_(s[("present", i)], s[("pending", i)])),
-                                            implies(s[("ps", i)], s[("present", i)])))
+                                            implies(s[("ps", i)], any_(s[("present", i)], s[("fenced", i)])),
+                                            s[("inst", i)] >= -1, s[("inst", i)] < len(_slots(s))))
+                  for i in _slots(s)])
+
+
+def _instances_unique(s, present_key, inst_key):
+    n = len(_slots(s))
+    return all_(*[implies(all_(s[(present_key, i)], s[(present_key, j)], s[(inst_key, i)] >= 0),
+                          s[(inst_key, i)] != s[(inst_key, j)])
+                  for i in range(n) for j in range(i + 1, n)])
+
+
+def inv_instance_unique(s, cfg):
+    return implies(s["exists"], _instances_unique(s, "present", "inst"))
+
+
+def inv_persisted_instance_unique(s, cfg):
+    return implies(s["p_exists"], _instances_unique(s, "p_present", "p_inst"))
+
+
+def inv_fenced_not_member(s, cfg):
+    return all_(*[implies(s[("fenced", i)], all_(s["exists"], not_(s[("present", i)]), not_(s[("pending", i)])))
                   for i in _slots(s)])
 
 
@@ -1045,10 +1225,16 @@ INVARIANTS = {
     "persisted-assignment-partitions": (inv_persisted_assignment_partitions, "a persisted record with members assigns every partition to exactly one of them"),
     "parked-sync-only-completing": (inv_parked_sync_only_completing, "SyncGroups are parked only while CompletingRebalance"),
     "parked-sync-generation": (inv_parked_sync_generation, "a parked SyncGroup carries the group's generation"),
+    "instance-unique": (inv_instance_unique, "the group's members hold distinct group.instance.ids"),
+    "stable-covers": (inv_stable_covers, "a Stable group assigns every partition to exactly one member"),
+    "persisted-instance-unique": (inv_persisted_instance_unique, "the persisted record's members hold distinct group.instance.ids"),
+    "fenced-not-member": (inv_fenced_not_member, "a member id the coordinator replaced is neither a member nor a pending id of its group"),
 }
 
 ASSUMPTIONS = {
     "A1 assignor contract": "the leader's SyncGroup assignment gives every partition to exactly one member of the generation",
+    "A2 static requests": "only a client on JoinGroup v5+ (the v4+ configuration) sends a group.instance.id",
+    "A3 no static pending id": "a MEMBER_ID_REQUIRED member id is never sent with a group.instance.id (static members are never asked for one; GroupCoordinator.doCurrentMemberJoinGroup throws IllegalStateException)",
 }
 
 
@@ -1070,13 +1256,16 @@ PROPERTIES = {
     "join-completes-when-all-joined": (None, None, (), "join_completes_with_pending"),
     "new-generation-members-rejoined": (None, None, (), "non_rejoined_kept"),
     "no-early-session-expiry": (None, None, (), "expiry_ignores_deadline"),
-    "disjoint-assignments": (inv_stable_disjoint, None, ("persisted-assignment-partitions",), "followers_get_leader_assignment"),
-    "stable-group-covers-partitions": (inv_stable_covers, None, ("persisted-assignment-partitions",), "assignor_drops_partition"),
-    "stable-member-generation-reached": (None, None, ("stable-is-persisted", "leader-is-member", "persisted-leader-is-member"), "assignment_not_persisted"),
+    "disjoint-assignments": (inv_stable_disjoint, None, ("persisted-assignment-partitions", "stable-covers", "join-deadline-only-preparing"), "followers_get_leader_assignment"),
+    "stable-group-covers-partitions": (inv_stable_covers, None, ("persisted-assignment-partitions", "join-deadline-only-preparing"), "assignor_drops_partition"),
+    "stable-member-generation-reached": (None, None, ("stable-is-persisted", "leader-is-member", "persisted-leader-is-member", "join-deadline-only-preparing"), "assignment_not_persisted"),
     "assignment-matches-generation": (None, None, ("stable-is-persisted", "leader-is-member", "persisted-leader-is-member", "parked-sync-only-completing", "parked-sync-generation", "join-deadline-only-preparing"), "sync_accepts_stale_generation"),
     "commit-fencing": (None, None, ("generation-non-negative",), "commit_skips_fencing"),
-    "commit-error-precedence": (None, None, (), "commit_checks_generation_first"),
-    "heartbeat-error-table": (None, None, (), "heartbeat_none_while_preparing"),
+    "commit-error-precedence": (None, None, ("instance-unique", "persisted-instance-unique"), "commit_checks_generation_first"),
+    "heartbeat-error-table": (None, None, ("instance-unique", "persisted-instance-unique"), "heartbeat_none_while_preparing"),
+    "one-member-per-instance": (inv_instance_unique, None, ("persisted-instance-unique",), "static_member_added_not_replaced"),
+    "fenced-member-id-never-accepted": (None, None, ("fenced-not-member",), "fenced_static_member_accepted"),
+    "static-rejoin-keeps-generation": (None, None, (), "static_rejoin_rebalances"),
 }
 
 SERVER_STATEMENTS = {
@@ -1269,7 +1458,17 @@ def to_config(cfg: dict, broken=()) -> Config:
         max_session_timeout_ms=cfg["max_st"], new_member_join_timeout_ms=cfg["nmjt"],
         initial_rebalance_delay_ms=cfg["ird"], heartbeat_interval_ms=cfg["hbi"],
         session_timeout_ms=cfg["hbi"] + 1, join_group_version=5 if cfg["v4"] else 3, broken=frozenset(broken),
+        static_clients=1 if cfg["v4"] else 0,  # (the checker judges the static properties only then)
     )
+
+
+def instance_id(inst: int):
+    """The group.instance.id of instance symbol *inst* (None for -1)."""
+    return None if inst < 0 else f"i{inst}"
+
+
+def instance_of(instance) -> int:
+    return -1 if instance is None else int(instance[1:])
 
 
 def to_groups(vals: dict, n: int, parts: int):
@@ -1287,7 +1486,8 @@ def to_groups(vals: dict, n: int, parts: int):
                     awaiting_join=("join", i) if vals[("aj", i)] else None,
                     awaiting_sync=("sync", i, vals[("asgen", i)]) if vals[("as", i)] else None,
                     is_new=vals[("new", i)],
-                    heartbeat=grp.Deadline(vals[("hb_at", i)], next(seq)) if vals[("hb", i)] else None))
+                    heartbeat=grp.Deadline(vals[("hb_at", i)], next(seq)) if vals[("hb", i)] else None,
+                    group_instance_id=instance_id(vals[("inst", i)])))
         for i in range(n):
             if vals[("pending", i)]:
                 pending.append((slot_id(i), grp.Deadline(vals[("pend_at", i)], next(seq))))
@@ -1308,7 +1508,8 @@ def to_groups(vals: dict, n: int, parts: int):
         members = tuple(grp.Member(
             member_id=slot_id(i), client_id=f"m{i}", rebalance_timeout_ms=vals[("p_rt", i)],
             session_timeout_ms=vals[("p_st", i)], protocol_type="consumer", protocols=PROTOS[vals[("p_proto", i)]],
-            assignment=tuple(q for q in range(parts) if vals[("p_asg", i, q)]), is_new=False)
+            assignment=tuple(q for q in range(parts) if vals[("p_asg", i, q)]), is_new=False,
+            group_instance_id=instance_id(vals[("p_inst", i)]))
             for i in range(n) if vals[("p_present", i)])
         persisted = grp.Group(
             group_id="g", state=grp.STABLE if members else grp.EMPTY, generation=vals["p_gen"],
@@ -1344,13 +1545,13 @@ def observe_groups(group, persisted, n: int, parts: int) -> dict:
                     m.rebalance_timeout_ms, m.session_timeout_ms, PROTOS.index(m.protocols),
                     tuple(q for q in range(parts) if q in m.assignment), m.awaiting_join is not None,
                     None if m.awaiting_sync is None else m.awaiting_sync[2], m.is_new,
-                    None if m.heartbeat is None else m.heartbeat.at)
+                    None if m.heartbeat is None else m.heartbeat.at, m.group_instance_id)
     if persisted is not None:
         o.update(p_gen=persisted.generation, p_leader=slot_of(persisted.leader_id))
         for m in persisted.members:
             o[("p_member", slot_of(m.member_id))] = (
                 m.rebalance_timeout_ms, m.session_timeout_ms, PROTOS.index(m.protocols),
-                tuple(q for q in range(parts) if q in m.assignment))
+                tuple(q for q in range(parts) if q in m.assignment), m.group_instance_id)
     return o
 
 
@@ -1377,19 +1578,21 @@ def concrete_request(event: str, params: dict, n: int, group=None):
     """The model request (and where its answer goes) for an event's parameters."""
     who = params.get("who", -1)
     member_id = id_of(group, who)
+    instance = instance_id(params.get("inst", -1))
     if event == "JoinGroup":
         client = f"m{params['k']}" if who == -1 else f"m{who}"
         return JoinGroupRequest("g", member_id, params["st"], params["rt"], "consumer", PROTOS[params["proto"]],
-                                client_id=client), ("join", who)
+                                client_id=client, group_instance_id=instance), ("join", who)
     if event == "SyncGroup":
         assignments = tuple((id_of(group, i), tuple(q for q, b in enumerate(params["sa"][i]) if b)) for i in range(n))
-        return SyncGroupRequest("g", params["gen"], member_id, None, None, assignments), ("sync", who, params["gen"])
+        return SyncGroupRequest("g", params["gen"], member_id, None, None, assignments,
+                                group_instance_id=instance), ("sync", who, params["gen"])
     if event == "Heartbeat":
-        return HeartbeatRequest("g", params["gen"], member_id), ("req",)
+        return HeartbeatRequest("g", params["gen"], member_id, group_instance_id=instance), ("req",)
     if event == "LeaveGroup":
-        return LeaveGroupRequest("g", (member_id,)), ("req",)
+        return LeaveGroupRequest("g", (member_id,), instance_ids=(instance,) if instance else ()), ("req",)
     if event == "OffsetCommit":
-        return OffsetCommitRequest("g", params["gen"], member_id, ((0, 1),)), ("req",)
+        return OffsetCommitRequest("g", params["gen"], member_id, ((0, 1),), group_instance_id=instance), ("req",)
     return None, None
 
 
@@ -1405,20 +1608,42 @@ _TIMER_KIND = {"JoinDeadline": grp._JOIN, "SyncDeadline": grp._SYNC, "SessionExp
                "PendingExpiry": grp._PENDING}
 
 
+def _ids(group) -> set:
+    if group is None:
+        return set()
+    return {m.member_id for m in group.members} | {p for p, _ in group.pending_members}
+
+
+def _renamed(group, old: str, new: str):
+    """*group* with member id *old* called *new* (members, pending ids, pending sync, leader)."""
+    if group is None:
+        return None
+    swap = lambda i: new if i == old else i  # noqa: E731
+    return attrs.evolve(
+        group, leader_id=swap(group.leader_id), pending_sync=frozenset(swap(i) for i in group.pending_sync),
+        members=tuple(attrs.evolve(m, member_id=new) if m.member_id == old else m for m in group.members),
+        pending_members=tuple((swap(i), d) for i, d in group.pending_members))
+
+
 def model_step(event: str, group, persisted, params: dict, config: Config, n: int):
-    """Run the executable model for one event: ``(outcome, persisted after, time, request)``.
-    Timer events fire the model's own earliest timer (``fire_timers``' loop body, once) and check
-    it is the one the event names."""
+    """Run the executable model for one event: ``(outcome, persisted after, time, (request,
+    reply_to))``. Timer events fire the model's own earliest timer (``fire_timers``' loop body,
+    once) and check it is the one the event names. A static member's new id (the model makes it
+    from the instance id) is renamed into the slot ``k`` the encoding gives it."""
     if event in _HANDLERS:
         request, reply_to = concrete_request(event, params, n, group)
         outcome = _HANDLERS[event](group, request, reply_to, params["t"], config, lowest_choose)
-        return outcome, outcome.persist or persisted, params["t"], request
+        if event == "JoinGroup" and params.get("who", -1) == -1 and params.get("inst", -1) >= 0:
+            for new in _ids(outcome.group) - _ids(group):
+                outcome = attrs.evolve(outcome, group=_renamed(outcome.group, new, slot_id(params["k"])),
+                                       persist=_renamed(outcome.persist, new, slot_id(params["k"])))
+        return outcome, outcome.persist or persisted, params["t"], (request, reply_to)
     if event == "Failover":
         unloaded = grp.unload(group)
         loaded = grp.load(persisted, params["t"], config, lowest_choose)
         outcome = grp.Outcome(loaded.group, unloaded.replies + loaded.replies, unloaded.notes + loaded.notes,
                               loaded.persist, ())
-        return outcome, persisted, params["t"], None
+        return outcome, persisted, params["t"], (None, None)
     early = config.heartbeat_interval_ms if "expiry_ignores_deadline" in config.broken else 0
     best = grp._earliest(group, early) if group is not None else None
     if best is None:
@@ -1436,18 +1661,35 @@ def model_step(event: str, group, persisted, params: dict, config: Config, n: in
     else:
         d.on_pending_deadline(key, now)
     outcome = d.outcome()
-    return outcome, outcome.persist or persisted, now, None
+    return outcome, outcome.persist or persisted, now, (None, None)
 
 
-def concrete_violations(event, group, persisted, outcome, persisted_after, now, request, config) -> set:
+def fenced_after(event, group, post, fenced) -> frozenset:
+    """The slots of the ids the coordinator has replaced after a step, from the model's groups
+    (the catalogue's ``Checker._track_fencing``): a static instance whose member id changed; a
+    failover forgets them all."""
+    if event == "Failover":
+        return frozenset()
+    out = set(fenced)
+    if group is not None and post is not None:
+        now = {m.group_instance_id: m.member_id for m in post.members if m.group_instance_id is not None}
+        out |= {slot_of(m.member_id) for m in group.members
+                if m.group_instance_id is not None and now.get(m.group_instance_id, m.member_id) != m.member_id}
+    return frozenset(out)
+
+
+def concrete_violations(event, group, persisted, outcome, persisted_after, now, sent, config,
+                        fenced=frozenset()) -> set:
     """The properties the executable model's step violates, judged by the catalogue's own
     :class:`~properties.catalogue.Checker` where it can judge a single coordinator step, and by
     the server-side statements of :data:`SERVER_STATEMENTS` for the two properties the catalogue
-    judges on consumers."""
+    judges on consumers. *sent*: (request, where its answer goes); *fenced*: the slots whose ids
+    the coordinator has replaced before the step."""
     from properties.catalogue import Checker
 
     found = set()
     post = outcome.group
+    request, request_reply_to = sent
     log = []
     rid = 1
     if request is not None:
@@ -1455,7 +1697,7 @@ def concrete_violations(event, group, persisted, outcome, persisted_after, now, 
     for note in outcome.notes:
         log.append(("server",) + note)
     for reply_to, response in outcome.replies:
-        if request is not None and reply_to[0] == "req":
+        if request is not None and reply_to == request_reply_to:
             log.append(("reply", 0, rid, response.api, response.error, response))
     leader_after = 1 if event == "Failover" else 0
     prev = types.SimpleNamespace(group=group, persisted=persisted, brokers=object(), clients=(), leader=0, now=now,
@@ -1463,10 +1705,14 @@ def concrete_violations(event, group, persisted, outcome, persisted_after, now, 
     world = types.SimpleNamespace(group=post, persisted=persisted_after, brokers=object(), clients=(),
                                   leader=leader_after, now=now, partitions=config.partitions)
     # The checker stops at the first violation of a step: run it once per log entry so that every
-    # violated property is seen.
-    for k in range(len(log) + 1):
+    # violated property is seen. Every prefix keeps the request's answer (at its end), which a
+    # property of the request judges with it (a static rejoin must be answered in the step).
+    replies = [e for e in log if e[0] == "reply"]
+    base = [e for e in log if e[0] != "reply"]
+    for k in range(len(base) + 1):
         checker = Checker(config)
-        v = checker.check(prev, world, None, log[:k] if k < len(log) else log)
+        checker.fenced_ids = {slot_id(i) for i in fenced}
+        v = checker.check(prev, world, ("step",), base[:k] + replies)
         if v is not None:
             found.add(v.property)
     for note in outcome.notes:
@@ -1501,8 +1747,9 @@ def replay(cex: dict):
     config = to_config(cex["cfg"], broken)
     group, persisted = to_groups(cex["pre"], n, parts)
     params = dict(cex["params"])
-    outcome, persisted_after, now, request = model_step(cex["event"], group, persisted, params, config, n)
-    violated = concrete_violations(cex["event"], group, persisted, outcome, persisted_after, now, request, config)
+    fenced = frozenset(i for i in range(n) if cex["pre"][("fenced", i)])
+    outcome, persisted_after, now, sent = model_step(cex["event"], group, persisted, params, config, n)
+    violated = concrete_violations(cex["event"], group, persisted, outcome, persisted_after, now, sent, config, fenced)
     return violated, outcome, persisted_after
 
 
@@ -1511,11 +1758,14 @@ def replay(cex: dict):
 # ---------------------------------------------------------------------------------------------
 
 
-def values_from_groups(group, persisted, n: int, parts: int) -> dict:
-    """A concrete state of the encoding (Python values) from model.group values. Fields the model
-    does not hold (a free slot's, an unarmed deadline's) get fixed filler values."""
+def values_from_groups(group, persisted, n: int, parts: int, fenced=frozenset()) -> dict:
+    """A concrete state of the encoding (Python values) from model.group values and the slots of
+    the ids the coordinator has replaced (*fenced*). Fields the model does not hold (a free
+    slot's, an unarmed deadline's) get fixed filler values."""
     vals = {k: (False if b else 0) for k, b in schema(n, parts)}
     vals.update(leader=-1, p_leader=-1, sync_gen=-1)
+    for i in fenced:
+        vals[("fenced", i)] = True
     if group is not None:
         vals.update(exists=True, state=STATE_CODE[group.state], gen=group.generation,
                     leader=slot_of(group.leader_id), nma=group.new_member_added,
@@ -1531,6 +1781,7 @@ def values_from_groups(group, persisted, n: int, parts: int) -> dict:
             vals[("present", i)] = True
             vals[("rt", i)], vals[("st", i)] = m.rebalance_timeout_ms, m.session_timeout_ms
             vals[("proto", i)] = PROTOS.index(m.protocols)
+            vals[("inst", i)] = instance_of(m.group_instance_id)
             for q in m.assignment:
                 vals[("asg", i, q)] = True
             vals[("aj", i)] = m.awaiting_join is not None
@@ -1551,6 +1802,7 @@ def values_from_groups(group, persisted, n: int, parts: int) -> dict:
             vals[("p_present", i)] = True
             vals[("p_rt", i)], vals[("p_st", i)] = m.rebalance_timeout_ms, m.session_timeout_ms
             vals[("p_proto", i)] = PROTOS.index(m.protocols)
+            vals[("p_inst", i)] = instance_of(m.group_instance_id)
             for q in m.assignment:
                 vals[("p_asg", i, q)] = True
     return vals
@@ -1567,18 +1819,22 @@ class Disagreement(AssertionError):
     """The encoding and the executable model part ways on a concrete step."""
 
 
-def agree(event: str, group, persisted, params: dict, config: Config, n: int, parts: int):
+def agree(event: str, group, persisted, params: dict, config: Config, n: int, parts: int, fenced=frozenset()):
     """Run *event* through the encoding (on concrete values) and through the executable model and
     raise :class:`Disagreement` unless they reach the same state, answer the same error and judge
-    every property alike. Returns the model's (group, persisted) after the step, or None when
-    the step is outside the encoding's bound (no free slot for a new member id)."""
-    vals = values_from_groups(group, persisted, n, parts)
+    every property alike. *fenced*: the slots of the ids the coordinator has replaced. Returns the
+    model's (group, persisted, fenced) after the step, or None when the step is outside the
+    encoding's bound (no free slot for a new member id) or its assumptions."""
+    vals = values_from_groups(group, persisted, n, parts, fenced)
     x = run(event, vals, config_values(config), dict(params), n, parts, config.broken, picks="lowest")
     if not all(a is True for a in x.assumptions):
         return None
-    outcome, persisted_after, now, request = model_step(event, group, persisted, params, config, n)
+    outcome, persisted_after, now, sent = model_step(event, group, persisted, params, config, n)
     mine = observe_values(x.s, n, parts)
     theirs = observe_groups(outcome.group, persisted_after, n, parts)
+    fenced_now = fenced_after(event, group, outcome.group, fenced)
+    mine["fenced"] = frozenset(i for i in range(n) if x.s[("fenced", i)])
+    theirs["fenced"] = fenced_now
     if mine != theirs:
         keys = sorted(set(mine) | set(theirs), key=str)
         diff = {k: (mine.get(k), theirs.get(k)) for k in keys if mine.get(k) != theirs.get(k)}
@@ -1589,10 +1845,10 @@ def agree(event: str, group, persisted, params: dict, config: Config, n: int, pa
             raise Disagreement(f"{event} {params}: encoding answers {x.out['error']}, model {response.error}")
     judged = {name for name in PROPERTIES
               if property_holds(name, vals, x, event, config_values(config)) is not True}
-    violated = concrete_violations(event, group, persisted, outcome, persisted_after, now, request, config)
+    violated = concrete_violations(event, group, persisted, outcome, persisted_after, now, sent, config, fenced)
     if judged != violated:
         raise Disagreement(f"{event} {params}: encoding judges {sorted(judged)} violated, model {sorted(violated)}")
-    return outcome.group, persisted_after
+    return outcome.group, persisted_after, fenced_now
 
 
 def z3_step(enc: Encoding, event: str, vals: dict, cfg: dict, params: dict) -> dict:

@@ -402,3 +402,30 @@ def test_the_heartbeat_oracle_expects_fenced_instance_id_for_a_replaced_member()
     side.join("", instance_id="a")  # a's id replaced
     assert expected_heartbeat_error(side.group, HeartbeatRequest("groupId", generation, a, "a")) == Errors.FENCED_INSTANCE_ID
     assert expected_heartbeat_error(side.group, HeartbeatRequest("groupId", generation, a, None)) == Errors.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize("generation, state, violated", [
+    (0, grp.STABLE, True),   # a commit of the generation it had: validated, and must not pass
+    (-1, grp.STABLE, True),  # a member id with generation -1 is still validated on a live group
+    (-1, grp.EMPTY, False),  # outside group management: Kafka validates no member id at all
+])
+def test_fenced_member_id_never_accepted_judges_commits_kafka_validates(generation, state, violated):
+    """fenced-member-id-never-accepted judges an OffsetCommit only where
+    GroupCoordinator.validateOffsetCommit looks at its member id: a generation -1 commit to an
+    Empty group is accepted from anyone (found by the z3 proof of the property, issue 16)."""
+    import types
+
+    from model.messages import OffsetCommitResponse
+    from properties.catalogue import Checker
+
+    config = Config(clients=2, static_clients=1)
+    group = grp.Group(group_id="g", state=state, generation=0)
+    checker = Checker(config)
+    checker.fenced_ids = {"a-old"}
+    request = OffsetCommitRequest("g", generation, "a-old", ((0, 1),), group_instance_id="a")
+    log = [("handled", 0, 1, 0, request, group, True, False),
+           ("reply", 0, 1, "OffsetCommit", Errors.NONE, OffsetCommitResponse(((0, Errors.NONE),)))]
+    world = types.SimpleNamespace(group=group, persisted=None, brokers=object(), clients=(), leader=0, now=0,
+                                  partitions=1)
+    v = checker.check(world, world, ("step",), log)
+    assert (v is not None and v.property == "fenced-member-id-never-accepted") == violated, v

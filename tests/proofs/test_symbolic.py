@@ -46,10 +46,31 @@ def test_missing_strengthening_is_unknown_not_proved(encoding, monkeypatch):
     """Without "persisted-assignment-partitions", failover can load a record that does not cover
     the partitions: the prover must say so, not pass."""
     inv, step, _, variant = sy.PROPERTIES["stable-group-covers-partitions"]
-    monkeypatch.setitem(sy.PROPERTIES, "stable-group-covers-partitions", (inv, step, (), variant))
+    monkeypatch.setitem(sy.PROPERTIES, "stable-group-covers-partitions",
+                        (inv, step, ("join-deadline-only-preparing",), variant))
     result = encoding.prove("stable-group-covers-partitions")
     assert result.result != "proved"
     assert result.counterexample is not None and result.counterexample["event"] == "Failover"
+
+
+@pytest.mark.parametrize("name, dropped, event", [
+    # a replaced id that is still a member would be accepted
+    ("fenced-member-id-never-accepted", "fenced-not-member", None),
+    # a failover may load a record that holds one instance twice
+    ("one-member-per-instance", "persisted-instance-unique", "Failover"),
+    # a static member kept through a join phase by a JoinDeadline outside PreparingRebalance
+    ("stable-group-covers-partitions", "join-deadline-only-preparing", "JoinDeadline"),
+])
+def test_static_strengthenings_are_needed(encoding, monkeypatch, name, dropped, event):
+    """The invariants static membership added to the proofs are needed: without each, the prover
+    reports the property unproved, never proved."""
+    inv, step, support, variant = sy.PROPERTIES[name]
+    assert dropped in support
+    monkeypatch.setitem(sy.PROPERTIES, name, (inv, step, tuple(s for s in support if s != dropped), variant))
+    result = encoding.prove(name)
+    assert result.result != "proved", result.reason
+    if event is not None:
+        assert result.counterexample["event"] == event
 
 
 @pytest.mark.properties
@@ -77,14 +98,20 @@ _EVENTS = ("JoinGroup", "JoinGroup", "JoinGroup", "SyncGroup", "SyncGroup", "Hea
 
 
 def _walk(draw, config, steps: int, check):
-    """Drive the model through *steps* random events; *check(event, group, persisted, params)*
-    returns the next (group, persisted) or None when the event is outside the bound."""
+    """Drive the model through *steps* random events; *check(event, group, persisted, params,
+    fenced)* returns the next (group, persisted, fenced) or None when the event is outside the
+    bound. In a v4+ world requests carry group.instance.ids: a member's own, another's, a new one
+    or none, so static members join, are replaced (their old ids fenced) and are fenced."""
     group = persisted = None
+    fenced = frozenset()
     now = 0
+    static = config.static_clients > 0
     for _ in range(steps):
         event = draw(st.sampled_from(_EVENTS))
         members = [sy.slot_of(m.member_id) for m in group.members] if group else []
-        ids = members + ([sy.slot_of(p) for p, _ in group.pending_members] if group else [])
+        pending = [sy.slot_of(p) for p, _ in group.pending_members] if group else []
+        ids = members + pending
+        syncing = [sy.slot_of(m) for m in group.pending_sync] if group else []
         params = {}
         if event == "Timer":
             best = grp._earliest(group, 0) if group is not None else None
@@ -101,12 +128,17 @@ def _walk(draw, config, steps: int, check):
         params["t"] = now
         gen = group.generation if group is not None else 0
         if event in ("SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit"):
-            params["who"] = draw(st.sampled_from([-1] + ids + [N - 1]))
+            params["who"] = draw(st.sampled_from([-1] + ids + sorted(fenced) + [N - 1]))
         if event == "JoinGroup":
-            params["who"] = draw(st.sampled_from([-1, -1] + ids))
-            free = [i for i in range(N) if i not in ids]
+            params["who"] = draw(st.sampled_from([-1, -1] + ids + sorted(fenced)))
+            free = [i for i in range(N) if i not in ids and i not in fenced and i not in syncing]
             if params["who"] == -1 and not free:
                 continue
+        if event in sy.REQUESTS and static and params["who"] not in pending:
+            own = [sy.instance_of(m.group_instance_id) for m in group.members
+                   if sy.slot_of(m.member_id) == params["who"]] if group else []
+            params["inst"] = draw(st.sampled_from([-1, -1, 0, 1, 2] + own + own))
+        if event == "JoinGroup":
             params.update(k=free[0] if free else 0, proto=draw(st.sampled_from((0, 0, 1, 2))),
                           rt=draw(st.sampled_from((5000, 8000))), st=draw(st.sampled_from((6000, 10_000, 500))))
         if event in ("SyncGroup", "Heartbeat", "OffsetCommit"):
@@ -117,9 +149,9 @@ def _walk(draw, config, steps: int, check):
                 for q in range(config.partitions):
                     sa[draw(st.sampled_from(members))][q] = True
             params["sa"] = sa
-        after = check(event, group, persisted, params)
+        after = check(event, group, persisted, params, fenced)
         if after is not None:
-            group, persisted = after
+            group, persisted, fenced = after
 
 
 _configs = st.builds(
@@ -133,7 +165,7 @@ _configs = st.builds(
 @given(cfg=_configs, data=st.data())
 def test_encoding_agrees_with_model(cfg, data):
     config = sy.to_config(cfg)
-    _walk(data.draw, config, 30, lambda event, g, p, params: sy.agree(event, g, p, params, config, N, P))
+    _walk(data.draw, config, 30, lambda event, g, p, params, fenced: sy.agree(event, g, p, params, config, N, P, fenced))
 
 
 @pytest.fixture(scope="module")
@@ -149,14 +181,14 @@ def test_z3_evaluates_terms_like_python(lowest_encoding, cfg, data):
     config = sy.to_config(cfg)
     checked = []
 
-    def check(event, g, p, params):
-        vals = sy.values_from_groups(g, p, N, P)
+    def check(event, g, p, params, fenced):
+        vals = sy.values_from_groups(g, p, N, P, fenced)
         x = sy.run(event, vals, sy.config_values(config), dict(params), N, P, picks="lowest")
         if all(a is True for a in x.assumptions) and len(checked) < 2:
             by_z3 = sy.z3_step(lowest_encoding, event, vals, sy.config_values(config), params)
             assert sy.observe_values(by_z3, N, P) == sy.observe_values(x.s, N, P), event
             checked.append(event)
-        return sy.agree(event, g, p, params, config, N, P)
+        return sy.agree(event, g, p, params, config, N, P, fenced)
 
     _walk(data.draw, config, 12, check)
 
@@ -185,5 +217,45 @@ def test_failover_narrows_a_members_protocols_like_the_model():
     request = sy.concrete_request("SyncGroup", dict(t=5000, who=0, gen=group.generation, sa=assignment), N)[0]
     out = grp.handle_sync_group(group, request, ("req",), 5000, config, sy.lowest_choose)
     assert out.persist.members[0].protocols == sy.PROTOS[1]
-    loaded, _ = sy.agree("Failover", out.group, out.persist, dict(t=6000), config, N, P)
+    loaded, _, _ = sy.agree("Failover", out.group, out.persist, dict(t=6000), config, N, P)
     assert loaded.members[0].protocols == sy.PROTOS[0]
+
+
+def test_static_replacement_agrees_step_by_step():
+    """KIP-345 through the encoding and the model side by side: a static member of a Stable group
+    rejoins with an unknown member id (a restart): its id moves to a new slot without a rebalance,
+    the old one is fenced (its Heartbeat answered FENCED_INSTANCE_ID in both), and a failover
+    forgets the fencing while loading the record the replacement wrote."""
+    config = sy.to_config(dict(v4=True, gms=5, min_st=1000, max_st=30_000, nmjt=300_000, ird=0, hbi=100, nparts=2))
+    join = dict(t=0, who=-1, inst=0, k=0, proto=0, rt=5000, st=6000)
+    group, persisted, fenced = sy.agree("JoinGroup", None, None, join, config, N, P)
+    group, persisted, fenced = sy.agree("JoinDeadline", group, persisted, dict(t=0), config, N, P, fenced)
+    assignment = [[True, True] + [False] * (P - 2)] + [[False] * P] * (N - 1)
+    group, persisted, fenced = sy.agree("SyncGroup", group, persisted,
+                                        dict(t=10, who=0, inst=0, gen=group.generation, sa=assignment), config, N, P)
+    assert group.state == grp.STABLE and fenced == frozenset()
+    generation = group.generation
+    rejoin = dict(t=20, who=-1, inst=0, k=1, proto=0, rt=5000, st=6000)
+    group, persisted, fenced = sy.agree("JoinGroup", group, persisted, rejoin, config, N, P, fenced)
+    assert fenced == {0}
+    assert group.state == grp.STABLE and group.generation == generation
+    assert [sy.slot_of(m.member_id) for m in group.members] == [1] and group.leader_id == sy.slot_id(1)
+    assert [sy.slot_of(m.member_id) for m in persisted.members] == [1]
+    out = grp.handle_heartbeat(group, sy.concrete_request("Heartbeat", dict(t=30, who=0, inst=0, gen=generation), N)[0],
+                               ("req",), 30, config, sy.lowest_choose)
+    assert out.replies[0][1].error == grp.Errors.FENCED_INSTANCE_ID
+    group, persisted, fenced = sy.agree("Heartbeat", group, persisted, dict(t=30, who=0, inst=0, gen=generation),
+                                        config, N, P, fenced)
+    group, persisted, fenced = sy.agree("Failover", group, persisted, dict(t=40), config, N, P, fenced)
+    assert fenced == frozenset() and [sy.slot_of(m.member_id) for m in group.members] == [1]
+
+
+def test_agreement_catches_an_encoding_blind_to_instances(monkeypatch):
+    """An encoding that never finds an instance's member (so a restarted static member is added
+    beside its old id) disagrees with the model at the rejoin."""
+    monkeypatch.setattr(sy, "mapped_slot", lambda x, inst: -1)
+    config = sy.to_config(dict(v4=True, gms=5, min_st=1000, max_st=30_000, nmjt=300_000, ird=0, hbi=100, nparts=2))
+    group, persisted, _ = sy.agree("JoinGroup", None, None, dict(t=0, who=-1, inst=0, k=0, proto=0, rt=5000, st=6000),
+                                   config, N, P)
+    with pytest.raises(sy.Disagreement):
+        sy.agree("JoinGroup", group, persisted, dict(t=1, who=-1, inst=0, k=1, proto=0, rt=5000, st=6000), config, N, P)
