@@ -1,8 +1,11 @@
 """``groupcheck conform client``: real consumers of one library under seeded faults, judged.
 
 ``groupcheck conform client --client kafka-python|confluent-kafka|aiokafka|groupcheck [--mutant NAME]
-[--schedules N] [--seed S] [--consumers C] [--parallel K] [--set NAME=VALUE]... [--out DIR] [--json]
-[--no-shrink]``
+[--schedules N] [--seed S] [--consumers C] [--static N] [--parallel K] [--set NAME=VALUE]... [--out DIR]
+[--json] [--no-shrink]``
+
+``--static N``: the first N consumers are static members (group.instance.id ``instance-{i}``,
+KIP-345), held to the judge's static rules besides the others.
 
 Runs N schedules (seeds S..S+N-1; :mod:`properties.clients.schedule`), K at a time, each with its
 own ``groupcheck broker`` on free loopback ports and C consumer processes of the library
@@ -54,6 +57,8 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     c.add_argument("--schedules", type=int_at_least("--schedules", 1), default=20, help="schedules to run (default 20)")
     c.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="first seed (default 0)")
     c.add_argument("--consumers", type=int_at_least("--consumers", 1), default=3, help="consumers (default 3)")
+    c.add_argument("--static", type=int_at_least("--static", 0), default=0, metavar="N",
+                   help="the first N consumers are static members: group.instance.id instance-0 ... (default 0)")
     c.add_argument("--parallel", type=int_at_least("--parallel", 1), default=2,
                    help="schedules run at once, each with its own broker (default 2)")
     c.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
@@ -93,19 +98,21 @@ def check_mutant(library: libraries.Library, mutant: Optional[str]) -> None:
                          "groupcheck's broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
 
 
-def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs) -> dict:
+def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs, static: int = 0) -> dict:
     """Validate what a run needs (UsageError naming the argument) and return the plan every
     schedule runs with (plain values: Spark ships it to its executors)."""
     library = libraries.get(client)
     check_mutant(library, mutant)
-    return {"client": library.name, "mutant": mutant, "consumers": consumers,
+    if static > consumers:
+        raise UsageError(f"--static {static}: more static members than consumers ({consumers})")
+    return {"client": library.name, "mutant": mutant, "consumers": consumers, "static": static,
             "settings": libraries.parse_settings(settings_pairs)}
 
 
 def run_seed(plan: dict, seed: int) -> dict:
     """One schedule, run and judged; a plain result (the whole outcome only if something was found)."""
     library = libraries.get(plan["client"])
-    schedule = generate(seed, consumers=plan["consumers"], settings=plan["settings"])
+    schedule = generate(seed, consumers=plan["consumers"], settings=plan["settings"], static=plan.get("static", 0))
     outcome, findings = run_and_judge(library, schedule, f"conform-{seed}", plan["mutant"])
     return {"seed": seed, "findings": [f.to_json() for f in findings],
             "outcome": outcome_json(outcome) if findings else None,
@@ -141,7 +148,7 @@ def cmd_conform_client(args) -> int:
     schedule starts, the ones under way finish (a second signal abandons them), and the report is
     written for the finished ones, marked partial, without shrinking; the exit status is then 128 +
     the signal's number (130, 143), as for an interrupted campaign."""
-    plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings)
+    plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="with findings")
@@ -202,7 +209,7 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
                         "source": finding.source, "client": finding.client, "seed": seed,
                         "faults": len(outcome.schedule.faults), "reproduced": reproduced})
     summary = {"system": f"client:{library.name}", "mutant": plan["mutant"], "schedules": tally.done,
-               "consumers": plan["consumers"], "settings": plan["settings"], **settings,
+               "consumers": plan["consumers"], "static": plan.get("static", 0), "settings": plan["settings"], **settings,
                "seconds": round(seconds, 1), "with_findings": tally.failed, "findings": entries,
                "notes": sorted(tally.notes), "faults_injected": tally.faults_injected,
                "verdict": "conforms" if not entries else "findings"}
@@ -267,7 +274,9 @@ def write_report(out: str, summary: dict) -> None:
         json.dump(summary, f, indent=1)
     lines = [f"# Client conformance: {summary['system']}", "",
              f"{summary['schedules']} schedules (seeds from {summary['seed']}), "
-             f"{summary['consumers']} consumers each, settings {summary['settings'] or 'the schedule defaults'}; "
+             f"{summary['consumers']} consumers each"
+             + (f" ({summary['static']} of them static members)" if summary.get("static") else "")
+             + f", settings {summary['settings'] or 'the schedule defaults'}; "
              f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", "",
              "Checked on every request each consumer sent (the broker's trace) and every rebalance callback: "
              "one JoinGroup/SyncGroup in flight, heartbeats and commits carrying the current generation and member "
@@ -275,8 +284,12 @@ def write_report(out: str, summary: dict) -> None:
              "until the coordinator says it is unknown, a FindCoordinator after NOT_COORDINATOR / "
              "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, partitions revoked before a "
              "rejoin, and the group settling after "
-             "the faults (properties/clients/judge.py). Not checked: what a client does between two requests "
-             "that leaves no trace on the wire (its internal state), cooperative rebalancing, static membership.", ""]
+             "the faults (properties/clients/judge.py)"
+             + ("; static members: their group.instance.id on every JoinGroup (v5+), SyncGroup, Heartbeat and "
+                "OffsetCommit, and no LeaveGroup" if summary.get("static") else "")
+             + ". Not checked: what a client does between two requests "
+             "that leaves no trace on the wire (its internal state), cooperative rebalancing"
+             + ("" if summary.get("static") else ", static membership (--static N)") + ".", ""]
     if summary.get("interrupted"):
         lines += [f"**PARTIAL: stopped by {summary['interrupted']}**; the figures cover the {summary['schedules']} "
                   f"schedules that finished (findings not shrunk).", ""]

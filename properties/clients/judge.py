@@ -57,6 +57,20 @@ apart (``judge(outcome, reactions)`` takes another model's table, e.g. a broken 
     after the faults stop the group settles within the schedule's ``settle_ms``: every live
     consumer owns partitions, each partition exactly one owner, the coordinator Stable with the
     live consumers as its members.
+
+Static consumers (``--static N``: group.instance.id, KIP-345) are held to two rules more:
+
+``static-member-carries-instance-id``
+    its JoinGroup (v5+), SyncGroup (v3+), Heartbeat (v3+) and OffsetCommit (v7+) are of a version
+    with a group.instance.id field and carry its own (``AbstractCoordinator.sendJoinGroupRequest``,
+    ``sendSyncGroupRequest``, ``sendHeartbeatRequest``, ``ConsumerCoordinator.sendOffsetCommitRequest``:
+    ``setGroupInstanceId``; each request's ``Builder.build`` throws UnsupportedVersionException for
+    a static member below that version rather than send it without: a coordinator could then
+    neither fence the request of a replaced process with FENCED_INSTANCE_ID nor tell it apart).
+``static-member-does-not-leave``
+    it sends no LeaveGroup, on close or when its poll interval runs out: a static member's
+    membership ends by session expiry only, so that a restart within the session costs the group
+    no rebalance (``AbstractCoordinator.maybeLeaveGroup``: ``isDynamicMember()``).
 """
 
 from __future__ import annotations
@@ -92,7 +106,12 @@ SOURCES = {
     "assignment-matches-sync": "ConsumerCoordinator.onJoinComplete (the SyncGroup's assignment), onJoinPrepare (eager: revoke all first)",
     "revoke-before-rejoin": "ConsumerCoordinator.onJoinPrepare (eager: onPartitionsRevoked / onPartitionsLost for every owned partition before the JoinGroup)",
     "group-settles": "GroupCoordinator: a group whose members all rejoin completes its rebalance and is Stable",
+    "static-member-carries-instance-id": "AbstractCoordinator.sendJoinGroupRequest / sendSyncGroupRequest / sendHeartbeatRequest, ConsumerCoordinator.sendOffsetCommitRequest (setGroupInstanceId); JoinGroupRequest / SyncGroupRequest / HeartbeatRequest / OffsetCommitRequest .Builder.build (UnsupportedVersionException for group.instance.id below v5 / v3 / v3 / v7)",
+    "static-member-does-not-leave": "AbstractCoordinator.maybeLeaveGroup (only a dynamic member sends LeaveGroup; a static one leaves by session expiry)",
 }
+
+#: The first version of each request with a group.instance.id field (KIP-345)
+INSTANCE_ID_FROM = {"JoinGroup": 5, "SyncGroup": 3, "Heartbeat": 3, "OffsetCommit": 7}
 
 
 @attrs.frozen
@@ -274,6 +293,12 @@ def judge(outcome, reactions: Reactions = MODEL) -> List[Finding]:
             found = rule(client, exs, outcome.events[client], zero)
             if found is not None:
                 findings.append(found)
+        instance = outcome.schedule.instance_of(client)
+        if instance is not None:
+            for rule in (_carries_instance_id, _does_not_leave):
+                found = rule(client, instance, exs, zero)
+                if found is not None:
+                    findings.append(found)
     if not outcome.settle.settled:
         findings.append(Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
                                 f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
@@ -590,4 +615,36 @@ def _revoke_before_rejoin(client, exs, events, zero) -> Optional[Finding]:
             return Finding("revoke-before-rejoin", client, ex.sent - zero,
                            f"{client} sent a JoinGroup while its callbacks said it still owned partitions {before[-1]} "
                            f"(eager: revoked or lost first)", (_show(ex, zero),))
+    return None
+
+
+def _carries_instance_id(client, instance, exs, zero) -> Optional[Finding]:
+    """static-member-carries-instance-id: the first request that drops the static member's instance id."""
+    for ex in exs:
+        since = INSTANCE_ID_FROM.get(ex.api)
+        if since is None:
+            continue
+        version = ex.request.get("version")
+        carried = ex.request["body"].get("group_instance_id")
+        if version is not None and version < since:
+            what = "it joined as a dynamic member" if ex.api == "JoinGroup" else \
+                "the coordinator cannot fence it by its instance"
+            return Finding("static-member-carries-instance-id", client, ex.sent - zero,
+                           f"static member {client} (group.instance.id {instance!r}) sent {ex.api} v{version}, "
+                           f"which has no group.instance.id (v{since}+): {what}",
+                           (_show(ex, zero),))
+        if (version is None or version >= since) and carried != instance:
+            return Finding("static-member-carries-instance-id", client, ex.sent - zero,
+                           f"static member {client} sent {ex.api} v{version} with group.instance.id {carried!r}, "
+                           f"not {instance!r}", (_show(ex, zero),))
+    return None
+
+
+def _does_not_leave(client, instance, exs, zero) -> Optional[Finding]:
+    """static-member-does-not-leave: a LeaveGroup from a static member."""
+    for ex in exs:
+        if ex.api == "LeaveGroup":
+            return Finding("static-member-does-not-leave", client, ex.sent - zero,
+                           f"static member {client} (group.instance.id {instance!r}) sent LeaveGroup: a static "
+                           f"member's membership ends by session expiry only", (_show(ex, zero),))
     return None

@@ -50,7 +50,9 @@ _DELAYED = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "FindCoordina
 
 @attrs.frozen
 class ClientSchedule:
-    """What one run does: N consumers with these settings, these faults, then settle."""
+    """What one run does: N consumers with these settings, these faults, then settle. The first
+    ``static`` consumers are static members (KIP-345): ``c{i}`` joins with group.instance.id
+    ``instance-{i}``."""
 
     seed: int
     consumers: int
@@ -58,9 +60,20 @@ class ClientSchedule:
     settings: Tuple[Tuple[str, Any], ...]
     faults: Tuple[Fault, ...]
     settle_ms: int = SETTLE_MS
+    static: int = 0
 
     def client_id(self, i: int) -> str:
         return f"c{i}"
+
+    def instance_id(self, i: int) -> Optional[str]:
+        """The group.instance.id consumer *i* joins with, None for a dynamic member."""
+        return f"instance-{i}" if i < self.static else None
+
+    def instance_of(self, client_id: str) -> Optional[str]:
+        """The group.instance.id of the consumer called *client_id* (``c{i}``), None if dynamic."""
+        if not client_id.startswith("c") or not client_id[1:].isdigit():
+            return None
+        return self.instance_id(int(client_id[1:]))
 
     def settings_dict(self) -> Dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.settings}
@@ -78,13 +91,14 @@ class ClientSchedule:
     def to_json(self) -> Dict[str, Any]:
         return {"seed": self.seed, "consumers": self.consumers, "partitions": self.partitions,
                 "settings": self.settings_dict(), "faults": [f.to_json() for f in self.faults],
-                "settle_ms": self.settle_ms}
+                "settle_ms": self.settle_ms, "static": self.static}
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "ClientSchedule":
         settings = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(data["settings"].items()))
         return cls(int(data["seed"]), int(data["consumers"]), int(data["partitions"]), settings,
-                   parse({"faults": data["faults"]}, "the schedule"), int(data.get("settle_ms", SETTLE_MS)))
+                   parse({"faults": data["faults"]}, "the schedule"), int(data.get("settle_ms", SETTLE_MS)),
+                   int(data.get("static", 0)))
 
     def without(self, index: int) -> "ClientSchedule":
         """The same schedule minus its fault at *index* (for shrinking), renumbered."""
@@ -102,8 +116,9 @@ def _weighted(rng: random.Random, table):
 
 
 def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
-             partitions: int = PARTITIONS, brokers: int = 1) -> ClientSchedule:
-    """The schedule of *seed* (see the module docstring); *settings* override :data:`DEFAULT_SETTINGS`."""
+             partitions: int = PARTITIONS, brokers: int = 1, static: int = 0) -> ClientSchedule:
+    """The schedule of *seed* (see the module docstring); *settings* override :data:`DEFAULT_SETTINGS`;
+    the first *static* consumers are static members (the faults are the same either way)."""
     rng = random.Random(f"groupcheck-clients:{seed}")
     merged = {**DEFAULT_SETTINGS, **(settings or {})}
     session = int(merged["session.timeout.ms"])
@@ -131,4 +146,5 @@ def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] =
             faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
                            "ms": rng.randrange(500, 3001, 500)})
     settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
-    return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"))
+    return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
+                          static=static)

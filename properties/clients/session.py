@@ -226,7 +226,8 @@ def run(library: Library, schedule: ClientSchedule, group: str = "conform", keep
         settings = schedule.settings_dict()
         for i in range(schedule.consumers):
             config = {"bootstrap": broker.bootstrap, "group": group, "topic": TOPIC, "client_id": schedule.client_id(i),
-                      "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant}
+                      "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant,
+                      "group_instance_id": schedule.instance_id(i)}
             runners.append(_Runner(library, schedule.client_id(i), config, work))
         faults_over = start_ms + schedule.faults_end_ms()
         while time.time() * 1000 < faults_over:

@@ -20,6 +20,9 @@ each saved run (its trace cut to the consumer concerned and to the group APIs, s
 - librdkafka 2.16.0: a rejoin without the member id after its own session timer ran out
   (``rd_kafka_cgrp_session_timeout_check``), before the coordinator said the id was unknown.
 - librdkafka 2.16.0: an OffsetCommit with generation -1 and its member id, as aiokafka's above.
+- aiokafka 0.14.0, a static member (``--static``): JoinGroup v5 with its group.instance.id, then
+  Heartbeat v1 and OffsetCommit v3, which carry none (Kafka's request builders refuse that), so a
+  coordinator cannot fence a replaced aiokafka process by its instance.
 """
 
 import json
@@ -41,6 +44,7 @@ HERE = os.path.join(os.path.dirname(__file__), "findings")
     ("aiokafka-0.14.0-heartbeat-after-reset.json", {"heartbeat-carries-current-generation"}),
     ("librdkafka-2.16.0-member-id-reset-by-its-own-session-timeout.json", {"member-id-kept-until-told"}),
     ("librdkafka-2.16.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
+    ("aiokafka-0.14.0-static-heartbeat-without-instance-id.json", {"static-member-carries-instance-id"}),
 ])
 def test_a_saved_finding_is_judged_the_same_way_again(name, rules):  # noqa: D103
     with open(os.path.join(HERE, name)) as f:

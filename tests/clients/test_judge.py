@@ -18,11 +18,13 @@ class Wire:
         self.lines = []
         self.correlation = 0
 
-    def call(self, t, client, api, body, answer=None, at=None, connection=None, error=None):
+    def call(self, t, client, api, body, answer=None, at=None, connection=None, error=None, version=None):
         self.correlation += 1
         connection = connection or f"conn-{client}"
         self.lines.append({"time_ms": ZERO + t, "direction": "request", "connection": connection, "api": api,
                            "correlation_id": self.correlation, "client_id": client, "body": body})
+        if version is not None:
+            self.lines[-1]["version"] = version
         if answer is not None or error is not None:
             response = dict(answer or {})
             if error is not None:
@@ -48,10 +50,10 @@ class Wire:
         return self.call(t, client, "SyncGroup", {"generation_id": generation, "member_id": member},
                          {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
 
-    def outcome(self, events=None, settled=True, stop=None):
+    def outcome(self, events=None, settled=True, stop=None, static=0):
         if stop is None:  # half a second after the last line
             stop = max(line["time_ms"] for line in self.lines) - ZERO + 500
-        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), ())
+        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), (), static=static)
         settle = Settle(settled, 10, {0: ["c0"], 1: ["c0"]}, "Stable" if settled else "PreparingRebalance", ("c0",),
                         "" if settled else "the coordinator says PreparingRebalance")
         return Outcome(schedule, "test", tuple(self.lines), events or {"c0": ()}, settle, ZERO, ZERO + stop)
@@ -256,3 +258,56 @@ def test_an_answer_on_a_connection_the_client_closed_at_once_may_never_have_been
     w = joined().call(3000, "c0", "Heartbeat", hb, {"error_code": 25}, at=3000).close(3000 + WINDOW_MS + 50, "c0")
     w.call(4000, "c0", "OffsetCommit", hb, error=25, connection="later")
     assert "commit-carries-current-generation" in rules(w.outcome())
+
+
+def static_member(join_version=5, instance="instance-0"):
+    """c0, a static member, joins generation 1 as m1 (JoinGroup *join_version*) and syncs."""
+    w = Wire().call(0, "c0", "JoinGroup", {"member_id": "", "group_instance_id": instance},
+                    {"error_code": 0, "generation_id": 1, "member_id": "m1"}, version=join_version)
+    return w.call(10, "c0", "SyncGroup", {"generation_id": 1, "member_id": "m1", "group_instance_id": instance},
+                  {"error_code": 0, "assignment": {"partitions": [["t", 0], ["t", 1]]}}, version=3)
+
+
+ASSIGNED = {"c0": ({"event": "assigned", "partitions": [0, 1], "wall_ms": ZERO + 12},)}
+
+
+def test_a_static_member_carrying_its_instance_id_and_not_leaving_breaks_no_rule():
+    w = static_member().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1",
+                                                      "group_instance_id": "instance-0"}, {"error_code": 0}, version=4)
+    w.call(700, "c0", "OffsetCommit", {"generation_id": 1, "member_id": "m1", "group_instance_id": "instance-0"},
+           error=0, version=8)
+    assert rules(w.outcome(ASSIGNED, static=1)) == []
+
+
+@pytest.mark.parametrize("api, version", [("Heartbeat", 2), ("OffsetCommit", 6)])
+def test_a_static_member_sends_no_request_older_than_its_instance_id_field(api, version):
+    """Kafka's request builders throw UnsupportedVersionException rather than drop the instance id."""
+    w = static_member().call(500, "c0", api, {"generation_id": 1, "member_id": "m1"}, error=0, version=version)
+    findings = judge(w.outcome(ASSIGNED, static=1))
+    assert [f.rule for f in findings] == ["static-member-carries-instance-id"]
+    assert f"{api} v{version}" in findings[0].summary
+
+
+def test_a_static_member_below_join_group_v5_joined_as_a_dynamic_one():
+    w = Wire().call(0, "c0", "JoinGroup", {"member_id": ""}, {"error_code": 0, "generation_id": 1, "member_id": "m1"},
+                    version=4)
+    w.sync(10, "c0", "m1", 1, [0, 1])
+    assert rules(w.outcome(ASSIGNED, static=1)) == ["static-member-carries-instance-id"]
+    assert rules(w.outcome(ASSIGNED, static=0)) == []  # the same member, dynamic: fine
+
+
+@pytest.mark.parametrize("carried", [None, "instance-1"])
+def test_a_static_members_heartbeat_must_carry_its_own_instance_id(carried):
+    w = static_member().call(500, "c0", "Heartbeat", {"generation_id": 1, "member_id": "m1",
+                                                      "group_instance_id": carried}, {"error_code": 0}, version=3)
+    findings = judge(w.outcome(ASSIGNED, static=1))
+    assert [f.rule for f in findings] == ["static-member-carries-instance-id"]
+    assert "Heartbeat v3" in findings[0].summary
+
+
+def test_a_static_member_sends_no_leave_group_and_a_dynamic_one_may():
+    w = static_member().call(500, "c0", "LeaveGroup", {"members": [{"member_id": "m1", "group_instance_id": "instance-0"}]},
+                             {"error_code": 0}, version=4)
+    assert rules(w.outcome(ASSIGNED, static=1)) == ["static-member-does-not-leave"]
+    w = joined().call(500, "c0", "LeaveGroup", {"member_id": "m1"}, {"error_code": 0})
+    assert rules(w.outcome(ASSIGNED, static=0)) == []

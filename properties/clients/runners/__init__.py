@@ -2,7 +2,8 @@
 
 ``python -m properties.clients.runners.<name> CONFIG`` (CONFIG: a JSON object with ``bootstrap``,
 ``group``, ``topic``, ``client_id``, ``settings`` (Kafka's consumer setting names: see
-:data:`properties.clients.libraries.SETTINGS`) and ``commit_interval_ms``) subscribes to the
+:data:`properties.clients.libraries.SETTINGS`), ``commit_interval_ms`` and ``group_instance_id``
+(null, or the group.instance.id of a static member)) subscribes to the
 topic, polls every 200 ms, commits explicit offsets for the partitions it owns every
 ``commit_interval_ms`` (a counter: Kafka's brokers accept any offset, and what matters here is the
 OffsetCommit's generation and member id), and prints JSON lines on stdout (:mod:`.common`):
@@ -14,5 +15,5 @@ the rebalance callbacks) · ``committed`` (``offsets``) / ``commit-failed`` (``e
 
 Every line carries ``wall_ms`` (the wall clock, the same clock as ``groupcheck broker --trace``'s
 ``time_ms``, so the judge can order callbacks against the wire). SIGTERM closes the consumer (a
-LeaveGroup) and exits.
+LeaveGroup, from a dynamic member) and exits.
 """

@@ -25,6 +25,8 @@ async def run() -> None:
     kwargs = {"session_timeout_ms": s.get("session.timeout.ms"), "heartbeat_interval_ms": s.get("heartbeat.interval.ms"),
               "max_poll_interval_ms": s.get("max.poll.interval.ms"), "request_timeout_ms": s.get("request.timeout.ms")}
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if c.get("group_instance_id"):
+        kwargs["group_instance_id"] = c["group_instance_id"]  # a static member (KIP-345)
     if "partition.assignment.strategy" in s:
         kwargs["partition_assignment_strategy"] = tuple(ASSIGNORS[a] for a in s["partition.assignment.strategy"])
     consumer = AIOKafkaConsumer(bootstrap_servers=c["bootstrap"], group_id=c["group"], client_id=c["client_id"],

@@ -24,6 +24,8 @@ def main() -> None:
         conf["socket.timeout.ms"] = s["request.timeout.ms"]
     if "partition.assignment.strategy" in s:
         conf["partition.assignment.strategy"] = ",".join(s["partition.assignment.strategy"])
+    if c.get("group_instance_id"):
+        conf["group.instance.id"] = c["group_instance_id"]  # a static member (KIP-345)
     consumer = Consumer(conf)
 
     def on_assign(_, partitions):

@@ -34,7 +34,9 @@ def main() -> None:
 def run(c) -> None:
     Stop.install()
     settings = parse_consumer_settings([f"{k}={','.join(v) if isinstance(v, list) else v}"
-                                        for k, v in c["settings"].items()])
+                                        for k, v in c["settings"].items()]
+                                       + ([f"group.instance.id={c['group_instance_id']}"]
+                                          if c.get("group_instance_id") else []))
     time = SystemTime()
     transport = WireSelector(time, c["client_id"], log=lambda line: print(line, file=sys.stderr, flush=True))
     consumer = Consumer({"bootstrap.servers": [c["bootstrap"]], "group.id": c["group"], "client.id": c["client_id"],
