@@ -377,6 +377,14 @@ def _ev_shutdown(world, m, ev, choose, log):
 
     def action(s):
         _woken(member.commit_async)(s)
+        if s.pending_sync is not None:
+            # The commit's pollNoWakeup handled the JoinGroup answer of a leader with a slow
+            # assignor: onJoinLeader runs it inside that call, so close() comes only after it has
+            # returned and sent the SyncGroup (JoinGroupResponseHandler.handle -> onJoinLeader ->
+            # sendSyncGroupRequest). The event takes the assignor's time as spent: the SyncGroup
+            # is queued, the stall over, and close() follows.
+            member.finish_assignment(s)
+            s.stalled_until_ms = s.paused_until_ms = None
         member.close(s)
 
     return _run_client(world, m, ev[1], choose, log, action)

@@ -749,6 +749,11 @@ class SimWorld:
         c = ev[1]
         if not self._commit(c, None):
             return False
+        if self.pending_sync[c] is not None:
+            # the commit ran a slow assignor (the JoinGroup answer of a leader): close() only after
+            # it returned and sent the SyncGroup, its time taken as spent (model.world's shutdown)
+            self._finish_assignment(c)
+            self.paused_until[c] = self.stalled_until[c] = None
         self._ev_close(("close", c))
         return True
 

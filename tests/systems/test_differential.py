@@ -396,3 +396,24 @@ def test_a_fenced_static_member_learns_it_at_its_next_poll_in_both(name, noted):
                 assert event[:2] == ("poll", c) or event[:2] == ("commit", c)
     assert fenced_at is not None and thrown_at is not None and thrown_at > fenced_at
     assert c == fenced_client and not world.clients[c].live and world.clients[c].fatal == "FENCED_INSTANCE_ID"
+
+
+def test_a_shutdown_whose_commit_runs_the_slow_assignor_closes_after_it_in_both():
+    """Regression (the 100,000-interleaving campaign of 2026-11-27, seed 85010: 189 events shrunk to
+    15). A static leader with a slow assignor shuts down (its loop's last commitAsync, then close())
+    while its JoinGroup answer waits in the socket: the commit's pollNoWakeup handles it and runs
+    the assignor. In Kafka that happens inside the call (JoinGroupResponseHandler.handle ->
+    onJoinLeader -> sendSyncGroupRequest), so close() follows once the SyncGroup is queued. The
+    model closed at once and never sent the SyncGroup; the implementation's world refused the close
+    while the assignor ran and left the consumer open. Both now finish the assignment, then close."""
+    config, schedule, seed = _replay_file("static_shutdown_inside_slow_assignor.json")
+    assert config.assignor_delay_ms > 0 and config.static_clients == config.clients
+    assert compare(config, schedule, seed).divergence is None
+    world, logs = initial_world(config), []
+    for event in schedule:
+        world, log = step(world, event)
+        logs.append(log)
+    client = schedule[-1][1]
+    closing = world.clients[client]
+    assert schedule[-1][0] == "shutdown" and (closing.closed or closing.closing_deadline_ms is not None)
+    assert any(e[0] == "assigned" and e[1] == client for e in logs[-1]), logs[-1]
