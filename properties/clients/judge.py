@@ -633,7 +633,7 @@ def _carries_instance_id(client, instance, exs, zero) -> Optional[Finding]:
                            f"static member {client} (group.instance.id {instance!r}) sent {ex.api} v{version}, "
                            f"which has no group.instance.id (v{since}+): {what}",
                            (_show(ex, zero),))
-        if (version is None or version >= since) and carried != instance:
+        if carried != instance:
             return Finding("static-member-carries-instance-id", client, ex.sent - zero,
                            f"static member {client} sent {ex.api} v{version} with group.instance.id {carried!r}, "
                            f"not {instance!r}", (_show(ex, zero),))

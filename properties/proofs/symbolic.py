@@ -709,7 +709,6 @@ def update_static_member_and_rebalance(x, j, k, req, now) -> None:
     parked. Stable: the group record is written with the new id and the member answered with the
     current generation (the protocol selection cannot change: every shape prefers "range");
     CompletingRebalance: a rebalance; PreparingRebalance: the JoinGroup waits."""
-    copied = [("present", True), ("aj", False), ("as", False), ("ps", False), ("pending", False)]
     old = {key: slot_value(x, j, key) for key in ("st", "proto", "new", "inst")}
     old_asg = [slot_value(x, j, ("asg", q)) for q in range(x.parts)]
     same_protocols = old["proto"] == req["proto"]
@@ -721,7 +720,8 @@ def update_static_member_and_rebalance(x, j, k, req, now) -> None:
             x.set(("fenced", i), True)
     for i in x.slots:
         with x.when(k == i):
-            for key, value in copied:
+            # the new id: a member (not pending), nothing parked yet, not awaited by the DelayedSync
+            for key, value in (("present", True), ("pending", False), ("as", False), ("ps", False)):
                 x.set((key, i), value)
             for key in ("new", "inst"):
                 x.set((key, i), old[key])
