@@ -723,15 +723,6 @@ WHY_UNREACHED: Dict[str, str] = {
         "in the eager protocol onJoinPrepare has revoked every partition before any answer of the same "
         "rebalance can reset the member, so skipping it on the rejoin changes nothing observable; "
         "KAFKA-12983 lost the cooperative protocol's ownedPartitions, which groupcheck does not model",
-    "pending_member_leave_rejected":
-        "needs a LeaveGroup from a member the coordinator still holds as pending (MEMBER_ID_REQUIRED "
-        "answered, second JoinGroup not yet read): the Java client's joinGroupIfNeeded sends the second "
-        "JoinGroup in the same poll that handles the answer (``continue``), and close() leaves only with "
-        "a member id it has handled, so the answer must be handled by another call's poll just before "
-        "close(): the clients mix's shutdown (the loop's last commitAsync(), then close()) does exactly "
-        "that (tests/model/test_shutdown.py kills the mutant), but only if the answer arrives in the "
-        "moment between the last poll and the shutdown: not in the first 2,000 swarm walks "
-        "(2026-11-25)",
 }
 _UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
 

@@ -82,3 +82,40 @@ def test_the_clients_mix_offers_commits_to_consumers_that_own_nothing():
     offered = {name: {e[0] for e in enabled_events(world, random.Random(1), "all", 5, mix)} for name, mix in MIXES.items()}
     assert "commit" in offered["clients"]
     assert all("commit" not in kinds for name, kinds in offered.items() if name != "clients")
+
+
+def _joining_with_unread_answer():
+    world = drive(initial_world(CONFIG), 0, _member_id_required_delivered, [], Checker(CONFIG))
+    assert world.clients[0].state == "PREPARING_REBALANCE"
+    return world
+
+
+def _shutdowns_offered(world, faults_left, mix):
+    import random
+
+    from properties.explore.walker import enabled_events
+
+    return [e for e in enabled_events(world, random.Random(3), "all", faults_left, MIXES[mix]) if e[0] == "shutdown"]
+
+
+def test_the_clients_mix_offers_a_joining_consumers_shutdown_while_an_answer_waits_unread_past_the_budget():
+    """The window KAFKA-7909 lives in: quiet bursts settle most joins and the walk's fault budget is
+    spent early, so the clients mix offers the loop's end whenever a joining consumer has an answer
+    it has not read, four times its weight of copies, even with no faults left."""
+    world = _joining_with_unread_answer()
+    weight = MIXES["clients"].weight
+    for faults_left in (0, 5):
+        offered = _shutdowns_offered(world, faults_left, "clients")
+        assert len([e for e in offered if e[1] == 0]) >= 4 * weight, (faults_left, offered)
+    # once the answer is read (the consumer polled it and sent its second JoinGroup) the offer ends
+    read, _ = step(world, ("poll", 0, 0))
+    assert not _member_id_required_delivered(read)
+    assert not _shutdowns_offered(read, 0, "clients")
+
+
+def test_no_other_mix_offers_the_joining_shutdown():
+    world = _joining_with_unread_answer()
+    assert [name for name, mix in MIXES.items() if mix.joining_shutdowns] == ["clients"]
+    for name in MIXES:
+        if name != "clients":
+            assert not _shutdowns_offered(world, 0, name), name

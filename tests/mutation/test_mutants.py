@@ -481,6 +481,7 @@ SWARM_KILLS = {
     "static_replacement_not_persisted": (514, "impl-matches-model"),
     "static_replaced_only_when_stable": (45, "impl-no-crash"),
     "heartbeat_fenced_rejoins": (28, "impl-matches-model"),
+    "pending_member_leave_rejected": (781, "impl-matches-model"),
 }
 
 
