@@ -17,7 +17,8 @@ per (seed, fault profile) for the whole run.
 :data:`MUTANTS` are the mutants ``groupcheck mutants`` runs; each is killed within the default
 budget. :data:`UNREACHED` are equally realistic bugs whose trigger the world's random search does
 not reach (:data:`WHY_UNREACHED` says why, and what would reach it); they run only when asked for
-(``--only NAME`` or ``--unreached``).
+(``--only NAME`` or ``--unreached``). Two of those are :data:`EQUIVALENT`: no run can tell them from the
+correct code, and a report scores the others apart from them.
 
 ``groupcheck mutants [--budget N] [--search plain|guided] [--only NAME]... [--faults PROFILE]...
 [--unreached] [--list] [--json]`` (``--search guided`` hunts as ``groupcheck campaign --search
@@ -682,18 +683,22 @@ _DEFS = [
 # or ``--unreached``); tests/test_mutants.py shows each one changes what its target does.
 WHY_UNREACHED: Dict[str, str] = {
     "unsent_expiry_no_node_stop":
-        "needs two unsent requests of one node whose creation times are out of order (a client clock "
-        "jumping back between them) on a node that stays unready for request.timeout.ms; requests to "
-        "the coordinator are failed earlier by the session timeout (6 s < 8 s request timeout), so "
-        "they never reach expiry",
+        "needs a node's unsent queue with a live head and an expired request behind it: requests of one "
+        "node expire in the order they were queued unless their timeouts differ (a JoinGroup's is the "
+        "rebalance timeout + 5 s) or the client's clock jumps back between them. A consumer queues nothing "
+        "behind a JoinGroup but the LeaveGroup of a close() while the JoinGroup waits for a connection "
+        "that hangs (a rejoining member whose coordinator is partitioned away, then shut down), and a "
+        "clock jump between two commits to an unready coordinator meets the session timeout first "
+        "(the heartbeat thread marks the coordinator unknown and its queue is failed)",
     "unsent_expiry_global_stop":
         "needs two nodes with unsent requests at once, the first with a live head and a later one "
         "with an expired head; a consumer queues to a second node only for FindCoordinator, and then "
         "the coordinator's queue has just been failed by the disconnect that made it unknown",
     "future_listeners_refire":
-        "a listener is added to an already completed future that has earlier listeners only when "
-        "commitAsync chains onto a finished coordinator lookup that was not cleared yet; the "
-        "re-fired listeners then re-run commit callbacks, which nothing in the observation shows",
+        "equivalent in this client: it adds a listener to a completed future only as that future's first "
+        "(a failure made at once); commitAsync chains onto the memoised FindCoordinator future only after "
+        "ensureCoordinatorReadyAsync left it incomplete, a completed one being cleared first "
+        "(tests/mutation/test_equivalent.py checks this after every event of swarm walks)",
     # from public bug histories (properties/mutation/history.py), survivors of the default
     # campaign's 2,000 interleavings
     "sync_illegal_generation_resets_member_id":
@@ -714,17 +719,27 @@ WHY_UNREACHED: Dict[str, str] = {
         "as join_unknown_member_ignores_sent_generation, for SyncGroup: while the one SyncGroup is "
         "outstanding the generation can only be reset to none, and a second reset changes nothing",
     "heartbeat_rebalance_rejoins_while_completing":
-        "a COMPLETING_REBALANCE member whose heartbeat is answered REBALANCE_IN_PROGRESS has its SyncGroup "
-        "answered REBALANCE_IN_PROGRESS too, which requests the same rejoin; only the heartbeat timer's "
-        "backoff differs, which no answer seen so far turned into a different state (an application pausing "
-        "right then would let the heartbeat thread send early; 2,000 interleavings with the pausing mixes "
-        "did not meet it)",
+        "equivalent in this client: outside STABLE the rejoin flag is already set (a successful SyncGroup "
+        "clears it and moves to STABLE; every join starts with it set), and the heartbeat thread's "
+        "listener takes a RebalanceInProgressException as it takes a success (receiveHeartbeat); only "
+        "the rejoin reason's text differs, which a JoinGroup carries from v8 (KIP-800) and the swarm's "
+        "go to v5 (tests/mutation/test_equivalent.py checks the flag after every event of swarm walks, "
+        "where such answers do arrive outside STABLE)",
     "reset_without_join_prepare":
-        "in the eager protocol onJoinPrepare has revoked every partition before any answer of the same "
-        "rebalance can reset the member, so skipping it on the rejoin changes nothing observable; "
-        "KAFKA-12983 lost the cooperative protocol's ownedPartitions, which groupcheck does not model",
+        "not equivalent under the eager protocol, as it looked: onJoinPrepare also clears isLeader, so a "
+        "leader reset after its JoinGroup answer (its SyncGroup answered UNKNOWN_MEMBER_ID or "
+        "ILLEGAL_GENERATION, or the heartbeat thread resetting it first) and a follower of the next "
+        "generation keeps the assignment snapshot and rejoins when the topic grows, as only a leader "
+        "should. That needs the coordinator mix's rare resets of a leader in a world that adds "
+        "partitions (the topics mix), which no mix combines; KAFKA-12983 itself lost the cooperative "
+        "protocol's ownedPartitions, which groupcheck does not model",
 }
 _UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
+#: Unreached mutants no run can tell from the correct code in this client (an invariant of impl/
+#: makes both choices of the mutated decision do the same wherever it is taken; the invariant is
+#: checked after every event of swarm walks in tests/mutation/test_equivalent.py). A report counts
+#: them apart: a survivor among them is no weakness of the search.
+EQUIVALENT: Tuple[str, ...] = ("future_listeners_refire", "heartbeat_rebalance_rejoins_while_completing")
 
 # Mutants whose bug lives in a regime the default world does not enter are searched in a world
 # that does (the same config overrides as the model's quality tier, LONG_SESSION): with a session
@@ -1006,16 +1021,32 @@ def median(values: List[float]) -> Optional[float]:
 
 
 def summary(outcomes: List[Outcome]) -> dict:
-    """Killed count and share, and the median time to the first counterexample over the killed."""
+    """Killed count and share, and the median time to the first counterexample over the killed.
+    ``share`` counts every mutant run; ``share_distinguishable`` leaves out the survivors shown
+    :data:`EQUIVALENT` (no run can kill them), the usual mutation score."""
     killed = [o for o in outcomes if o.killed]
+    equivalent = [o.name for o in outcomes if not o.killed and o.name in EQUIVALENT]
+    distinguishable = len(outcomes) - len(equivalent)
     return {
         "mutants": len(outcomes),
         "killed": len(killed),
         "share": len(killed) / len(outcomes) if outcomes else 0.0,
+        "equivalent": equivalent,
+        "share_distinguishable": len(killed) / distinguishable if distinguishable else 0.0,
         "median_interleavings": median([o.interleavings for o in killed]),
         "median_seconds": median([o.seconds for o in killed]),
         "survived": [o.name for o in outcomes if not o.killed],
     }
+
+
+def score_line(s: dict) -> str:
+    """``K/N killed (x %)``, and with equivalent survivors ``; K/N-E (y %) of those a run can tell
+    apart (E equivalent)``."""
+    line = f"{s['killed']}/{s['mutants']} killed ({100 * s['share']:.1f} %)"
+    if s["equivalent"]:
+        line += (f"; {s['killed']}/{s['mutants'] - len(s['equivalent'])} ({100 * s['share_distinguishable']:.1f} %) "
+                 f"of those a run can tell apart ({len(s['equivalent'])} equivalent: {', '.join(s['equivalent'])})")
+    return line
 
 
 def markdown(outcomes: List[Outcome], args, seconds: float) -> str:
@@ -1034,7 +1065,7 @@ def markdown(outcomes: List[Outcome], args, seconds: float) -> str:
         "first interleaving where the mutated implementation reports a violation that the unmutated "
         "one does not.",
         "",
-        f"- **{s['killed']}/{s['mutants']} killed ({100 * s['share']:.1f} %)** in {seconds:.0f} s",
+        f"- **{score_line(s)}** in {seconds:.0f} s",
         f"- median to the first counterexample (killed mutants): {_fmt(s['median_interleavings'])} "
         f"interleavings, {_fmt(s['median_seconds'], 1)} s",
         f"- survived: {', '.join(s['survived']) or 'none'}",
@@ -1074,7 +1105,9 @@ def cmd_mutants(args) -> int:
     if args.list:
         for m in ALL.values():
             print(f"{m.name}: {m.description} [{m.kind}; {m.target}]" + (f" ({m.source})" if m.source else ""))
-            if m.name in UNREACHED:
+            if m.name in EQUIVALENT:
+                print(f"    {WHY_UNREACHED[m.name]} (run with --only or --unreached)")
+            elif m.name in UNREACHED:
                 print(f"    not reached by the world (run with --only or --unreached): {WHY_UNREACHED[m.name]}")
         return 0
     out = None
@@ -1119,7 +1152,7 @@ def cmd_mutants(args) -> int:
         for o in outcomes:
             print(f"{o.name:<{width}}  {'yes' if o.killed else 'NO':<6}  {o.interleavings:>13}  {o.seconds:>7.1f}  "
                   f"{o.property or '-'}")
-        print(f"{s['killed']}/{s['mutants']} mutants killed ({100 * s['share']:.1f} %) in {seconds:.1f} s "
+        print(f"{score_line(s)} in {seconds:.1f} s "
               f"({total} interleavings under mutants, {search.baseline_runs} unmutated baseline runs); "
               f"median to the first counterexample: {_fmt(s['median_interleavings'])} interleavings, "
               f"{_fmt(s['median_seconds'], 1)} s")
