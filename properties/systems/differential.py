@@ -144,6 +144,19 @@ def impl_in_flight(sim) -> tuple:
                        for link in selector.links) for selector in sim.selectors)
 
 
+def model_roles(world) -> tuple:
+    """Which consumers believe they lead the group (ConsumerCoordinator.isLeader: set when a
+    JoinGroup answer names them leader, cleared only by onJoinPrepare). The role decides who watches
+    the topic's metadata for a rebalance (rejoinNeededOrPending's assignment snapshot), so a client
+    that keeps it too long or drops it too early rebalances when Kafka's would not, later."""
+    return tuple(client.is_leader for client in world.clients)
+
+
+def impl_roles(sim) -> tuple:
+    """:func:`model_roles` of the implementation's world."""
+    return tuple(consumer.coordinator.is_leader for consumer in sim.consumers)
+
+
 def model_pending(world) -> tuple:
     """The model group's pending member ids (those handed out with MEMBER_ID_REQUIRED)."""
     g = world.group
@@ -294,15 +307,17 @@ class Differential:
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
-        impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim),)
+        impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim), impl_roles(self.sim))
         before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
         names = not self.config.wire
-        model_obs = canonical(observe(new), self.model_alias, model_pending(new)) + (model_in_flight(new, names),)
+        model_obs = canonical(observe(new), self.model_alias, model_pending(new)) + (model_in_flight(new, names),
+                                                                                     model_roles(new))
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, applied_event, prefer=prefer)
                 trial = before.copy()
-                seen = canonical(observe(candidate), trial, model_pending(candidate)) + (model_in_flight(candidate, names),)
+                seen = canonical(observe(candidate), trial, model_pending(candidate)) + (
+                    model_in_flight(candidate, names), model_roles(candidate))
                 if seen == impl_obs:
                     new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break
