@@ -712,12 +712,17 @@ WHY_UNREACHED: Dict[str, str] = {
         "back while the leader assigned (two failovers in its assignor's time): not in 2,000 "
         "interleavings (2026-11-25)",
     "join_unknown_member_ignores_sent_generation":
-        "needs a JoinGroup answered UNKNOWN_MEMBER_ID after the member moved to a newer generation; while "
-        "its only JoinGroup is outstanding the member's generation changes only by a reset to none, "
-        "after which the mutant's extra reset changes nothing (possibly equivalent in this world)",
+        "needs a JoinGroup answered UNKNOWN_MEMBER_ID after the member's generation changed since it was "
+        "sent, in a way the mutant's reset undoes: while its one JoinGroup is outstanding only a reset "
+        "changes the generation, and only a Heartbeat or OffsetCommit sent before the JoinGroup and answered "
+        "ILLEGAL_GENERATION resets it keeping the member id (the mutant's second reset then drops the id). One "
+        "connection answers in order, so the coordinator must hold the member when it reads the "
+        "earlier request and not when it reads the JoinGroup right after (removed in between): not in 2,000 "
+        "interleavings",
     "sync_error_ignores_sent_generation":
-        "as join_unknown_member_ignores_sent_generation, for SyncGroup: while the one SyncGroup is "
-        "outstanding the generation can only be reset to none, and a second reset changes nothing",
+        "as join_unknown_member_ignores_sent_generation, for SyncGroup: a Heartbeat answered "
+        "ILLEGAL_GENERATION between the SyncGroup's sending and its UNKNOWN_MEMBER_ID answer, which the "
+        "ordering of one connection leaves to a member removed between the two requests' handling",
     "heartbeat_rebalance_rejoins_while_completing":
         "equivalent in this client: outside STABLE the rejoin flag is already set (a successful SyncGroup "
         "clears it and moves to STABLE; every join starts with it set), and the heartbeat thread's "
@@ -725,14 +730,6 @@ WHY_UNREACHED: Dict[str, str] = {
         "the rejoin reason's text differs, which a JoinGroup carries from v8 (KIP-800) and the swarm's "
         "go to v5 (tests/mutation/test_equivalent.py checks the flag after every event of swarm walks, "
         "where such answers do arrive outside STABLE)",
-    "reset_without_join_prepare":
-        "not equivalent under the eager protocol, as it looked: onJoinPrepare also clears isLeader, so a "
-        "leader reset after its JoinGroup answer (its SyncGroup answered UNKNOWN_MEMBER_ID or "
-        "ILLEGAL_GENERATION, or the heartbeat thread resetting it first) and a follower of the next "
-        "generation keeps the assignment snapshot and rejoins when the topic grows, as only a leader "
-        "should. That needs the coordinator mix's rare resets of a leader in a world that adds "
-        "partitions (the topics mix), which no mix combines; KAFKA-12983 itself lost the cooperative "
-        "protocol's ownedPartitions, which groupcheck does not model",
 }
 _UNREACHED_NAMES: Tuple[str, ...] = tuple(WHY_UNREACHED)
 #: Unreached mutants no run can tell from the correct code in this client (an invariant of impl/

@@ -485,6 +485,7 @@ SWARM_KILLS = {
     "static_replaced_only_when_stable": (45, "impl-no-crash"),
     "heartbeat_fenced_rejoins": (28, "impl-matches-model"),
     "pending_member_leave_rejected": (781, "impl-matches-model"),
+    "reset_without_join_prepare": (9, "impl-matches-model"),
 }
 
 
