@@ -191,7 +191,7 @@ class DiffResult:
     divergence: Divergence | None
 
 
-_FIELDS = ("now", "partition leader", "group", "clients", "committed", "in flight")
+_FIELDS = ("now", "partition leader", "group", "clients", "committed", "in flight", "leader role")
 _GROUP_FIELDS = ("state", "generation", "leader", "members", "protocol", "member id order")
 _CLIENT_FIELDS = ("member state", "generation", "member id", "assignment", "coordinator", "live")
 
@@ -212,6 +212,9 @@ def differences(model: tuple, impl: tuple) -> list:
                 for slot, (mx, ix) in enumerate(zip(ma, ia)):
                     out += [f"client {c} slot {slot} {way}: model {x!r}, impl {y!r}"
                             for way, x, y in zip(("to broker", "to client"), mx, ix) if x != y]
+        elif name == "leader role":
+            out += [f"client {c} believes it leads the group (isLeader): model {x!r}, impl {y!r}"
+                    for c, (x, y) in enumerate(zip(a, b)) if x != y]
         else:
             out.append(f"{name}: model {a!r}, impl {b!r}")
     return out

@@ -417,3 +417,14 @@ def test_a_shutdown_whose_commit_runs_the_slow_assignor_closes_after_it_in_both(
     closing = world.clients[client]
     assert schedule[-1][0] == "shutdown" and (closing.closed or closing.closing_deadline_ms is not None)
     assert any(e[0] == "assigned" and e[1] == client for e in logs[-1]), logs[-1]
+
+
+def test_a_leader_role_difference_alone_is_named_in_the_divergence():
+    """The roles are the observation's last field: a divergence in them alone must say so, not
+    print an empty list of differences."""
+    from properties.systems.differential import differences
+
+    base = (0, 0, None, (), (), ((),))
+    model, impl = base + ((True, False),), base + ((False, False),)
+    assert differences(model, impl) == ["client 0 believes it leads the group (isLeader): model True, impl False"]
+    assert differences(model, model) == []
