@@ -17,8 +17,8 @@ per (seed, fault profile) for the whole run.
 :data:`MUTANTS` are the mutants ``groupcheck mutants`` runs; each is killed within the default
 budget. :data:`UNREACHED` are equally realistic bugs whose trigger the world's random search does
 not reach (:data:`WHY_UNREACHED` says why, and what would reach it); they run only when asked for
-(``--only NAME`` or ``--unreached``). Two of those are :data:`EQUIVALENT`: no run can tell them from the
-correct code, and a report scores the others apart from them.
+(``--only NAME`` or ``--unreached``). Those in :data:`EQUIVALENT` no run can tell from the correct
+code, and a report scores the others apart from them.
 
 ``groupcheck mutants [--budget N] [--search plain|guided] [--only NAME]... [--faults PROFILE]...
 [--unreached] [--list] [--json]`` (``--search guided`` hunts as ``groupcheck campaign --search

@@ -157,6 +157,12 @@ def impl_roles(sim) -> tuple:
     return tuple(consumer.coordinator.is_leader for consumer in sim.consumers)
 
 
+def model_view(world, alias: Aliases, names: bool = True) -> tuple:
+    """All the differential compares of the model's world: the canonical observation (member ids
+    aliased by *alias*, pending ones included), what is in flight, the leader roles."""
+    return canonical(observe(world), alias, model_pending(world)) + (model_in_flight(world, names), model_roles(world))
+
+
 def model_pending(world) -> tuple:
     """The model group's pending member ids (those handed out with MEMBER_ID_REQUIRED)."""
     g = world.group
@@ -313,14 +319,12 @@ class Differential:
         impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim), impl_roles(self.sim))
         before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
         names = not self.config.wire
-        model_obs = canonical(observe(new), self.model_alias, model_pending(new)) + (model_in_flight(new, names),
-                                                                                     model_roles(new))
+        model_obs = model_view(new, self.model_alias, names)
         if model_obs != impl_obs and impl_applied and model_applied:
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, applied_event, prefer=prefer)
                 trial = before.copy()
-                seen = canonical(observe(candidate), trial, model_pending(candidate)) + (
-                    model_in_flight(candidate, names), model_roles(candidate))
+                seen = model_view(candidate, trial, names)
                 if seen == impl_obs:
                     new, log, self.model_alias, model_obs = candidate, candidate_log, trial, impl_obs
                     break

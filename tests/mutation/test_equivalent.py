@@ -26,9 +26,9 @@ SEEDS_PER_MIX = 3
 def _seeds() -> list:
     chosen: dict = {}
     for seed in range(200):
-        chosen.setdefault(swarm.draw(seed).mix, [])
-        if len(chosen[swarm.draw(seed).mix]) < SEEDS_PER_MIX:
-            chosen[swarm.draw(seed).mix].append(seed)
+        seeds = chosen.setdefault(swarm.draw(seed).mix, [])
+        if len(seeds) < SEEDS_PER_MIX:
+            seeds.append(seed)
     return sorted(s for seeds in chosen.values() for s in seeds)
 
 
