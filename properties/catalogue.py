@@ -5,7 +5,7 @@ Every property has a name, a kind, a one-paragraph statement and a source. The c
 
 * ``always`` properties are checked after every step; the first violation ends the run;
 * ``eventually`` properties are checked once, after the disruptions stop and the world has had
-  quiet time to settle (:mod:`properties.settle`);
+  quiet time to settle (:func:`properties.explore.walker.settle`);
 * ``sometimes`` properties are counted as coverage: a campaign that never reaches one has a gap.
 
 Most checks read the step log (what was sent, transmitted, expired, completed, which notes the
@@ -25,7 +25,7 @@ from model.errors import Errors, name_of
 from model.messages import HeartbeatRequest, OffsetCommitRequest
 
 ALWAYS, EVENTUALLY, SOMETIMES = "always", "eventually", "sometimes"
-REF = "../shared/docs/protocol.md"
+REF = "docs/protocol.md"  # the behavioural reference, vendored in the repository
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""Model versus implementation, step by step (issue 3; first cut).
+"""Model versus implementation, step by step (issue 3).
 
 The model world and the implementation world (:mod:`properties.systems.simworld`) consume the same
 schedule. After every event their canonical observations are compared, with member ids replaced by
