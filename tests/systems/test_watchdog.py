@@ -68,3 +68,54 @@ def test_an_event_the_implementation_never_finishes_is_a_hang(monkeypatch):
     result = run("impl", 3, Config(), steps=40)
     assert result.violation is not None and result.violation.property == "impl-no-hang"
     assert "still running after 0.3 s" in result.violation.message
+
+
+def _spin():
+    while True:
+        pass
+
+
+def test_a_hang_is_caught_in_any_thread():
+    """A campaign's tasks run in a driver's pool thread or a Spark worker, not in a main thread
+    where a signal could reach them (issue 34: a hanging mutant spun a campaign for good)."""
+    import threading
+
+    out = []
+    worker = threading.Thread(target=lambda: out.append(guarded(_spin, seconds=0.2)))
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the watchdog did not stop the spinning thread"
+    value, failure = out[0]
+    assert value is None and isinstance(failure, Hang) and "in _spin" in failure.where
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # no signal is used
+
+
+def test_a_hang_is_caught_in_a_forked_process():
+    """Spark's Python worker daemon forks its workers: the child has no monitor thread until it
+    starts its own."""
+    import multiprocessing
+
+    guarded(lambda: None, seconds=5)  # the parent's monitor is running when it forks
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        kind, where = pool.apply(_hang_in_child, ())
+    assert kind == "Hang" and "in _spin" in where
+
+
+def _hang_in_child():
+    value, failure = guarded(_spin, seconds=0.2)
+    return type(failure).__name__, failure.where
+
+
+def test_a_stop_never_reaches_the_code_after_the_step():
+    """Steps that end around their deadline give their value or a hang, and no stop is raised in
+    the code after them (30 steps racing the monitor)."""
+    import time as _time
+
+    for _ in range(30):
+        value, failure = guarded(lambda: _time.sleep(0.02) or 1, seconds=0.02)
+        assert (value, failure) == (1, None) or isinstance(failure, Hang)
+        total = 0
+        for i in range(200_000):  # bytecode boundaries, where a leaked stop would be raised
+            total += i
+        assert total == 19_999_900_000
