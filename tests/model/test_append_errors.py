@@ -17,7 +17,7 @@ from model.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from model.world import APPEND_ERRORS, initial_world, step
 from properties.explore.walker import walk
 from properties.systems.differential import compare
-from tests.model.test_group import commit, form, leave, member, only_reply, settle, stable, sync
+from tests.helpers.group import commit, form, leave, member, only_reply, settle, stable, sync
 
 
 def _failing(group, *errors):

@@ -22,7 +22,7 @@ from model.world import step
 from properties.catalogue import expected_commit_error
 from properties.explore.walker import MIXES, walk
 from properties.systems.differential import compare
-from tests.model.test_group import CFG, never, only_reply, stable
+from tests.helpers.group import CFG, never, only_reply, stable
 
 TOO_LARGE = Errors.OFFSET_METADATA_TOO_LARGE
 
@@ -78,7 +78,7 @@ def test_fencing_and_rebalancing_answer_every_partition_alike():
     (Errors.COORDINATOR_NOT_AVAILABLE, True),
 ])
 def test_the_client_acts_on_the_first_partition_error(first_error, marks_unknown):
-    from tests.model.test_member import stable as stable_member
+    from tests.helpers.member import stable as stable_member
 
     s = stable_member()
     other = TOO_LARGE if first_error != TOO_LARGE else Errors.COORDINATOR_NOT_AVAILABLE

@@ -4,21 +4,11 @@ heartbeat thread does not, in the model and in the implementation's world alike.
 from __future__ import annotations
 
 from model.client import STABLE, UNJOINED
-from model.config import Config
-from model.world import initial_world, step
+from model.world import step
 from properties.catalogue import Checker
-from properties.explore.walker import MIXES, pauses_of, settle, walk
-from properties.systems.differential import compare
+from properties.explore.walker import MIXES, pauses_of, settle
 from properties.systems.simworld import SimWorld
-
-CONFIG = Config()
-
-
-def _stable_world():
-    result = walk(0, CONFIG, steps=60, faults="none")
-    world = result.world
-    assert world.group.state == "Stable" and all(c.state == STABLE for c in world.clients)
-    return world, list(result.schedule)
+from tests.helpers.walks import CONFIG, stable_world as _stable_world, walks_agree
 
 
 def test_a_paused_application_makes_no_call_until_its_pause_ends():
@@ -79,25 +69,6 @@ def test_the_implementation_world_pauses_the_same_way():
     assert sim.step(("heartbeat", 0, 0)) and sim.step(("poll", 1, 0))
     assert sim.step(("tick", 3000, 0))
     assert sim.step(("poll", 0, 0))
-
-
-def walks_agree(kind: str, mixes, seeds: int, steps: int, compare_at_most: int = 6) -> tuple:
-    """Walk seeds ``0..seeds-1`` of each mix in *mixes* (3 clients, 2 brokers): how many *kind*
-    events each mix offered, and how many walks with one were replayed on the implementation (the
-    first *compare_at_most*), each asserted to stay in step with the model."""
-    config = Config(clients=3, brokers=2)
-    offered = {name: 0 for name in mixes}
-    compared = 0
-    for seed in range(seeds):
-        for name in offered:
-            schedule = walk(seed, config, steps=steps, mix=name, eventually=False, hash_trace=False).schedule
-            n = sum(1 for e in schedule if e[0] == kind)
-            offered[name] += n
-            if n and compared < compare_at_most:
-                compared += 1
-                result = compare(config, schedule, seed)
-                assert result.divergence is None, (seed, result.divergence)
-    return offered, compared
 
 
 def test_walks_with_pauses_agree_with_the_implementation():

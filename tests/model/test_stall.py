@@ -11,7 +11,7 @@ from properties.catalogue import Checker
 from properties.explore.walker import MIXES, settle
 from properties.systems.simworld import SimWorld
 
-from tests.model.test_pause import CONFIG, _stable_world, walks_agree
+from tests.helpers.walks import CONFIG, stable_world as _stable_world, walks_agree
 
 
 def test_a_stalled_process_runs_neither_thread_until_the_stall_ends():

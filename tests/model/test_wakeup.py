@@ -15,8 +15,8 @@ from model.config import Config
 from model.world import step
 from properties.explore.walker import MIXES, walk
 from properties.systems.simworld import SimWorld
-from tests.model.test_member import joining, stable
-from tests.model.test_pause import walks_agree
+from tests.helpers.member import joining, stable
+from tests.helpers.walks import walks_agree
 
 CONFIG = Config()
 
@@ -59,7 +59,7 @@ def test_a_wakeup_landing_in_a_later_network_poll_is_thrown_in_the_middle_of_the
     """Landing in the first network poll of the next call: KafkaConsumer.poll's own check at its
     start passes, the wait for the coordinator lookup is where it lands, and that same
     ConsumerNetworkClient.poll throws, with the lookup outstanding and memoised."""
-    from tests.model.test_member import fresh
+    from tests.helpers.member import fresh
 
     s = fresh()
     s.wakeup_in_polls = 1
