@@ -14,7 +14,7 @@ from model import group as grp
 from model.config import Config
 from model.errors import Errors
 from model.messages import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, SyncGroupRequest
-from tests.impl.test_group_coordinator import Harness
+from tests.helpers.coordinator_harness import Harness
 
 RANGE = "range"
 NONE, FENCED, UNKNOWN = int(Errors.NONE), int(Errors.FENCED_INSTANCE_ID), int(Errors.UNKNOWN_MEMBER_ID)

@@ -292,7 +292,7 @@ def _unit_join_timeout_not_extended():
 
 
 def _harness():
-    from tests.impl.test_group_coordinator import Harness
+    from tests.helpers.coordinator_harness import Harness
 
     return Harness()
 
