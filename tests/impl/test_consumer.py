@@ -21,7 +21,7 @@ from impl.errors import (
     WakeupException,
 )
 from impl.server.group_metadata import EMPTY
-from tests.impl.test_coordinator import (
+from tests.helpers.consumer_cluster import (
     ALL_TPS,
     COORDINATOR_ID,
     GROUP,
