@@ -5,67 +5,7 @@ answer, a reset the coordinator asked for)."""
 import pytest
 
 from properties.clients.judge import PIPELINE_MS, WINDOW_MS, judge
-from properties.clients.schedule import DEFAULT_SETTINGS, ClientSchedule
-from properties.clients.session import Outcome, Settle
-
-ZERO = 1_000_000
-
-
-class Wire:
-    """Builds a trace: requests and their answers on one connection per client."""
-
-    def __init__(self):
-        self.lines = []
-        self.correlation = 0
-
-    def call(self, t, client, api, body, answer=None, at=None, connection=None, error=None, version=None):
-        self.correlation += 1
-        connection = connection or f"conn-{client}"
-        self.lines.append({"time_ms": ZERO + t, "direction": "request", "connection": connection, "api": api,
-                           "correlation_id": self.correlation, "client_id": client, "body": body})
-        if version is not None:
-            self.lines[-1]["version"] = version
-        if answer is not None or error is not None:
-            response = dict(answer or {})
-            if error is not None:
-                if api == "OffsetCommit":
-                    response["topics"] = [{"name": "t", "partitions": [{"partition_index": 0, "error_code": error}]}]
-                else:
-                    response["error_code"] = error
-            self.lines.append({"time_ms": ZERO + (at if at is not None else t + 1), "direction": "response",
-                               "connection": connection, "api": api, "correlation_id": self.correlation,
-                               "client_id": client, "body": response})
-        return self
-
-    def close(self, t, client, connection=None):
-        self.lines.append({"time_ms": ZERO + t, "direction": "closed", "connection": connection or f"conn-{client}",
-                           "by": "client", "client_id": client})
-        return self
-
-    def join(self, t, client, member, generation, sent_member="", at=None):
-        return self.call(t, client, "JoinGroup", {"member_id": sent_member},
-                         {"error_code": 0, "generation_id": generation, "member_id": member}, at=at)
-
-    def sync(self, t, client, member, generation, partitions, at=None, error=0):
-        return self.call(t, client, "SyncGroup", {"generation_id": generation, "member_id": member},
-                         {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
-
-    def outcome(self, events=None, settled=True, stop=None, static=0):
-        if stop is None:  # half a second after the last line
-            stop = max(line["time_ms"] for line in self.lines) - ZERO + 500
-        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), (), static=static)
-        settle = Settle(settled, 10, {0: ["c0"], 1: ["c0"]}, "Stable" if settled else "PreparingRebalance", ("c0",),
-                        "" if settled else "the coordinator says PreparingRebalance")
-        return Outcome(schedule, "test", tuple(self.lines), events or {"c0": ()}, settle, ZERO, ZERO + stop)
-
-
-def rules(outcome):
-    return [f.rule for f in judge(outcome)]
-
-
-def joined(w=None):
-    """c0 joins generation 1 as m1 and gets partitions 0 and 1."""
-    return (w or Wire()).join(0, "c0", "m1", 1).sync(10, "c0", "m1", 1, [0, 1])
+from tests.helpers.client_traces import Wire, ZERO, joined, rules
 
 
 def test_a_clean_member_breaks_no_rule():

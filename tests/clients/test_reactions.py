@@ -4,7 +4,7 @@ matches Kafka's response handlers, and a model that changes its mind changes the
 from model.errors import Errors
 from properties.clients.judge import judge
 from properties.clients.reactions import MODEL, Reactions, reaction
-from tests.clients.test_judge import Wire, joined
+from tests.helpers.client_traces import Wire, joined
 
 
 def test_the_model_rejoins_resets_and_rediscovers_as_kafkas_handlers_do():
