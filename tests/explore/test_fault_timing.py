@@ -8,7 +8,7 @@ from model.config import Config
 from model.world import step
 from properties.explore.walker import FAULT_KINDS, MIXES, _unstored, enabled_events, walk
 
-from tests.model.test_slow_assignor import CONFIG as SLOW, _assigning, _stable, _until
+from tests.helpers.slow_assignor import CONFIG as SLOW, assigning as _assigning, stable as _stable, until as _until
 
 
 def test_the_coordinator_mix_offers_a_failover_while_a_generation_is_unstored():

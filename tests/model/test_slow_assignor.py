@@ -16,39 +16,9 @@ from model.errors import Errors
 from model.world import initial_world, step
 from properties.catalogue import Checker
 from properties.explore import swarm
-from properties.explore.walker import settle, walk
+from properties.explore.walker import walk
 from properties.systems.differential import Differential, compare
-
-DELAY = 3000
-CONFIG = Config(assignor_delay_ms=DELAY)
-
-
-def _stable(config=CONFIG):
-    result = walk(0, config, steps=60, faults="none")
-    world = result.world
-    assert world.group.state == "Stable" and all(c.state == STABLE for c in world.clients)
-    return world, list(result.schedule)
-
-
-def _until(world, schedule, done, rounds=400, logs=None, checker=None):
-    """Quiet rounds until *done(world)*; every step checked and its log kept."""
-
-    def on_step(w, event, new, log):
-        if logs is not None:
-            logs.extend(log)
-        if checker is not None:
-            assert checker.check(w, new, event, log) is None
-
-    for _ in range(rounds):
-        if done(world):
-            return world
-        world, violation = settle(world, None, None, schedule, max_rounds=1, until_stable=True, on_step=on_step)
-        assert violation is None
-    raise AssertionError("the condition was never met")
-
-
-def _assigning(world):
-    return any(c.pending_sync is not None for c in world.clients)
+from tests.helpers.slow_assignor import CONFIG, DELAY, assigning as _assigning, stable as _stable, until as _until
 
 
 def test_the_setting_is_validated_and_named_like_kafkas():
