@@ -20,7 +20,8 @@ from impl.wire.build import build
 from properties.errors import UsageError
 from properties.live import faults
 from properties.live.launch import launch_groupcheck_broker
-from tests.live.test_broker import FAST, _address, _read_frame, closed_by_peer
+from tests.helpers.broker_wire import FAST, closed_by_peer
+from tests.helpers.broker_wire import address as _address, read_frame as _read_frame
 
 # -- the schedule ---------------------------------------------------------------------------------------------
 
