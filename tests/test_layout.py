@@ -122,9 +122,9 @@ def wing(module: str) -> str:
 
 
 def layer_violations(edges: dict, rank: dict = RANKS) -> list:
-    """``"a imports b"`` for every import that goes up or sideways between wings, and for every
-    import from or to a wing the layering does not declare."""
-    bad = []
+    """``"a imports b"`` for every import that goes up or sideways between wings, and one line per
+    wing the layering does not declare that an import comes from or goes to."""
+    bad, undeclared = [], {}
     for source, targets in sorted(edges.items()):
         for target in sorted(targets):
             a, b = wing(source), wing(target)
@@ -133,10 +133,13 @@ def layer_violations(edges: dict, rank: dict = RANKS) -> list:
             if a == "properties":
                 continue  # properties/__init__.py imports nothing; if it ever does, the cycle check sees it
             missing = [w for w in (a, b) if w not in rank]
-            if missing:
-                bad.append(f"{source} ({a}) imports {target} ({b}): {', '.join(missing)} is not declared; {WHERE}")
-            elif rank[a] <= rank[b]:
+            for w in missing:
+                undeclared.setdefault(w, []).append(f"{source} imports {target}")
+            if not missing and rank[a] <= rank[b]:
                 bad.append(f"{source} ({a}) imports {target} ({b})")
+    for w, seen in sorted(undeclared.items()):
+        shown = "; ".join(seen[:3]) + (f"; and {len(seen) - 3} more" if len(seen) > 3 else "")
+        bad.append(f"{w} is not declared ({shown}): {WHERE}")
     return bad
 
 
@@ -227,8 +230,7 @@ def test_an_undeclared_wing_fails_saying_where_to_declare_it(tmp_path):
     assert undeclared_wings(tmp_path, (("engine", "targets"),)) == []
     # an import from a wing nobody declared is refused too, whatever the ranks would say
     bad = layer_violations({"properties.engine.run": {"properties.catalogue"}}, ranks(layers[1:]))
-    assert bad == [f"properties.engine.run (properties.engine) imports properties.catalogue (properties.catalogue): "
-                   f"properties.engine is not declared; {WHERE}"]
+    assert bad == [f"properties.engine is not declared (properties.engine.run imports properties.catalogue): {WHERE}"]
 
 
 def test_the_diagram_check_names_a_disagreement():
@@ -280,6 +282,22 @@ def test_every_wing_is_a_documented_package():
         init = ROOT.joinpath(*package.split("."), "__init__.py")
         assert init.exists(), f"{package} has no __init__.py (a namespace package cannot be shipped to Spark in a zip)"
         assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), f"{package}/__init__.py has no docstring"
+
+
+def imports_of_test_modules(top: Path = ROOT) -> list:
+    """``"a imports b"`` for every test module *b* (``test_*.py``) that another module under tests/ imports."""
+    mods = {".".join(p.relative_to(top).with_suffix("").parts): p for p in sorted((top / "tests").rglob("*.py"))}
+    mods = {name.removesuffix(".__init__"): path for name, path in mods.items()}
+    return [f"{name} imports {target}" for name, path in mods.items()
+            for target in sorted(imports_of(path, name, mods)) if target.rpartition(".")[2].startswith("test_")]
+
+
+def test_no_test_module_imports_another():
+    """A helper two test modules need lives in tests/helpers/, never in one of them: importing a
+    test module runs its module-level code (an ``importorskip`` skips the importer too) and ties
+    one test file's shape to another's."""
+    bad = imports_of_test_modules()
+    assert not bad, "move what is shared to tests/helpers/:\n" + "\n".join(bad)
 
 
 def test_the_project_is_licensed_like_kafka():
