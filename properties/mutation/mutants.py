@@ -1,9 +1,14 @@
 """Mutation analysis of the implementation (``groupcheck mutants``, issue 3).
 
-A *mutant* is one realistic bug in ``impl/`` — the kind a Kafka engineer could write — applied at
-run time by :func:`applied`, which replaces one function or method with a copy of it that differs
-in exactly one decision (marked ``# MUTANT:``) and restores the original on exit, also when the
-body raises. Files on disk are never touched.
+A *mutant* is one realistic bug in ``impl/`` — the kind a Kafka engineer could write — kept as a
+small source change to today's code: its target (the dotted path of a function or method) and
+one or more ``(old, new)`` texts. :func:`applied` replaces each ``old`` (it must occur exactly
+once) in the live source of the target (``inspect.getsource``, dedented), compiles the result
+with the original's file name, line numbers, globals and closure cells (zero-argument ``super()``
+too), puts it in the original's place and restores the very same object on exit, also when the
+body raises. Every change carries a ``# MUTANT:`` comment, so the mutated source says what it
+changed; files on disk are never touched. A mutant whose text no longer matches ``impl/`` fails to
+apply with :class:`StaleMutant` naming it and the text, instead of silently testing an old copy.
 
 A mutant is *killed* by an interleaving (``properties.systems.run("impl", seed, ...)``) when the
 mutated implementation reports a violation there (the implementation disagrees with the model, a
@@ -20,21 +25,26 @@ not reach (:data:`WHY_UNREACHED` says why, and what would reach it); they run on
 (``--only NAME`` or ``--unreached``). Those in :data:`EQUIVALENT` no run can tell from the correct
 code, and a report scores the others apart from them.
 
-``groupcheck mutants [--budget N] [--search plain|guided] [--only NAME]... [--faults PROFILE]...
-[--unreached] [--list] [--json]`` (``--search guided`` hunts as ``groupcheck campaign --search
-guided`` does, breeding from the interleavings under the mutant that reached something new): exit 0 if every mutant run was killed, 1 if one survived, 2 on a usage error. Progress
-goes to stderr; ``--json`` prints an array of ``{name, killed, interleavings, seconds, property,
-seed, faults}`` (``property`` is the property that caught the mutant: an exception raised by the
-implementation is ``impl-no-crash``, an event it never finishes ``impl-no-hang``; ``crash:<Exception>``
-is left for an exception out of the model world itself).
+``groupcheck mutants`` (its options: :func:`add_parser`) exits 0 if every mutant run was killed, 1
+if one survived, 2 on a usage error; progress goes to stderr, and ``--json`` prints one ``{name,
+killed, interleavings, seconds, property, seed, faults, message, world}`` per mutant (``property``
+caught it: an exception out of the implementation is ``impl-no-crash``, an event it never finishes
+``impl-no-hang``, an exception out of the model world ``crash:<Exception>``).
 """
 
 from __future__ import annotations
 
+import __future__
 import argparse
 import contextlib
+import inspect
 import json
+import pkgutil
+import re
+import statistics
+import textwrap
 import time
+import types
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -52,554 +62,146 @@ WORLDS = ("swarm", "fixed")
 class Mutant:
     name: str
     description: str
-    target: str  # dotted path of the replaced function or method
+    target: str  # dotted path of the mutated function or method; ``Class.a+b``: a and b, the same edits
     kind: str  # the kind of bug
-    _replacement: Callable[[], Callable] = attrs.field(repr=False)  # builds the mutated function
+    # (old, new) texts: each old occurs once in the target's source and is replaced by new
+    edits: Tuple[Tuple[str, str], ...] = attrs.field(converter=lambda pairs: tuple(map(tuple, pairs)), repr=False)
     source: str = ""  # the public bug history it comes from (a JIRA or an issue), if it has one
 
-    def owner_and_attr(self) -> Tuple[object, str]:
-        import importlib
+    def owners(self) -> List[Tuple[object, str]]:
+        """(owner, attribute) of every function the mutant changes."""
+        path, last = self.target.rsplit(".", 1)
+        return [(pkgutil.resolve_name(path), attr) for attr in last.split("+")]
 
-        parts = self.target.split(".")
-        for i in range(len(parts) - 1, 0, -1):
+
+# ============================================================================================
+# Applying a mutant: its edits to the live source of its target
+# ============================================================================================
+
+class StaleMutant(Exception):
+    """A mutant that no longer applies to today's impl/ (an ``old`` text missing or ambiguous, or a
+    source on disk that is not the code Python loaded): one line naming the mutant and the text."""
+
+
+_FUTURE_FLAGS = sum(getattr(__future__, feature).compiler_flag for feature in __future__.all_feature_names)
+
+
+def _reindent(text: str, indent: str) -> str:
+    """*text* with its second and later (non-empty) lines indented by *indent* more."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [indent + line if line else line for line in rest])
+
+
+def _replace_once(source: str, old: str, new: str, stale: str) -> str:
+    """*source* with *old*, which must occur exactly once (else :class:`StaleMutant`, *stale* saying
+    whose), replaced by *new*. The lines after the first of *old* match whatever their indentation;
+    those of *new* are indented relative to the line *old* starts in, so an edit reads as the code
+    it changes."""
+    first, *rest = old.split("\n")
+    hits = list(re.finditer(re.escape(first) + "".join(r"\n[ \t]*" + re.escape(line.lstrip()) for line in rest),
+                            source))
+    if len(hits) != 1:
+        text = repr(first) + (" ..." if rest else "")
+        raise StaleMutant(f"{stale}: {text} is {'not in' if not hits else f'{len(hits)} times in'} its source")
+    start, end = hits[0].span()
+    indent = re.match(r"[ \t]*", source[source.rfind("\n", 0, start) + 1:]).group()
+    return source[:start] + _reindent(new, indent) + source[end:]
+
+
+def _shape(code: types.CodeType) -> tuple:
+    """What must be equal between a function and its source compiled again (the bytecode may not
+    be: an attribute of an imported name compiles differently inside its module); a docstring only
+    up to the indentation that dedenting takes away."""
+    consts = [_shape(c) if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts]
+    if consts and isinstance(code.co_consts[0], str):  # the docstring
+        consts[0] = " ".join(code.co_consts[0].split())
+    return (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars, code.co_firstlineno,
+            sorted({line for _, _, line in code.co_lines() if line}), consts)
+
+
+def _compile(source: str, fn: types.FunctionType) -> types.FunctionType:
+    """*source* (a dedented ``def`` of *fn*) compiled as *fn* was: its file and line numbers (for
+    tracebacks and the watchdog's ``_where``), its module's globals and future flags, its closure
+    cells (a factory's parameters provide them: ``super()``'s ``__class__``), defaults and doc."""
+    code = fn.__code__
+    if code.co_freevars:
+        text = ("\n" * (code.co_firstlineno - 2) + f"def __mutant__({', '.join(code.co_freevars)}):\n"
+                + textwrap.indent(source, "    ") + f"\n    return {fn.__name__}\n")
+    else:  # no factory: its local name would shadow a global of the function's own name
+        text = "\n" * (code.co_firstlineno - 1) + source
+    scope: dict = {}
+    exec(compile(text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True),
+         fn.__globals__, scope)
+    new = scope["__mutant__"](*(c.cell_contents for c in fn.__closure__)) if code.co_freevars else scope[fn.__name__]
+    new.__defaults__, new.__kwdefaults__, new.__doc__ = fn.__defaults__, fn.__kwdefaults__, fn.__doc__
+    new.__dict__.update(fn.__dict__)
+    return new
+
+
+def mutated_source(mutant: Mutant, fn: types.FunctionType) -> str:
+    """The dedented source of *fn* (the live function) with the mutant's edits made; raises
+    :class:`StaleMutant` if the source on disk is not what was loaded or an edit does not apply."""
+    prefix = f"mutant {mutant.name} no longer applies to {fn.__module__.replace('.', '/')}.py ({fn.__qualname__})"
+    source = textwrap.dedent(inspect.getsource(fn))
+    if not source.startswith("def "):
+        raise StaleMutant(f"{prefix}: a decorated function (only a plain def can be patched)")
+    if _shape(_compile(source, fn).__code__) != _shape(fn.__code__):
+        raise StaleMutant(f"{prefix}: its source on disk is not the code loaded (edited since the import?)")
+    for old, new in mutant.edits:
+        source = _replace_once(source, old, new, prefix)
+    return source
+
+
+_BUILT: Dict[Mutant, Tuple[list, list]] = {}  # mutant -> (the originals it was built from, replacements)
+
+
+def _replacements(mutant: Mutant) -> List[Tuple[object, str, object, Callable]]:
+    """(owner, attribute, original or _MISSING, replacement) for every function the mutant changes;
+    built once per set of originals (entering a mutant per interleaving costs no compile)."""
+    owners = mutant.owners()
+    originals = [vars(owner).get(attr, _MISSING) for owner, attr in owners]
+    built = _BUILT.get(mutant)
+    if built is None or any(a is not b for a, b in zip(built[0], originals)):
+        news = []
+        for owner, attr in owners:
+            fn = getattr(owner, attr)
+            if not isinstance(fn, types.FunctionType):
+                raise StaleMutant(f"mutant {mutant.name}: {mutant.target} is a {type(fn).__name__}, not a function")
             try:
-                obj = importlib.import_module(".".join(parts[:i]))
-            except ImportError:
-                continue
-            for p in parts[i:-1]:
-                obj = getattr(obj, p)
-            return obj, parts[-1]
-        raise ValueError(f"cannot resolve {self.target!r}")
+                new = _compile(mutated_source(mutant, fn), fn)
+            except SyntaxError as e:
+                raise StaleMutant(f"mutant {mutant.name}: its edits of {attr} are not Python: {e.msg} at line {e.lineno}")
+            new.__qualname__ = f"{owner.__qualname__}.{attr} [mutant {mutant.name}]"
+            news.append(new)
+        built = _BUILT[mutant] = (originals, news)
+    return [(owner, attr, old, new) for (owner, attr), old, new in zip(owners, originals, built[1])]
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def applied(name):
+    """Apply the mutant *name* (or a :class:`Mutant`) for the duration of the block; the original
+    attributes are restored exactly (the very same objects, or their absence) on exit, also on
+    exceptions. Raises :class:`UnknownMutant` for an unknown name, :class:`StaleMutant` for a mutant
+    that no longer applies to impl/."""
+    mutant = name if isinstance(name, Mutant) else get(name)
+    patches = _replacements(mutant)
+    try:
+        for owner, attr, _, new in patches:
+            setattr(owner, attr, new)
+        yield mutant
+    finally:
+        for owner, attr, old, _ in reversed(patches):
+            if old is not _MISSING:
+                setattr(owner, attr, old)
+            elif attr in vars(owner):
+                delattr(owner, attr)
 
 
 # ============================================================================================
-# The mutated functions. Each is the original body with one change, marked "# MUTANT:".
-# ============================================================================================
-
-# ---- ConsumerNetworkClient (§4.1) -----------------------------------------------------------
-
-def _unsent_expiry_ge():
-    def remove_expired_requests(self, now):
-        expired_requests = []
-        for requests in self._unsent.values():
-            while requests:
-                request = requests[0]
-                elapsed_ms = now - request.created_time_ms
-                if elapsed_ms < 0:
-                    elapsed_ms = 0
-                if elapsed_ms >= request.request_timeout_ms:  # MUTANT: >= instead of >
-                    expired_requests.append(request)
-                    requests.popleft()
-                else:
-                    break
-        return expired_requests
-    return remove_expired_requests
-
-
-def _unsent_expiry_no_node_stop():
-    def remove_expired_requests(self, now):
-        expired_requests = []
-        for requests in self._unsent.values():
-            for request in list(requests):  # MUTANT: scans the whole queue, no stop at the first live request
-                elapsed_ms = now - request.created_time_ms
-                if elapsed_ms < 0:
-                    elapsed_ms = 0
-                if elapsed_ms > request.request_timeout_ms:
-                    expired_requests.append(request)
-                    requests.remove(request)
-        return expired_requests
-    return remove_expired_requests
-
-
-def _unsent_expiry_global_stop():
-    def remove_expired_requests(self, now):
-        expired_requests = []
-        for requests in self._unsent.values():
-            while requests:
-                request = requests[0]
-                elapsed_ms = now - request.created_time_ms
-                if elapsed_ms < 0:
-                    elapsed_ms = 0
-                if elapsed_ms > request.request_timeout_ms:
-                    expired_requests.append(request)
-                    requests.popleft()
-                else:
-                    return expired_requests  # MUTANT: stops the whole scan, not just this node's queue
-        return expired_requests
-    return remove_expired_requests
-
-
-def _check_disconnects_keeps_unsent():
-    def check_disconnects(self, now):
-        # MUTANT: the unsent requests of a node whose connection failed are not failed; they stay
-        # queued until they expire or the node reconnects
-        return None
-    return check_disconnects
-
-
-def _check_disconnects_fails_in_place():
-    from impl.network.network_client import ClientResponse
-
-    def check_disconnects(self, now):
-        client = self.client
-        for node in self.unsent.nodes():
-            if client.connection_failed(node):
-                requests = self.unsent.request_iterator(node)  # MUTANT: the queue is not removed first
-                for request in list(requests):
-                    handler = request.callback
-                    authentication_exception = client.authentication_exception(node)
-                    handler.on_complete(ClientResponse(
-                        request.make_header(), handler, request.destination,
-                        request.created_time_ms, now, True, None, authentication_exception, None))
-    return check_disconnects
-
-
-def _pending_disconnects_not_disconnected():
-    from impl.errors import DisconnectException
-
-    def _handle_pending_disconnects(self):
-        pending = self.pending_disconnects
-        while pending:
-            node = pending.popleft()
-            self._fail_unsent_requests(node, DisconnectException.INSTANCE)
-            # MUTANT: self.client.disconnect(node.id) forgotten: the connection and its in-flight
-            # requests stay
-    return _handle_pending_disconnects
-
-
-def _completions_lifo():
-    def _fire_pending_completed_requests(self):
-        pending = self.pending_completion
-        completed_requests_fired = False
-        while pending:
-            completion_handler = pending.pop()  # MUTANT: newest first (pop instead of popleft)
-            completion_handler.fire_completion()
-            completed_requests_fired = True
-        if completed_requests_fired:
-            self.client.wakeup()
-    return _fire_pending_completed_requests
-
-
-# ---- RequestFuture (§4.2) --------------------------------------------------------------------
-
-def _future_listeners_kept_fire_success():
-    def _fire_success(self):
-        value = self._result
-        for listener in list(self._listeners):  # MUTANT: listeners are iterated, not polled: they stay registered
-            listener.on_success(value)
-    return _fire_success
-
-
-def _future_listeners_kept_fire_failure():
-    def _fire_failure(self):
-        e = self._result
-        for listener in list(self._listeners):  # MUTANT: listeners are iterated, not polled: they stay registered
-            listener.on_failure(e)
-    return _fire_failure
-
-
-def _future_late_listener_dropped():
-    def add_listener(self, listener):
-        self._listeners.append(listener)
-        # MUTANT: a future that is already complete does not fire the new listener
-    return add_listener
-
-
-# ---- NetworkClient (§4.3) --------------------------------------------------------------------
-
-def _inflight_timeout_ignored():
-    def _handle_timed_out_requests(self, responses, now):
-        # MUTANT: an in-flight request past its timeout never disconnects the node
-        return None
-    return _handle_timed_out_requests
-
-
-def _inflight_timeout_from_creation():
-    def nodes_with_timed_out_requests(self, now):
-        out = []
-        for node, q in self._requests.items():
-            for r in q:
-                if r.time_elapsed_since_create_ms(now) > r.request_timeout_ms:  # MUTANT: since creation, not since send
-                    out.append(node)
-                    break
-        return out
-    return nodes_with_timed_out_requests
-
-
-def _can_send_more_ignores_send_completed():
-    def can_send_more(self, node):
-        q = self._requests.get(node)
-        # MUTANT: does not wait for the newest send to complete
-        return (not q) or len(q) < self.max_in_flight_requests_per_connection
-    return can_send_more
-
-
-def _reconnect_ignores_backoff():
-    from impl.network.network_client import ConnectionState
-
-    def can_connect(self, node_id, now):
-        state = self._node_state.get(node_id)
-        if state is None:
-            return True
-        return ConnectionState.is_disconnected(state.state)  # MUTANT: the reconnect backoff is not checked
-    return can_connect
-
-
-def _reconnect_backoff_gt():
-    from impl.network.network_client import ConnectionState
-
-    def can_connect(self, node_id, now):
-        state = self._node_state.get(node_id)
-        if state is None:
-            return True
-        return (ConnectionState.is_disconnected(state.state)
-                and now - state.last_connect_attempt_ms > state.reconnect_backoff_ms)  # MUTANT: > instead of >=
-    return can_connect
-
-
-# ---- client coordinator (§3) -----------------------------------------------------------------
-
-def _heartbeat_stale_response_resets():
-    from impl.coordinator.abstract_coordinator import MemberState, group_authorization_exception
-    from impl.errors import Errors, KafkaException
-
-    def handle(self, heartbeat_response, future):
-        c = self.coordinator
-        error = Errors.for_code(heartbeat_response.error_code)
-        if error is Errors.NONE:
-            future.complete(None)
-        elif error is Errors.COORDINATOR_NOT_AVAILABLE or error is Errors.NOT_COORDINATOR:
-            c.mark_coordinator_unknown(False, "error response " + error.name)
-            future.raise_(error)
-        elif error is Errors.REBALANCE_IN_PROGRESS:
-            if c.state is MemberState.STABLE:
-                c.request_rejoin("group is already rebalancing")
-                future.raise_(error)
-            else:
-                future.complete(None)
-        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
-            # MUTANT: no generationUnchanged() check: an answer to a heartbeat of an older
-            # generation resets the member
-            c.reset_state_on_response_error("Heartbeat", error, error is not Errors.ILLEGAL_GENERATION)
-            future.raise_(error)
-        elif error is Errors.GROUP_AUTHORIZATION_FAILED:
-            future.raise_(group_authorization_exception(c.rebalance_config.group_id))
-        else:
-            future.raise_(KafkaException("Unexpected error in heartbeat response: " + error.message))
-    return handle
-
-
-def _heartbeat_while_unjoined():
-    from impl.coordinator.abstract_coordinator import _HeartbeatListener
-
-    def run_once(self):
-        c = self.coordinator
-        try:
-            if self.closed:
-                return "closed"
-            if not self.enabled:
-                return "disabled"
-            if self.wait_until is not None:
-                if c.time.milliseconds() < self.wait_until:
-                    return "waiting"
-                self.wait_until = None
-            if self.has_failed():  # MUTANT: c.state.has_not_joined_group() is not checked
-                self.disable()
-                return "disable"
-            c.client.poll_no_wakeup()
-            now = c.time.milliseconds()
-            if c.coordinator_unknown():
-                if c.find_coordinator_future is not None:
-                    c.clear_find_coordinator_future()
-                    self.wait_until = now + c.rebalance_config.retry_backoff_ms
-                    tag = "clear-lookup"
-                else:
-                    c.lookup_coordinator()
-                    tag = "lookup"
-                return tag
-            if c.heartbeat.session_timeout_expired(now):
-                c.mark_coordinator_unknown(False, "session timed out without receiving a heartbeat response")
-                return "session-expired"
-            if c.heartbeat.poll_timeout_expired(now):
-                c.maybe_leave_group("consumer poll timeout has expired.")
-                return "poll-expired"
-            if not c.heartbeat.should_heartbeat(now):
-                return "not-due"
-            c.heartbeat.sent_heartbeat(now)
-            heartbeat_future = c.send_heartbeat_request()
-            heartbeat_future.add_listener(_HeartbeatListener(self))
-            return "heartbeat"
-        except Exception as e:  # noqa: BLE001 - as the original
-            self.failed = e
-            self.closed = True
-            return "failed"
-    return run_once
-
-
-def _join_timeout_not_extended():
-    def join_group_request_timeout_ms(self):
-        # MUTANT: the JoinGroup uses request.timeout.ms, not max(request timeout, rebalance timeout + 5000)
-        return self.client.default_request_timeout_ms()
-    return join_group_request_timeout_ms
-
-
-def _commit_without_generation():
-    from impl.coordinator.consumer_coordinator import (
-        NO_GENERATION, NO_LEADER_EPOCH, CommitFailedException, OffsetCommitRequestData,
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic, OffsetCommitResponseHandler,
-        RebalanceInProgressException)
-    from impl.errors import IllegalArgumentException
-    from impl.future import RequestFuture
-
-    def send_offset_commit_request(self, offsets):
-        if not offsets:
-            return RequestFuture.void_success()
-        coordinator = self.check_and_get_coordinator()
-        if coordinator is None:
-            return RequestFuture.coordinator_not_available()
-        request_topic_data = {}
-        for tp, offset_and_metadata in offsets.items():
-            if offset_and_metadata.offset < 0:
-                return RequestFuture.failure(IllegalArgumentException("Invalid offset: %d" % offset_and_metadata.offset))
-            topic = request_topic_data.get(tp.topic)
-            if topic is None:
-                topic = request_topic_data[tp.topic] = OffsetCommitRequestTopic(tp.topic)
-            topic.partitions.append(OffsetCommitRequestPartition(
-                partition_index=tp.partition,
-                committed_offset=offset_and_metadata.offset,
-                committed_metadata=offset_and_metadata.metadata,
-                committed_leader_epoch=NO_LEADER_EPOCH if offset_and_metadata.leader_epoch is None
-                else offset_and_metadata.leader_epoch))
-        if self.subscriptions.has_auto_assigned_partitions():
-            generation = self.generation_if_stable()
-            group_instance_id = self.rebalance_config.group_instance_id
-            if generation is None:
-                if self.rebalance_in_progress():
-                    return RequestFuture.failure(RebalanceInProgressException(
-                        "Offset commit cannot be completed since the consumer is undergoing a rebalance"))
-                return RequestFuture.failure(CommitFailedException(
-                    "Offset commit cannot be completed since the consumer is not part of an active group"))
-            generation = NO_GENERATION  # MUTANT: the commit does not carry the member's generation
-        else:
-            generation = NO_GENERATION
-            group_instance_id = None
-        data = OffsetCommitRequestData(group_id=self.rebalance_config.group_id,
-                                       generation_id=generation.generation_id,
-                                       member_id=generation.member_id,
-                                       group_instance_id=group_instance_id,
-                                       topics=list(request_topic_data.values()))
-        return self.client.send(coordinator, data).compose(
-            OffsetCommitResponseHandler(self, offsets, generation))
-    return send_offset_commit_request
-
-
-# ---- server: GroupCoordinator / GroupMetadata (§1) -------------------------------------------
-
-def _generation_not_bumped():
-    from impl.server.group_metadata import COMPLETING_REBALANCE, EMPTY
-
-    def init_next_generation(self, now_ms=None):
-        # MUTANT: self.generation_id += 1 forgotten
-        if self.members:
-            self.protocol_name = self.select_protocol()
-            self.transition_to(COMPLETING_REBALANCE)
-        else:
-            self.protocol_name = None
-            self.transition_to(EMPTY)
-        self.current_state_timestamp = now_ms
-        self.clear_pending_sync_members()
-    return init_next_generation
-
-
-def _sync_accepts_stale_generation():
-    from impl.errors import Errors
-    from impl.server.group_metadata import DEAD
-
-    def validate_sync_group(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id):
-        if group.state is DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_current_member(group, member_id, group_instance_id)
-        if error is not None:
-            return error
-        # MUTANT: validate_generation(group, generation_id) is not called
-        if protocol_type is not None and group.protocol_type != protocol_type:
-            return Errors.INCONSISTENT_GROUP_PROTOCOL
-        if protocol_name is not None and group.protocol_name != protocol_name:
-            return Errors.INCONSISTENT_GROUP_PROTOCOL
-        return None
-    return validate_sync_group
-
-
-def _commit_accepts_stale_generation():
-    from impl.errors import Errors
-    from impl.protocol import UNKNOWN_MEMBER_ID
-    from impl.server.group_metadata import DEAD, EMPTY
-
-    def validate_offset_commit(self, group, generation_id, member_id, group_instance_id):
-        if group.state is DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.state is EMPTY:
-            return None
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = self.validate_current_member(group, member_id, group_instance_id)
-            if error is not None:
-                return error
-            return None  # MUTANT: the generation is not validated
-        return Errors.UNKNOWN_MEMBER_ID
-    return validate_offset_commit
-
-
-def _commit_accepts_unknown_member():
-    from impl.errors import Errors
-    from impl.protocol import UNKNOWN_MEMBER_ID
-    from impl.server.group_metadata import DEAD, EMPTY
-
-    def validate_offset_commit(self, group, generation_id, member_id, group_instance_id):
-        if group.state is DEAD:
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.state is EMPTY:
-            return None
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            # MUTANT: validate_current_member is not called: a member that was removed may commit
-            return self.validate_generation(group, generation_id)
-        return Errors.UNKNOWN_MEMBER_ID
-    return validate_offset_commit
-
-
-def _leader_not_repicked():
-    def remove(self, member_id):
-        member = self.members.pop(member_id, None)
-        if member is not None:
-            self._dec_supported_protocols(member)
-            if member.awaiting_join_callback is not None:
-                self.num_members_awaiting_join -= 1
-            if member.group_instance_id is not None:
-                self.static_members.pop(member.group_instance_id, None)
-        # MUTANT: the leader is not re-picked when the leader is removed
-        self.pending_members.pop(member_id, None)
-        self.pending_sync_members.pop(member_id, None)
-    return remove
-
-
-def _heartbeat_none_while_preparing():
-    from impl.errors import Errors, IllegalStateException
-    from impl.protocol import HeartbeatResponseData
-    from impl.server.group_coordinator import HEARTBEAT, _NONE
-    from impl.server.group_metadata import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
-
-    def handle_heartbeat(self, group_id, member_id, group_instance_id, generation_id, response_callback):
-        error = self.validate_group_status(group_id, HEARTBEAT)
-        if error is not None:
-            if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-                error = _NONE
-            response_callback(HeartbeatResponseData(error_code=error.value))
-            return
-        group = self.group_manager.get_group(group_id)
-        if group is None:
-            error = Errors.UNKNOWN_MEMBER_ID
-        else:
-            error = self.validate_heartbeat(group, generation_id, member_id, group_instance_id)
-            if error is None:
-                state = group.state
-                if state is EMPTY:
-                    error = Errors.UNKNOWN_MEMBER_ID
-                elif state is COMPLETING_REBALANCE or state is STABLE:
-                    self.complete_and_schedule_next_heartbeat_expiration(group, group.members[member_id])
-                    error = _NONE
-                elif state is PREPARING_REBALANCE:
-                    self.complete_and_schedule_next_heartbeat_expiration(group, group.members[member_id])
-                    error = _NONE  # MUTANT: NONE instead of REBALANCE_IN_PROGRESS
-                else:
-                    raise IllegalStateException("Reached unexpected condition for Dead group " + group_id)
-        response_callback(HeartbeatResponseData(error_code=error.value))
-    return handle_heartbeat
-
-
-def _pending_members_never_expire():
-    def add_pending_member_expiration(self, group, pending_member_id, timeout_ms):
-        # MUTANT: no DelayedHeartbeat is scheduled for a pending (MEMBER_ID_REQUIRED) member
-        return None
-    return add_pending_member_expiration
-
-
-def _session_expiry_off_by_one():
-    from impl.server.group_coordinator import DelayedHeartbeat, member_key
-
-    def complete_and_schedule_next_expiration(self, group, member, timeout_ms):
-        key = member_key(group.group_id, member.member_id)
-        member.heartbeat_satisfied = True
-        self.heartbeat_purgatory.check_and_complete(key)
-        member.heartbeat_satisfied = False
-        self.heartbeat_purgatory.try_complete_else_watch(
-            DelayedHeartbeat(self, group, member.member_id, False, timeout_ms - 1), (key,))  # MUTANT: timeout - 1
-    return complete_and_schedule_next_expiration
-
-
-def _follower_sync_rejected():
-    from impl.errors import Errors
-    from impl.server.group_coordinator import GroupCoordinator, sync_error
-    from impl.server.group_metadata import COMPLETING_REBALANCE
-
-    correct = GroupCoordinator.do_sync_group
-
-    def do_sync_group(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
-                      group_assignment, response_callback):
-        if (group.state is COMPLETING_REBALANCE and not group.is_leader(member_id)
-                and self.validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name,
-                                             group_instance_id) is None):
-            # MUTANT: a follower that syncs before the leader is answered REBALANCE_IN_PROGRESS at once
-            # instead of waiting for the leader's assignment
-            self.remove_pending_sync_member(group, member_id)
-            response_callback(sync_error(Errors.REBALANCE_IN_PROGRESS))
-            return
-        correct(self, group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
-                group_assignment, response_callback)
-    return do_sync_group
-
-
-def _session_expiry_ignored():
-    def on_expire_heartbeat(self, group, member_id, is_pending):
-        # MUTANT: an expired session removes nobody (the DelayedHeartbeat fires and is ignored)
-        return None
-    return on_expire_heartbeat
-
-
-def _join_ignores_pending_members():
-    def has_all_members_joined(self):
-        # MUTANT: members handed out with MEMBER_ID_REQUIRED (pending) do not hold back join completion
-        return len(self.members) == self.num_members_awaiting_join
-    return has_all_members_joined
-
-
-def _non_rejoined_kept():
-    def on_complete_join(self, group):
-        from impl.server.group_metadata import DEAD, EMPTY
-        from impl.server.group_coordinator import DelayedJoin, group_join_key, _ignore_store_error
-
-        # MUTANT: dynamic members that did not rejoin are not removed at join completion
-        if group.state is DEAD:
-            return
-        if not group.maybe_elect_new_joined_leader() and group.members:
-            self.rebalance_purgatory.try_complete_else_watch(
-                DelayedJoin(self, group, group.rebalance_timeout_ms()), (group_join_key(group.group_id),))
-            return
-        group.init_next_generation(self.time.milliseconds())
-        if group.state is EMPTY:
-            self.group_manager.store_group(group, {}, _ignore_store_error)
-            return
-        leader_id = group.leader_id
-        for member in list(group.members.values()):
-            member_id = member.member_id
-            group.maybe_invoke_join_callback(member, self._join_result(group, member_id, member_id == leader_id))
-            self.complete_and_schedule_next_heartbeat_expiration(group, member)
-            member.is_new = False
-            group.add_pending_sync_member(member_id)
-        self.schedule_pending_sync(group)
-    return on_complete_join
-
-
-# ============================================================================================
-# The catalogue of mutants
+# The catalogue of mutants: (name, description, target, kind, edits); history.py adds its own
 # ============================================================================================
 
 _CNC = "impl.consumer_network_client"
@@ -612,69 +214,118 @@ _GM = "impl.server.group_metadata.GroupMetadata"
 _DEFS = [
     # ConsumerNetworkClient
     ("unsent_expiry_ge", "failExpiredRequests fails an unsent request at exactly its timeout (>= instead of >)",
-     f"{_CNC}.UnsentRequests.remove_expired_requests", "off-by-one", _unsent_expiry_ge),
-    ("unsent_expiry_no_node_stop", "failExpiredRequests scans a node's whole queue instead of stopping at its first live request",
-     f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit", _unsent_expiry_no_node_stop),
-    ("unsent_expiry_global_stop", "failExpiredRequests stops at the first live request of any node, leaving other nodes' expired requests",
-     f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit", _unsent_expiry_global_stop),
+     f"{_CNC}.UnsentRequests.remove_expired_requests", "off-by-one",
+     [("if elapsed_ms > request.request_timeout_ms:", "if elapsed_ms >= request.request_timeout_ms:  # MUTANT: >=")]),
+    ("unsent_expiry_no_node_stop", "failExpiredRequests scans a node's whole queue instead of stopping at its first "
+     "live request", f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit",
+     [("while requests:\n    request = requests[0]",
+       "for request in list(requests):  # MUTANT: scans the whole queue, no stop at the first live request"),
+      ("requests.popleft()", "requests.remove(request)"), ("break", "continue")]),
+    ("unsent_expiry_global_stop", "failExpiredRequests stops at the first live request of any node, leaving other "
+     "nodes' expired requests", f"{_CNC}.UnsentRequests.remove_expired_requests", "wrong loop exit",
+     [("break", "return expired_requests  # MUTANT: stops the whole scan, not just this node's queue")]),
     ("disconnect_keeps_unsent", "checkDisconnects does not fail the unsent requests of a node whose connection failed",
-     f"{_CNC}.ConsumerNetworkClient.check_disconnects", "missing step", _check_disconnects_keeps_unsent),
-    ("disconnect_fails_in_place", "checkDisconnects fails the unsent requests without removing them, so they are sent and completed again",
-     f"{_CNC}.ConsumerNetworkClient.check_disconnects", "future completed twice", _check_disconnects_fails_in_place),
-    ("pending_disconnect_not_disconnected", "handlePendingDisconnects fails the coordinator's unsent requests but never disconnects it",
-     f"{_CNC}.ConsumerNetworkClient._handle_pending_disconnects", "missing step", _pending_disconnects_not_disconnected),
+     f"{_CNC}.ConsumerNetworkClient.check_disconnects", "missing step",
+     [("client = self.client", "return  # MUTANT: they stay queued until they expire or the node reconnects\n"
+       "client = self.client")]),
+    ("disconnect_fails_in_place", "checkDisconnects fails the unsent requests without removing them, so they are sent "
+     "and completed again", f"{_CNC}.ConsumerNetworkClient.check_disconnects", "future completed twice",
+     [("requests = self.unsent.remove(node)",
+       "requests = list(self.unsent.request_iterator(node))  # MUTANT: the queue is not removed first")]),
+    ("pending_disconnect_not_disconnected", "handlePendingDisconnects fails the coordinator's unsent requests but never "
+     "disconnects it", f"{_CNC}.ConsumerNetworkClient._handle_pending_disconnects", "missing step",
+     [("self.client.disconnect(node.id)", "# MUTANT: not disconnected: the connection and its in-flight requests stay")]),
     ("completions_lifo", "pending completions are fired newest first",
-     f"{_CNC}.ConsumerNetworkClient._fire_pending_completed_requests", "wrong order", _completions_lifo),
+     f"{_CNC}.ConsumerNetworkClient._fire_pending_completed_requests", "wrong order",
+     [("pending.popleft()", "pending.pop()  # MUTANT: newest first")]),
     # RequestFuture
-    ("future_listeners_refire", "a future's listeners stay registered after firing, so a late listener re-fires the earlier ones",
-     "impl.future.RequestFuture._fire_success+_fire_failure", "listener fired twice", None),
+    ("future_listeners_refire", "a future's listeners stay registered after firing, so a late listener re-fires the "
+     "earlier ones", "impl.future.RequestFuture._fire_success+_fire_failure", "listener fired twice",
+     [("while listeners:\n    listeners.popleft()",
+       "for listener in list(listeners):  # MUTANT: iterated, not polled: the listeners stay registered\n    listener")]),
     ("future_late_listener_dropped", "a listener added to a future that is already complete is never fired",
-     "impl.future.RequestFuture.add_listener", "missing step", _future_late_listener_dropped),
+     "impl.future.RequestFuture.add_listener", "missing step",
+     [("r = self._result", "return  # MUTANT: a complete future does not fire the new listener\nr = self._result")]),
     # NetworkClient
     ("inflight_timeout_ignored", "an in-flight request past its timeout never disconnects the node",
-     f"{_NC}.NetworkClient._handle_timed_out_requests", "missing step", _inflight_timeout_ignored),
+     f"{_NC}.NetworkClient._handle_timed_out_requests", "missing step",
+     [("for node in", "return  # MUTANT: an in-flight request past its timeout never disconnects the node\nfor node in")]),
     ("inflight_timeout_from_creation", "the in-flight timeout is measured from the request's creation, not from its send",
-     f"{_NC}.InFlightRequests.nodes_with_timed_out_requests", "wrong timestamp", _inflight_timeout_from_creation),
+     f"{_NC}.InFlightRequests.nodes_with_timed_out_requests", "wrong timestamp",
+     [("if r.time_elapsed_since_send_ms(now) > r.request_timeout_ms:",
+       "if r.time_elapsed_since_create_ms(now) > r.request_timeout_ms:  # MUTANT: since creation, not since send")]),
     ("send_before_previous_completed", "canSendMore does not wait for the channel's previous send to complete",
-     f"{_NC}.InFlightRequests.can_send_more", "missing check", _can_send_more_ignores_send_completed),
-    ("reconnect_ignores_backoff", "a disconnected node may be reconnected at once, without waiting for reconnect.backoff.ms",
-     f"{_NC}.ClusterConnectionStates.can_connect", "missing check", _reconnect_ignores_backoff),
-    ("reconnect_backoff_gt", "a disconnected node may be reconnected only after more than reconnect.backoff.ms (> instead of >=)",
-     f"{_NC}.ClusterConnectionStates.can_connect", "off-by-one", _reconnect_backoff_gt),
+     f"{_NC}.InFlightRequests.can_send_more", "missing check",
+     [("(q[-1].send_completed", "(True  # MUTANT: does not wait for the newest send to complete")]),
+    ("reconnect_ignores_backoff", "a disconnected node may be reconnected at once, without waiting for "
+     "reconnect.backoff.ms", f"{_NC}.ClusterConnectionStates.can_connect", "missing check",
+     [("and now - state.last_connect_attempt_ms >= state.reconnect_backoff_ms)",
+       ")  # MUTANT: the reconnect backoff is not checked")]),
+    ("reconnect_backoff_gt", "a disconnected node may be reconnected only after more than reconnect.backoff.ms (> "
+     "instead of >=)", f"{_NC}.ClusterConnectionStates.can_connect", "off-by-one",
+     [(">= state.reconnect_backoff_ms)", "> state.reconnect_backoff_ms)  # MUTANT: > instead of >=")]),
     # client coordinator
-    ("stale_heartbeat_resets", "a Heartbeat error answering an older generation resets the member (generation check missing)",
-     f"{_AC}.HeartbeatResponseHandler.handle", "missing check", _heartbeat_stale_response_resets),
+    ("stale_heartbeat_resets", "a Heartbeat error answering an older generation resets the member (generation check "
+     "missing)", f"{_AC}.HeartbeatResponseHandler.handle", "missing check",
+     [("if self.generation_unchanged():", "if True:  # MUTANT: an answer to an older generation's heartbeat resets")]),
     ("heartbeat_while_unjoined", "the heartbeat thread keeps heartbeating after the member left its generation",
-     f"{_AC}.HeartbeatThread.run_once", "missing check", _heartbeat_while_unjoined),
-    ("join_timeout_not_extended", "JoinGroup is sent with request.timeout.ms instead of max(request timeout, rebalance timeout + 5000)",
-     f"{_AC}.AbstractCoordinator.join_group_request_timeout_ms", "wrong timeout", _join_timeout_not_extended),
+     f"{_AC}.HeartbeatThread.run_once", "missing check",
+     [("if c.state.has_not_joined_group() or self.has_failed():",
+       "if self.has_failed():  # MUTANT: c.state.has_not_joined_group() is not checked")]),
+    ("join_timeout_not_extended", "JoinGroup is sent with request.timeout.ms instead of max(request timeout, rebalance "
+     "timeout + 5000)", f"{_AC}.AbstractCoordinator.join_group_request_timeout_ms", "wrong timeout",
+     [("return join_group_request_timeout_ms(", "return self.client.default_request_timeout_ms()  # MUTANT: not "
+       "extended\nreturn join_group_request_timeout_ms(")]),
     ("commit_without_generation", "OffsetCommit is sent without the member's generation and member id",
-     f"{_CC}.ConsumerCoordinator.send_offset_commit_request", "missing field", _commit_without_generation),
+     f"{_CC}.ConsumerCoordinator.send_offset_commit_request", "missing field",
+     [("else:\n    generation = NO_GENERATION", "    generation = NO_GENERATION  # MUTANT: not the member's "
+       "generation\nelse:\n    generation = NO_GENERATION")]),
     # server
     ("generation_not_bumped", "join completion does not increment the generation",
-     f"{_GM}.init_next_generation", "missing step", _generation_not_bumped),
+     f"{_GM}.init_next_generation", "missing step",
+     [("self.generation_id += 1", "# MUTANT: self.generation_id += 1 forgotten")]),
     ("sync_accepts_stale_generation", "SyncGroup does not validate the generation",
-     f"{_GC}.validate_sync_group", "missing check", _sync_accepts_stale_generation),
+     f"{_GC}.validate_sync_group", "missing check",
+     [("error = self.validate_generation(group, generation_id)\nif error is not None:\n    return error",
+       "# MUTANT: validate_generation(group, generation_id) is not called")]),
     ("commit_accepts_stale_generation", "OffsetCommit does not validate the generation",
-     f"{_GC}.validate_offset_commit", "missing check", _commit_accepts_stale_generation),
+     f"{_GC}.validate_offset_commit", "missing check",
+     [("return self.validate_generation(group, generation_id)", "return None  # MUTANT: the generation is not validated")]),
     ("commit_accepts_unknown_member", "OffsetCommit does not check that the member is in the group",
-     f"{_GC}.validate_offset_commit", "missing check", _commit_accepts_unknown_member),
+     f"{_GC}.validate_offset_commit", "missing check",
+     [("error = self.validate_current_member(group, member_id, group_instance_id)\nif error is not None:\n    return error",
+       "# MUTANT: validate_current_member is not called: a member that was removed may commit")]),
     ("leader_not_repicked", "removing the leader leaves leader_id pointing at the removed member",
-     f"{_GM}.remove", "missing step", _leader_not_repicked),
+     f"{_GM}.remove", "missing step",
+     [("if self.leader_id == member_id:\n    self.leader_id = self.choose_leader_after_removal()",
+       "# MUTANT: the leader is not re-picked when the leader is removed")]),
     ("heartbeat_none_while_preparing", "Heartbeat is answered NONE during PreparingRebalance",
-     f"{_GC}.handle_heartbeat", "wrong error code", _heartbeat_none_while_preparing),
-    ("pending_members_never_expire", "a pending (MEMBER_ID_REQUIRED) member gets no expiry, so it holds back join completion",
-     f"{_GC}.add_pending_member_expiration", "missing step", _pending_members_never_expire),
+     f"{_GC}.handle_heartbeat", "wrong error code",
+     [("error = Errors.REBALANCE_IN_PROGRESS", "error = _NONE  # MUTANT: NONE instead of REBALANCE_IN_PROGRESS")]),
+    ("pending_members_never_expire", "a pending (MEMBER_ID_REQUIRED) member gets no expiry, so it holds back join "
+     "completion", f"{_GC}.add_pending_member_expiration", "missing step",
+     [("self.heartbeat_purgatory", "return  # MUTANT: no DelayedHeartbeat for a pending member\nself.heartbeat_purgatory")]),
     ("session_expiry_early", "the session deadline is armed 1 ms early (timeout - 1)",
-     f"{_GC}.complete_and_schedule_next_expiration", "off-by-one", _session_expiry_off_by_one),
+     f"{_GC}.complete_and_schedule_next_expiration", "off-by-one",
+     [("False, timeout_ms), (key,))", "False, timeout_ms - 1), (key,))  # MUTANT: timeout - 1")]),
     ("session_expiry_ignored", "an expired session removes nobody",
-     f"{_GC}.on_expire_heartbeat", "missing step", _session_expiry_ignored),
+     f"{_GC}.on_expire_heartbeat", "missing step",
+     [("if group.state is DEAD:", "return  # MUTANT: the DelayedHeartbeat fires and is ignored\nif group.state is DEAD:")]),
     ("follower_sync_rejected", "a follower's SyncGroup before the leader's is answered REBALANCE_IN_PROGRESS",
-     f"{_GC}.do_sync_group", "wrong error code", _follower_sync_rejected),
+     f"{_GC}.do_sync_group", "wrong error code",
+     [("group.members[member_id].awaiting_sync_callback = response_callback",
+       "if not group.is_leader(member_id):  # MUTANT: answered REBALANCE_IN_PROGRESS at once, not parked\n"
+       "    self.remove_pending_sync_member(group, member_id)\n"
+       "    response_callback(sync_error(Errors.REBALANCE_IN_PROGRESS))\n    return\n"
+       "group.members[member_id].awaiting_sync_callback = response_callback")]),
     ("join_ignores_pending_members", "join completion does not wait for pending (MEMBER_ID_REQUIRED) members",
-     f"{_GM}.has_all_members_joined", "missing check", _join_ignores_pending_members),
+     f"{_GM}.has_all_members_joined", "missing check",
+     [(" and not self.pending_members", "  # MUTANT: pending members do not hold back join completion")]),
     ("non_rejoined_kept", "members that did not rejoin are kept at join completion",
-     f"{_GC}.on_complete_join", "missing step", _non_rejoined_kept),
+     f"{_GC}.on_complete_join", "missing step",
+     [("for failed_member in not_yet_rejoined_dynamic:\n    group.remove(failed_member.member_id)\n"
+       "    self.remove_heartbeat_for_leaving_member(group, failed_member.member_id)",
+       "# MUTANT: dynamic members that did not rejoin are not removed at join completion")]),
 ]
 
 
@@ -746,20 +397,13 @@ LONG_SESSION = {"session_timeout_ms": 12000, "heartbeat_interval_ms": 3000, "max
 MUTANT_WORLDS: Dict[str, Dict[str, int]] = {"non_rejoined_kept": LONG_SESSION}
 
 
-def _all_defs() -> list:
-    """Every mutant row, each with its source ("" for the first mutants, written from Kafka's code
-    rather than from a bug report): this module's, then :mod:`properties.mutation.history`'s."""
+def _build(unreached: bool) -> "OrderedDict[str, Mutant]":
+    """The mutants of this module's rows (no source: written from Kafka's code rather than from a bug
+    report), then :mod:`properties.mutation.history`'s, that are (not) in :data:`WHY_UNREACHED`."""
     from properties.mutation.history import HISTORY_DEFS
 
-    return [row if len(row) == 6 else row + ("",) for row in _DEFS] + list(HISTORY_DEFS)
-
-
-def _build(unreached: bool) -> "OrderedDict[str, Mutant]":
-    out: "OrderedDict[str, Mutant]" = OrderedDict()
-    for name, description, target, kind, replacement, source in _all_defs():
-        if (name in _UNREACHED_NAMES) == unreached:
-            out[name] = Mutant(name, description, target, kind, replacement, source)
-    return out
+    rows = [row + ("",) for row in _DEFS] + list(HISTORY_DEFS)
+    return OrderedDict((row[0], Mutant(*row)) for row in rows if (row[0] in _UNREACHED_NAMES) == unreached)
 
 
 #: the mutants ``groupcheck mutants`` runs by default: every one is killed within the default budget
@@ -767,17 +411,6 @@ MUTANTS: "OrderedDict[str, Mutant]" = _build(False)
 #: realistic mutants the world does not reach (yet); run with ``--only NAME`` or ``--unreached``
 UNREACHED: "OrderedDict[str, Mutant]" = _build(True)
 ALL: "OrderedDict[str, Mutant]" = OrderedDict(list(MUTANTS.items()) + list(UNREACHED.items()))
-
-
-def _patches(mutant: Mutant) -> List[Tuple[object, str, Callable]]:
-    """(owner, attribute, replacement) for every attribute the mutant replaces."""
-    if mutant.name == "future_listeners_refire":
-        from impl.future import RequestFuture
-
-        return [(RequestFuture, "_fire_success", _future_listeners_kept_fire_success()),
-                (RequestFuture, "_fire_failure", _future_listeners_kept_fire_failure())]
-    owner, attr = mutant.owner_and_attr()
-    return [(owner, attr, mutant._replacement())]
 
 
 class UnknownMutant(KeyError):
@@ -791,29 +424,6 @@ def get(name: str) -> Mutant:
     except KeyError:
         raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(ALL)}") from None
 
-
-_MISSING = object()
-
-
-@contextlib.contextmanager
-def applied(name: str):
-    """Apply the mutant *name* for the duration of the block; the original attributes are
-    restored exactly (the very same objects, or their absence) on exit, also on exceptions."""
-    mutant = get(name)
-    patches = _patches(mutant)
-    saved = []
-    try:
-        for owner, attr, new in patches:
-            saved.append((owner, attr, vars(owner).get(attr, _MISSING)))
-            new.__qualname__ = f"{getattr(owner, '__qualname__', owner)}.{attr} [mutant {name}]"
-            setattr(owner, attr, new)
-        yield mutant
-    finally:
-        for owner, attr, old in reversed(saved):
-            if old is _MISSING:
-                delattr(owner, attr)
-            else:
-                setattr(owner, attr, old)
 
 
 # ============================================================================================
@@ -971,21 +581,12 @@ class Search:
 # Command line
 # ============================================================================================
 
-def _positive_budget(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--budget must be an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--budget must be >= 1, got {value}")
-    return value
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from properties.errors import int_at_least
     from properties.explore.guided import SEARCHES
 
     p = subparsers.add_parser("mutants", help="mutation analysis of the implementation (impl/)")
-    p.add_argument("--budget", type=_positive_budget, default=DEFAULT_BUDGET,
+    p.add_argument("--budget", type=int_at_least("--budget", 1), default=DEFAULT_BUDGET,
                    help=f"interleavings per mutant at most (default {DEFAULT_BUDGET}, the default campaign's)")
     p.add_argument("--world", choices=WORLDS, default="swarm",
                    help="swarm: interleaving i is seed i of the default campaign, in the world it draws "
@@ -998,7 +599,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run only this mutant (repeatable); see --list")
     p.add_argument("--faults", action="append", default=[], metavar="PROFILE",
                    help=f"--world fixed: fault profiles to cycle through (repeatable; default {' '.join(PROFILES)})")
-    p.add_argument("--steps", type=_positive_budget, default=DEFAULT_STEPS,
+    p.add_argument("--steps", type=int_at_least("--steps", 1), default=DEFAULT_STEPS,
                    help="--world fixed: random events per interleaving")
     p.add_argument("--unreached", action="store_true",
                    help="also run the mutants the world is known not to reach (see --list)")
@@ -1010,11 +611,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def median(values: List[float]) -> Optional[float]:
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return statistics.median(values) if values else None
 
 
 def summary(outcomes: List[Outcome]) -> dict:

@@ -16,7 +16,7 @@ from properties.mutation.mutants import ALL, MUTANTS, UNREACHED, Search, applied
 
 
 def _originals(name):
-    return [(owner, attr, vars(owner).get(attr)) for owner, attr, _ in mutants._patches(mutants.get(name))]
+    return [(owner, attr, vars(owner).get(attr)) for owner, attr in mutants.get(name).owners()]
 
 
 # ---- applied() ----------------------------------------------------------------------------
@@ -499,7 +499,7 @@ def test_history_mutants_cite_their_bug_and_change_one_decision():
     from properties.mutation.history import HISTORY_DEFS
 
     assert len(HISTORY_DEFS) >= 40  # issue 14: at least 40 realistic mutants from bug histories
-    for name, description, target, kind, replacement, source in HISTORY_DEFS:
+    for name, description, target, kind, edits, source in HISTORY_DEFS:
         assert ALL[name].source == source and any(tag in source for tag in ("KAFKA-", "#")), name
         assert name in SWARM_KILLS or name in UNREACHED, f"{name}: neither killed nor said why not"
 
