@@ -245,7 +245,8 @@ _DEFS = [
        "for listener in list(listeners):  # MUTANT: iterated, not polled: the listeners stay registered\n    listener")]),
     ("future_late_listener_dropped", "a listener added to a future that is already complete is never fired",
      "impl.future.RequestFuture.add_listener", "missing step",
-     [("r = self._result", "return  # MUTANT: a complete future does not fire the new listener\nr = self._result")]),
+     [("r = self._result",
+       "return  # MUTANT: a complete future does not fire the new listener\nr = self._result")]),
     # NetworkClient
     ("inflight_timeout_ignored", "an in-flight request past its timeout never disconnects the node",
      f"{_NC}.NetworkClient._handle_timed_out_requests", "missing step",
@@ -304,7 +305,8 @@ _DEFS = [
      [("error = Errors.REBALANCE_IN_PROGRESS", "error = _NONE  # MUTANT: NONE instead of REBALANCE_IN_PROGRESS")]),
     ("pending_members_never_expire", "a pending (MEMBER_ID_REQUIRED) member gets no expiry, so it holds back join "
      "completion", f"{_GC}.add_pending_member_expiration", "missing step",
-     [("self.heartbeat_purgatory", "return  # MUTANT: no DelayedHeartbeat for a pending member\nself.heartbeat_purgatory")]),
+     [("self.heartbeat_purgatory",
+       "return  # MUTANT: no DelayedHeartbeat for a pending member\nself.heartbeat_purgatory")]),
     ("session_expiry_early", "the session deadline is armed 1 ms early (timeout - 1)",
      f"{_GC}.complete_and_schedule_next_expiration", "off-by-one",
      [("False, timeout_ms), (key,))", "False, timeout_ms - 1), (key,))  # MUTANT: timeout - 1")]),
@@ -329,9 +331,8 @@ _DEFS = [
 ]
 
 
-# Realistic bugs the world's random search does not reach within the default budget (the model's
-# side of the same story is in model/variants.py, UNREACHED). They stay applicable (``--only NAME``
-# or ``--unreached``); tests/test_mutants.py shows each one changes what its target does.
+# Realistic bugs the world's random search does not reach within the default budget (the model's: UNREACHED
+# in model/variants.py); they run with ``--only NAME`` or ``--unreached``; tests/mutation shows each one applies.
 WHY_UNREACHED: Dict[str, str] = {
     "unsent_expiry_no_node_stop":
         "needs a node's unsent queue with a live head and an expired request behind it: requests of one "
@@ -455,12 +456,12 @@ class Case:
     seed: int
     config: Config
     steps: int
-    faults: str
+    faults: str  # the fault profile
+    mix: str = "default"  # the swarm world's fault mix
     max_faults: int = 6
     quiet_rate: Optional[float] = None
     world: Optional[str] = None  # the swarm regimes, for the report
     reseed: tuple = ()  # a guided search's child (properties.explore.guided)
-    mix: str = "default"  # the swarm world's fault mix
 
 
 def _verdict(case: Case, features=None) -> Tuple[Optional[str], Optional[str]]:
@@ -526,8 +527,8 @@ class Search:
 
             w = draw(seed, self.config)
             label = w.label() if spec is None or spec.parent is None else f"{w.label()} search=child"
-            return Case(seed, w.config, spec.steps if spec is not None and spec.steps else w.steps, w.faults,
-                        w.max_faults, w.quiet_rate, label, reseed, w.mix)
+            return Case(seed, w.config, spec.steps if spec is not None and spec.steps else w.steps, w.faults, w.mix,
+                        w.max_faults, w.quiet_rate, label, reseed)
         seed, faults = self.interleaving(seed)
         steps = spec.steps if spec is not None and spec.steps else self.steps
         return Case(seed, self.world(name), steps, faults, reseed=reseed)
