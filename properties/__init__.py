@@ -14,6 +14,7 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
       → catalogue                               the properties: what must hold / be reached
+      → engine/                                 the run engine: tasks, executors (this process, threads, Spark), interrupts, child processes
       → errors, progress, provenance            the usage-error type, the progress line, where a result came from
       → model/, impl/
 
@@ -36,5 +37,6 @@ LAYERS = (
     ("systems",),
     ("explore", "impl_checks", "coverage"),
     ("catalogue",),
+    ("engine",),
     ("errors", "progress", "provenance"),
 )

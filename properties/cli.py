@@ -475,7 +475,8 @@ def _bench_campaign(args) -> int:
 
 
 def _cmd_campaign(args) -> int:
-    from properties.campaign.spark import CampaignError, cmd_campaign
+    from properties.campaign.spark import cmd_campaign
+    from properties.engine.errors import RunError
 
     if args.system.startswith(("client:", "broker:")):
         from properties.campaign.spark import search_of
@@ -487,7 +488,7 @@ def _cmd_campaign(args) -> int:
         try:
             search_of(args)  # client and broker campaigns run seeded schedules: --search guided is refused
             return run(args)
-        except CampaignError as e:
+        except RunError as e:
             print(f"groupcheck: error: {e}", file=sys.stderr)
             return 2
     if args.bootstrap or args.timers != "off":

@@ -19,7 +19,9 @@ import argparse
 import os
 import time
 
-from properties.campaign.spark import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark, start_spark, task_ranges,
+from properties.engine.run import task_ranges
+from properties.engine.spark import start_spark
+from properties.campaign.spark import (DEFAULT_TASK_SIZE, make_plan, run_local, run_spark,
                                        versions)
 
 
@@ -45,7 +47,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
 
     load_before = os.getloadavg()
     t, c = time.perf_counter(), time.process_time()
-    single, _ = run_local(plan, ranges)
+    single = run_local(plan, ranges).tally
     single_s, single_cpu = time.perf_counter() - t, time.process_time() - c
 
     t = time.perf_counter()
@@ -56,7 +58,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
         warm = task_ranges(seed_start + interleavings + 1_000_000, 2 * sc.defaultParallelism, 1)
         run_spark(spark, plan, warm)  # start the Python workers and import the project in them
         t = time.perf_counter()
-        parallel, _ = run_spark(spark, plan, ranges)
+        parallel = run_spark(spark, plan, ranges).tally
         spark_s = time.perf_counter() - t
         if single.counts() != parallel.counts():
             raise AssertionError("the Spark job and the single-process run disagree on the same seeds")
@@ -93,7 +95,7 @@ def bench_campaign(interleavings: int = 2000, seed_start: int = 0, system: str =
             m_size = task_size or DEFAULT_TASK_SIZE[(system, million_eventually)]
             m_ranges = task_ranges(seed_start, 1_000_000, m_size)  # drawn as slots free up
             t = time.perf_counter()
-            totals, _ = run_spark(spark, m_plan, m_ranges, progress=progress)
+            totals = run_spark(spark, m_plan, m_ranges, progress=progress).tally
             m_s = time.perf_counter() - t
             out["million"] = {
                 "interleavings": totals.done,

@@ -177,13 +177,10 @@ def _mutated(mutant):
 
 
 def _on_spark(args, config, bounds, interactive):
-    from properties.campaign.spark import CampaignError, is_local, start_spark, stop_spark
+    from properties.engine.spark import is_local, start_spark, stop_spark
     from properties.campaign.exhaustive_spark import explore_spark
 
-    try:
-        spark = start_spark(args.master, app="groupcheck-explore")
-    except CampaignError as e:
-        raise UsageError(str(e)) from None
+    spark = start_spark(args.master, app="groupcheck-explore")  # a RunError is a UsageError: one line, exit 2
     try:
         return explore_spark(spark, config, bounds, progress=_progress(interactive))
     finally:

@@ -34,7 +34,7 @@ project's own packages (``model``, ``impl``, ``properties``) and ships them with
 stdout carries only the result (``--json``: the results document); progress and every other line
 go to stderr, also under spark-submit (:func:`own_stderr`).
 
-SIGINT and SIGTERM stop the campaign alike (:mod:`properties.campaign.interrupts`): the finished
+SIGINT and SIGTERM stop the campaign alike (the run engine's policy, :mod:`properties.engine.run`): the finished
 tasks are kept, the report is written marked partial, Spark's JVM is stopped and waited for.
 
 Exit status: 0 when no ``always`` property failed, 1 when one did, 2 on a usage error (bad
@@ -47,16 +47,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
-import logging
 import os
-import re
-import shutil
 import sys
-import tempfile
 import time
-import zipfile
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -64,26 +59,25 @@ if __package__ in (None, ""):  # run as a script (spark-submit properties/campai
     # (in place of the script's own folder, whose module names must not shadow anything)
     sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from properties.errors import UsageError, int_at_least  # noqa: E402  (after the script-mode path fix)
+from properties.errors import int_at_least  # noqa: E402  (after the script-mode path fix)
 
-from properties.campaign.interrupts import Interrupts, NoInterrupts, exit_status  # noqa: E402
-from properties.campaign.interrupts import name as interrupts_name  # noqa: E402
+from properties.engine import run as engine  # noqa: E402
+from properties.engine.errors import RunError  # noqa: E402
+from properties.engine.interrupts import Interrupts, exit_status  # noqa: E402
+from properties.engine.run import Outcome, task_count, task_ranges  # noqa: E402
+from properties.engine.spark import check_master, executor_count  # noqa: E402
+from properties.engine.spark import started as spark_started  # noqa: E402
 from properties.campaign.report import FORMAT, ROW_FIELDS  # noqa: E402
 from properties.progress import Progress  # noqa: E402,F401  (groupcheck walk used it from here)
 from properties.explore.swarm import FIXED_WORLD  # noqa: E402
 from properties.explore.walker import DEFAULT_STEPS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+from properties.engine.spark import ROOT  # noqa: E402
 EXAMPLE_SEEDS = 5
 # Seeds per task, for a few seconds of work (x3 without quiet bursts): a Spark task costs tens of milliseconds
 # around the work (measured: 80,000 model interleavings without quiet time ran at 1,077/s in tasks
 # of 1,200 seeds and 1,142/s in tasks of 5,000).
 DEFAULT_TASK_SIZE = {("model", True): 100, ("model", False): 1500, ("impl", True): 25, ("impl", False): 80}
-
-
-class CampaignError(UsageError):
-    """A problem the user can fix (bad argument, unwritable folder, no Java, Spark not starting):
-    one line, exit 2."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -212,16 +206,6 @@ def world_at(plan: dict, config, seed: int):
     if plan.get("world") == "swarm":
         return draw(seed, config, plan.get("pinned") or {})
     return SwarmWorld(config, plan["steps"], plan["faults"], plan["max_faults"], plan.get("quiet_rate"), ())
-
-
-def _task_function(plan: dict):
-    """The mapPartitions function: one (start, stop) range per partition."""
-
-    def task(ranges):
-        for start, stop in ranges:
-            yield run_range(plan, start, stop)
-
-    return task
 
 
 # --------------------------------------------------------------------------------------------------
@@ -359,9 +343,9 @@ def choose_task_size(args, cores: int) -> int:
 
 
 def run_search(run_tasks, plan: dict, seed_start: int, interleavings: int, task_size: int,
-               totals: Totals) -> tuple[Totals, bool]:
+               totals: Totals) -> Outcome:
     """Run the campaign's interleavings with ``run_tasks(plan, ranges)`` (:func:`run_local` or
-    :func:`run_spark` bound to the rest of their arguments); returns (totals, interrupted).
+    :func:`run_spark` bound to the rest of their arguments); returns the engine's outcome.
 
     A plain search is one pass over the seeds. A guided search (:mod:`properties.explore.guided`)
     runs round after round: every round's tasks get the corpus as it stood when the round began
@@ -376,456 +360,44 @@ def run_search(run_tasks, plan: dict, seed_start: int, interleavings: int, task_
     corpus = Corpus(seed_start, rounds.get("size", ROUND), rounds.get("children", CHILDREN))
     stop = seed_start + interleavings
     r = 0
+    outcome = Outcome(totals)
     while True:
         a, b = corpus.round_range(r, stop)
         if a >= stop:
             break
         totals.offers = []
-        totals, interrupted = run_tasks(dict(plan, guided=corpus.to_plan()), task_ranges(a, b - a, task_size))
-        if not interrupted:
+        outcome = run_tasks(dict(plan, guided=corpus.to_plan()), task_ranges(a, b - a, task_size))
+        if not outcome.partial:
             specs = {offer[0]: corpus.spec(offer[0]) for offer in totals.offers}  # as the round ran them
             for i, features, walked, steps in sorted(totals.offers, key=lambda offer: offer[0]):
                 corpus.offer(specs[i], features, walked, steps)
         totals.corpus = {"parents": len(corpus.parents), "features": len(corpus.known), "rounds": r + 1}
-        if interrupted:
-            return totals, True
+        if outcome.partial:
+            return outcome
         r += 1
-    return totals, False
+    return outcome
 
 
-def task_ranges(seed_start: int, interleavings: int, task_size: int):
-    """The tasks' seed ranges ``(start, stop)``, generated as they are asked for (a campaign of a
-    trillion seeds does not build a list of them)."""
-    stop = seed_start + interleavings
-    for s in range(seed_start, stop, task_size):
-        yield (s, min(s + task_size, stop))
-
-
-def task_count(interleavings: int, task_size: int) -> int:
-    return -(-interleavings // task_size)
-
-
-class JobFailed(Exception):
-    """A task failed even after Spark's retries (the message is its first error line)."""
+def campaign_parts(plan: dict, start: int, stop: int) -> list:
+    """The engine's work for one task: the task's one result (:func:`run_range`)."""
+    return [run_range(plan, start, stop)]
 
 
 def run_local(plan: dict, ranges, progress=None, totals: Totals | None = None,
-              interrupts: Interrupts | None = None) -> tuple[Totals, bool]:
-    """The same tasks in this process, one after the other (tests, the benchmark's baseline,
-    ``--local``); returns (totals, interrupted) like :func:`run_spark`."""
+              interrupts: Interrupts | None = None) -> Outcome:
+    """The campaign's tasks in this process, one after the other (tests, the benchmark's baseline,
+    ``--local``)."""
     totals = Totals() if totals is None else totals
-    interrupts = interrupts or NoInterrupts()
-    try:
-        for start, stop in ranges:
-            part = run_range(plan, start, stop)
-            with interrupts.held():
-                totals.add(part)
-            if progress is not None:
-                progress(totals.done, totals.failed)
-    except KeyboardInterrupt:
-        return totals, True
-    return totals, False
+    return engine.run(ranges, functools.partial(campaign_parts, plan), totals, engine.InProcess(), progress,
+                      interrupts)
 
 
 def run_spark(spark, plan: dict, ranges, progress=None, in_flight: int | None = None, totals: Totals | None = None,
-              interrupts: Interrupts | None = None) -> tuple[Totals, bool]:
-    """Run the tasks on *spark*; returns (totals, interrupted).
-
-    Every task is a Spark job of its own, at most *in_flight* at a time (default: two more than
-    there are cores, so no core waits for the driver), drawn from *ranges* only when a slot is
-    free: the driver holds a bounded number of tasks whatever the campaign's size, and merges a
-    task's results as soon as it finishes, so an interrupt loses only the tasks still running
-    (every finished one, also those that finish while it stops, is merged). A task that fails
-    after Spark's retries raises :class:`JobFailed`, after the finished ones are merged."""
-    sc = spark.sparkContext
-    fn = _task_function(plan)
-
-    def job(task):
-        sc.setJobDescription(f"groupcheck seeds {task[0]}..{task[1] - 1}")
-        return sc.parallelize([task], 1).mapPartitions(fn).collect()
-
-    def cancel():
-        try:
-            sc.cancelAllJobs()
-        except Exception:  # the JVM may already be gone (SIGTERM to the whole process group)
-            pass
-
-    return drive(job, ranges, in_flight or sc.defaultParallelism + 2, totals=totals, progress=progress,
-                 interrupts=interrupts, cancel=cancel)
-
-
-def drive(job, ranges, in_flight: int, totals: Totals | None = None, progress=None, interrupts: Interrupts | None = None,
-          cancel=None) -> tuple[Totals, bool]:
-    """Run ``job(task)`` (a list of task results) for every task of *ranges* on a pool of
-    *in_flight* threads, never more than *in_flight* tasks drawn and not yet merged."""
+              interrupts: Interrupts | None = None) -> Outcome:
+    """The campaign's tasks on *spark*, each a Spark job of its own (:class:`properties.engine.run.Spark`)."""
     totals = Totals() if totals is None else totals
-    interrupts = interrupts or NoInterrupts()
-    tasks = iter(ranges)
-    running: dict = {}  # future -> task: drawn, not yet merged
-    pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="groupcheck-task")
-    interrupted, failure = False, None
-
-    def merge(f) -> None:
-        with interrupts.held():
-            for part in f.result():
-                totals.add(part)
-            del running[f]
-
-    try:
-        exhausted = False
-        while True:
-            while not exhausted and len(running) < in_flight:
-                task = next(tasks, None)
-                if task is None:
-                    exhausted = True
-                else:
-                    running[pool.submit(job, task)] = task
-            if not running:
-                break
-            finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            for f in finished:
-                try:
-                    merge(f)
-                except KeyboardInterrupt:
-                    raise
-                except Exception as e:  # failed after Spark's retries
-                    failure = e
-                    break
-            if failure is not None:
-                break
-            if progress is not None:
-                progress(totals.done, totals.failed)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        with interrupts.held(release=False):
-            if interrupted or failure is not None:
-                # keep what finished, also while we were stopping; drop the rest
-                for f in list(running):
-                    if f.done() and not f.cancelled() and f.exception() is None:
-                        for part in f.result():
-                            totals.add(part)
-                        del running[f]
-                for f in running:
-                    f.cancel()
-                if cancel is not None:
-                    cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-    if failure is not None and not interrupted and interrupts.signum is None:
-        raise JobFailed(_first_error_line(failure)) from None
-    return totals, interrupted or failure is not None
-
-
-def run_schedule_tasks(args, out: str, app: str, what: str, parts, ranges, totals, progress):
-    """Conformance campaigns' tasks (broker or client schedules): ``parts(start, stop)`` (a list of
-    results, each merged with ``totals.add``) for every seed range, in this process with
-    ``--local``, else each range a Spark job of its own on ``args.master`` (at most one per core in
-    flight), the JVM's output in ``out/spark.log``. *what* names the schedules in progress lines.
-    Returns (totals, master, interrupted)."""
-    spark, master, interrupted = None, "in-process", False
-    jvm_before = current_gateway()
-    try:
-        if args.local:
-            for start, stop in ranges:
-                for part in parts(start, stop):
-                    totals.add(part)
-                progress(totals.done, totals.failed)
-        else:
-            print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
-            # the JVM's start-up lines and any worker's dying words go to spark.log, not the terminal
-            spark = start_spark(args.master, app=app, log_path=os.path.join(out, "spark.log"))
-            sc = spark.sparkContext
-            master = sc.master
-
-            def job(task):
-                sc.setJobDescription(f"{app} schedules {task[0]}..{task[1] - 1}")
-                return sc.parallelize([task], 1).flatMap(lambda t: parts(t[0], t[1])).collect()
-
-            print(f"groupcheck: {args.interleavings:,} schedules {what} on {master} ({sc.defaultParallelism} at once)",
-                  file=sys.stderr, flush=True)
-            totals, interrupted = drive(job, ranges, sc.defaultParallelism, totals=totals, progress=progress)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if spark is not None:
-            stop_spark(spark, stop_jvm=jvm_before is None)
-    return totals, master, interrupted
-
-
-def _first_error_line(e: Exception) -> str:
-    text = str(e).strip()
-    first = next((line for line in text.splitlines() if "Error" in line or "Exception" in line),
-                 text.splitlines()[0] if text else type(e).__name__)
-    return first.strip()[:300]
-
-
-# --------------------------------------------------------------------------------------------------
-# Spark session
-# --------------------------------------------------------------------------------------------------
-
-_LOG4J = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
-"""
-
-
-_SHIPPED: set = set()
-
-
-def java_available() -> bool:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return True
-    return shutil.which("java") is not None
-
-
-def is_local(master: str | None) -> bool:
-    return master is None or master.startswith("local")
-
-
-_LOOPBACK = ("localhost", "::1", "[::1]")
-
-
-def standalone_masters(master: str | None) -> list:
-    """[(host, port)] of a standalone master URL (``spark://h1:7077[,h2:7077]``), else []."""
-    if not master or not master.startswith("spark://"):
-        return []
-    out = []
-    for part in master[len("spark://"):].split(","):
-        host, _, port = part.strip().rpartition(":")
-        if not host or not port.isdigit():
-            raise CampaignError(f"--master {master}: not a Spark master URL (spark://HOST:PORT)")
-        out.append((host.strip("[]"), int(port)))
-    return out
-
-
-def is_loopback(host: str) -> bool:
-    return host in _LOOPBACK or host.startswith("127.")
-
-
-def check_master(master: str | None, timeout: float = 3.0) -> None:
-    """A standalone master must accept a TCP connection (within *timeout* seconds) before Spark is
-    started: otherwise Spark retries for about 70 s and then reports only "All masters are
-    unresponsive" in its log. CampaignError (one line) when none of the URL's masters answers."""
-    import socket
-
-    reasons = []
-    for host, port in standalone_masters(master):
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                return
-        except socket.timeout:
-            reasons.append(f"{host}:{port}: no answer within {timeout:g} s")
-        except OSError as e:
-            reasons.append(f"{host}:{port}: {e.strerror or e}")
-    if reasons:
-        raise CampaignError(f"--master {master}: no Spark master reachable ({'; '.join(reasons)})")
-
-
-def with_retries(master: str, max_failures: int = 4) -> str:
-    """``local`` / ``local[N]`` / ``local[*]`` → ``local[N,max_failures]`` (Spark's local mode
-    fails a job at the first task failure otherwise); other masters unchanged."""
-    if master == "local":
-        return f"local[1,{max_failures}]"
-    m = re.fullmatch(r"local\[(\*|\d+)\]", master)
-    if m:
-        return f"local[{m.group(1)},{max_failures}]"
-    return master
-
-
-def project_zip(directory: str) -> str:
-    """The project's own packages as a zip for ``addPyFile`` (executors on other machines)."""
-    path = os.path.join(directory, "groupcheck-project.zip")
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for package in ("model", "impl", "properties"):
-            for f in sorted((ROOT / package).rglob("*.py")):
-                z.write(f, f.relative_to(ROOT).as_posix())
-    return path
-
-
-def start_spark(master: str | None, app: str = "groupcheck-campaign", max_failures: int = 4, extra_conf: dict | None = None,
-                log_path: str | None = None):
-    """An embedded, quiet Spark session: log level error, no UI, no console progress bar, loopback
-    for local masters, task retries. *master* None = whatever spark-submit configured.
-    *log_path*: where the JVM's (and its Python workers') stderr goes — the JVM prints a few lines
-    at start-up that no log configuration silences, and a worker that dies prints its stack there."""
-    if not java_available():
-        raise CampaignError("Java not found: Spark needs a Java runtime (17); install one "
-                            "(apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise CampaignError("pyspark is not installed (pip install -e . installs it)") from None
-    resolved = master if master is not None else submitted_master()  # under spark-submit: the one it was given
-    check_master(resolved)
-    conf_dir = tempfile.mkdtemp(prefix="groupcheck-spark-conf-")
-    Path(conf_dir, "log4j2.properties").write_text(_LOG4J)
-    os.environ["SPARK_CONF_DIR"] = conf_dir
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    local = is_local(resolved)
-    if local:
-        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-        # local workers are processes on this machine: let them import the project from its source
-        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        if str(ROOT) not in paths:
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + paths)
-    builder = SparkSession.builder.appName(app)
-    if master is not None:
-        builder = builder.master(with_retries(master, max_failures))
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.task.maxFailures": str(max_failures),
-        "spark.python.worker.reuse": "true",
-        "spark.executorEnv.PYTHONHASHSEED": "0",
-    }
-    masters = standalone_masters(resolved)
-    if masters and all(is_loopback(host) for host, _ in masters):
-        # a cluster on this machine: executors reach the driver on loopback (not on whatever
-        # address the host name resolves to)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
-    if local:
-        conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-                     # the JVM only schedules and relays here: C1-only JIT and the serial GC halve its
-                     # CPU (start-up 14 -> 8 CPU-s, during a job ~25 % -> ~8 % of a core), which the
-                     # Python workers get instead on a 2-core machine
-                     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
-    conf.update(extra_conf or {})
-    for k, v in conf.items():
-        builder = builder.config(k, v)
-    saved = None
-    if log_path is not None:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 2)  # inherited by the JVM that getOrCreate launches
-        os.close(fd)
-    try:
-        spark = builder.getOrCreate()
-    except Exception as e:  # the JVM did not start: say so in one line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CampaignError(f"Spark did not start: {first}" + (f" (see {log_path})" if log_path else "")) from None
-    finally:
-        if saved is not None:
-            os.dup2(saved, 2)
-            os.close(saved)
-    spark.sparkContext.setLogLevel("ERROR")
-    # ship the project's own code: executors (local workers, or another machine's) need only Python
-    # and the declared dependencies, whatever the working directory or installation
-    sc = spark.sparkContext
-    if sc.applicationId not in _SHIPPED:  # once per application (getOrCreate may return a running one)
-        sc.addPyFile(project_zip(conf_dir))
-        _SHIPPED.add(sc.applicationId)
-    return spark
-
-
-def submitted_master() -> str | None:
-    """The master spark-submit was given (None when not under spark-submit)."""
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        return None
-    try:
-        from pyspark import SparkConf, SparkContext
-
-        SparkContext._ensure_initialized()
-        return SparkConf().get("spark.master", None)
-    except Exception:
-        return None
-
-
-def current_gateway():
-    """pyspark's gateway to the JVM in this process (None: none yet)."""
-    try:
-        from pyspark import SparkContext
-    except ImportError:
-        return None
-    return SparkContext._gateway
-
-
-def stop_spark(spark, stop_jvm: bool = False) -> None:
-    """Stop the session (if any) and, with *stop_jvm* (this campaign launched Spark's JVM), the
-    JVM too, waiting for it to exit, so that nothing of Spark outlives the campaign. Quiet when the
-    JVM is already gone (SIGTERM to the whole process group)."""
-    import warnings
-
-    from pyspark import SparkContext
-
-    if spark is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                spark.stop()
-            except Exception:
-                pass
-    gateway = SparkContext._gateway
-    proc = getattr(gateway, "proc", None)  # None under spark-submit: its JVM is our parent
-    if not stop_jvm or proc is None:
-        return
-    try:
-        gateway.shutdown()
-    except Exception:
-        pass
-    try:
-        if proc.stdin is not None:
-            proc.stdin.close()  # the gateway JVM exits when its stdin closes
-        proc.wait(timeout=15)
-    except Exception:
-        proc.kill()
-        proc.wait()
-    SparkContext._gateway = None  # a later session in this process starts a new JVM
-    SparkContext._jvm = None
-    _SHIPPED.clear()
-
-
-@contextlib.contextmanager
-def driver_log(path):
-    """Python-side messages of Spark's driver go to *path* (spark.log) while the campaign runs, not
-    to the terminal: py4j reports a lost JVM with ``logging.exception`` on the root logger (which
-    would otherwise configure itself to print on stderr), and pyspark's accumulator server prints a
-    traceback when the JVM's connection to it ends. Both happen when SIGTERM reaches the whole
-    process group and the JVM exits first."""
-    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
-    handler.setFormatter(logging.Formatter("python: %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        handler.close()
-
-
-def quiet_accumulator_server(sc) -> None:
-    """pyspark's accumulator server (a socketserver in this process) prints a traceback on stderr
-    when the JVM's connection ends abruptly; log it instead (see :func:`driver_log`)."""
-    server = getattr(sc, "_accumulatorServer", None)
-    if server is not None:
-        server.handle_error = lambda request, address: logging.getLogger("pyspark.accumulators").info(
-            "connection from the JVM ended", exc_info=True)
-
-
-def _active_session():
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        return None
-    return SparkSession.getActiveSession()
-
-
-def executor_count(sc) -> int:
-    if is_local(sc.master):
-        return 1
-    try:
-        return max(1, sc._jsc.sc().getExecutorMemoryStatus().size() - 1)
-    except Exception:
-        return 0
+    return engine.run(ranges, functools.partial(campaign_parts, plan), totals,
+                      engine.Spark(spark, in_flight), progress, interrupts)
 
 
 def versions(spark=None) -> dict:
@@ -942,7 +514,7 @@ def search_of(args) -> str:
     children take budget from fresh seeds. A broker campaign runs fixed schedules: plain only."""
     search = getattr(args, "search", None)
     if search == "guided" and args.system.startswith(("broker:", "client:")):
-        raise CampaignError("--search guided breeds walks of the simulated world: a broker campaign (--system "
+        raise RunError("--search guided breeds walks of the simulated world: a broker campaign (--system "
                             f"{args.system}) runs fixed schedules; use --search plain or leave it out")
     if search is None:
         search = args.search = "plain"
@@ -965,14 +537,14 @@ def fixed(args, name: str):
 
 
 def make_plan(args) -> dict:
-    """Validate the arguments (CampaignError on anything wrong) and build the executors' plan."""
+    """Validate the arguments (RunError on anything wrong) and build the executors' plan."""
     from model.config import ConfigError
     from properties.campaign.counterexample import config_to_dict
     from properties.explore.swarm import check_pins
     from properties.systems import world_config
 
     if getattr(args, "quiet_rate", None) is not None and args.quiet_rate > 1:
-        raise CampaignError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
+        raise RunError(f"--quiet-rate must be between 0 and 1, got {args.quiet_rate}")
     world = world_of(args)
     search = search_of(args)
     settings = getattr(args, "settings", ())
@@ -985,16 +557,16 @@ def make_plan(args) -> dict:
         if world == "swarm":
             check_pins(pinned)
     except ConfigError as e:
-        raise CampaignError(str(e)) from None
+        raise RunError(str(e)) from None
     if args.mutant:
         if args.system != "impl":
-            raise CampaignError("--mutant mutates the implementation: use it with --system impl")
+            raise RunError("--mutant mutates the implementation: use it with --system impl")
         try:
             from properties.mutation.mutants import MUTANTS
         except ImportError:
-            raise CampaignError("--mutant: this groupcheck has no mutants yet (properties/mutation/mutants.py)") from None
+            raise RunError("--mutant: this groupcheck has no mutants yet (properties/mutation/mutants.py)") from None
         if args.mutant not in MUTANTS:
-            raise CampaignError(f"--mutant must be one of {', '.join(sorted(MUTANTS))}, got {args.mutant!r}")
+            raise RunError(f"--mutant must be one of {', '.join(sorted(MUTANTS))}, got {args.mutant!r}")
     crash = None
     if args.crash_once:
         seed, _, marker = args.crash_once.partition(":")
@@ -1052,7 +624,7 @@ def prepare_out(args, cid: str) -> tuple[Path, str, bool]:
         out = Path(args.out)
         if out.is_dir() and any(out.iterdir()):
             if not getattr(args, "force", False):
-                raise CampaignError(f"--out {out}: the folder is not empty; name a new or empty one, or add --force to "
+                raise RunError(f"--out {out}: the folder is not empty; name a new or empty one, or add --force to "
                                     "replace the report in it")
             remove_report(out)
     try:
@@ -1061,14 +633,14 @@ def prepare_out(args, cid: str) -> tuple[Path, str, bool]:
         probe.write_text("")
         probe.unlink()
     except OSError as e:
-        raise CampaignError(f"cannot write the report to {out}: {e.strerror or e}") from None
+        raise RunError(f"cannot write the report to {out}: {e.strerror or e}") from None
     return out, cid, default
 
 
 def remove_report(out: Path) -> list:
     """Remove an earlier report's files from *out* (``--force``): :data:`REPORT_FILES` and
     ``counterexamples/*.json`` (the folder too when that leaves it empty); nothing else. Refuses
-    (CampaignError) a folder that does not hold a groupcheck report — one whose results.json is a
+    (RunError) a folder that does not hold a groupcheck report — one whose results.json is a
     campaign's, or the beginning of one that was stopped before it (its rows or spark.log) — so
     that ``--force`` never deletes someone else's index.html. Returns the paths removed."""
     results = out / "results.json"
@@ -1080,7 +652,7 @@ def remove_report(out: Path) -> list:
     else:
         ours = (out / "interleavings.jsonl.gz").exists() or (out / "spark.log").exists()
     if not ours:
-        raise CampaignError(f"--out {out}: --force replaces a groupcheck report, and this folder holds none; "
+        raise RunError(f"--out {out}: --force replaces a groupcheck report, and this folder holds none; "
                             "name a new or empty folder")
     removed = []
     try:
@@ -1098,7 +670,7 @@ def remove_report(out: Path) -> list:
                 cx.rmdir()
                 removed.append(cx)
     except OSError as e:
-        raise CampaignError(f"--out {out}: cannot remove the earlier report: {e.strerror or e}") from None
+        raise RunError(f"--out {out}: cannot remove the earlier report: {e.strerror or e}") from None
     return removed
 
 
@@ -1109,20 +681,20 @@ def _load_baseline(path):
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except FileNotFoundError:
-        raise CampaignError(f"--baseline {path}: no such file") from None
+        raise RunError(f"--baseline {path}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CampaignError(f"--baseline {path}: not a readable results.json ({e})") from None
+        raise RunError(f"--baseline {path}: not a readable results.json ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("clusters"), list):
-        raise CampaignError(f"--baseline {path}: not a groupcheck campaign results.json")
+        raise RunError(f"--baseline {path}: not a groupcheck campaign results.json")
     return doc
 
 
 def cmd_campaign(args) -> int:
     """``groupcheck campaign``: validate, run, write the report, return the exit status (a
-    CampaignError is one line on stderr and exit status 2)."""
+    RunError is one line on stderr and exit status 2)."""
     try:
         return _campaign(args)
-    except CampaignError as e:
+    except RunError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
 
@@ -1138,45 +710,37 @@ def _campaign(args) -> int:
     created = args.out is None or not Path(args.out).exists()
     out, cid, default_out = prepare_out(args, campaign_id(args, started))
     progress = Progress(args.interleavings)
-    spark, owned, jvm_before = None, False, None
+    spark = None
     master = "in-process" if args.local else args.master
     executors, cores, task_size = 1, 1, None
-    interrupted, failure = False, None
-    # SIGINT and SIGTERM: stop, keep what finished, write the report; Spark's Python-side noise to spark.log
-    with Interrupts() as interrupts, contextlib.ExitStack() as quiet:
+    outcome = None
+    # SIGINT and SIGTERM: stop, keep what finished, write the report (the engine's one policy)
+    with engine.session() as interrupts, contextlib.ExitStack() as stack:
         totals = Totals(out / "interleavings.jsonl.gz")
+        stack.callback(totals.close, create=False)
         start = time.perf_counter()
         try:
             try:
                 if args.local:
                     task_size = choose_task_size(args, 1)
-                    totals, interrupted = run_search(
+                    outcome = run_search(
                         lambda p, ranges: run_local(p, ranges, progress, totals=totals, interrupts=interrupts),
                         plan, args.seed_start, args.interleavings, task_size, totals)
                 else:
-                    print(f"groupcheck: starting Spark ({args.master or 'from spark-submit'})...", file=sys.stderr, flush=True)
-                    owned = _active_session() is None  # a session someone else started (tests) stays up
-                    jvm_before = current_gateway()
-                    quiet.enter_context(driver_log(out / "spark.log"))
-                    spark = start_spark(args.master, log_path=str(out / "spark.log"))
-                    interrupts.install()  # the SparkContext put its own handler on SIGINT
+                    spark = stack.enter_context(spark_started(args.master, out / "spark.log", interrupts))
                     sc = spark.sparkContext
-                    quiet_accumulator_server(sc)
                     master, executors, cores = sc.master, executor_count(sc), sc.defaultParallelism
                     task_size = choose_task_size(args, cores)
                     print(f"groupcheck: campaign {cid}: {args.interleavings:,} interleavings of {args.system} in "
                           f"{task_count(args.interleavings, task_size):,} tasks on {master} ({cores} cores)",
                           file=sys.stderr, flush=True)
                     progress.start = start = time.perf_counter()
-                    try:
-                        totals, interrupted = run_search(
-                            lambda p, ranges: run_spark(spark, p, ranges, progress, totals=totals,
-                                                        interrupts=interrupts),
-                            plan, args.seed_start, args.interleavings, task_size, totals)
-                    except JobFailed as e:  # a task failed even after Spark's retries
-                        failure, interrupted = str(e), True
+                    outcome = run_search(
+                        lambda p, ranges: run_spark(spark, p, ranges, progress, totals=totals, interrupts=interrupts),
+                        plan, args.seed_start, args.interleavings, task_size, totals)
             except KeyboardInterrupt:  # while Spark was starting
-                interrupted = True
+                outcome = Outcome(totals, interrupted=True)
+            outcome.signum = interrupts.signum
             seconds = time.perf_counter() - start
             with interrupts.held(release=False):  # the report is written whole, whatever arrives
                 totals.close()
@@ -1185,36 +749,24 @@ def _campaign(args) -> int:
                 results = report.assemble(
                     campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
                     master=master, executors=executors, cores=cores, tasks=task_count(args.interleavings, task_size),
-                    task_size=task_size, versions=versions(spark), partial=interrupted, baseline=baseline, out=out)
+                    task_size=task_size, versions=versions(spark), partial=outcome.partial, baseline=baseline,
+                    out=out)
                 report.write(out, results, totals)
                 if default_out:
                     _link_latest(out)
-        except CampaignError:
+        except RunError:
             if created and out.is_dir() and not any(out.iterdir()):
                 out.rmdir()  # Spark did not start: leave no empty report folder behind
             raise
-        finally:
-            with interrupts.held(release=False):
-                totals.close(create=False)
-                if owned:
-                    gateway = current_gateway()
-                    stop_spark(spark, stop_jvm=gateway is not None and gateway is not jvm_before)
-    if failure is not None:
-        raise CampaignError(f"the Spark job failed: {failure} (the tasks that finished are in the partial report "
-                            f"{out}; details in {out / 'spark.log'})")
+    if outcome.failure is not None:
+        raise RunError(f"the Spark job failed: {outcome.failure} (the tasks that finished are in the partial report "
+                       f"{out}; details in {out / 'spark.log'})")
     if args.json:
         print(json.dumps(results, indent=1), flush=True)
     else:
         print(report.console_summary(results, out), flush=True)
-    if interrupted:
-        print(f"groupcheck: interrupted ({interrupts_name(interrupts.signum)}); the report of the "
-              f"{totals.done:,} interleavings that finished is marked partial: {out}", file=sys.stderr)
-        return exit_status(interrupts.signum)
-    if interrupts.signum is not None:
-        print(f"groupcheck: {interrupts_name(interrupts.signum)} arrived after the last task; the report is complete: "
-              f"{out}", file=sys.stderr)
-        return exit_status(interrupts.signum)
-    return 1 if any(c["kind"] == "always" and c["status"] != "fixed" for c in results["clusters"]) else 0
+    outcome.report_end(out, "interleavings")
+    return outcome.exit_status(1 if results["verdict"] == "fail" else 0)
 
 
 def _link_latest(out: Path) -> None:
@@ -1253,7 +805,7 @@ def main(argv=None) -> int:
     """spark-submit entry point: the same arguments as ``groupcheck campaign``."""
     class _Parser(argparse.ArgumentParser):
         def error(self, message):
-            raise CampaignError(message)
+            raise RunError(message)
 
     own_stderr()
     parser = _Parser(prog="campaign.py", description=__doc__.split("\n\n")[0])
@@ -1261,7 +813,7 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         return _campaign(args)
-    except CampaignError as e:
+    except RunError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:

@@ -27,17 +27,16 @@ library that is not installed (one line).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
-import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from properties.clients import libraries
 from properties.clients.judge import Finding, judge
-from properties.campaign.interrupts import Interrupts, exit_status
-from properties.campaign.interrupts import name as interrupts_name
+from properties.engine import run as engine
+from properties.engine.run import task_ranges
 from properties.clients.schedule import ClientSchedule, generate
 from properties.errors import UsageError, int_at_least
 from properties.progress import Progress
@@ -143,54 +142,33 @@ class ClientTally:
                 self.first[rule] = (result["seed"], f, result["outcome"])
 
 
+def client_parts(plan: dict, start: int, stop: int) -> list:
+    """The engine's work for one task: seeds ``start..stop-1``, run and judged one after the other."""
+    return [run_seed(plan, seed) for seed in range(start, stop)]
+
+
 def cmd_conform_client(args) -> int:
-    """Run the schedules, K at a time. SIGINT or SIGTERM stops it without losing what ran: no new
-    schedule starts, the ones under way finish (a second signal abandons them), and the report is
-    written for the finished ones, marked partial, without shrinking; the exit status is then 128 +
-    the signal's number (130, 143), as for an interrupted campaign."""
+    """Run the schedules, K at a time (the engine's pool of K threads). SIGINT or SIGTERM stops it
+    without losing what ran: no new schedule starts, the ones under way may finish (a second signal
+    abandons them), and the report is written for the finished ones, marked partial, without
+    shrinking; the exit status is then 128 + the signal's number (130, 143), as for every run."""
     plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="with findings")
     tally = ClientTally()
-    seeds = range(args.seed, args.seed + args.schedules)
-    with Interrupts() as interrupts:
-        pool = ThreadPoolExecutor(max_workers=args.parallel)
-        futures, merged = [pool.submit(run_seed, plan, seed) for seed in seeds], set()
-        try:
-            _collect(futures, merged, tally, progress, interrupts, len(seeds))
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            running = [f for f in futures if not f.cancelled() and not f.done()]
-            print(f"groupcheck: {interrupts_name(interrupts.signum)}: stopping; waiting for the {len(running)} "
-                  f"schedules under way (again to abandon them)", file=sys.stderr, flush=True)
-            try:
-                _collect([f for f in futures if not f.cancelled()], merged, tally, progress, interrupts, len(seeds))
-            except KeyboardInterrupt:
-                pass
-        pool.shutdown(wait=False)
+    with engine.session() as interrupts:
+        outcome = engine.run(task_ranges(args.seed, args.schedules, 1), functools.partial(client_parts, plan), tally,
+                             engine.Threads(args.parallel), progress, interrupts)
         with interrupts.held(release=False):
-            interrupted = interrupts.signum
+            progress(tally.done, tally.failed, final=True)
             summary = finish(tally, plan, out, time.monotonic() - started,
-                             shrinking=not args.no_shrink and interrupted is None,
+                             shrinking=not args.no_shrink and not outcome.partial,
                              settings={"seed": args.seed, "parallel": args.parallel,
-                                       "interrupted": interrupts_name(interrupted) if interrupted else None})
+                                       "interrupted": outcome.signal_name if outcome.partial else None})
             print_summary(summary, args.json, out)
-    if interrupted is not None:
-        return exit_status(interrupted)
-    return 0 if summary["verdict"] == "conforms" else 1
-
-
-def _collect(futures, merged: set, tally: ClientTally, progress, interrupts, total: int) -> None:
-    """Merge each finished schedule's result as it comes (skipping those in *merged*, to which each
-    is added), never half-way through one when a signal arrives."""
-    for future in as_completed(futures):
-        if future in merged:
-            continue
-        with interrupts.held():
-            merged.add(future)
-            tally.add(future.result())
-            progress(tally.done, tally.failed, final=tally.done == total)
+    outcome.report_end(out)
+    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
 
 
 def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict) -> dict:

@@ -19,30 +19,32 @@ from __future__ import annotations
 import os
 import time
 
-from properties.campaign.spark import CampaignError, run_schedule_tasks, task_ranges
-from properties.clients.command import ClientTally, finish, make_plan, print_summary, run_seed
+import functools
+import sys
+
+from properties.clients.command import ClientTally, client_parts, finish, make_plan, print_summary
+from properties.engine import run as engine
+from properties.engine.errors import RunError
+from properties.engine.run import task_ranges
+from properties.engine.spark import executor
 from properties.errors import UsageError
 from properties.progress import Progress
 
 DEFAULT_TASK_SIZE = 2
 
 
-def client_task(plan: dict, start: int, stop: int) -> list:
-    return [run_seed(plan, seed) for seed in range(start, stop)]
-
-
 def cmd_client_campaign(args) -> int:
     name = args.system.split(":", 1)[1]
     for option in ("bootstrap", "baseline"):
         if getattr(args, option, None):
-            raise CampaignError(f"--{option} is not for --system {args.system}")
+            raise RunError(f"--{option} is not for --system {args.system}")
     if getattr(args, "world", None) == "swarm":
-        raise CampaignError(f"--world swarm draws simulated worlds; --system {args.system} runs client schedules: "
-                            "leave --world out")
+        raise RunError(f"--world swarm draws simulated worlds; --system {args.system} runs client schedules: "
+                       "leave --world out")
     try:
         plan = make_plan(args, name, args.mutant, args.clients or 3, args.settings)
     except UsageError as e:
-        raise CampaignError(str(e).replace(f"--client {name}", f"--system client:{name}")) from None
+        raise RunError(str(e).replace(f"--client {name}", f"--system client:{name}")) from None
     task_size = args.task_size or DEFAULT_TASK_SIZE
     ranges = task_ranges(args.seed_start, args.interleavings, task_size)
     progress = Progress(args.interleavings, unit="schedules", failures="with findings")
@@ -50,14 +52,19 @@ def cmd_client_campaign(args) -> int:
     os.makedirs(out, exist_ok=True)
     tally = ClientTally()
     started = time.monotonic()
-    tally, master, interrupted = run_schedule_tasks(
-        args, out, "groupcheck-client-campaign", f"of client:{plan['client']} in tasks of {task_size}",
-        lambda start, stop: client_task(plan, start, stop), ranges, tally, progress)
-    progress(tally.done, tally.failed, final=True)
-    summary = finish(tally, plan, out, time.monotonic() - started, shrinking=True,
-                     settings={"seed": args.seed_start, "master": master, "task_size": task_size,
-                               "interrupted": interrupted})
-    print_summary(summary, args.json, out)
-    if interrupted:
-        return 130
-    return 0 if summary["verdict"] == "conforms" else 1
+    with engine.session() as interrupts:
+        with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts,
+                      app="groupcheck-client-campaign", description="groupcheck-client-campaign schedules") as where:
+            if not args.local:
+                print(f"groupcheck: {args.interleavings:,} schedules of client:{plan['client']} in tasks of "
+                      f"{task_size} on {where.name} ({where.cores} at once)", file=sys.stderr, flush=True)
+            outcome = engine.run(ranges, functools.partial(client_parts, plan), tally, where, progress, interrupts)
+        with interrupts.held(release=False):
+            progress(tally.done, tally.failed, final=True)
+            summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not outcome.partial,
+                             settings={"seed": args.seed_start, "master": where.name, "task_size": task_size,
+                                       "interrupted": outcome.signal_name if outcome.partial else None,
+                                       "failure": outcome.failure})
+            print_summary(summary, args.json, out)
+    outcome.report_end(out)
+    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)

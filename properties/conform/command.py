@@ -19,6 +19,8 @@ import uuid
 from typing import Optional, Tuple
 
 from properties.conform import report as report_module
+from properties.engine import run as engine
+from properties.engine.run import task_ranges
 from properties.conform import systems
 from properties.conform.members import Unreachable
 from properties.conform.run import NO_TIMERS, STATIC_UNSUPPORTED, Profile, Timing, run_schedule
@@ -101,29 +103,42 @@ def cmd_conform(args) -> int:
 
 
 def _campaign(args, target: Target, profile: Profile) -> int:
+    """The schedules one after the other against *target* (the engine in this process: a signal
+    stops the schedule under way at once; the report of those that finished is written, marked
+    partial, and the exit status is 128 + the signal's number)."""
     timing = Timing.with_timers() if args.timers == "on" else NO_TIMERS
     run = Runner(target, profile, timing)
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
     tally = Tally()
-    for i in range(args.schedules):
-        result = run(generate(args.seed + i, members=args.members, steps=args.steps, timers=timing.timers,
-                              static=args.static))
-        if result.failure and result.steps_run == 0 and not result.trace and i == 0 and (
-                target.broker is None or result.failure.startswith(STATIC_UNSUPPORTED)):
-            raise UsageError(f"{target.text}: {result.failure}")
-        tally.add(result)
-        progress(i + 1, tally.diverging + tally.failures, final=i + 1 == args.schedules)
-        if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
-            tally.stopped_after = i + 1  # every later schedule would fail the same way
-            break
-    settings = {"schedules": args.schedules, "seed": args.seed, "members": args.members, "steps": args.steps,
-                "static": args.static}
-    out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
-    summary = tally.finish(run, target, profile, timing, args.mutant, settings, out, time.monotonic() - started,
-                           shrinking=not args.no_shrink)
-    print_summary(summary, args.json, out)
-    return 0 if summary["verdict"] == "conforms" else 1
+
+    def work(start: int, stop: int) -> list:
+        results = []
+        for seed in range(start, stop):
+            result = run(generate(seed, members=args.members, steps=args.steps, timers=timing.timers,
+                                  static=args.static))
+            if result.failure and result.steps_run == 0 and not result.trace and seed == args.seed and (
+                    target.broker is None or result.failure.startswith(STATIC_UNSUPPORTED)):
+                raise UsageError(f"{target.text}: {result.failure}")
+            if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
+                tally.stop_requested = "the broker stopped accepting connections"
+                tally.stopped_after = seed - args.seed + 1  # every later schedule would fail the same way
+            results.append(result)
+        return results
+
+    with engine.session() as interrupts:
+        outcome = engine.run(task_ranges(args.seed, args.schedules, 1), work, tally, engine.InProcess(), progress,
+                             interrupts)
+        with interrupts.held(release=False):
+            progress(tally.done, tally.failed, final=True)
+            settings = {"schedules": tally.done, "seed": args.seed, "members": args.members, "steps": args.steps,
+                        "static": args.static, "interrupted": outcome.signal_name if outcome.partial else None}
+            out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
+            summary = tally.finish(run, target, profile, timing, args.mutant, settings, out,
+                                   time.monotonic() - started, shrinking=not args.no_shrink and not outcome.partial)
+            print_summary(summary, args.json, out)
+    outcome.report_end(out)
+    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
 
 
 def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool) -> int:

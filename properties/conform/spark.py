@@ -18,12 +18,18 @@ Arguments of ``groupcheck campaign`` that apply: ``--interleavings`` (schedules)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import sys
 import time
 from typing import Optional
 
-from properties.campaign.spark import CampaignError, fixed, run_schedule_tasks, task_ranges
+from properties.campaign.spark import fixed
+from properties.engine import run as engine
+from properties.engine.errors import RunError
+from properties.engine.run import task_ranges
+from properties.engine.spark import executor
 from properties.conform import systems
 from properties.conform.command import parse_bootstrap
 from properties.conform.report import slug
@@ -53,8 +59,13 @@ def broker_task(plan: dict, start: int, stop: int) -> Tally:
     return tally
 
 
+def broker_parts(plan: dict, start: int, stop: int) -> list:
+    """The engine's work for one task: its tally."""
+    return [broker_task(plan, start, stop)]
+
+
 class _Merged(Tally):
-    """The driver's tally: ``drive`` adds whole task tallies to it."""
+    """The driver's tally: the engine adds whole task tallies to it."""
 
     def add(self, part) -> None:  # noqa: D102 - a task's Tally, not a Result
         self.merge(part)
@@ -63,24 +74,24 @@ class _Merged(Tally):
 def make_plan(args) -> dict:
     name = args.system.split(":", 1)[1]
     if getattr(args, "world", None) == "swarm":
-        raise CampaignError(f"--world swarm draws simulated worlds; --system {args.system} runs broker conformance "
+        raise RunError(f"--world swarm draws simulated worlds; --system {args.system} runs broker conformance "
                             "schedules: leave --world out")
     if name not in systems.LAUNCHERS:
-        raise CampaignError(f"--system broker:{name}: not a broker groupcheck knows "
+        raise RunError(f"--system broker:{name}: not a broker groupcheck knows "
                             f"(known: {', '.join('broker:' + n for n in systems.LAUNCHERS)})")
     if args.mutant and name != "groupcheck":
-        raise CampaignError(f"--mutant {args.mutant}: only --system broker:groupcheck takes a mutant")
+        raise RunError(f"--mutant {args.mutant}: only --system broker:groupcheck takes a mutant")
     if args.mutant:
         from properties.mutation.mutants import UnknownMutant, get
 
         try:
             get(args.mutant)
         except UnknownMutant as e:
-            raise CampaignError(f"--mutant: {e}") from None
+            raise RunError(f"--mutant: {e}") from None
     if args.bootstrap:
         parse_bootstrap(args.bootstrap)
         if args.mutant:
-            raise CampaignError("--mutant needs groupcheck to launch the broker: drop --bootstrap")
+            raise RunError("--mutant needs groupcheck to launch the broker: drop --bootstrap")
     return {"name": name, "profile": name, "bootstrap": args.bootstrap, "mutant": args.mutant,
             "timers": args.timers == "on", "members": fixed(args, "clients"), "steps": fixed(args, "steps")}
 
@@ -96,28 +107,35 @@ def cmd_broker_campaign(args) -> int:
     out = args.out or f"reports/broker-campaign-{slug(plan['name'])}"
     os.makedirs(out, exist_ok=True)
     started = time.monotonic()
-    tally, master, interrupted = run_schedule_tasks(
-        args, out, "groupcheck-broker-campaign", f"against broker:{plan['name']} in tasks of {task_size}",
-        lambda start, stop: [broker_task(plan, start, stop)], ranges, tally, progress)
-    progress(tally.done, tally.failed, final=True)
-    seconds = time.monotonic() - started
-    baseline = _load_baseline(args.baseline)
-    # the driver shrinks against a broker of its own (when there is something to shrink)
-    target = Target(plan["bootstrap"], None if plan["bootstrap"] else plan["name"], plan["mutant"],
-                    parse_bootstrap(plan["bootstrap"]) if plan["bootstrap"] else None, timers=plan["timers"],
-                    start=bool(tally.first))
-    try:
-        run = Runner(target, systems.PROFILES[plan["profile"]], timing)
-        settings = {"schedules": tally.done, "seed": args.seed_start, "members": plan["members"],
-                    "steps": plan["steps"], "master": master, "task_size": task_size, "interrupted": interrupted}
-        summary = tally.finish(run, target, systems.PROFILES[plan["profile"]], timing, plan["mutant"], settings,
-                               out, seconds, baseline=baseline)
-    finally:
-        target.stop()
-    print_summary(summary, args.json, out)
-    if interrupted:
-        return 130
-    return 0 if summary["verdict"] == "conforms" else 1
+    with engine.session() as interrupts:
+        with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts,
+                      app="groupcheck-broker-campaign", description="groupcheck-broker-campaign schedules") as where:
+            if not args.local:
+                print(f"groupcheck: {args.interleavings:,} schedules against broker:{plan['name']} in tasks of "
+                      f"{task_size} on {where.name} ({where.cores} at once)", file=sys.stderr, flush=True)
+            outcome = engine.run(ranges, functools.partial(broker_parts, plan), tally, where, progress, interrupts)
+        with interrupts.held(release=False):
+            progress(tally.done, tally.failed, final=True)
+            seconds = time.monotonic() - started
+            baseline = _load_baseline(args.baseline)
+            # the driver shrinks against a broker of its own (when there is something to shrink, and the
+            # run was not stopped)
+            target = Target(plan["bootstrap"], None if plan["bootstrap"] else plan["name"], plan["mutant"],
+                            parse_bootstrap(plan["bootstrap"]) if plan["bootstrap"] else None, timers=plan["timers"],
+                            start=bool(tally.first) and not outcome.partial)
+            try:
+                run = Runner(target, systems.PROFILES[plan["profile"]], timing)
+                settings = {"schedules": tally.done, "seed": args.seed_start, "members": plan["members"],
+                            "steps": plan["steps"], "master": where.name, "task_size": task_size,
+                            "interrupted": outcome.signal_name if outcome.partial else None,
+                            "failure": outcome.failure}
+                summary = tally.finish(run, target, systems.PROFILES[plan["profile"]], timing, plan["mutant"], settings,
+                                       out, seconds, baseline=baseline, shrinking=not outcome.partial)
+            finally:
+                target.stop()
+            print_summary(summary, args.json, out)
+    outcome.report_end(out)
+    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
 
 
 def _load_baseline(path: Optional[str]) -> Optional[dict]:
@@ -130,4 +148,4 @@ def _load_baseline(path: Optional[str]) -> Optional[dict]:
             raise ValueError("no divergences list")
         return baseline
     except (OSError, ValueError, AttributeError) as e:
-        raise CampaignError(f"--baseline {path}: not a conformance report.json ({e})") from None
+        raise RunError(f"--baseline {path}: not a conformance report.json ({e})") from None

@@ -21,14 +21,17 @@ from model.config import Config
 from properties.campaign import spark as campaign
 from properties import cli
 from properties.campaign.counterexample import config_from_dict
-from properties.campaign.spark import make_plan, run_local, run_range, run_spark, task_ranges
+from properties.campaign.spark import make_plan, run_local, run_range, run_spark
+from properties.engine import spark as engine_spark
+from properties.engine.errors import RunError
+from properties.engine.run import task_ranges
 from properties.explore.shrink import shape, shrink, signature
 from properties.systems import replay, replayer, run
 
 
 @pytest.fixture(scope="module")
 def spark():
-    session = campaign.start_spark("local[2]", app="groupcheck-tests", log_path=os.devnull)
+    session = engine_spark.start_spark("local[2]", app="groupcheck-tests", log_path=os.devnull)
     yield session
     session.stop()
 
@@ -76,8 +79,9 @@ def test_small_campaign_end_to_end(spark, tmp_path, capsys):
     from properties.cli import build_parser
 
     plan = make_plan(build_parser().parse_args(["campaign", "--seed-start", "500", "--steps", "30", "--system", "model"]))
-    single, interrupted = run_local(plan, task_ranges(500, 120, 40))
-    assert not interrupted
+    outcome = run_local(plan, task_ranges(500, 120, 40))
+    single = outcome.tally
+    assert not outcome.partial
     assert results["steps"] == single.events
     assert results["coverage"]["sometimes"] == single.coverage["sometimes"]
     assert results["coverage"]["group_transitions"] == single.coverage["group_transitions"]
@@ -94,11 +98,12 @@ def test_worker_killed_mid_task_loses_nothing(spark, tmp_path):
     campaign's counts equal a single-process run over the same seeds."""
     marker = tmp_path / "crashed"
     plan = make_plan(_args(steps=25, crash_once=f"21:{marker}"))
-    totals, interrupted = run_spark(spark, plan, task_ranges(0, 48, 6), totals=campaign.Totals(tmp_path / "rows.jsonl.gz"))
+    outcome = run_spark(spark, plan, task_ranges(0, 48, 6), totals=campaign.Totals(tmp_path / "rows.jsonl.gz"))
+    totals, interrupted = outcome.tally, outcome.partial
     totals.close()
     assert marker.exists(), "the worker was supposed to die once"
     assert not interrupted
-    single, _ = run_local(make_plan(_args(steps=25)), task_ranges(0, 48, 6))
+    single = run_local(make_plan(_args(steps=25)), task_ranges(0, 48, 6)).tally
     assert totals.counts() == single.counts()  # rows (their digest), coverage, failures
     with gzip.open(tmp_path / "rows.jsonl.gz", "rt") as f:
         assert sorted(json.loads(line)["seed"] for line in f) == list(range(48))
@@ -113,12 +118,11 @@ def test_guided_campaign_on_spark_equals_one_process(spark, tmp_path):
     assert plan["search"] == "guided"
     plan["rounds"] = {"size": 24, "children": 10}
     on_spark = campaign.Totals(tmp_path / "rows.jsonl.gz")
-    on_spark, interrupted = campaign.run_search(lambda p, r: run_spark(spark, p, r, totals=on_spark), plan, 0, 72, 5,
-                                                on_spark)
+    outcome = campaign.run_search(lambda p, r: run_spark(spark, p, r, totals=on_spark), plan, 0, 72, 5, on_spark)
     on_spark.close()
-    assert not interrupted
+    assert not outcome.partial
     single = campaign.Totals()
-    single, _ = campaign.run_search(lambda p, r: run_local(p, r, totals=single), plan, 0, 72, 7, single)
+    campaign.run_search(lambda p, r: run_local(p, r, totals=single), plan, 0, 72, 7, single)
     assert on_spark.counts() == single.counts() and on_spark.corpus == single.corpus
     assert on_spark.corpus["rounds"] == 3 and on_spark.corpus["parents"] > 3
     with gzip.open(tmp_path / "rows.jsonl.gz", "rt") as f:
@@ -211,7 +215,7 @@ def test_unwritable_out_is_one_line(tmp_path, capsys):
 def test_missing_java_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setattr(campaign, "_active_session", lambda: None)
+    monkeypatch.setattr(engine_spark, "_active_session", lambda: None)
     status = cli.main(["campaign", "--interleavings", "5", "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert status == 2 and "Java not found" in err and "Traceback" not in err
@@ -219,17 +223,17 @@ def test_missing_java_is_one_line(tmp_path, capsys, monkeypatch):
 
 
 def test_master_gets_task_retries():
-    assert campaign.with_retries("local[*]") == "local[*,4]"
-    assert campaign.with_retries("local[2]") == "local[2,4]"
-    assert campaign.with_retries("local") == "local[1,4]"
-    assert campaign.with_retries("local[2,3]") == "local[2,3]"
-    assert campaign.with_retries("spark://host:7077") == "spark://host:7077"
+    assert engine_spark.with_retries("local[*]") == "local[*,4]"
+    assert engine_spark.with_retries("local[2]") == "local[2,4]"
+    assert engine_spark.with_retries("local") == "local[1,4]"
+    assert engine_spark.with_retries("local[2,3]") == "local[2,3]"
+    assert engine_spark.with_retries("spark://host:7077") == "spark://host:7077"
 
 
 def test_project_zip_ships_the_packages(tmp_path):
     import zipfile
 
-    names = zipfile.ZipFile(campaign.project_zip(str(tmp_path))).namelist()
+    names = zipfile.ZipFile(engine_spark.project_zip(str(tmp_path))).namelist()
     for module in ("properties/campaign/spark.py", "properties/explore/walker.py", "model/world.py", "impl/__init__.py"):
         assert module in names
 
@@ -465,6 +469,7 @@ class _FakeSpark:
 
         class Context:
             defaultParallelism = 2
+            master = "fake[2]"
 
             def setJobDescription(self, text):
                 pass
@@ -474,7 +479,7 @@ class _FakeSpark:
 
             def parallelize(self, tasks, slices):
                 class RDD:
-                    def mapPartitions(self, fn):
+                    def flatMap(self, fn):
                         class Collected:
                             def collect(self):
                                 outer.on_job(tasks[0])
@@ -511,7 +516,8 @@ def test_driver_holds_a_bounded_number_of_tasks():
         with lock:
             worst[0] = max(worst[0], drawn[0] - len(merged_seeds))
 
-    totals, interrupted = run_spark(_FakeSpark(on_job), {}, ranges(), in_flight=4, totals=Counting())
+    outcome = run_spark(_FakeSpark(on_job), {}, ranges(), in_flight=4, totals=Counting())
+    totals, interrupted = outcome.tally, outcome.partial
     assert not interrupted and totals.done == 20_000 and drawn[0] == 10_000
     assert 1 <= worst[0] <= 4  # never more than in_flight drawn and not yet merged
 
@@ -560,7 +566,7 @@ def _free_port() -> int:
 def test_unreachable_master_is_one_line_before_spark_starts(tmp_path, capsys, monkeypatch):
     """Nothing listens at the master's address: exit 2 with one line naming it, no report folder,
     and no Spark started (Spark itself would retry for ~70 s and hide the cause in its log)."""
-    monkeypatch.setattr(campaign, "start_spark", lambda *a, **k: pytest.fail("Spark was started"))
+    monkeypatch.setattr(engine_spark, "start_spark", lambda *a, **k: pytest.fail("Spark was started"))
     port = _free_port()
     out = tmp_path / "r"
     status = cli.main(["campaign", "--master", f"spark://127.0.0.1:{port}", "--interleavings", "5", "--out", str(out)])
@@ -568,8 +574,8 @@ def test_unreachable_master_is_one_line_before_spark_starts(tmp_path, capsys, mo
     assert status == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"groupcheck: error: --master spark://127.0.0.1:{port}: no Spark master reachable")
     assert not out.exists()
-    with pytest.raises(campaign.CampaignError, match="not a Spark master URL"):
-        campaign.check_master("spark://nohost")
+    with pytest.raises(RunError, match="not a Spark master URL"):
+        engine_spark.check_master("spark://nohost")
 
 
 # -- the report folder ---------------------------------------------------------------------------
@@ -641,5 +647,5 @@ def test_campaign_takes_kafka_settings():
         drawn = campaign.world_at(plan, config_from_dict(plan["config"]), seed).config
         assert drawn.session_timeout_ms == 9000 and drawn.protocols(1) == ("roundrobin",)
     bad = build_parser().parse_args(["campaign", "--set", "heartbeat.interval.ms=9000"])
-    with pytest.raises(campaign.CampaignError, match=r"heartbeat\.interval\.ms \(9000\) must be below"):
+    with pytest.raises(RunError, match=r"heartbeat\.interval\.ms \(9000\) must be below"):
         make_plan(bad)

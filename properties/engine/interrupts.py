@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM during a campaign: stop, keep every finished task, write a partial report.
+"""SIGINT and SIGTERM during a run: stop, keep every finished task, write a partial report.
 
 Ctrl-C sends SIGINT; CI timeouts, ``docker stop`` and ``kill`` send SIGTERM. A campaign treats
 both alike: while :class:`Interrupts` is entered, either signal raises :class:`Interrupted` (a
