@@ -25,6 +25,8 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+from properties.engine import children
+
 import attrs
 
 from properties.clients.libraries import Library
@@ -73,7 +75,7 @@ class _Runner:
         self.stderr_path = os.path.join(log_dir, f"{client_id}.stderr")
         self._stderr = open(self.stderr_path, "w")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.process = subprocess.Popen([sys.executable, "-m", library.runner, json.dumps(config)],
+        self.process = children.popen([sys.executable, "-m", library.runner, json.dumps(config)],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
                                         text=True, env=env)
         self._reader = threading.Thread(target=self._read, daemon=True)

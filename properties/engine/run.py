@@ -36,9 +36,11 @@ run started is stopped (:mod:`properties.engine.children`).
 from __future__ import annotations
 
 import contextlib
+import queue
 import sys
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Callable, Iterable, Iterator, Optional, Tuple
 
 import attrs
@@ -157,9 +159,10 @@ class InProcess(Executor):
 class Threads(Executor):
     """*n* tasks at once on a pool of threads (their own wall-clock waits overlap). On a signal the
     tasks under way are given *grace_s* seconds to finish and be merged (a second signal abandons
-    them at once); then their child processes are ended, so that the threads return."""
+    them at once) — short, because whoever sent SIGTERM may send SIGKILL soon after (docker stop:
+    10 s); then their child processes are ended, so that the threads return."""
 
-    def __init__(self, n: int, grace_s: float = 60.0) -> None:
+    def __init__(self, n: int, grace_s: float = 5.0) -> None:
         self.n, self.cores, self.grace_s = n, n, grace_s
         self.name = f"threads[{n}]"
 
@@ -196,6 +199,42 @@ class Spark(Executor):
         return drive(job, tasks, self.in_flight, tally, progress, interrupts, cancel=cancel)
 
 
+class _Pool:
+    """*n* daemon threads running submitted calls, each with a :class:`~concurrent.futures.Future`.
+    Not ``ThreadPoolExecutor``: its threads are joined at interpreter exit, so a task abandoned
+    after a signal (a client schedule still waiting out a timeout) would hold up the exit for as
+    long as it runs; an abandoned daemon thread ends with the process."""
+
+    def __init__(self, n: int, name: str) -> None:
+        self.calls: "queue.SimpleQueue" = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def _work(self) -> None:
+        while True:
+            item = self.calls.get()
+            if item is None:
+                return
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the driver through the future
+                future.set_exception(e)
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        self.calls.put((future, fn, args))
+        return future
+
+    def shutdown(self) -> None:
+        """No new call starts; calls under way go on (in daemon threads) until they return."""
+        for _ in self.threads:
+            self.calls.put(None)
+
+
 def drive(job, tasks, in_flight: int, tally, progress=None, interrupts: Optional[Interrupts] = None,
           cancel=None, grace_s: float = 0.0) -> Outcome:
     """Run ``job(task)`` (a list of parts) for every task on a pool of *in_flight* threads, never
@@ -206,7 +245,7 @@ def drive(job, tasks, in_flight: int, tally, progress=None, interrupts: Optional
     outcome = Outcome(tally)
     tasks = iter(tasks)
     running: dict = {}  # future -> task: drawn, not yet merged
-    pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="groupcheck-task")
+    pool = _Pool(in_flight, "groupcheck-task")
     failure: Optional[BaseException] = None
 
     def merge(f) -> None:
@@ -263,7 +302,7 @@ def drive(job, tasks, in_flight: int, tally, progress=None, interrupts: Optional
                 if cancel is not None:
                     cancel()
                 children.stop_all()  # an abandoned task's brokers and consumers: its thread returns
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown()
     if failure is not None:
         outcome.interrupted = True
         outcome.failure = first_error_line(failure)

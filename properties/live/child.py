@@ -11,6 +11,8 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
+from properties.engine import children
+
 # the project root: children run from there, so ``python -m properties...`` finds the package
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -23,7 +25,7 @@ def spawn_until_ready(args: Sequence[str], log_prefix: str, ready: "re.Pattern[s
     end of its output."""
     fd, log_path = tempfile.mkstemp(prefix=log_prefix, suffix=".log")
     with os.fdopen(fd, "wb") as log:
-        process = subprocess.Popen(list(args), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        process = children.popen(list(args), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    cwd=PROJECT_ROOT)
     deadline = time.monotonic() + timeout_s
     while True:

@@ -16,6 +16,8 @@ import tempfile
 import time
 from typing import Mapping, Optional
 
+from properties.engine import children
+
 from properties.errors import UsageError
 from properties.live.child import ChildBroker
 
@@ -80,7 +82,7 @@ def start(topics: Mapping[str, int] = (), host: str = "127.0.0.1", port: Optiona
     log_path = os.path.join(workdir, "tansu.log")
     url = f"tcp://{host}:{port}"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+        process = children.popen([binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
                                     "--storage-engine", "memory://tansu/"],
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     tansu = Tansu(process, host, [port], log_path, workdir)

@@ -25,6 +25,7 @@ from properties.campaign.spark import make_plan, run_local, run_range, run_spark
 from properties.engine import spark as engine_spark
 from properties.engine.errors import RunError
 from properties.engine.run import task_ranges
+from tests.helpers.processes import session_processes
 from properties.explore.shrink import shape, shrink, signature
 from properties.systems import replay, replayer, run
 
@@ -360,23 +361,6 @@ def test_interrupted_campaign_writes_a_partial_report(tmp_path, capsys, monkeypa
         assert len(f.readlines()) == 10
 
 
-def _session_processes(sid: int) -> dict:
-    """{pid: command name} of the live (not zombie) processes in session *sid*."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found[int(entry)] = stat[stat.index("(") + 1:stat.rindex(")")]
-    return found
-
-
 def _rows_so_far(path) -> int:
     """Complete rows in a (possibly still growing) interleavings.jsonl.gz."""
     n = 0
@@ -415,7 +399,7 @@ def test_interrupt_on_spark_keeps_every_finished_task(tmp_path, signum, whole_gr
         jvm = None
         while time.monotonic() < deadline and proc.poll() is None:
             if jvm is None:
-                jvm = next((pid for pid, name in _session_processes(proc.pid).items() if name == "java"), None)
+                jvm = next((pid for pid, name in session_processes(proc.pid).items() if name == "java"), None)
             if jvm is not None and _rows_so_far(out / "interleavings.jsonl.gz") >= size:
                 break
             time.sleep(0.2)
@@ -432,11 +416,11 @@ def test_interrupt_on_spark_keeps_every_finished_task(tmp_path, signum, whole_gr
     assert len(notes) == 1 and signal.Signals(signum).name in notes[0], stderr
     assert "PARTIAL" in stdout
     # nothing of Spark is left: the JVM has exited when the campaign does, its Python workers soon after
-    assert jvm not in _session_processes(proc.pid)
+    assert jvm not in session_processes(proc.pid)
     deadline = time.monotonic() + 20
-    while _session_processes(proc.pid) and time.monotonic() < deadline:
+    while session_processes(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _session_processes(proc.pid) == {}
+    assert session_processes(proc.pid) == {}
 
     results = json.loads((out / "results.json").read_text())
     done = results["interleavings"]
