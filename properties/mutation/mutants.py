@@ -60,6 +60,8 @@ WORLDS = ("swarm", "fixed")
 
 @attrs.frozen
 class Mutant:
+    """One realistic bug: a small source change to one or more functions of impl/, made by applied()."""
+
     name: str
     description: str
     target: str  # dotted path of the mutated function or method; ``Class.a+b``: a and b, the same edits
@@ -109,9 +111,8 @@ def _replace_once(source: str, old: str, new: str, stale: str) -> str:
 
 
 def _shape(code: types.CodeType) -> tuple:
-    """What must be equal between a function and its source compiled again (the bytecode may not
-    be: an attribute of an imported name compiles differently inside its module); a docstring only
-    up to the indentation that dedenting takes away."""
+    """What is equal between a function and its source compiled again: not the bytecode (an imported name's
+    attribute compiles otherwise inside its module), and a docstring only up to dedenting."""
     consts = [_shape(c) if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts]
     if consts and isinstance(code.co_consts[0], str):  # the docstring
         consts[0] = " ".join(code.co_consts[0].split())
@@ -153,6 +154,7 @@ def mutated_source(mutant: Mutant, fn: types.FunctionType) -> str:
 
 
 _BUILT: Dict[Mutant, Tuple[list, list]] = {}  # mutant -> (the originals it was built from, replacements)
+_MISSING = object()  # an attribute the owner inherits: restored by deleting it
 
 
 def _replacements(mutant: Mutant) -> List[Tuple[object, str, object, Callable]]:
@@ -170,14 +172,11 @@ def _replacements(mutant: Mutant) -> List[Tuple[object, str, object, Callable]]:
             try:
                 new = _compile(mutated_source(mutant, fn), fn)
             except SyntaxError as e:
-                raise StaleMutant(f"mutant {mutant.name}: its edits of {attr} are not Python: {e.msg} at line {e.lineno}")
+                raise StaleMutant(f"mutant {mutant.name}: its edits of {attr} are not Python: {e.msg} at line {e.lineno}") from None
             new.__qualname__ = f"{owner.__qualname__}.{attr} [mutant {mutant.name}]"
             news.append(new)
         built = _BUILT[mutant] = (originals, news)
     return [(owner, attr, old, new) for (owner, attr), old, new in zip(owners, originals, built[1])]
-
-
-_MISSING = object()
 
 
 @contextlib.contextmanager
