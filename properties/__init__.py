@@ -10,11 +10,12 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → conform/                                broker conformance: virtual members, the judge, groupcheck conform broker
       → clients/                                client conformance: runners, fault schedules, the client judge
       → campaign/                               Spark job, report, counterexample files, replay, explore
+      → targets                                 the registry of systems groupcheck can check: how each starts, its profile
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
       → catalogue                               the properties: what must hold / be reached
-      → engine/                                 the run engine: tasks, executors (this process, threads, Spark), interrupts, child processes
+      → engine/, findings                       the run engine: tasks, executors, interrupts, child processes; the one report shape
       → errors, progress, provenance            the usage-error type, the progress line, where a result came from
       → model/, impl/
 
@@ -33,10 +34,11 @@ LAYERS = (
     ("conform",),
     ("clients",),
     ("campaign",),
+    ("targets",),
     ("mutation", "proofs", "live", "bench"),
     ("systems",),
     ("explore", "impl_checks", "coverage"),
     ("catalogue",),
-    ("engine",),
+    ("engine", "findings"),
     ("errors", "progress", "provenance"),
 )

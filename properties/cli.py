@@ -475,25 +475,27 @@ def _bench_campaign(args) -> int:
 
 
 def _cmd_campaign(args) -> int:
-    from properties.campaign.spark import cmd_campaign
+    """``groupcheck campaign``: the system (:mod:`properties.targets`) says which campaign runs —
+    the simulated world's, or conformance schedules against a broker or a client library."""
+    from properties import targets
+    from properties.campaign.spark import cmd_campaign, search_of
     from properties.engine.errors import RunError
 
-    if args.system.startswith(("client:", "broker:")):
-        from properties.campaign.spark import search_of
-
-        if args.system.startswith("client:"):
-            from properties.clients.spark import cmd_client_campaign as run
-        else:
-            from properties.conform.spark import cmd_broker_campaign as run
-        try:
-            search_of(args)  # client and broker campaigns run seeded schedules: --search guided is refused
-            return run(args)
-        except RunError as e:
-            print(f"groupcheck: error: {e}", file=sys.stderr)
-            return 2
-    if args.bootstrap or args.timers != "off":
-        raise UsageError("--bootstrap and --timers are for --system broker:NAME")
-    return cmd_campaign(args)
+    target = targets.resolve(args.system)
+    if target.kind == targets.SIMULATED:
+        if args.bootstrap or args.timers != "off":
+            raise UsageError("--bootstrap and --timers are for --system broker:NAME")
+        return cmd_campaign(args)
+    if target.kind == targets.CLIENT:
+        from properties.clients.spark import cmd_client_campaign as run
+    else:
+        from properties.conform.spark import cmd_broker_campaign as run
+    try:
+        search_of(args)  # client and broker campaigns run seeded schedules: --search guided is refused
+        return run(args)
+    except RunError as e:
+        print(f"groupcheck: error: {e}", file=sys.stderr)
+        return 2
 
 
 def _cmd_mutants(args) -> int:

@@ -60,3 +60,17 @@ def check_output_file(path: str, option: str, force: bool = False) -> None:
         raise UsageError(f"{option} {path}: cannot be written ({e.strerror or e})") from None
     if not existed:
         os.unlink(path)
+
+
+def host_and_port(text: str, option: str = "--bootstrap") -> tuple:
+    """``HOST:PORT`` -> ``(host, port)``; a UsageError naming *option* and the value otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise UsageError(f"{option} expects HOST:PORT, got {text!r}")
+    try:
+        number = int(port)
+    except ValueError:
+        raise UsageError(f"{option} {text}: the port {port!r} is not a number") from None
+    if not 0 < number < 65536:
+        raise UsageError(f"{option} {text}: the port {number} is out of range (1-65535)")
+    return host, number

@@ -1,9 +1,10 @@
 """The campaign report: ``results.json``, ``summary.md``, ``index.html``, counterexample files and
 the per-interleaving rows.
 
-* ``results.json`` is the machine-readable record (format ``groupcheck-campaign``, version 1);
-  everything else is rendered from it and from the counterexample documents, so the files never
-  disagree.
+* ``results.json`` is the machine-readable record: the shape every checker's report has
+  (:mod:`properties.findings`, schema ``groupcheck-report/1``: a verdict and findings) and the
+  campaign's own sections after it; everything else is rendered from it and from the
+  counterexample documents, so the files never disagree.
 * ``index.html`` is self-contained: inline CSS and inline SVG plots, no script, no external asset,
   so it works offline, attached to a ticket or opened from a CI artifact.
 * ``interleavings.jsonl.gz`` has one JSON object per interleaving (seed, events, final generation,
@@ -11,7 +12,7 @@ the per-interleaving rows.
   finished (the campaign streams it; :func:`write` writes the rest); Spark SQL reads it with
   ``spark.read.json(path)``.
 
-Per cluster the report shows the shrunk schedule as a per-member timeline (one column per
+The report opens with the verdict and the findings; per finding it then shows the shrunk schedule as a per-member timeline (one column per
 consumer, one for time and brokers; the event in the column of the member it concerns and every
 member's state after it), the model-versus-implementation difference at the failing step, the
 replay command, and a ready-to-paste pytest regression test.
@@ -29,11 +30,11 @@ from properties.campaign.counterexample import config_from_dict, write as write_
 from properties.campaign.timeline import TIMELINE_ROWS
 from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, EVENTUALLY_ORDER, SOMETIMES
 from properties.coverage import summarise
+from properties import findings as shape
 from properties.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[2]  # the project checkout (reports/ beside the packages)
-FORMAT = "groupcheck-campaign"
-VERSION = 1
+FORMAT = "groupcheck-campaign"  # the format of results.json before the one report shape (read by --baseline, --force)
 # world: swarm regimes; guided: a guided search's [interleaving, parent, reseed points, steps] (None: plain)
 ROW_FIELDS = ("seed", "events", "generation", "property", "signature", "failing_step", "world", "guided")
 
@@ -113,7 +114,7 @@ def _property_kinds(system: str) -> list:
 
 
 def property_verdicts(system: str, interleavings: int, failed: dict, eventually: bool, coverage: dict,
-                      clusters: list) -> list:
+                      findings: list) -> list:
     """What the campaign established about each property, and over how much.
 
     A run stops at its first failure, so after that step no property is checked in that
@@ -157,7 +158,7 @@ def property_verdicts(system: str, interleavings: int, failed: dict, eventually:
         out.append({"property": name, "kind": kind, "statement": statement, "verdict": verdict, "count": failing,
                     "failed_in": failing, "held_in": held, "not_checked_in": not_checked,
                     "checked": checked_text(kind, held, failing, not_checked, eventually),
-                    "clusters": sum(1 for c in clusters if c["property"] == name and c["status"] != "fixed")})
+                    "findings": sum(1 for f in findings if f["rule"] == name and f["status"] != "fixed")})
     return out
 
 
@@ -180,43 +181,68 @@ def checked_text(kind: str, held: int, failed: int, not_checked: int, eventually
     return "; ".join(parts)
 
 
+def _finding(sig: str, entry: dict, doc: dict, path: str, status=None) -> dict:
+    """A campaign's counterexample cluster in the one finding shape (:mod:`properties.findings`)."""
+    prop = entry["property"]
+    spec = BY_NAME.get(prop) or _IMPL.get(prop)
+    diff = [d for d in state_difference(doc) if d[3]]
+    if diff:  # the differential: the implementation's state where it differs, and the model's
+        observed, allowed = {k: i for k, _, i, _ in diff}, {k: m for k, m, _, _ in diff}
+    else:
+        observed, allowed = doc["message"], spec.statement if spec is not None else None
+    return shape.finding(
+        signature=sig, rule=prop, kind=kind_of(prop), status=status, count=entry["count"],
+        first_seeds=entry["seeds"], summary=doc["message"], observed=observed, allowed=allowed,
+        source=spec.source if spec is not None else None, events=len(doc["schedule"]),
+        original_events=doc["campaign"]["original_events"], minimal=doc["campaign"]["locally_minimal"],
+        reproduced=doc["campaign"].get("reproduced"), counterexample=f"counterexamples/{sig}.json",
+        replay=replay_command(path))
+
+
+def _impl_properties() -> dict:
+    from properties.systems.differential import IMPL_PROPERTIES
+
+    return {p.name: p for p in IMPL_PROPERTIES}
+
+
+_IMPL = _impl_properties()
+
+
+def baseline_findings(baseline: dict) -> list:
+    """The findings of an earlier report (``--baseline``): this shape's, or an older
+    ``results.json``'s ``clusters``."""
+    if "findings" in baseline:
+        return baseline["findings"]
+    out = []
+    for c in baseline.get("clusters", []):
+        out.append(shape.finding(
+            signature=c["signature"], rule=c.get("property", "?"), kind=kind_of(c.get("property", "")),
+            status=c.get("status"), count=c.get("count", 0), first_seeds=c.get("example_seeds", []),
+            summary=c.get("message", ""), events=c.get("shrunk_events"), original_events=c.get("original_events"),
+            minimal=c.get("locally_minimal"), counterexample=c.get("counterexample"), replay=c.get("replay")))
+    return out
+
+
 def assemble(*, campaign_id, started, plan, args, totals, seconds, master, executors, cores, tasks, task_size,
-             versions, partial, baseline, out) -> dict:
+             versions, partial, baseline, out, stopped_by=None, failure=None) -> dict:
     """The results.json document of a (possibly partial) campaign, from the totals' counts and
     histograms (the rows themselves are in interleavings.jsonl.gz, written as tasks finished)."""
     interleavings = totals.interleavings
     events = totals.events
-    clusters = []
-    for sig, entry in sorted(totals.failures.items()):
-        doc = entry["counterexample"]
-        path = str(Path(out) / "counterexamples" / f"{sig}.json")
-        clusters.append({
-            "signature": sig,
-            "property": entry["property"],
-            "kind": kind_of(entry["property"]),
-            "count": entry["count"],
-            "example_seeds": entry["seeds"],
-            "counterexample": f"counterexamples/{sig}.json",
-            "message": doc["message"],
-            "seed": doc["seed"],
-            "shrunk_events": len(doc["schedule"]),
-            "original_events": doc["campaign"]["original_events"],
-            "locally_minimal": doc["campaign"]["locally_minimal"],
-            "replay": replay_command(path, plan.get("mutant")),
-            "status": None,
-        })
+    found = [_finding(sig, entry, entry["counterexample"], str(Path(out) / "counterexamples" / f"{sig}.json"))
+             for sig, entry in sorted(totals.failures.items())]
     if baseline is not None:
-        known = {c["signature"]: c for c in baseline.get("clusters", []) if c.get("status") != "fixed"}
-        for c in clusters:
-            c["status"] = "known" if c["signature"] in known else "new"
-        mine = {c["signature"] for c in clusters}
-        for sig, c in sorted(known.items()):
+        known = {f["signature"]: f for f in baseline_findings(baseline) if f.get("status") != "fixed"}
+        for f in found:
+            f["status"] = "known" if f["signature"] in known else "new"
+        mine = {f["signature"] for f in found}
+        for sig, f in sorted(known.items()):
             if sig not in mine:
-                clusters.append({**c, "count": 0, "status": "fixed", "replay": c.get("replay")})
-    clusters.sort(key=lambda c: (c["status"] == "fixed", c["kind"] != ALWAYS, -c["count"], c["signature"]))
+                found.append({**f, "count": 0, "status": "fixed"})
+    found.sort(key=lambda f: (f["status"] == "fixed", f["kind"] != ALWAYS, -f["count"], f["signature"]))
     per_property = dict(totals.by_property)
     coverage = summarise(totals.coverage, args.seed_start, interleavings)
-    verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, clusters)
+    verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, found)
     config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
                                        "shrink_seconds")}
     config["search"] = plan.get("search", "plain")
@@ -226,16 +252,15 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
                   partitions=_world_value(args, "partitions", plan), task_size=task_size, model_config=plan["config"])
     if swarm:
         config.update({k: (plan["pinned"] or {}).get(k, "swarm") for k in ("steps", "faults", "max_faults", "quiet_rate")})
-    return {
-        "format": FORMAT,
-        "version": VERSION,
+    config["kafka"] = settings_of(config_from_dict(plan["config"]))
+    doc = shape.envelope(
+        checker="campaign", system=plan["system"], findings=found, done=interleavings, requested=args.interleavings,
+        unit="interleavings", settings=config, checked=[], not_checked=[], partial=partial, stopped_by=stopped_by,
+        failure=failure)
+    doc.update({
         "campaign_id": campaign_id,
-        "partial": partial,
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": config,
-        "settings": settings_of(config_from_dict(plan["config"])),
-        "tool": provenance(),
         "versions": versions,
         "seed_range": {"start": args.seed_start, "stop": args.seed_start + args.interleavings,
                        "requested": args.interleavings, "completed": interleavings},
@@ -249,9 +274,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "rate": round(interleavings / seconds, 1) if seconds > 0 else None,
         "violations": sum(per_property.values()),
         "violations_by_property": dict(sorted(per_property.items())),
-        "verdict": "fail" if any(c["kind"] == ALWAYS and c["status"] != "fixed" for c in clusters) else "pass",
         "properties": verdicts,
-        "clusters": clusters,
         "coverage": coverage,
         "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
         "guided": guided_summary(plan, totals),
@@ -262,7 +285,10 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "proofs": proofs_table(),
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
-    }
+    })
+    doc["checked"]["what"] = checked_summary(doc)
+    doc["checked"]["not"] = not_checked(doc)
+    return doc
 
 
 def guided_summary(plan: dict, totals) -> dict | None:
@@ -341,28 +367,41 @@ def checked_summary(results: dict) -> list:
         lines.append("violated: " + ", ".join(f"{p['property']} (in {p['failed_in']:,})" for p in groups["violated"]))
     if groups.get("held"):
         lines.append(f"held: {len(groups['held'])} properties, checked to the end in all {n:,} interleavings")
+    if n == 0:
+        return ["nothing: no interleaving finished"]
     if groups.get("held where checked"):
         worst = max(p["not_checked_in"] for p in groups["held where checked"])
         lines.append(f"held where checked: {len(groups['held where checked'])} properties, not checked after the "
                      f"first failure in up to {worst:,} of {n:,} interleavings")
-    if groups.get("not checked"):
-        names = [p["property"] for p in groups["not checked"]]
+    return lines
+
+
+def not_checked(results: dict) -> list:
+    """Lines naming what the campaign did not check: properties no interleaving checked to the end,
+    and the sometimes properties no interleaving reached."""
+    lines = []
+    names = [p["property"] for p in results["properties"] if p["verdict"] == "not checked"]
+    if names:
         lines.append("not checked: " + (", ".join(names) if len(names) <= 5 else f"{len(names)} properties")
                      + " (no interleaving checked them to the end: another property failed first, or no settle phase)")
+    never = [p["property"] for p in results["properties"] if p["verdict"] == "never reached"]
+    if never:
+        lines.append("never reached (sometimes): " + ", ".join(never))
     return lines
 
 
 def console_summary(results: dict, out) -> str:
-    lines = [_headline(results)] + ["  " + line for line in checked_summary(results)]
+    lines = [_headline(results)] + ["  " + line for line in results["checked"]["what"]]
+    lines += ["  " + line for line in results["checked"]["not"] if line.startswith("not checked")]
     if guided_line(results):
         lines.append("  " + guided_line(results))
-    for c in results["clusters"]:
-        if c["status"] == "fixed":
-            lines.append(f"  fixed   {c['signature']}")
+    for f in results["findings"]:
+        if f["status"] == "fixed":
+            lines.append(f"  fixed   {f['signature']}")
             continue
-        status = f" [{c['status']}]" if c["status"] else ""
-        lines.append(f"  {c['kind']:<10} {c['property']}: {c['count']:,} interleavings{status}, shrunk to "
-                     f"{c['shrunk_events']} events; replay: {c['replay']}")
+        status = f" [{f['status']}]" if f["status"] else ""
+        lines.append(f"  {f['kind']:<10} {f['rule']}: {f['count']:,} interleavings{status}, shrunk to "
+                     f"{f['shrunk']['events']} events; replay: {f['replay']}")
     lines.append(f"report: {Path(out) / 'index.html'} (summary.md, results.json beside it)")
     return "\n".join(lines)
 
@@ -456,23 +495,22 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def worlds_line(r: dict) -> list:
+    """The swarm's regimes, one compact line per dimension: ``clients: 1 20% (3 failing) · 2 ...``."""
+    by_dimension: dict = {}
+    for d, b, n, f, share in regimes_rows(r):
+        by_dimension.setdefault(d, []).append(f"{b} {share:.0%}" + (f" ({f:,} failing)" if f else ""))
+    return [f"{d}: " + " · ".join(items) for d, items in by_dimension.items()]
+
+
 def markdown(r: dict, docs: dict) -> str:
-    c = r["config"]
-    L = [f"# groupcheck campaign {r['campaign_id']}", ""]
-    if r["partial"]:
-        L += ["**PARTIAL: the campaign was interrupted; figures cover the interleavings that finished.**", ""]
-    L += [f"**Verdict: {'FAIL' if r['verdict'] == 'fail' else 'PASS'}.** " + _headline(r), ""]
+    c = r["settings"]
+    L = shape.markdown_head(r, f"groupcheck campaign {r['campaign_id']}")
+    L += [_headline(r), ""]
     L += ["| system | mutant | clients | brokers | partitions | faults | steps | eventually | seeds |",
           "|---|---|---|---|---|---|---|---|---|",
           f"| {c['system']} | {c['mutant'] or '-'} | {c['clients']} | {c['brokers']} | {c['partitions']} | {c['faults']} "
           f"| {c['steps']} | {'yes' if c['eventually'] else 'no'} | {r['seed_range']['start']}–{r['seed_range']['stop'] - 1} |", ""]
-    if r["config"].get("world") == "swarm":
-        L += ["## Worlds (swarm)", "",
-              "Each interleaving drew its own world (properties/explore/swarm.py); options given explicitly were "
-              f"pinned: {json.dumps(r['config'].get('pinned') or {})}. Interleavings and failing ones per regime:", "",
-              "| dimension | regime | interleavings | share | failing |", "|---|---|---|---|---|"]
-        L += [f"| {d} | {b} | {n:,} | {share:.0%} | {f:,} |" for d, b, n, f, share in regimes_rows(r)]
-        L += [""]
     if guided_line(r):
         L += ["## Search", "", f"{guided_line(r)}. {GUIDED_NOTE}", ""]
     L += ["## Verdict per property", "",
@@ -483,28 +521,30 @@ def markdown(r: dict, docs: dict) -> str:
         if p["kind"] != SOMETIMES:
             L.append(f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p.get('checked', '')} "
                      f"| {_md_cell(p.get('statement', ''))} |")
-    L += ["", "## Counterexample clusters", ""]
-    if not r["clusters"]:
+    L += ["", "## Counterexamples", ""]
+    if not r["findings"]:
         L += ["None: no property failed.", ""]
-    for cl in r["clusters"]:
-        status = f" — **{cl['status']}**" if cl["status"] else ""
-        L += [f"### `{cl['signature']}`{status}", ""]
-        if cl["status"] == "fixed":
+    for f in r["findings"]:
+        status = f" — **{f['status']}**" if f["status"] else ""
+        L += [f"### `{f['signature']}`{status}", ""]
+        if f["status"] == "fixed":
             L += ["In the baseline, not seen in this campaign.", ""]
             continue
-        doc = docs[cl["signature"]]
-        L += [f"- property: `{cl['property']}` ({cl['kind']}); {cl['count']:,} interleavings; example seeds "
-              f"{', '.join(map(str, cl['example_seeds']))}",
-              f"- shrunk from {cl['original_events']} to {cl['shrunk_events']} events"
-              f"{'' if cl['locally_minimal'] else ' (shrink budget ran out: not yet locally minimal)'}",
+        doc = docs[f["signature"]]
+        shrunk = f["shrunk"]
+        L += [f"- property: `{f['rule']}` ({f['kind']}); {f['count']:,} interleavings; first seeds "
+              f"{', '.join(map(str, f['first_seeds']))}",
+              f"- shrunk from {shrunk['original_events']} to {shrunk['events']} events"
+              f"{'' if shrunk['minimal'] else ' (shrink budget ran out: not yet locally minimal)'}",
               f"- message: {doc['message']}",
+              f"- source: {f['source'] or '-'}",
               *([f"- world (swarm draw of seed {doc['seed']}): "
                  + " ".join(f"{k}={v}" for k, v in doc['world']['regimes'].items())] if doc.get("world") else []),
-              f"- replay: `{cl['replay']}`", ""]
+              f"- replay: `{f['replay']}`", ""]
         rows, elided = timeline_window(doc)
         if elided:
             L += [f"The last {len(rows):,} of {len(doc['schedule']):,} events, up to the failing step; the "
-                  f"{elided:,} before them are in `{cl['counterexample']}` (`{cl['replay']} --last N` prints them).", ""]
+                  f"{elided:,} before them are in `{f['counterexample']}` (`{f['replay']} --last N` prints them).", ""]
         L.append("```")
         for row in rows:
             mark = "  <-- fails here" if row["i"] == doc["failing_step"] else ""
@@ -516,6 +556,12 @@ def markdown(r: dict, docs: dict) -> str:
             L += ["Model versus implementation at the failing step:", "", "| field | model | implementation |", "|---|---|---|"]
             L += [f"| {k} | {json.dumps(m)} | {json.dumps(i)} |" for k, m, i, _ in diff]
             L.append("")
+    if c.get("world") == "swarm":
+        L += ["## Worlds (swarm)", "",
+              "Each interleaving drew its own world (properties/explore/swarm.py); options given explicitly were "
+              f"pinned: {json.dumps(c.get('pinned') or {})}. Share of the interleavings per regime, and failing ones:", ""]
+        L += [f"- {line}" for line in worlds_line(r)]
+        L += [""]
     cov = r["coverage"]
     L += ["## Coverage", "",
           f"- distinct abstract states (group state × member states): {cov['abstract_states']}",
@@ -548,42 +594,6 @@ def markdown(r: dict, docs: dict) -> str:
 # HTML
 # --------------------------------------------------------------------------------------------------
 
-# One look for the reports: this page and the broker-conformance page (properties.conform.report).
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#1d2330;margin:0;background:#f5f6f8}
-main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:34px 0 10px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
-h3{font-size:15px;margin:0 0 6px}
-.sub{color:#5b6475;margin:0 0 16px}
-.banner{padding:12px 16px;border-radius:6px;font-weight:600;margin:10px 0 18px}
-.pass{background:#e3f4e8;color:#17602e;border:1px solid #a7d8b6}.fail{background:#fbe5e5;color:#8a1c1c;border:1px solid #eab0b0}
-.partial{background:#fff4d6;color:#7a5600;border:1px solid #ecd38a}
-.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}
-.fig{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:8px 12px}.fig b{display:block;font-size:20px}
-.fig span{color:#5b6475;font-size:12px}.fig b.t{font-size:15px}
-table{border-collapse:collapse;background:#fff;font-size:13px}
-th,td{border:1px solid #dde1e8;padding:4px 8px;text-align:left;vertical-align:top}th{background:#eef0f4}
-.badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600}
-.b-held,.b-reached{background:#e3f4e8;color:#17602e}.b-violated{background:#fbe5e5;color:#8a1c1c}
-.b-never,.b-not{background:#fff4d6;color:#7a5600}.b-new{background:#fbe5e5;color:#8a1c1c}.b-known{background:#e8ecf5;color:#33415c}
-.b-fixed{background:#e3f4e8;color:#17602e}.b-partly{background:#e8f1e0;color:#4a6a1c}
-.stmt{display:block;color:#5b6475;font-size:12px;max-width:560px;white-space:normal}
-.tl tr.elided td{background:#f5f6f8;color:#5b6475;font-style:italic}
-.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:14px;align-items:start}
-.plot{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px}
-.plot h3{font-size:13px;color:#33415c}
-.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:14px 16px;margin:0 0 18px}
-pre{background:#111827;color:#e5e7eb;padding:10px 12px;border-radius:5px;overflow:auto;font-size:12px;line-height:1.4}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.tl td{font-size:12px;white-space:nowrap}.tl td.ev{background:#eef4ff;white-space:normal;min-width:150px}
-.tl .n{color:#5b6475;font-size:11px;display:block;white-space:normal}
-.tl td.st{color:#7b8494}.tl td.ch{color:#1d2330;font-weight:600;background:#fffbe6}
-.tl tr.failrow td{border-top:2px solid #c62828;border-bottom:2px solid #c62828}.tl tr.failrow td.ev{background:#fbe5e5}
-.diff td.d{background:#fbe5e5;font-weight:600}
-details summary{cursor:pointer;color:#33415c;font-weight:600;margin:8px 0}
-.gaps li{margin:2px 0}
-.muted{color:#5b6475}
-"""
 
 
 def _e(x) -> str:
@@ -710,17 +720,21 @@ def _timeline_html(doc: dict, clients: int, cluster: dict | None = None) -> str:
 
 
 def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
+    """One finding's card: what failed, its world, the shrunk schedule's timeline, the two sides'
+    states, a regression test."""
     status = _badge(cl["status"]) if cl["status"] else ""
     if cl["status"] == "fixed" or doc is None:
         return (f'<div class="card"><h3><code>{_e(cl["signature"])}</code> {status}</h3>'
                 f'<p>In the baseline, not seen in this campaign.</p></div>')
-    minimal = "" if cl["locally_minimal"] else " (the shrink budget ran out before it was locally minimal)"
+    shrunk = cl["shrunk"]
+    minimal = "" if shrunk["minimal"] else " (the shrink budget ran out before it was locally minimal)"
     parts = [f'<div class="card" id="{_e(cl["signature"])}"><h3><code>{_e(cl["signature"])}</code> {status} '
              f'{_badge(cl["kind"])}</h3>',
-             f'<p><b>{_e(cl["property"])}</b> failed in <b>{cl["count"]:,}</b> interleavings '
-             f'(example seeds {_e(", ".join(map(str, cl["example_seeds"])))}). '
-             f'Shrunk from {cl["original_events"]} to <b>{cl["shrunk_events"]}</b> events{minimal}.</p>',
+             f'<p><b>{_e(cl["rule"])}</b> failed in <b>{cl["count"]:,}</b> interleavings '
+             f'(first seeds {_e(", ".join(map(str, cl["first_seeds"])))}). '
+             f'Shrunk from {shrunk["original_events"]} to <b>{shrunk["events"]}</b> events{minimal}.</p>',
              f'<p>{_e(doc["message"])}</p>',
+             f'<p class="muted">Source: {_e(cl["source"] or "-")}</p>',
              (f'<p class="muted">World (swarm draw of seed {doc["seed"]}): <code>'
               + _e(" ".join(f"{k}={v}" for k, v in doc["world"]["regimes"].items())) + "</code></p>"
               if doc.get("world") else ""),
@@ -746,39 +760,56 @@ def _cluster_html(cl: dict, doc: dict | None, clients: int) -> str:
     return "".join(parts)
 
 
+def svg_regimes(r: dict, width: int = 520) -> str:
+    """The swarm's regimes as one small stacked bar per dimension (the share of interleavings in
+    each regime; its failing ones in its tooltip)."""
+    rows: dict = {}
+    for d, b, n, f, share in regimes_rows(r):
+        rows.setdefault(d, []).append((b, n, f, share))
+    if not rows:
+        return '<p class="muted">No data.</p>'
+    label_w, bar_h = 110, 16
+    colors = ("#3b6fd4", "#7b4fc4", "#2e7d32", "#c78a00", "#c62828", "#00838f", "#6d4c41", "#5b6475")
+    h = len(rows) * (bar_h + 8) + 8
+    parts = [f'<svg width="{width}" height="{h}" role="img">']
+    for i, (d, items) in enumerate(rows.items()):
+        y, x = 6 + i * (bar_h + 8), label_w
+        parts.append(f'<text x="{label_w - 6}" y="{y + bar_h - 4}" text-anchor="end" font-size="11" fill="#1d2330">{_e(d)}</text>')
+        for j, (b, n, f, share) in enumerate(items):
+            w = (width - label_w - 6) * share
+            parts.append(f'<rect x="{x:.1f}" y="{y}" width="{max(0.5, w):.1f}" height="{bar_h}" fill="{colors[j % len(colors)]}">'
+                         f'<title>{_e(d)}={_e(b)}: {n:,} interleavings ({share:.0%}), {f:,} failing</title></rect>')
+            if w > 28:
+                parts.append(f'<text x="{x + 3:.1f}" y="{y + bar_h - 4}" font-size="10" fill="#fff">{_e(b)}</text>')
+            x += w
+    parts.append("</svg>")
+    return "".join(parts)
+
+
 def html_report(r: dict, docs: dict) -> str:
-    """The self-contained index.html."""
-    c = r["config"]
-    verdict_cls = "fail" if r["verdict"] == "fail" else "pass"
-    body = [f"<h1>groupcheck campaign</h1><p class=sub><code>{_e(r['campaign_id'])}</code> · started {_e(r['started_at'])}</p>"]
-    if r["partial"]:
-        body.append('<div class="banner partial">PARTIAL: the campaign was interrupted; the figures cover the '
-                     f'{r["interleavings"]:,} interleavings that finished (of {r["seed_range"]["requested"]:,}).</div>')
-    body.append(f'<div class="banner {verdict_cls}">{"FAIL" if verdict_cls == "fail" else "PASS"} — {_e(_headline(r))}</div>')
+    """The self-contained index.html: the verdict and the findings first (:mod:`properties.findings`),
+    then the campaign's own sections."""
+    c = r["settings"]
+    body = shape.html_head(r, "groupcheck campaign")
+    body.insert(1, f"<p class=sub><code>{_e(r['campaign_id'])}</code> · started {_e(r['started_at'])} · "
+                   f"{_e(_headline(r))}</p>")
     figs = [
         (f"{r['interleavings']:,}", "interleavings"), (f"{r['steps']:,}", "events"),
         (f"{r['seconds']:,.1f} s", "job time"), (f"{r['rate'] or 0:,.0f}/s", "interleavings per second"),
-        (f"{r['violations']:,}", "failing interleavings"), (str(sum(1 for x in r["clusters"] if x["status"] != "fixed")), "clusters"),
+        (f"{r['violations']:,}", "failing interleavings"), (str(sum(1 for x in r["findings"] if x["status"] != "fixed")), "findings"),
         (f"{r['coverage']['abstract_states']:,}", "distinct abstract states"),
         (_e(c["system"]) + (f" / {_e(c['mutant'])}" if c["mutant"] else ""), "system" + (" / mutant" if c["mutant"] else "")),
     ]
     body.append('<div class="figs">' + "".join(
         f'<div class="fig"><b{" class=t" if not v[:1].isdigit() else ""}>{v}</b><span>{_e(k)}</span></div>' for v, k in figs) + "</div>")
     world = ("Swarm worlds: each interleaving drew its clients, brokers, partitions, timeouts, faults and length "
-             "(below)" if c.get("world") == "swarm" else
+             "(the chart below)" if c.get("world") == "swarm" else
              f'{c["clients"]} clients, {c["brokers"]} brokers, {c["partitions"]} partitions, faults '
              f'<code>{_e(c["faults"])}</code> (at most {c["max_faults"]} per interleaving), {c["steps"]} random events '
              'per interleaving')
     body.append(f'<p class="muted">{world}{", then the settle phase and the eventually properties" if c["eventually"] else " (no settle phase)"}; '
                 f'seeds {r["seed_range"]["start"]}–{r["seed_range"]["stop"] - 1}; master <code>{_e(r["master"])}</code>, '
                 f'{r["cores"]} cores, {r["tasks"]} tasks.</p>')
-    if c.get("world") == "swarm":
-        body.append('<h2>Worlds (swarm)</h2><p class="muted">Each interleaving drew its own world '
-                    '(properties/explore/swarm.py); "swarm" above means drawn per interleaving. Pinned: '
-                    f'<code>{_e(json.dumps(c.get("pinned") or {}))}</code>.</p><table><tr><th>dimension</th>'
-                    '<th>regime</th><th>interleavings</th><th>share</th><th>failing</th></tr>'
-                    + "".join(f"<tr><td>{_e(d)}</td><td>{_e(b)}</td><td>{n:,}</td><td>{share:.0%}</td><td>{f:,}</td></tr>"
-                              for d, b, n, f, share in regimes_rows(r)) + "</table>")
     if guided_line(r):
         body.append(f"<h2>Search</h2><p>{_e(guided_line(r))}. {_e(GUIDED_NOTE)}</p>")
     # verdicts
@@ -802,12 +833,18 @@ def html_report(r: dict, docs: dict) -> str:
     body.append('<div class="plot"><h3>Final group generation</h3>'
                 + svg_histogram(r["histograms"]["generation"], "generation (-1: no group)", color="#7b4fc4") + "</div>")
     body.append("</div>")
-    # clusters
-    body.append("<h2>Counterexample clusters</h2>")
-    if not r["clusters"]:
+    # the findings' counterexamples
+    body.append("<h2>Counterexamples</h2>")
+    if not r["findings"]:
         body.append("<p>None: no property failed in this campaign.</p>")
-    for cl in r["clusters"]:
-        body.append(_cluster_html({**cl, "campaign_id": r["campaign_id"]}, docs.get(cl["signature"]), c["clients"]))
+    for f in r["findings"]:
+        body.append(_cluster_html({**f, "campaign_id": r["campaign_id"]}, docs.get(f["signature"]), c["clients"]))
+    if c.get("world") == "swarm":
+        body.append('<h2>Worlds (swarm)</h2><p class="muted">Each interleaving drew its own world '
+                    '(properties/explore/swarm.py); the share of the interleavings in each regime (hover for the '
+                    'failing ones). Pinned: '
+                    f'<code>{_e(json.dumps(c.get("pinned") or {}))}</code>.</p>'
+                    f'<div class="plot">{svg_regimes(r)}</div>')
     # coverage
     body.append("<h2>Coverage</h2><ul class=gaps>")
     for label, key in (("Group states never reached", "group_states_never"), ("Member states never reached", "member_states_never"),
@@ -846,7 +883,4 @@ def html_report(r: dict, docs: dict) -> str:
     body.append('<p class="muted">Files beside this page: <code>results.json</code>, <code>summary.md</code>, '
                 '<code>counterexamples/</code>, <code>interleavings.jsonl.gz</code> '
                 '(<code>spark.read.json("interleavings.jsonl.gz")</code>).</p>')
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-            f"<title>groupcheck campaign {_e(r['campaign_id'])}</title><style>{CSS}</style></head><body><main>"
-            + "\n".join(body) + "</main></body></html>\n")
+    return shape.page(f"groupcheck campaign {r['campaign_id']}", body)

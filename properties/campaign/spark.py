@@ -68,6 +68,7 @@ from properties.engine.run import Outcome, task_count, task_ranges  # noqa: E402
 from properties.engine.spark import check_master, executor_count  # noqa: E402
 from properties.engine.spark import started as spark_started  # noqa: E402
 from properties.campaign.report import FORMAT, ROW_FIELDS  # noqa: E402
+from properties.findings import SCHEMA  # noqa: E402
 from properties.progress import Progress  # noqa: E402,F401  (groupcheck walk used it from here)
 from properties.explore.swarm import FIXED_WORLD  # noqa: E402
 from properties.explore.walker import DEFAULT_STEPS  # noqa: E402
@@ -513,7 +514,7 @@ def search_of(args) -> str:
     mutants (README, "Guided search"), it found nothing plain did not and found some later: the
     children take budget from fresh seeds. A broker campaign runs fixed schedules: plain only."""
     search = getattr(args, "search", None)
-    if search == "guided" and args.system.startswith(("broker:", "client:")):
+    if search == "guided" and _schedules(args):
         raise RunError("--search guided breeds walks of the simulated world: a broker campaign (--system "
                             f"{args.system}) runs fixed schedules; use --search plain or leave it out")
     if search is None:
@@ -526,8 +527,16 @@ def world_of(args) -> str:
     Arguments built without a ``world`` at all (the campaign benchmark's) mean the fixed world."""
     world = getattr(args, "world", "fixed")
     if world is None:
-        return "fixed" if args.system.startswith(("broker:", "client:")) else "swarm"
+        return "fixed" if _schedules(args) else "swarm"
     return world
+
+
+def _schedules(args) -> bool:
+    """Whether the campaign runs conformance schedules (a broker or a client library), not the
+    simulated world."""
+    from properties import targets
+
+    return targets.resolve(args.system).kind != targets.SIMULATED
 
 
 def fixed(args, name: str):
@@ -646,7 +655,7 @@ def remove_report(out: Path) -> list:
     results = out / "results.json"
     if results.exists():
         try:
-            ours = json.loads(results.read_text(encoding="utf-8")).get("format") == FORMAT
+            ours = _is_campaign_results(json.loads(results.read_text(encoding="utf-8")))
         except (OSError, ValueError, AttributeError):
             ours = False
     else:
@@ -684,9 +693,15 @@ def _load_baseline(path):
         raise RunError(f"--baseline {path}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise RunError(f"--baseline {path}: not a readable results.json ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("clusters"), list):
+    if not _is_campaign_results(doc) or not isinstance(doc.get("findings", doc.get("clusters")), list):
         raise RunError(f"--baseline {path}: not a groupcheck campaign results.json")
     return doc
+
+
+def _is_campaign_results(doc) -> bool:
+    """A campaign's results.json: this shape's, or the format before the one report shape."""
+    return isinstance(doc, dict) and (doc.get("checker") == "campaign" and doc.get("schema") == SCHEMA
+                                      or doc.get("format") == FORMAT)
 
 
 def cmd_campaign(args) -> int:
@@ -750,7 +765,7 @@ def _campaign(args) -> int:
                     campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
                     master=master, executors=executors, cores=cores, tasks=task_count(args.interleavings, task_size),
                     task_size=task_size, versions=versions(spark), partial=outcome.partial, baseline=baseline,
-                    out=out)
+                    out=out, stopped_by=outcome.signal_name if outcome.partial else None, failure=outcome.failure)
                 report.write(out, results, totals)
                 if default_out:
                     _link_latest(out)

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html
 import json
 import os
 import time
 from typing import Dict, Optional, Tuple
 
+from properties import findings as shape
+from properties import targets
 from properties.clients import libraries
 from properties.clients.judge import Finding, judge
 from properties.engine import run as engine
@@ -50,7 +53,7 @@ def add_parser(kinds) -> argparse.ArgumentParser:
                                      "injects a seeded fault schedule; every request they send and every rebalance "
                                      "callback is judged against the rules of Kafka's consumer. Exit 0: nothing "
                                      "found; 1: a finding; 2: usage error or a library that is not installed.")
-    c.add_argument("--client", required=True, metavar="NAME", help="the library: " + ", ".join(libraries.LIBRARIES))
+    c.add_argument("--client", required=True, metavar="NAME", help="the library: " + ", ".join(targets.names(targets.CLIENT)))
     c.add_argument("--mutant", metavar="NAME", help="with --client groupcheck: a consumer mutant of "
                                                      "groupcheck mutants --list (a deliberately broken consumer)")
     c.add_argument("--schedules", type=int_at_least("--schedules", 1), default=20, help="schedules to run (default 20)")
@@ -69,7 +72,7 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     return c
 
 
-def run_and_judge(library: libraries.Library, schedule: ClientSchedule, group: str, mutant: Optional[str] = None):
+def run_and_judge(library: targets.Target, schedule: ClientSchedule, group: str, mutant: Optional[str] = None):
     """Run one schedule and judge it; a schedule that cannot run (its broker did not start) is a
     UsageError: nothing about the client was learnt, and the next schedule would fail the same way."""
     from properties.clients import session
@@ -81,20 +84,11 @@ def run_and_judge(library: libraries.Library, schedule: ClientSchedule, group: s
     return outcome, judge(outcome)
 
 
-def check_mutant(library: libraries.Library, mutant: Optional[str]) -> None:
-    if mutant is None:
-        return
-    if library.name != "groupcheck":
+def check_mutant(library: targets.Target, mutant: Optional[str]) -> None:
+    """UsageError unless *mutant* (None: none) is a consumer mutant and *library* groupcheck's own."""
+    if mutant is not None and library.mutants is None:
         raise UsageError(f"--mutant {mutant}: mutants are groupcheck's own consumer's; use --client groupcheck")
-    from properties.mutation.mutants import UnknownMutant, get
-
-    try:
-        m = get(mutant)
-    except UnknownMutant as e:
-        raise UsageError(f"--mutant {mutant}: {e}") from None
-    if m.target.startswith(("impl.server", "model")):
-        raise UsageError(f"--mutant {mutant}: a mutant of the broker ({m.target}); conform client runs "
-                         "groupcheck's broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
+    library.check_mutant(mutant)
 
 
 def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs, static: int = 0) -> dict:
@@ -127,6 +121,7 @@ class ClientTally:
         self.failed = 0
         self.faults_injected = 0
         self.counts: Dict[str, int] = {}
+        self.seeds: Dict[str, list] = {}  # rule -> the seeds that broke it
         self.first: Dict[str, Tuple[int, dict, dict]] = {}  # rule -> (seed, finding json, outcome json)
         self.notes: set = set()
 
@@ -138,6 +133,7 @@ class ClientTally:
         for f in result["findings"]:
             rule = f["rule"]
             self.counts[rule] = self.counts.get(rule, 0) + 1
+            self.seeds.setdefault(rule, []).append(result["seed"])
             if rule not in self.first or result["seed"] < self.first[rule][0]:
                 self.first[rule] = (result["seed"], f, result["outcome"])
 
@@ -164,35 +160,65 @@ def cmd_conform_client(args) -> int:
             progress(tally.done, tally.failed, final=True)
             summary = finish(tally, plan, out, time.monotonic() - started,
                              shrinking=not args.no_shrink and not outcome.partial,
-                             settings={"seed": args.seed, "parallel": args.parallel,
-                                       "interrupted": outcome.signal_name if outcome.partial else None})
+                             settings={"seed": args.seed, "parallel": args.parallel}, requested=args.schedules,
+                             stopped_by=outcome.signal_name if outcome.partial else None)
             print_summary(summary, args.json, out)
     outcome.report_end(out)
-    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
+    return outcome.exit_status(shape.exit_status(summary))
 
 
-def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict) -> dict:
-    """Shrink the first counterexample of every rule, write them and the report; the summary."""
+def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict,
+           requested: Optional[int] = None, stopped_by: Optional[str] = None, failure: Optional[str] = None) -> dict:
+    """Shrink the first counterexample of every rule, write them and the report (the one report
+    shape, :mod:`properties.findings`); the report."""
     library = libraries.get(plan["client"])
     os.makedirs(os.path.join(out, "counterexamples"), exist_ok=True)
-    entries = []
+    found = []
     for rule, (seed, finding_json, data) in sorted(tally.first.items()):
         outcome, finding = outcome_of({**data, "library": library.name}), Finding.from_json(finding_json)
         reproduced = None
+        original = len(outcome.schedule.faults)
         if shrinking:
             outcome, finding, reproduced = shrink(library, outcome, finding, plan["mutant"])
-        path = os.path.join(out, "counterexamples", f"{rule}.json")
+        relative = os.path.join("counterexamples", f"{rule}.json")
+        path = os.path.join(out, relative)
         write_counterexample(path, library.name, outcome, finding, plan["mutant"])
-        entries.append({"signature": rule, "summary": finding.summary, "count": tally.counts[rule], "file": path,
-                        "source": finding.source, "client": finding.client, "seed": seed,
-                        "faults": len(outcome.schedule.faults), "reproduced": reproduced})
-    summary = {"system": f"client:{library.name}", "mutant": plan["mutant"], "schedules": tally.done,
-               "consumers": plan["consumers"], "static": plan.get("static", 0), "settings": plan["settings"], **settings,
-               "seconds": round(seconds, 1), "with_findings": tally.failed, "findings": entries,
-               "notes": sorted(tally.notes), "faults_injected": tally.faults_injected,
-               "verdict": "conforms" if not entries else "findings"}
+        found.append(shape.finding(
+            signature=rule, rule=rule, kind="rule", count=tally.counts[rule], first_seeds=sorted(tally.seeds[rule])[:20],
+            summary=f"{finding.client}: {finding.summary}", observed=list(finding.evidence), allowed=None,
+            source=finding.source, events=len(outcome.schedule.faults), original_events=original,
+            minimal=True if reproduced else None, reproduced=reproduced, counterexample=relative,
+            replay=f"groupcheck replay {path}"))
+    summary = shape.envelope(
+        checker="conform-client", system=f"client:{library.name}", findings=found, done=tally.done,
+        requested=requested if requested is not None else tally.done, unit="schedules",
+        settings={"client": library.name, "mutant": plan["mutant"], "consumers": plan["consumers"],
+                  "static": plan.get("static", 0), "consumer_settings": plan["settings"], **settings},
+        checked=checked_lines(plan), not_checked=not_checked_lines(plan),
+        partial=stopped_by is not None or failure is not None, stopped_by=stopped_by, failure=failure)
+    summary.update({"schedules": tally.done, "mutant": plan["mutant"], "consumers": plan["consumers"],
+                    "static": plan.get("static", 0), "seed": settings.get("seed"), "seconds": round(seconds, 1),
+                    "with_findings": tally.failed, "notes": sorted(tally.notes),
+                    "faults_injected": tally.faults_injected})
     write_report(out, summary)
     return summary
+
+
+def checked_lines(plan: dict) -> list:
+    """What conform client judged (properties/clients/judge.py)."""
+    return ["every request each consumer sent (the broker's trace) and every rebalance callback: one JoinGroup/"
+            "SyncGroup in flight, heartbeats and commits carrying the current generation and member id, heartbeats "
+            "that never stop for a session while the member holds a generation, a rejoin after REBALANCE_IN_PROGRESS "
+            "/ UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept until the coordinator says it is unknown, a "
+            "FindCoordinator after NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup "
+            "answers, partitions revoked before a rejoin, and the group settling after the faults"] + (
+        ["static members: their group.instance.id on every JoinGroup (v5+), SyncGroup, Heartbeat and OffsetCommit, "
+         "and no LeaveGroup"] if plan.get("static") else [])
+
+
+def not_checked_lines(plan: dict) -> list:
+    return ["what a client does between two requests that leaves no trace on the wire (its internal state)",
+            "cooperative rebalancing"] + ([] if plan.get("static") else ["static membership (--static N)"])
 
 
 def print_summary(summary: dict, as_json: bool, out: str) -> None:
@@ -202,11 +228,11 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
     print(f"{summary['system']}: {summary['schedules']} schedules in {summary['seconds']} s, "
           f"{summary['faults_injected']} faults injected: {summary['with_findings']} with findings, "
           f"{len(summary['findings'])} rules broken")
-    for e in summary["findings"]:
-        again = {True: "", False: " [intermittent: not on a re-run]", None: ""}[e.get("reproduced")]
-        print(f"  {e['count']:>4} × {e['signature']}{again}: {e['summary']}\n         {e['file']}")
-    partial = f" (PARTIAL: stopped by {summary['interrupted']})" if summary.get("interrupted") else ""
-    print(f"report: {out}/report.md — verdict: {summary['verdict']}{partial}")
+    for f in summary["findings"]:
+        again = {True: "", False: " [intermittent: not on a re-run]", None: ""}[f["shrunk"]["reproduced"]]
+        print(f"  {f['count']:>4} × {f['signature']}{again}: {f['summary']}\n         "
+              f"{os.path.join(out, f['counterexample'])}")
+    print(f"report: {out}/report.md — verdict: {shape.headline(summary)}")
 
 
 def shrink(library, outcome, finding: Finding, mutant: Optional[str] = None):
@@ -248,44 +274,31 @@ def write_counterexample(path: str, library: str, outcome, finding: Finding, mut
 
 
 def write_report(out: str, summary: dict) -> None:
+    """report.json, report.md and index.html: the shared head (verdict, findings, what was checked)
+    and the notes."""
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    lines = [f"# Client conformance: {summary['system']}", "",
-             f"{summary['schedules']} schedules (seeds from {summary['seed']}), "
-             f"{summary['consumers']} consumers each"
-             + (f" ({summary['static']} of them static members)" if summary.get("static") else "")
-             + f", settings {summary['settings'] or 'the schedule defaults'}; "
-             f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", "",
-             "Checked on every request each consumer sent (the broker's trace) and every rebalance callback: "
-             "one JoinGroup/SyncGroup in flight, heartbeats and commits carrying the current generation and member "
-             "id, heartbeats that never stop for a session while the member holds a generation, a rejoin after REBALANCE_IN_PROGRESS / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the member id kept "
-             "until the coordinator says it is unknown, a FindCoordinator after NOT_COORDINATOR / "
-             "COORDINATOR_NOT_AVAILABLE, callbacks matching the SyncGroup answers, partitions revoked before a "
-             "rejoin, and the group settling after "
-             "the faults (properties/clients/judge.py)"
-             + ("; static members: their group.instance.id on every JoinGroup (v5+), SyncGroup, Heartbeat and "
-                "OffsetCommit, and no LeaveGroup" if summary.get("static") else "")
-             + ". Not checked: what a client does between two requests "
-             "that leaves no trace on the wire (its internal state), cooperative rebalancing"
-             + ("" if summary.get("static") else ", static membership (--static N)") + ".", ""]
-    if summary.get("interrupted"):
-        lines += [f"**PARTIAL: stopped by {summary['interrupted']}**; the figures cover the {summary['schedules']} "
-                  f"schedules that finished (findings not shrunk).", ""]
-    if not summary["findings"]:
-        lines.append(f"**No finding** in {summary['schedules']} schedules.")
-    else:
-        lines += ["| rule | schedules | first (shrunk when it came back on a re-run) | re-run | source in Kafka | "
-                  "counterexample |", "|---|---|---|---|---|---|"]
-        for e in summary["findings"]:
-            again = {True: "came back", False: "intermittent: not on a re-run", None: "not re-run"}[e.get("reproduced")]
-            lines.append(f"| `{e['signature']}` | {e['count']} | {e['summary']} ({e['faults']} faults) | {again} | "
-                         f"{e['source']} | `{e['file']}` |")
+    title = f"Client conformance: {summary['system']}"
+    lines = shape.markdown_head(summary, title)
+    lines += [f"{summary['schedules']} schedules (seeds from {summary['seed']}), {summary['consumers']} consumers each"
+              + (f" ({summary['static']} of them static members)" if summary.get("static") else "")
+              + f", settings {summary['settings']['consumer_settings'] or 'the schedule defaults'}; "
+              f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", ""]
+    if summary.get("partial"):
+        lines += [f"**PARTIAL: stopped by {summary.get('stopped_by') or 'a failed task'}**; the figures cover the "
+                  f"{summary['schedules']} schedules that finished (findings not shrunk).", ""]
     if summary["notes"]:
-        lines += ["", "Notes (not judged):", ""] + [f"- {n}" for n in summary["notes"]]
+        lines += ["Notes (not judged):", ""] + [f"- {n}" for n in summary["notes"]]
     lines += ["", "Replay a counterexample: `groupcheck replay FILE` (re-runs its schedule with the same library and "
                   "says whether the same rule fires again)."]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    body = shape.html_head(summary, title)
+    if summary["notes"]:
+        body.append("<h2>Notes (not judged)</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in summary["notes"])
+                    + "</ul>")
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write(shape.page(title, body))
 
 
 def outcome_of(data: dict):

@@ -1,50 +1,26 @@
-"""The client libraries ``groupcheck conform client --client NAME`` can run, and their settings.
-
-Each library has a runner module (:mod:`properties.clients.runners`) and the Python module it
-imports; :func:`get` refuses an unknown name or a library that is not installed with one line
-(exit 2), before anything starts.
+"""The consumer settings ``groupcheck conform client --set NAME=VALUE`` passes on to every
+library's consumers, and :func:`get`, a client library from the registry of targets
+(:mod:`properties.targets`: its runner module and the Python module it imports), refused with one
+line (exit 2) when unknown or not installed, before anything starts.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Dict, List, Tuple
 
-import attrs
-
+from properties import targets
 from properties.errors import UsageError
 from properties.live.child import split_setting
 
+def get(name: str) -> targets.Target:
+    """The client library *name*, installed; UsageError otherwise."""
+    return targets.get(targets.CLIENT, name, "--client").installed()
 
-@attrs.frozen
-class Library:
-    name: str
-    runner: str  # the runner's module, run with ``python -m``
-    module: str  # what it imports (checked before anything starts)
-    pip: str  # what to install
-
-
-LIBRARIES: Dict[str, Library] = {lib.name: lib for lib in (
-    Library("kafka-python", "properties.clients.runners.kafka_python", "kafka", "kafka-python==3.0.12"),
-    Library("confluent-kafka", "properties.clients.runners.confluent_kafka", "confluent_kafka", "confluent-kafka==2.16.1"),
-    Library("aiokafka", "properties.clients.runners.aiokafka", "aiokafka", "aiokafka==0.14.0"),
-    Library("groupcheck", "properties.clients.runners.groupcheck", "impl", "groupcheck (this package)"),
-)}
 
 #: The consumer settings ``--set`` takes (Kafka's names); every runner maps them to its library.
 SETTINGS: Tuple[str, ...] = ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
                              "request.timeout.ms", "partition.assignment.strategy")
 ASSIGNORS = ("range", "roundrobin")
-
-
-def get(name: str) -> Library:
-    """The library *name*, installed; UsageError otherwise."""
-    library = LIBRARIES.get(name)
-    if library is None:
-        raise UsageError(f"--client {name}: not a client groupcheck can run (known: {', '.join(LIBRARIES)})")
-    if importlib.util.find_spec(library.module) is None:
-        raise UsageError(f"--client {name}: the library is not installed (pip install {library.pip})")
-    return library
 
 
 def parse_settings(pairs: List[str]) -> Dict[str, object]:

@@ -29,7 +29,7 @@ from properties.engine import children
 
 import attrs
 
-from properties.clients.libraries import Library
+from properties.targets import Target
 from properties.clients.schedule import ClientSchedule
 from properties.live.launch import launch_groupcheck_broker
 
@@ -68,7 +68,7 @@ class SessionError(Exception):
 
 
 class _Runner:
-    def __init__(self, library: Library, client_id: str, config: Dict[str, Any], log_dir: str) -> None:
+    def __init__(self, library: Target, client_id: str, config: Dict[str, Any], log_dir: str) -> None:
         self.client_id = client_id
         self.events: List[dict] = []
         self.lock = threading.Lock()
@@ -206,7 +206,7 @@ def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: s
     return Settle(not problems, 0, owners, state, members, "; ".join(problems))
 
 
-def run(library: Library, schedule: ClientSchedule, group: str = "conform", keep_dir: Optional[str] = None,
+def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_dir: Optional[str] = None,
         mutant: Optional[str] = None) -> Outcome:
     """Run *schedule* with consumers of *library* (see the module docstring); *mutant*: a consumer
     mutant for the ``groupcheck`` library's runner."""

@@ -16,17 +16,17 @@ only), ``--master``, ``--local``, ``--task-size`` (schedules per task, default 2
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
-import functools
-import sys
-
+from properties import findings as shape
+from properties import targets
 from properties.clients.command import ClientTally, client_parts, finish, make_plan, print_summary
 from properties.engine import run as engine
 from properties.engine.errors import RunError
 from properties.engine.run import task_ranges
-from properties.engine.spark import executor
+from properties.engine.spark import run_tasks
 from properties.errors import UsageError
 from properties.progress import Progress
 
@@ -34,7 +34,7 @@ DEFAULT_TASK_SIZE = 2
 
 
 def cmd_client_campaign(args) -> int:
-    name = args.system.split(":", 1)[1]
+    name = targets.resolve(args.system).name
     for option in ("bootstrap", "baseline"):
         if getattr(args, option, None):
             raise RunError(f"--{option} is not for --system {args.system}")
@@ -53,18 +53,16 @@ def cmd_client_campaign(args) -> int:
     tally = ClientTally()
     started = time.monotonic()
     with engine.session() as interrupts:
-        with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts,
-                      app="groupcheck-client-campaign", description="groupcheck-client-campaign schedules") as where:
-            if not args.local:
-                print(f"groupcheck: {args.interleavings:,} schedules of client:{plan['client']} in tasks of "
-                      f"{task_size} on {where.name} ({where.cores} at once)", file=sys.stderr, flush=True)
-            outcome = engine.run(ranges, functools.partial(client_parts, plan), tally, where, progress, interrupts)
+        outcome, master = run_tasks(args, ranges, functools.partial(client_parts, plan), tally, progress, interrupts,
+                                    out, "groupcheck-client-campaign",
+                                    f"of client:{plan['client']} in tasks of {task_size}")
         with interrupts.held(release=False):
             progress(tally.done, tally.failed, final=True)
             summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not outcome.partial,
-                             settings={"seed": args.seed_start, "master": where.name, "task_size": task_size,
-                                       "interrupted": outcome.signal_name if outcome.partial else None,
-                                       "failure": outcome.failure})
+                             settings={"seed": args.seed_start, "master": master, "task_size": task_size},
+                             requested=args.interleavings,
+                             stopped_by=outcome.signal_name if outcome.partial and not outcome.failure else None,
+                             failure=outcome.failure)
             print_summary(summary, args.json, out)
     outcome.report_end(out)
-    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
+    return outcome.exit_status(shape.exit_status(summary))

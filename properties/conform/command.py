@@ -16,18 +16,19 @@ import argparse
 import json
 import time
 import uuid
-from typing import Optional, Tuple
+from typing import Optional
 
+from properties import findings as shape
+from properties import targets
 from properties.conform import report as report_module
+from properties.conform.members import Unreachable
+from properties.conform.run import NO_TIMERS, STATIC_UNSUPPORTED, Timing, run_schedule
+from properties.conform.tally import Tally, print_summary
+from properties.conform.target import Broker, Runner, group_id
+from properties.conform.schedule import Schedule, generate
 from properties.engine import run as engine
 from properties.engine.run import task_ranges
-from properties.conform import systems
-from properties.conform.members import Unreachable
-from properties.conform.run import NO_TIMERS, STATIC_UNSUPPORTED, Profile, Timing, run_schedule
-from properties.conform.tally import Tally, print_summary
-from properties.conform.target import Runner, Target, group_id
-from properties.conform.schedule import Schedule, generate
-from properties.errors import UsageError, int_at_least
+from properties.errors import UsageError, host_and_port, int_at_least
 from properties.progress import Progress
 
 
@@ -41,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where = b.add_mutually_exclusive_group()
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker")
     where.add_argument("--launch", metavar="NAME", help="start a broker on a free loopback port and stop it "
-                                                         f"afterwards: {', '.join(systems.LAUNCHERS)}")
+                                                         f"afterwards: {', '.join(targets.launchable())}")
     b.add_argument("--mutant", metavar="NAME", help="with --launch groupcheck: apply one of groupcheck's "
                                                      "server-side mutants (a deliberately broken broker)")
     b.add_argument("--schedules", type=int_at_least("--schedules", 1), default=100, help="schedules to run (default 100)")
@@ -65,19 +66,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def parse_bootstrap(text: str) -> Tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host:
-        raise UsageError(f"--bootstrap expects HOST:PORT, got {text!r}")
-    try:
-        number = int(port)
-    except ValueError:
-        raise UsageError(f"--bootstrap {text}: the port {port!r} is not a number") from None
-    if not 0 < number < 65536:
-        raise UsageError(f"--bootstrap {text}: the port {number} is out of range")
-    return host, number
-
-
 def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) == "client":
         return args.func(args)
@@ -91,54 +79,57 @@ def cmd_conform(args) -> int:
     if args.static > args.members:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.bootstrap:
-        target = Target(args.bootstrap, None, None, parse_bootstrap(args.bootstrap))
-        profile = systems.PROFILES["bootstrap"]
+        host_and_port(args.bootstrap)
+        target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
     else:
-        target = Target(None, args.launch, args.mutant, timers=args.timers == "on")
-        profile = systems.PROFILES[args.launch]
-    try:
-        return _campaign(args, target, profile)
-    finally:
-        target.stop()
+        target = targets.get(targets.BROKER, args.launch, "--launch")
+        target.check_mutant(args.mutant)
+    return _campaign(args, target)
 
 
-def _campaign(args, target: Target, profile: Profile) -> int:
+def _campaign(args, target: targets.Target) -> int:
     """The schedules one after the other against *target* (the engine in this process: a signal
     stops the schedule under way at once; the report of those that finished is written, marked
     partial, and the exit status is 128 + the signal's number)."""
     timing = Timing.with_timers() if args.timers == "on" else NO_TIMERS
-    run = Runner(target, profile, timing)
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
     tally = Tally()
-
-    def work(start: int, stop: int) -> list:
-        results = []
-        for seed in range(start, stop):
-            result = run(generate(seed, members=args.members, steps=args.steps, timers=timing.timers,
-                                  static=args.static))
-            if result.failure and result.steps_run == 0 and not result.trace and seed == args.seed and (
-                    target.broker is None or result.failure.startswith(STATIC_UNSUPPORTED)):
-                raise UsageError(f"{target.text}: {result.failure}")
-            if target.broker is None and result.failure and result.failure.startswith("the broker stopped accepting"):
-                tally.stop_requested = "the broker stopped accepting connections"
-                tally.stopped_after = seed - args.seed + 1  # every later schedule would fail the same way
-            results.append(result)
-        return results
-
     with engine.session() as interrupts:
-        outcome = engine.run(task_ranges(args.seed, args.schedules, 1), work, tally, engine.InProcess(), progress,
-                             interrupts)
-        with interrupts.held(release=False):
-            progress(tally.done, tally.failed, final=True)
-            settings = {"schedules": tally.done, "seed": args.seed, "members": args.members, "steps": args.steps,
-                        "static": args.static, "interrupted": outcome.signal_name if outcome.partial else None}
-            out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
-            summary = tally.finish(run, target, profile, timing, args.mutant, settings, out,
-                                   time.monotonic() - started, shrinking=not args.no_shrink and not outcome.partial)
-            print_summary(summary, args.json, out)
+        broker = Broker(target, args.mutant, args.bootstrap, timers=timing.timers)
+        try:
+            run = Runner(broker, timing)
+
+            def work(start: int, stop: int) -> list:
+                results = []
+                for seed in range(start, stop):
+                    result = run(generate(seed, members=args.members, steps=args.steps, timers=timing.timers,
+                                          static=args.static))
+                    if result.failure and result.steps_run == 0 and not result.trace and seed == args.seed and (
+                            not broker.launched or result.failure.startswith(STATIC_UNSUPPORTED)):
+                        raise UsageError(f"{broker.text}: {result.failure}")
+                    if not broker.launched and result.failure and \
+                            result.failure.startswith("the broker stopped accepting"):
+                        tally.stop_requested = "the broker stopped accepting connections"
+                        tally.stopped_after = seed - args.seed + 1  # every later schedule would fail the same way
+                    results.append(result)
+                return results
+
+            outcome = engine.run(task_ranges(args.seed, args.schedules, 1), work, tally, engine.InProcess(), progress,
+                                 interrupts)
+            with interrupts.held(release=False):
+                progress(tally.done, tally.failed, final=True)
+                settings = {"seed": args.seed, "members": args.members, "steps": args.steps, "static": args.static}
+                out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
+                summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
+                                       shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
+                                       stopped_by=outcome.signal_name if outcome.partial else None)
+                print_summary(summary, args.json, out)
+        finally:
+            with interrupts.held(release=False):
+                broker.stop()
     outcome.report_end(out)
-    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
+    return outcome.exit_status(shape.exit_status(summary))
 
 
 def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool) -> int:
@@ -153,24 +144,21 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         raise UsageError(f"{path}: not a readable conformance counterexample ({e})") from None
     if not bootstrap and not launch:
         raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
-    profile_name = launch or "bootstrap"
-    profile = systems.PROFILES.get(profile_name, systems.PROFILES["bootstrap"])
     timing = Timing.with_timers() if example.get("timers") else NO_TIMERS
-    broker = None
-    try:
-        if launch:
-            broker = systems.launch(launch, mutant, timing.timers)
-            host, port = broker.bootstrap.rsplit(":", 1)
-            address = (host, int(port))
-        else:
-            address = parse_bootstrap(bootstrap)
+    if launch:
+        target = targets.get(targets.BROKER, launch, "--launch")
+        target.check_mutant(mutant)
+    else:
+        host_and_port(bootstrap)
+        target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
+    with engine.session():
+        broker = Broker(target, mutant, None if launch else bootstrap, timers=timing.timers)
         try:
-            result = run_schedule(address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]), profile,
-                                  timing=timing)
+            result = run_schedule(broker.address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]),
+                                  broker.profile, timing=timing)
         except Unreachable as e:
             raise UsageError(str(e)) from None
-    finally:
-        if broker is not None:
+        finally:
             broker.stop()
     same = result.signature() == signature
     if as_json:

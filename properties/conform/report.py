@@ -16,8 +16,10 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from properties.campaign.report import CSS, svg_bars
-from properties.conform.run import Profile, Result
+from properties import findings as shape
+from properties.campaign.report import svg_bars
+from properties.conform.run import Result
+from properties.targets import Profile
 
 KIND = "groupcheck-broker-conformance"
 
@@ -49,30 +51,97 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "divergence"
 
 
-def write(out: str, summary: dict, examples: List[dict]) -> Dict[str, str]:
-    """Write the report into directory *out* (created); the counterexample file of each signature."""
+#: The Kafka source that defines what each judged API must answer (the model's coordinator follows
+#: it: model/group.py, model/broker.py), and the protocol reference's section.
+API_SOURCES = {
+    "FindCoordinator": "KafkaApis.handleFindCoordinatorRequest; docs/protocol.md §2",
+    "JoinGroup": "GroupCoordinator.handleJoinGroup, doJoinGroup, onCompleteJoin; docs/protocol.md §1.4-1.6",
+    "SyncGroup": "GroupCoordinator.handleSyncGroup, doSyncGroup; docs/protocol.md §1.7",
+    "Heartbeat": "GroupCoordinator.handleHeartbeat; docs/protocol.md §1.8",
+    "LeaveGroup": "GroupCoordinator.handleLeaveGroup; docs/protocol.md §1.9",
+    "OffsetCommit": "GroupCoordinator.handleCommitOffsets, validateOffsetCommit; docs/protocol.md §1.10",
+    "OffsetFetch": "GroupCoordinator.handleFetchOffsets; docs/protocol.md §1.13",
+    "DescribeGroups": "GroupCoordinator.handleDescribeGroup; docs/protocol.md §1.13",
+    "failure": "the Kafka protocol: a broker answers every request it reads, on the connection it came on, in order "
+               "(SocketServer, KafkaApis.handle); docs/protocol.md §1.3",
+}
+
+
+def rule_of(signature: str) -> str:
+    """The judged API of a divergence (``JoinGroup: ...``), or ``failure``."""
+    return signature.split(":", 1)[0]
+
+
+def kind_of(signature: str) -> str:
+    return "failure" if signature.startswith("failure:") else "divergence"
+
+
+def source_of(signature: str) -> str:
+    return API_SOURCES.get(rule_of(signature), "model/group.py (the model's coordinator); docs/protocol.md §1")
+
+
+def finding(example: dict, count: int, seeds, path: str, status: Optional[str]) -> dict:
+    """One divergence (or broker failure) in the one finding shape (:mod:`properties.findings`)."""
+    return shape.finding(
+        signature=example["signature"], rule=rule_of(example["signature"]), kind=kind_of(example["signature"]),
+        status=status, count=count, first_seeds=sorted(seeds)[:20], summary=example["summary"] or "",
+        observed=example["observed"], allowed=example["allowed"], source=source_of(example["signature"]),
+        events=len(example["schedule"]["steps"]), original_events=example["steps_before_shrinking"],
+        minimal=True if example.get("shrunk") else None, counterexample=path, replay=example["replay"])
+
+
+def baseline_findings(baseline: dict) -> list:
+    """The findings of an earlier report (``--baseline``): this shape's, or the older
+    ``divergences`` list."""
+    if "findings" in baseline:
+        return [f for f in baseline["findings"] if f.get("status") != "fixed"]
+    return [{"signature": d["signature"]} for d in baseline.get("divergences", [])]
+
+
+def checked_lines(versions: dict, timers: bool) -> List[str]:
+    return [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
+            "model/broker.py), member ids aliased",
+            "timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its deadline"
+            if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero initial delay fires)"]
+
+
+def not_checked_lines(diverging: int, stopped_after: Optional[int]) -> List[str]:
+    lines = ["the steps after a schedule's first divergence (a schedule stops there)"] if diverging else []
+    if stopped_after:
+        lines.append(f"the schedules after the {stopped_after}th: the broker stopped accepting connections")
+    return lines
+
+
+def write_counterexamples(out: str, examples: List[dict]) -> Dict[str, str]:
+    """The counterexample file of each signature in ``out/counterexamples`` (an earlier run's are
+    removed: they would pass for this run's); {signature: path relative to *out*}."""
     folder = os.path.join(out, "counterexamples")
     os.makedirs(folder, exist_ok=True)
-    for name in os.listdir(folder):  # an earlier run's files would pass for this run's
+    for name in os.listdir(folder):
         if re.fullmatch(r"\d\d-[a-z0-9-]*\.json", name):
             os.unlink(os.path.join(folder, name))
     files: Dict[str, str] = {}
     for i, example in enumerate(examples, 1):
-        path = os.path.join(out, "counterexamples", f"{i:02d}-{slug(example['signature'])}.json")
+        relative = os.path.join("counterexamples", f"{i:02d}-{slug(example['signature'])}.json")
+        path = os.path.join(out, relative)
         example["replay"] = f"groupcheck replay {path} {example['target']}" + (
             f" --mutant {example['mutant']}" if example.get("mutant") else "")
         with open(path, "w") as f:
-            json.dump(example, f, indent=1)
-        files[example["signature"]] = path
-    for entry in summary["divergences"]:
-        entry["file"] = files.get(entry["signature"])
+            json.dump({k: v for k, v in example.items() if k != "shrunk"}, f, indent=1)
+        files[example["signature"]] = relative
+    return files
+
+
+def write(out: str, summary: dict, examples: List[dict]) -> None:
+    """Write report.json, report.md and index.html into *out* (the counterexample files are
+    :func:`write_counterexamples`')."""
+    os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(summary, f, indent=1)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(markdown(summary, examples))
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
         f.write(html_page(summary, examples))
-    return files
 
 
 def _api_list(versions: dict) -> str:
@@ -85,21 +154,17 @@ def _api_list(versions: dict) -> str:
 
 
 def markdown(summary: dict, examples: List[dict]) -> str:
-    lines = [f"# Broker conformance: {summary['system']}", "",
-             f"- target: `{summary['target']}`" + (f", mutant `{summary['mutant']}`" if summary.get("mutant") else ""),
-             f"- schedules: {summary['schedules']} (seeds {summary['seed']}..{summary['seed'] + summary['schedules'] - 1}, "
-             f"{summary['members']} members, {summary['steps']} steps after the joins), timers "
-             f"{'on' if summary['timers'] else 'off'}",
-             f"- checked: every answer to {_api_list(summary['versions'])} against the "
-             f"model's coordinator (model/group.py, model/broker.py), member ids aliased; a schedule stops at its "
-             f"first divergence, so later steps of a diverging schedule were not checked",
-             f"- conforming schedules: {summary['conforming']}; diverging: {summary['diverging']}; "
-             f"broker failures: {summary['failures']}",
-             f"- versions used: {', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none'}",
-             f"- verdict: **{summary['verdict']}**", ""]
-    if summary.get("interrupted"):
-        lines[-1:-1] = [f"- **PARTIAL: the campaign was interrupted**; the figures cover the {summary['schedules']} "
-                        f"schedules of the tasks that finished, which need not be the first seeds of the range"]
+    lines = shape.markdown_head(summary, f"Broker conformance: {summary['system']}")
+    lines += [f"- target: `{summary['target']}`" + (f", mutant `{summary['mutant']}`" if summary.get("mutant") else ""),
+              f"- schedules: {summary['schedules']} (seeds {summary['seed']}..{summary['seed'] + summary['schedules'] - 1}, "
+              f"{summary['members']} members, {summary['steps']} steps after the joins), timers "
+              f"{'on' if summary['timers'] else 'off'}",
+              f"- conforming schedules: {summary['conforming']}; diverging: {summary['diverging']}; "
+              f"broker failures: {summary['failures']}",
+              f"- versions used: {', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none'}", ""]
+    if summary.get("partial"):
+        lines[-1:-1] = [f"- **PARTIAL: stopped by {summary.get('stopped_by') or 'a failed task'}**; the figures cover the "
+                        f"{summary['schedules']} schedules that finished, which need not be the first seeds of the range"]
     if summary.get("crashes"):
         lines[-1:-1] = [f"- **the broker process crashed {summary['crashes']} time(s)**; it was started again each time"]
     if summary.get("stopped_after"):
@@ -114,17 +179,7 @@ def markdown(summary: dict, examples: List[dict]) -> str:
         lines.append("")
     if not examples:
         lines += ["No divergence: every answer in every schedule was one the model allows.", ""]
-        if summary.get("fixed"):
-            lines += ["Fixed since the baseline (found then, not now): " + "; ".join(summary["fixed"]), ""]
         return "\n".join(lines)
-    lines += ["## Divergences", "", "| # | signature | schedules | baseline | shrunk to | file |",
-              "|---|---|---|---|---|---|"]
-    for i, (entry, example) in enumerate(zip(summary["divergences"], examples), 1):
-        lines.append(f"| {i} | {entry['signature']} | {entry['count']} | {_status(entry)} | "
-                     f"{len(example['schedule']['steps'])} steps (from {example['steps_before_shrinking']}) | "
-                     f"`{entry['file']}` |")
-    if summary.get("fixed"):
-        lines += ["", "Fixed since the baseline (found then, not now): " + "; ".join(summary["fixed"])]
     for i, example in enumerate(examples, 1):
         lines += ["", f"### {i}. {example['signature']}", "", example["summary"] or "", "",
                   "Schedule: " + "; ".join(f"m{m} {a}" + (f" ({v})" if v else "")
@@ -143,14 +198,6 @@ def markdown(summary: dict, examples: List[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _status(entry: dict) -> str:
-    """new / known (against --baseline), acknowledged (by the profile), or '-'."""
-    marks = [entry["baseline"]] if "baseline" in entry else []
-    if entry.get("acknowledged"):
-        marks.append("acknowledged")
-    return ", ".join(marks) or "-"
-
-
 def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
@@ -165,35 +212,27 @@ def _trace_row(x: dict) -> str:
 
 def html_page(summary: dict, examples: List[dict]) -> str:
     """The self-contained index.html: the same facts as report.md, in the campaign report's look."""
-    new = [e for e in summary["divergences"] if not e.get("acknowledged")]
-    verdict_cls = "fail" if summary["verdict"] == "diverges" else "pass"
     rate = summary["schedules"] / summary["seconds"] if summary.get("seconds") else 0.0
-    body = [f"<h1>groupcheck broker conformance: {_e(summary['system'])}</h1>",
-            f"<p class=sub>target <code>{_e(summary['target'])}</code>"
-            + (f", mutant <code>{_e(summary['mutant'])}</code>" if summary.get("mutant") else "") + "</p>"]
-    if summary.get("interrupted"):
-        body.append(f'<div class="banner partial">PARTIAL: the campaign was interrupted; the figures cover the '
-                    f'{summary["schedules"]:,} schedules of the tasks that finished, which need not be the first '
-                    f'seeds of the range.</div>')
+    body = shape.html_head(summary, f"groupcheck broker conformance: {summary['system']}")
+    body.insert(1, f"<p class=sub>target <code>{_e(summary['target'])}</code>"
+                   + (f", mutant <code>{_e(summary['mutant'])}</code>" if summary.get("mutant") else "") + "</p>")
     if summary.get("stopped_after"):
         body.append(f'<div class="banner partial">The broker stopped accepting connections during schedule '
                     f'{_e(summary["stopped_after"])}; the later schedules were not run.</div>')
-    headline = (f"{len(new)} distinct divergence(s) not acknowledged by the profile" if new else
-                "every answer in every schedule was one the model allows" if not summary["divergences"] else
-                "only divergences the profile acknowledges")
-    body.append(f'<div class="banner {verdict_cls}">{_e(summary["verdict"].upper())} — {_e(headline)}</div>')
+    distinct = [f for f in summary["findings"] if f["status"] != "fixed"]
     figs = [(f"{summary['schedules']:,}", "schedules"), (f"{summary['conforming']:,}", "conforming"),
             (f"{summary['diverging']:,}", "diverging"), (f"{summary['failures']:,}", "broker failures"),
-            (f"{len(summary['divergences'])}", "distinct divergences"), (f"{summary.get('crashes', 0)}", "broker crashes"),
+            (f"{len(distinct)}", "distinct divergences"), (f"{summary.get('crashes', 0)}", "broker crashes"),
             (f"{summary['seconds']:,.1f} s", "time"), (f"{rate:.2f}/s", "schedules per second")]
     body.append('<div class="figs">' + "".join(f'<div class="fig"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
                                                for v, k in figs) + "</div>")
     body.append(f"<p class=muted>Seeds {summary['seed']}–{summary['seed'] + summary['schedules'] - 1}, "
                 f"{summary['members']} virtual members, {summary['steps']} steps after the joins, timers "
-                f"{'on' if summary['timers'] else 'off'}. Checked: every answer to {_e(_api_list(summary['versions']))} "
-                f"against the model's coordinator (model/group.py, model/broker.py), member ids aliased; a schedule "
-                f"stops at its first divergence, so later steps of a diverging schedule were not checked. Versions "
-                f"used: {_e(', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none')}.</p>")
+                f"{'on' if summary['timers'] else 'off'}. Versions used: "
+                f"{_e(', '.join(f'{k} v{v}' for k, v in sorted(summary['versions'].items())) or 'none')}.</p>")
+    if distinct:
+        body.append('<div class="plot">' + svg_bars([(f"{i}. {f['signature'][:48]}", f["count"])
+                                                     for i, f in enumerate(distinct, 1)]) + "</div>")
     if summary.get("caps"):
         body.append("<h2>Version caps (profile)</h2><p>" + _e(", ".join(
             f"{k} ≤ v{v}" for k, v in sorted(summary["caps"].items())) + ": " + summary["caps_why"]) + "</p>")
@@ -203,18 +242,6 @@ def html_page(summary: dict, examples: List[dict]) -> str:
     body.append("<h2>Divergences</h2>")
     if not examples:
         body.append("<p>None: every answer in every schedule was one the model allows.</p>")
-    else:
-        body.append('<div class="plot">' + svg_bars([(f"{i}. {e['signature'][:48]}", e["count"])
-                                                     for i, e in enumerate(summary["divergences"], 1)]) + "</div>")
-        body.append("<table><tr><th>#</th><th>signature</th><th>schedules</th><th>status</th><th>shrunk to</th>"
-                    "<th>file</th></tr>" + "".join(
-                        f"<tr><td>{i}</td><td><a href='#d{i}'>{_e(entry['signature'])}</a></td><td>{entry['count']}</td>"
-                        f"<td>{_e(_status(entry))}</td><td>{len(ex['schedule']['steps'])} steps (from "
-                        f"{ex['steps_before_shrinking']})</td><td><code>{_e(entry['file'])}</code></td></tr>"
-                        for i, (entry, ex) in enumerate(zip(summary["divergences"], examples), 1)) + "</table>")
-    if summary.get("fixed"):
-        body.append("<p>Fixed since the baseline (found then, not now): " + "; ".join(
-            f"<code>{_e(s)}</code>" for s in summary["fixed"]) + "</p>")
     for i, ex in enumerate(examples, 1):
         allowed = " | ".join("; ".join(a) or "no answer" for a in ex["allowed"]) or "nothing (the broker failed first)"
         body.append(f'<div class="card" id="d{i}"><h3>{i}. {_e(ex["signature"])}</h3><p>{_e(ex["summary"] or "")}</p>'
@@ -225,7 +252,4 @@ def html_page(summary: dict, examples: List[dict]) -> str:
                     "<details><summary>Wire trace (" + str(len(ex["trace"])) + " entries)</summary>"
                     "<table><tr><th>ms</th><th>member</th><th>direction</th><th>API</th><th colspan=2>body</th></tr>"
                     + "".join(_trace_row(x) for x in ex["trace"]) + "</table></details></div>")
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-            f"<title>groupcheck broker conformance: {_e(summary['system'])}</title><style>{CSS}</style></head>"
-            "<body><main>" + "\n".join(body) + "</main></body></html>\n")
+    return shape.page(f"groupcheck broker conformance: {summary['system']}", body)

@@ -30,23 +30,9 @@ from model.config import Config
 from properties.conform.judge import Divergence, Judge, canonical_observed
 from properties.conform.members import TOPIC, Link, Unreachable, VirtualMember
 from properties.conform.schedule import Schedule, Step
+from properties.targets import Profile
 
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
-
-
-@attrs.frozen
-class Profile:
-    """What Kafka's protocol leaves to a broker's configuration, for the model to use."""
-
-    name: str
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    initial_rebalance_delay_ms: int = 0
-    caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
-    caps_why: str = ""  # why the caps are there (a broker finding of its own), printed in reports
-    generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
-    timers_min_session_timeout_ms: int = 1000  # group.min.session.timeout.ms when schedules run with timers
-    acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
 
 
 @attrs.frozen

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 import time
 from typing import Optional
 
@@ -29,14 +28,15 @@ from properties.campaign.spark import fixed
 from properties.engine import run as engine
 from properties.engine.errors import RunError
 from properties.engine.run import task_ranges
-from properties.engine.spark import executor
-from properties.conform import systems
-from properties.conform.command import parse_bootstrap
+from properties.engine.spark import run_tasks
+from properties import findings as shape
+from properties import targets
 from properties.conform.report import slug
 from properties.conform.run import NO_TIMERS, Timing
 from properties.conform.schedule import generate
 from properties.conform.tally import Tally, print_summary
-from properties.conform.target import Runner, Target
+from properties.conform.target import Broker, Runner
+from properties.errors import host_and_port
 from properties.progress import Progress
 
 DEFAULT_TASK_SIZE = 10
@@ -45,17 +45,16 @@ DEFAULT_TASK_SIZE = 10
 def broker_task(plan: dict, start: int, stop: int) -> Tally:
     """One task: seeds ``start..stop-1`` against a broker of its own (or ``plan["bootstrap"]``)."""
     timing = Timing.with_timers() if plan["timers"] else NO_TIMERS
-    bootstrap = plan["bootstrap"]
-    target = Target(bootstrap, None if bootstrap else plan["name"], plan["mutant"],
-                    parse_bootstrap(bootstrap) if bootstrap else None, timers=plan["timers"])
+    broker = Broker(targets.get(targets.BROKER, plan["name"], "--system"), plan["mutant"], plan["bootstrap"],
+                    timers=plan["timers"])
     tally = Tally()
     try:
-        run = Runner(target, systems.PROFILES[plan["profile"]], timing)
+        run = Runner(broker, timing)
         for seed in range(start, stop):
             tally.add(run(generate(seed, members=plan["members"], steps=plan["steps"], timers=plan["timers"])))
-        tally.crashes = target.crashes
+        tally.crashes = broker.crashes
     finally:
-        target.stop()
+        broker.stop()
     return tally
 
 
@@ -72,27 +71,16 @@ class _Merged(Tally):
 
 
 def make_plan(args) -> dict:
-    name = args.system.split(":", 1)[1]
+    target = targets.resolve(args.system)
     if getattr(args, "world", None) == "swarm":
         raise RunError(f"--world swarm draws simulated worlds; --system {args.system} runs broker conformance "
-                            "schedules: leave --world out")
-    if name not in systems.LAUNCHERS:
-        raise RunError(f"--system broker:{name}: not a broker groupcheck knows "
-                            f"(known: {', '.join('broker:' + n for n in systems.LAUNCHERS)})")
-    if args.mutant and name != "groupcheck":
-        raise RunError(f"--mutant {args.mutant}: only --system broker:groupcheck takes a mutant")
-    if args.mutant:
-        from properties.mutation.mutants import UnknownMutant, get
-
-        try:
-            get(args.mutant)
-        except UnknownMutant as e:
-            raise RunError(f"--mutant: {e}") from None
+                       "schedules: leave --world out")
+    target.check_mutant(args.mutant)
     if args.bootstrap:
-        parse_bootstrap(args.bootstrap)
+        host_and_port(args.bootstrap)
         if args.mutant:
             raise RunError("--mutant needs groupcheck to launch the broker: drop --bootstrap")
-    return {"name": name, "profile": name, "bootstrap": args.bootstrap, "mutant": args.mutant,
+    return {"name": target.name, "bootstrap": args.bootstrap, "mutant": args.mutant,
             "timers": args.timers == "on", "members": fixed(args, "clients"), "steps": fixed(args, "steps")}
 
 
@@ -108,34 +96,30 @@ def cmd_broker_campaign(args) -> int:
     os.makedirs(out, exist_ok=True)
     started = time.monotonic()
     with engine.session() as interrupts:
-        with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts,
-                      app="groupcheck-broker-campaign", description="groupcheck-broker-campaign schedules") as where:
-            if not args.local:
-                print(f"groupcheck: {args.interleavings:,} schedules against broker:{plan['name']} in tasks of "
-                      f"{task_size} on {where.name} ({where.cores} at once)", file=sys.stderr, flush=True)
-            outcome = engine.run(ranges, functools.partial(broker_parts, plan), tally, where, progress, interrupts)
+        outcome, master = run_tasks(args, ranges, functools.partial(broker_parts, plan), tally, progress, interrupts,
+                                    out, "groupcheck-broker-campaign",
+                                    f"against broker:{plan['name']} in tasks of {task_size}")
         with interrupts.held(release=False):
             progress(tally.done, tally.failed, final=True)
             seconds = time.monotonic() - started
             baseline = _load_baseline(args.baseline)
             # the driver shrinks against a broker of its own (when there is something to shrink, and the
             # run was not stopped)
-            target = Target(plan["bootstrap"], None if plan["bootstrap"] else plan["name"], plan["mutant"],
-                            parse_bootstrap(plan["bootstrap"]) if plan["bootstrap"] else None, timers=plan["timers"],
-                            start=bool(tally.first) and not outcome.partial)
+            broker = Broker(targets.get(targets.BROKER, plan["name"], "--system"), plan["mutant"], plan["bootstrap"],
+                            timers=plan["timers"], start=bool(tally.first) and not outcome.partial)
             try:
-                run = Runner(target, systems.PROFILES[plan["profile"]], timing)
-                settings = {"schedules": tally.done, "seed": args.seed_start, "members": plan["members"],
-                            "steps": plan["steps"], "master": where.name, "task_size": task_size,
-                            "interrupted": outcome.signal_name if outcome.partial else None,
-                            "failure": outcome.failure}
-                summary = tally.finish(run, target, systems.PROFILES[plan["profile"]], timing, plan["mutant"], settings,
-                                       out, seconds, baseline=baseline, shrinking=not outcome.partial)
+                run = Runner(broker, timing)
+                settings = {"seed": args.seed_start, "members": plan["members"], "steps": plan["steps"],
+                            "master": master, "task_size": task_size}
+                summary = tally.finish(run, broker, timing, plan["mutant"], settings, out, seconds, baseline=baseline,
+                                       shrinking=not outcome.partial, requested=args.interleavings,
+                                       stopped_by=outcome.signal_name if outcome.partial and not outcome.failure else None,
+                                       failure=outcome.failure)
             finally:
-                target.stop()
+                broker.stop()
             print_summary(summary, args.json, out)
     outcome.report_end(out)
-    return outcome.exit_status(0 if summary["verdict"] == "conforms" else 1)
+    return outcome.exit_status(shape.exit_status(summary))
 
 
 def _load_baseline(path: Optional[str]) -> Optional[dict]:
@@ -144,8 +128,8 @@ def _load_baseline(path: Optional[str]) -> Optional[dict]:
     try:
         with open(path) as f:
             baseline = json.load(f)
-        if not isinstance(baseline.get("divergences"), list):
-            raise ValueError("no divergences list")
+        if not isinstance(baseline.get("findings", baseline.get("divergences")), list):
+            raise ValueError("no findings list")
         return baseline
     except (OSError, ValueError, AttributeError) as e:
         raise RunError(f"--baseline {path}: not a conformance report.json ({e})") from None

@@ -4,10 +4,12 @@ signature, and, at the end, the shrunk counterexamples and the report (:func:`Ta
 from __future__ import annotations
 
 import json
+import os
 from typing import Dict, List, Optional
 
+from properties import findings as shape
 from properties.conform import report as report_module
-from properties.conform.run import Profile, Result, Timing
+from properties.conform.run import Result, Timing
 from properties.conform.shrink import shrink
 
 
@@ -60,12 +62,15 @@ class Tally:
             if mine is None or theirs.schedule.seed < mine.schedule.seed:
                 self.first[signature] = theirs
 
-    def finish(self, run, target, profile: Profile, timing: Timing, mutant: Optional[str], settings: dict, out: str,
-               seconds: float, shrinking: bool = True, baseline: Optional[dict] = None) -> dict:
-        """Shrink one counterexample per signature with *run* (re-running against *target*), write
-        the report into *out*, and return the summary."""
+    def finish(self, run, target, timing: Timing, mutant: Optional[str], settings: dict, out: str,
+               seconds: float, shrinking: bool = True, baseline: Optional[dict] = None, requested: Optional[int] = None,
+               stopped_by: Optional[str] = None, failure: Optional[str] = None) -> dict:
+        """Shrink one counterexample per signature with *run* (re-running against *target*, a
+        :class:`properties.conform.target.Broker`), write the report into *out* (the one report
+        shape, :mod:`properties.findings`), and return it."""
+        profile = target.profile
         examples: List[dict] = []
-        for signature, result in sorted(self.first.items(), key=lambda kv: -self.counts[kv[0]]):
+        for signature, result in sorted(self.first.items(), key=lambda kv: (-self.counts[kv[0]], kv[0])):
             # a crash is seen when the process is gone, which a timer inside the broker may decide
             # long after the schedule that caused it: crashes are reported as found, with the
             # broker's last words, not shrunk against schedules that may not be theirs
@@ -74,28 +79,35 @@ class Tally:
             example = report_module.counterexample(shrunk, target.system, target.text, mutant, profile,
                                                    len(result.schedule.steps))
             example["timers"] = timing.timers
+            example["shrunk"] = shrunk is not result
             examples.append(example)
+        files = report_module.write_counterexamples(out, examples)
         acknowledged = dict(profile.acknowledged)
-        new = [s for s in self.first if s not in acknowledged]
-        summary = dict(settings)
+        before = {f["signature"] for f in report_module.baseline_findings(baseline)} if baseline is not None else None
+        found = [report_module.finding(e, self.counts[e["signature"]], self.seeds[e["signature"]], files[e["signature"]],
+                                       "acknowledged" if e["signature"] in acknowledged else
+                                       None if before is None else "known" if e["signature"] in before else "new")
+                 for e in examples]
+        fixed = sorted(before - set(self.first)) if before is not None else []
+        found += [shape.finding(signature=sig, rule=report_module.rule_of(sig), kind=report_module.kind_of(sig),
+                                status="fixed", count=0, first_seeds=(), summary="in the baseline, not seen in this run",
+                                source=report_module.source_of(sig)) for sig in fixed]
+        unit_settings = {k: v for k, v in settings.items() if k not in ("schedules", "interrupted", "failure")}
+        summary = shape.envelope(
+            checker="conform-broker", system=f"broker:{target.system}", findings=found, done=self.done,
+            requested=requested if requested is not None else self.done, unit="schedules",
+            settings={**unit_settings, "target": target.text, "mutant": mutant, "timers": timing.timers,
+                      "profile": profile.name},
+            checked=report_module.checked_lines(self.versions, timing.timers),
+            not_checked=report_module.not_checked_lines(self.diverging + self.failures, self.stopped_after),
+            partial=stopped_by is not None or failure is not None, stopped_by=stopped_by, failure=failure)
         summary.update({
-            "system": target.system, "target": target.text, "mutant": mutant,
-            "crashes": self.crashes + target.crashes, "timers": timing.timers,
-            "conforming": self.conforming, "diverging": self.diverging, "failures": self.failures,
-            "versions": self.versions,
-            "divergences": [{"signature": e["signature"], "summary": e["summary"], "count": self.counts[e["signature"]],
-                             "seeds": sorted(self.seeds[e["signature"]])[:20],
-                             "acknowledged": e["signature"] in acknowledged} for e in examples],
-            "acknowledged": sorted(acknowledged.items()), "verdict": "conforms" if not new else "diverges",
-            "caps": dict(profile.caps), "caps_why": profile.caps_why,
-            "seconds": round(seconds, 1), "stopped_after": self.stopped_after,
+            "schedules": self.done, "target": target.text, "mutant": mutant, "timers": timing.timers,
+            "crashes": self.crashes + target.crashes, "conforming": self.conforming, "diverging": self.diverging,
+            "failures": self.failures, "versions": self.versions, "acknowledged": sorted(acknowledged.items()),
+            "caps": dict(profile.caps), "caps_why": profile.caps_why, "seconds": round(seconds, 1),
+            "stopped_after": self.stopped_after, **{k: settings[k] for k in ("seed", "members", "steps") if k in settings},
         })
-        if baseline is not None:
-            before = {d["signature"] for d in baseline.get("divergences", [])}
-            now = set(self.first)
-            for entry in summary["divergences"]:
-                entry["baseline"] = "known" if entry["signature"] in before else "new"
-            summary["fixed"] = sorted(before - now)
         report_module.write(out, summary, examples)
         return summary
 
@@ -104,12 +116,14 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
     if as_json:
         print(json.dumps(summary, indent=1))
         return
+    distinct = [f for f in summary["findings"] if f["status"] != "fixed"]
     print(f"{summary['system']}: {summary['schedules']} schedules in {summary['seconds']} s: "
           f"{summary['conforming']} conform, {summary['diverging']} diverge, {summary['failures']} broker failures; "
-          f"{len(summary['divergences'])} distinct")
-    for entry in summary["divergences"]:
-        mark = f" [{entry['baseline']}]" if "baseline" in entry else ""
-        print(f"  {entry['count']:>4} × {entry['signature']}{mark}\n         {entry['file']}")
-    for signature in summary.get("fixed", []):
-        print(f"     fixed: {signature}")
-    print(f"report: {out}/index.html (report.md, report.json beside it) — verdict: {summary['verdict']}")
+          f"{len(distinct)} distinct")
+    for f in distinct:
+        mark = f" [{f['status']}]" if f["status"] else ""
+        print(f"  {f['count']:>4} × {f['signature']}{mark}\n         {os.path.join(out, f['counterexample'])}")
+    for f in summary["findings"]:
+        if f["status"] == "fixed":
+            print(f"     fixed: {f['signature']}")
+    print(f"report: {out}/index.html (report.md, report.json beside it) — verdict: {shape.headline(summary)}")

@@ -1,76 +1,85 @@
 """The broker under judgement, and running schedules against it.
 
-:class:`Target` is an address (``--bootstrap``) or a broker this run launched — launched again
-when its process dies, so one crash does not end the search. :class:`Runner` plays one schedule
-against it with a fresh group id and turns a broker that stopped listening, or a process that
-died, into the finding it is.
+:class:`Broker` is a registry target (:mod:`properties.targets`) in use: an address
+(``--bootstrap``) or a broker this run launched — launched again when its process dies, so one
+crash does not end the search. :class:`Runner` plays one schedule against it with a fresh group id
+and turns a broker that stopped listening, or a process that died, into the finding it is.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from typing import Optional, Tuple
+from typing import Optional
 
 import attrs
 
-from properties.conform import systems
-from properties.conform.members import Unreachable
-from properties.conform.run import NO_TIMERS, Profile, Result, Timing, run_schedule
+from properties import targets
+from properties.conform.members import TOPIC, Unreachable
+from properties.conform.run import NO_TIMERS, Result, Timing, run_schedule
 from properties.conform.schedule import Schedule
-from properties.errors import UsageError
+from properties.errors import UsageError, host_and_port
+
+#: partitions of the schedules' topic on a launched broker
+PARTITIONS = 6
 
 
 def group_id(seed: int, nonce: str) -> str:
     return f"groupcheck-conform-{seed}-{nonce}"
 
 
-class Target:
-    """The broker under judgement (see the module doc)."""
+class Broker:
+    """The broker under judgement (see the module doc): *target* launched (with *mutant*), or,
+    with *bootstrap*, the broker there (judged with *target*'s profile)."""
 
-    def __init__(self, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str],
-                 address: Optional[Tuple[str, int]] = None, timers: bool = False, start: bool = True) -> None:
-        self.launch, self.mutant, self.timers = launch, mutant, timers
-        self.system = bootstrap or (launch + (f" (mutant {mutant})" if mutant else ""))
-        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {launch}"
-        self.broker = None
-        self.address = address
+    def __init__(self, target: targets.Target, mutant: Optional[str] = None, bootstrap: Optional[str] = None,
+                 timers: bool = False, start: bool = True) -> None:
+        self.target, self.mutant, self.timers = target, mutant, timers
+        self.profile = target.profile
+        self.system = bootstrap or (target.name + (f" (mutant {mutant})" if mutant else ""))
+        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {target.name}"
+        self.process = None
+        self.address = host_and_port(bootstrap) if bootstrap else None
         self.crashes = 0
-        if launch and start:  # start=False: a name for reports, no broker (nothing to run)
+        if bootstrap is None and start:  # start=False: a name for reports, no broker (nothing to run)
             self._start()
 
+    @property
+    def launched(self) -> bool:
+        return self.process is not None
+
     def _start(self) -> None:
-        self.broker = systems.launch(self.launch, self.mutant, self.timers)
-        host, port = self.broker.bootstrap.rsplit(":", 1)
+        self.process = self.target.start({TOPIC: PARTITIONS}, self.mutant, self.timers)
+        host, port = self.process.bootstrap.rsplit(":", 1)
         self.address = (host, int(port))
 
     def crashed(self, wait_s: float = 0.0) -> Optional[str]:
         """A failure line if the launched broker's process has exited, waiting up to *wait_s* for it
         (a process that is aborting closes its sockets before it is gone); it is then started again."""
-        if self.broker is None:
+        if self.process is None:
             return None
         deadline = time.monotonic() + wait_s
-        while self.broker.process.poll() is None:
+        while self.process.process.poll() is None:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
-        tail = " | ".join(self.broker.log().strip().splitlines()[-3:])
-        line = f"the broker process exited with status {self.broker.process.returncode}: {tail[-600:]}"
+        tail = " | ".join(self.process.log().strip().splitlines()[-3:])
+        line = f"the broker process exited with status {self.process.process.returncode}: {tail[-600:]}"
         self.crashes += 1
-        self.broker.stop()
+        self.process.stop()
         self._start()
         return line
 
     def stop(self) -> None:
-        if self.broker is not None:
-            self.broker.stop()
+        if self.process is not None:
+            self.process.stop()
 
 
 class Runner:
     """``runner(schedule) -> Result`` against *target*, one fresh group id per run."""
 
-    def __init__(self, target: Target, profile: Profile, timing: Timing = NO_TIMERS) -> None:
-        self.target, self.profile, self.timing = target, profile, timing
+    def __init__(self, target: Broker, timing: Timing = NO_TIMERS) -> None:
+        self.target, self.profile, self.timing = target, target.profile, timing
         self.nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
         self.runs = 0
 

@@ -326,3 +326,17 @@ def executor(local: bool, master: str | None, log_path, interrupts=None, app: st
         return
     with started(master, log_path, interrupts, app=app) as spark:
         yield Spark(spark, in_flight, description)
+
+
+def run_tasks(args, ranges, work, tally, progress, interrupts, out, app: str, what: str):
+    """A campaign of conformance schedules (``--system broker:NAME`` or ``client:NAME``): *ranges*
+    run with *work* in this process (``--local``) or on Spark (``--master``; the JVM's output in
+    ``out/spark.log``), merged into *tally*. Returns (the engine's outcome, where it ran)."""
+    from properties.engine import run as engine
+
+    with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts, app=app,
+                  description=f"{app} schedules") as where:
+        if not args.local:
+            print(f"groupcheck: {args.interleavings:,} schedules {what} on {where.name} ({where.cores} at once)",
+                  file=sys.stderr, flush=True)
+        return engine.run(ranges, work, tally, where, progress, interrupts), where.name

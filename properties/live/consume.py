@@ -33,7 +33,7 @@ from impl.errors import KafkaException
 from impl.network.wire_selector import WireSelector
 from impl.protocol import TopicPartition
 from impl.time import SystemTime
-from properties.errors import UsageError
+from properties.errors import UsageError, host_and_port
 from properties.live.child import split_setting
 
 #: Settings ``--set`` accepts: impl's consumer configuration keys, minus those it fixes itself.
@@ -62,19 +62,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per event")
     p.set_defaults(func=cmd_consume)
     return p
-
-
-def parse_bootstrap(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host:
-        raise UsageError(f"--bootstrap {text!r}: expected HOST:PORT")
-    try:
-        number = int(port)
-    except ValueError:
-        raise UsageError(f"--bootstrap {text!r}: the port {port!r} is not a number") from None
-    if not 0 < number < 65536:
-        raise UsageError(f"--bootstrap {text!r}: the port must be between 1 and 65535")
-    return f"{host}:{number}"
 
 
 def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
@@ -182,7 +169,7 @@ def check_reachable(bootstrap: str, timeout_s: float = 3.0) -> None:
 
 
 def cmd_consume(args) -> int:
-    bootstrap = parse_bootstrap(args.bootstrap)
+    bootstrap = "%s:%d" % host_and_port(args.bootstrap)
     settings = parse_consumer_settings(args.settings)
     if args.duration is not None and not args.duration > 0:
         raise UsageError(f"--duration must be positive, got {args.duration}")

@@ -16,7 +16,13 @@ import attrs
 from model.config import Config
 from properties.explore.walker import RunResult, replay as replay_model, walk
 
-SYSTEMS = ("impl", "model")
+#: The simulated systems: (name, what it is, which of groupcheck's mutants it takes); the registry
+#: of every system groupcheck can check (:mod:`properties.targets`) lists them with the others.
+SIMULATED_SYSTEMS = (
+    ("impl", "the implementation (impl/) beside the model in the simulated world", "impl"),
+    ("model", "the reference model alone, checked against the catalogue after every event", None),
+)
+SYSTEMS = tuple(name for name, _, _ in SIMULATED_SYSTEMS)
 
 
 def world_config(system: str, faults: str, clients: int, brokers: int, partitions: int, broken=(),

@@ -56,12 +56,12 @@ def test_small_campaign_end_to_end(spark, tmp_path, capsys):
     assert status == 0, captured.err
     results = json.loads(captured.out)
     assert results == json.loads((out / "results.json").read_text())
-    assert results["format"] == "groupcheck-campaign" and results["version"] == 1
+    assert results["schema"] == "groupcheck-report/1" and results["checker"] == "campaign"
     assert results["interleavings"] == 120 and results["partial"] is False
     assert results["seed_range"] == {"start": 500, "stop": 620, "requested": 120, "completed": 120}
     assert results["master"].startswith("local[2") and results["cores"] == 2
     assert results["seconds"] > 0 and results["rate"] == pytest.approx(120 / results["seconds"], rel=0.01)
-    assert results["violations"] == 0 and results["clusters"] == [] and results["verdict"] == "pass"
+    assert results["violations"] == 0 and results["findings"] == [] and results["verdict"] == "pass"
     assert results["versions"]["pyspark"] and results["versions"]["java"]
     verdicts = {p["property"]: p["verdict"] for p in results["properties"]}
     assert verdicts["commit-fencing"] == "held" and verdicts["eventually-stable"] == "held"
@@ -72,7 +72,7 @@ def test_small_campaign_end_to_end(spark, tmp_path, capsys):
         assert (out / name).stat().st_size > 0
     assert "120/120 interleavings (100%)" in captured.err  # live progress went to stderr
 
-    assert results["config"]["world"] == "swarm" and results["config"]["pinned"] == {"steps": 30}
+    assert results["settings"]["world"] == "swarm" and results["settings"]["pinned"] == {"steps": 30}
     assert set(results["regimes"]["join"]) <= {"v0", "v3", "v4", "v5"}
     assert sum(n for n, _ in results["regimes"]["clients"].values()) == 120
 
@@ -156,7 +156,7 @@ def test_a_guided_campaign_reports_its_search(tmp_path, capsys, monkeypatch):
     assert status == 0, captured.err
     results = json.loads(captured.out)
     g = results["guided"]
-    assert results["config"]["search"] == "guided"
+    assert results["settings"]["search"] == "guided"
     assert g["rounds"] == 3 and g["children"] == 16 and g["parents"] > 0 and g["features"] > g["parents"]
     assert "search: guided, 3 rounds; 16 interleavings bred" in (out / "summary.md").read_text()
     assert "<h2>Search</h2>" in (out / "index.html").read_text()
@@ -193,7 +193,7 @@ def test_quiet_rate_knob_is_the_walker_itself():
 @pytest.mark.parametrize("argv, expected", [
     (["--interleavings", "0"], "--interleavings must be >= 1"),
     (["--steps", "many"], "--steps must be an integer"),
-    (["--system", "kafka"], "--system must be one of"),
+    (["--system", "kafka"], "--system kafka: not a system groupcheck knows (known: impl, model, broker:"),
     (["--faults", "some"], "--faults must be one of"),
     (["--mutant", "x", "--system", "model"], "--mutant mutates the implementation"),
     (["--baseline", "/nonexistent/results.json"], "--baseline /nonexistent/results.json: no such file"),
@@ -318,11 +318,11 @@ def test_mutant_campaign_report_has_a_followable_reproducible_cluster(tmp_path, 
                        "--interleavings", "6", "--steps", "30", "--shrink-seconds", "30", "--out", str(out)])
     assert status == 1  # an always property failed
     results = json.loads((out / "results.json").read_text())
-    assert results["violations"] == 6 and results["config"]["mutant"] == "generation_not_bumped"
-    cluster = results["clusters"][0]
+    assert results["violations"] == 6 and results["settings"]["mutant"] == "generation_not_bumped"
+    cluster = results["findings"][0]
     assert cluster["kind"] == "always" and cluster["count"] >= 1
-    assert cluster["locally_minimal"] and cluster["shrunk_events"] < cluster["original_events"]
-    assert cluster["shrunk_events"] <= 40  # a person can follow it
+    assert cluster["shrunk"]["minimal"] and cluster["shrunk"]["events"] < cluster["shrunk"]["original_events"]
+    assert cluster["shrunk"]["events"] <= 40  # a person can follow it
     doc = json.loads((out / cluster["counterexample"]).read_text())
     assert doc["mutant"] == "generation_not_bumped" and len(doc["timeline"]) == len(doc["schedule"])
     assert any("join complete" in n for row in doc["timeline"] for n in row["notes"])

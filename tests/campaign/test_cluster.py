@@ -136,7 +136,7 @@ def _counts(results: dict) -> dict:
     return {"interleavings": results["interleavings"], "events": results["steps"], "violations": results["violations"],
             "by_property": results["violations_by_property"], "coverage": results["coverage"],
             "histograms": results["histograms"],
-            "clusters": [(c["signature"], c["count"], c["example_seeds"]) for c in results["clusters"]],
+            "findings": [(f["signature"], f["count"], f["first_seeds"]) for f in results["findings"]],
             "seed_range": results["seed_range"]}
 
 

@@ -70,8 +70,8 @@ def test_report_shows_the_cluster(built):
     page = (out / "index.html").read_text()
     summary = (out / "summary.md").read_text()
     assert results["verdict"] == "fail"
-    cluster = results["clusters"][0]
-    assert cluster["property"] == "commit-fencing" and cluster["kind"] == "always"
+    cluster = results["findings"][0]
+    assert cluster["rule"] == "commit-fencing" and cluster["kind"] == "always"
     assert cluster["count"] == results["violations_by_property"]["commit-fencing"]
     for text in (page, summary):
         assert cluster["signature"] in text and "commit-fencing" in text
@@ -80,12 +80,12 @@ def test_report_shows_the_cluster(built):
     assert "failrow" in page  # the failing event is marked
     doc = json.loads((out / cluster["counterexample"]).read_text())
     assert doc["format"] == "groupcheck-counterexample" and doc["campaign"]["signature"] == cluster["signature"]
-    assert len(doc["schedule"]) == cluster["shrunk_events"] < cluster["original_events"]
+    assert len(doc["schedule"]) == cluster["shrunk"]["events"] < cluster["shrunk"]["original_events"]
 
 
 def test_generated_pytest_test_replays_the_counterexample(built):
     out, results = built
-    cluster = results["clusters"][0]
+    cluster = results["findings"][0]
     doc = json.loads((out / cluster["counterexample"]).read_text())
     source = report.pytest_test(doc, cluster)
     namespace: dict = {}
@@ -97,8 +97,8 @@ def test_generated_pytest_test_replays_the_counterexample(built):
 
 def test_results_json_fields(built):
     _, results = built
-    for key in ("config", "versions", "seed_range", "master", "executors", "interleavings", "steps", "seconds", "rate",
-                "violations", "clusters", "coverage", "properties", "histograms"):
+    for key in ("settings", "versions", "seed_range", "master", "executors", "interleavings", "steps", "seconds", "rate",
+                "violations", "findings", "coverage", "properties", "histograms"):
         assert key in results
     assert results["interleavings"] == 40 and results["seed_range"]["completed"] == 40
     cov = results["coverage"]
@@ -107,25 +107,32 @@ def test_results_json_fields(built):
     assert sum(n for _, n in results["histograms"]["generation"]) == 40
 
 
-def test_baseline_marks_clusters(built, tmp_path):
+@pytest.mark.parametrize("older", [False, True], ids=["baseline", "older-format-baseline"])
+def test_baseline_marks_findings(built, tmp_path, older):
+    """--baseline marks each finding new or known and lists the baseline's that are gone as fixed;
+    a results.json from before the one report shape (its ``clusters``) is read as well."""
     out, results = built
     base = dict(results)
-    base["clusters"] = [dict(results["clusters"][0])] + [{**results["clusters"][0], "signature": "commit-fencing-00000000"}]
+    base["findings"] = [dict(results["findings"][0])] + [{**results["findings"][0], "signature": "commit-fencing-00000000"}]
+    if older:
+        base = {"format": "groupcheck-campaign", "version": 1, "clusters": [
+            {"signature": f["signature"], "property": f["rule"], "kind": f["kind"], "count": f["count"],
+             "example_seeds": f["first_seeds"], "message": f["summary"], "status": None} for f in base["findings"]]}
     from datetime import datetime, timezone
 
     args = argparse.Namespace(clients=3, brokers=3, partitions=6, seed_start=0, interleavings=40)
     totals = Totals()
     plan = {"system": "model", "steps": 40, "faults": "all", "max_faults": 6, "eventually": True, "mutant": None,
-            "shrink_seconds": 1.0, "config": results["config"]["model_config"]}
-    totals.failures = {results["clusters"][0]["signature"]: {
+            "shrink_seconds": 1.0, "config": results["settings"]["model_config"]}
+    totals.failures = {results["findings"][0]["signature"]: {
         "property": "commit-fencing", "count": 3, "seeds": [1],
-        "counterexample": json.loads((out / results["clusters"][0]["counterexample"]).read_text())}}
-    totals.rows = [(1, 10, 1, "commit-fencing", results["clusters"][0]["signature"], 9)]
+        "counterexample": json.loads((out / results["findings"][0]["counterexample"]).read_text())}}
+    totals.rows = [(1, 10, 1, "commit-fencing", results["findings"][0]["signature"], 9)]
     again = report.assemble(campaign_id="b", started=datetime.now(timezone.utc), plan=plan, args=args, totals=totals,
                             seconds=1.0, master="in-process", executors=1, cores=1, tasks=1, task_size=1,
                             versions={}, partial=False, baseline=base, out=tmp_path)
-    status = {c["signature"]: c["status"] for c in again["clusters"]}
-    assert status == {results["clusters"][0]["signature"]: "known", "commit-fencing-00000000": "fixed"}
+    status = {c["signature"]: c["status"] for c in again["findings"]}
+    assert status == {results["findings"][0]["signature"]: "known", "commit-fencing-00000000": "fixed"}
 
 
 # -- what was checked (issue 11, item 3) -----------------------------------------------------------
@@ -137,16 +144,13 @@ def mutant_report(tmp_path_factory):
     is checked after that step."""
     from datetime import datetime, timezone
 
-    from properties.mutation.mutants import applied
-
     out = tmp_path_factory.mktemp("mutant-report")
     args = argparse.Namespace(system="impl", faults="all", clients=3, brokers=3, partitions=6, mutant="generation_not_bumped",
                               crash_once=None, steps=40, max_faults=6, eventually=True, shrink_seconds=5.0,
                               seed_start=0, interleavings=8)
     plan = make_plan(args)
     totals = Totals()
-    with applied("generation_not_bumped"):  # run_range applies it too; harmless twice
-        totals.add(run_range(plan, 0, 8))
+    totals.add(run_range(plan, 0, 8))  # run_range applies the plan's mutant
     results = report.assemble(campaign_id="mutant", started=datetime.now(timezone.utc), plan=plan, args=args,
                               totals=totals, seconds=1.0, master="in-process", executors=1, cores=1, tasks=1,
                               task_size=8, versions={}, partial=False, baseline=None, out=out)
@@ -249,18 +253,18 @@ def long_report(tmp_path_factory):
 
 def test_long_counterexample_renders_bounded(long_report):
     out, results = long_report
-    cluster = results["clusters"][0]
-    assert cluster["shrunk_events"] > 10_000  # not shrunk at all (18,137 events today)
+    cluster = results["findings"][0]
+    assert cluster["shrunk"]["events"] > 10_000  # not shrunk at all (18,137 events today)
     doc = json.loads((out / cluster["counterexample"]).read_text())
-    assert len(doc["schedule"]) == cluster["shrunk_events"]  # the full data stays in the file
+    assert len(doc["schedule"]) == cluster["shrunk"]["events"]  # the full data stays in the file
     assert len(doc["timeline"]) == report.TIMELINE_ROWS and doc["timeline"][-1]["i"] == doc["failing_step"]
     page = (out / "index.html").read_text()
     summary = (out / "summary.md").read_text()
     # a row of the timeline costs ~200 bytes of HTML: the whole one made a 3.8 MB page
     assert len(page) < 400_000 and len(summary) < 100_000
-    elided = f"{cluster['shrunk_events'] - report.TIMELINE_ROWS:,} earlier events not shown"
+    elided = f"{cluster['shrunk']['events'] - report.TIMELINE_ROWS:,} earlier events not shown"
     assert elided in page and cluster["counterexample"] in page
-    assert f"the {cluster['shrunk_events'] - report.TIMELINE_ROWS:,} before them are in" in summary
+    assert f"the {cluster['shrunk']['events'] - report.TIMELINE_ROWS:,} before them are in" in summary
     assert "failrow" in page  # the failing step is in the window
 
 
@@ -268,7 +272,7 @@ def test_regression_test_of_a_long_schedule_reads_the_file(long_report, tmp_path
     import shutil
 
     out, results = long_report
-    cluster = results["clusters"][0]
+    cluster = results["findings"][0]
     doc = json.loads((out / cluster["counterexample"]).read_text())
     source = report.pytest_test(doc, cluster)
     assert len(source) < 5_000 and "load(" in source
@@ -306,11 +310,11 @@ def test_results_and_counterexamples_record_settings_and_commit(built):
 
     out, results = built
     assert results["tool"] == provenance() and results["tool"]["name"] == "groupcheck"
-    assert results["settings"]["session.timeout.ms"] == 6000 and "partition.assignment.strategy" in results["settings"]
+    assert results["settings"]["kafka"]["session.timeout.ms"] == 6000 and "partition.assignment.strategy" in results["settings"]["kafka"]
     files = list((out / "counterexamples").glob("*.json"))
     assert files, "the built campaign has a counterexample"
     document = json.loads(files[0].read_text())
-    assert document["tool"]["commit"] == provenance()["commit"] and document["settings"] == results["settings"]
+    assert document["tool"]["commit"] == provenance()["commit"] and document["settings"] == results["settings"]["kafka"]
 
 
 def test_a_swarm_report_shows_its_worlds(tmp_path):
@@ -321,13 +325,15 @@ def test_a_swarm_report_shows_its_worlds(tmp_path):
                               shrink_seconds=10.0, seed_start=0, interleavings=30)
     results = _written_report(args, "commit_skips_fencing", 0, 30, tmp_path, "swarm", campaign.versions())
     page, summary = (tmp_path / "index.html").read_text(), (tmp_path / "summary.md").read_text()
-    assert results["config"]["world"] == "swarm" and results["config"]["clients"] == "swarm"
+    assert results["settings"]["world"] == "swarm" and results["settings"]["clients"] == "swarm"
     assert sum(n for n, _ in results["regimes"]["join"].values()) == 30
     for text in (page, summary):
         assert "Worlds (swarm)" in text
-    assert results["clusters"], "commit_skips_fencing should be caught in 30 swarm worlds"
-    cluster = results["clusters"][0]
+    assert results["findings"], "commit_skips_fencing should be caught in 30 swarm worlds"
+    cluster = results["findings"][0]
     doc = json.loads((tmp_path / cluster["counterexample"]).read_text())
     regimes = " ".join(f"{k}={v}" for k, v in doc["world"]["regimes"].items())
     assert doc["config"]["clients"] == int(doc["world"]["regimes"]["clients"])
     assert regimes in summary and regimes in page
+    for text in (page, summary):  # the verdict and the findings open the report; the worlds come after them
+        assert text.index("FAIL") < text.index(cluster["signature"]) < text.index("Worlds (swarm)")

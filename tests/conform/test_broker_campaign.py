@@ -11,7 +11,11 @@ from properties.cli import main
 def _campaign(capsys, *args):
     code = main(["campaign", *args, "--json"])
     out = capsys.readouterr()
-    return code, (json.loads(out.out) if out.out.strip() else None), out.err
+    summary = json.loads(out.out) if out.out.strip() else None
+    if summary is not None:
+        summary["divergences"] = [f for f in summary["findings"] if f["status"] != "fixed"]
+        summary["fixed"] = [f["signature"] for f in summary["findings"] if f["status"] == "fixed"]
+    return code, summary, out.err
 
 
 def test_on_spark_every_task_launches_its_own_broker_and_the_results_merge(capsys, tmp_path):
@@ -19,7 +23,7 @@ def test_on_spark_every_task_launches_its_own_broker_and_the_results_merge(capsy
     code, summary, err = _campaign(capsys, "--system", "broker:groupcheck", "--interleavings", "6", "--task-size", "3",
                                    "--master", "local[2]", "--out", str(tmp_path / "r"))
     assert code == 0, err
-    assert summary["schedules"] == 6 and summary["conforming"] == 6 and summary["master"].startswith("local[2")
+    assert summary["schedules"] == 6 and summary["conforming"] == 6 and summary["settings"]["master"].startswith("local[2")
     assert (tmp_path / "r" / "report.md").exists()
 
 
@@ -27,23 +31,23 @@ def test_baseline_marks_divergences_new_or_known_and_lists_the_fixed(capsys, tmp
     broken = ["--system", "broker:groupcheck", "--mutant", "generation_not_bumped", "--interleavings", "2", "--local"]
     code, first, _ = _campaign(capsys, *broken, "--out", str(tmp_path / "a"))
     assert code == 1 and first["divergences"]
-    assert first["divergences"][0]["seeds"] == [0, 1]
+    assert first["divergences"][0]["first_seeds"] == [0, 1]
     code, again, _ = _campaign(capsys, *broken, "--out", str(tmp_path / "b"), "--baseline", str(tmp_path / "a" / "report.json"))
-    assert code == 1 and {d["baseline"] for d in again["divergences"]} == {"known"}
+    assert code == 1 and {d["status"] for d in again["divergences"]} == {"known"}
     page = (tmp_path / "b" / "index.html").read_text()
-    assert "DIVERGES" in page and "<td>known</td>" in page and "groupcheck replay" in page
-    assert "| known |" in (tmp_path / "b" / "report.md").read_text()
+    assert "FAIL" in page and "[known]" in page and "groupcheck replay" in page
+    assert "[known]" in (tmp_path / "b" / "report.md").read_text()
     code, fixed, _ = _campaign(capsys, "--system", "broker:groupcheck", "--interleavings", "2", "--local",
                                "--out", str(tmp_path / "c"), "--baseline", str(tmp_path / "a" / "report.json"))
     assert code == 0 and fixed["fixed"] == [first["divergences"][0]["signature"]]
     for name in ("index.html", "report.md"):  # the fixed ones are in the reports people read, not only the JSON
         assert "Fixed since the baseline" in (tmp_path / "c" / name).read_text()
-    assert "CONFORMS" in (tmp_path / "c" / "index.html").read_text()
+    assert "PASS" in (tmp_path / "c" / "index.html").read_text()
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--system", "broker:kafka"], "--system broker:kafka: not a broker groupcheck knows"),
-    (["--system", "broker:tansu", "--mutant", "generation_not_bumped"], "only --system broker:groupcheck takes a mutant"),
+    (["--system", "broker:kafka"], "--system broker:kafka: not a system groupcheck knows"),
+    (["--system", "broker:tansu", "--mutant", "generation_not_bumped"], "--mutant generation_not_bumped: broker:tansu takes no mutant"),
     (["--system", "impl", "--bootstrap", "127.0.0.1:9092"], "--bootstrap and --timers are for --system broker:NAME"),
     (["--system", "broker:groupcheck", "--baseline", "/nonexistent.json"], "--baseline /nonexistent.json"),
 ])

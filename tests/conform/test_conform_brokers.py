@@ -13,19 +13,24 @@ from properties.cli import main
 def _conform(capsys, tmp_path, *args):
     code = main(["conform", "broker", *args, "--out", str(tmp_path / "report"), "--json"])
     out = capsys.readouterr()
-    return code, (json.loads(out.out) if out.out.strip() else None), out.err
+    summary = json.loads(out.out) if out.out.strip() else None
+    if summary is not None:  # each finding's counterexample file, as a path from here
+        for f in summary["findings"]:
+            f["file"] = str(tmp_path / "report" / f["counterexample"]) if f["counterexample"] else None
+        summary["divergences"] = [f for f in summary["findings"] if f["status"] != "fixed"]
+    return code, summary, out.err
 
 
 def test_groupcheck_broker_conforms(capsys, tmp_path):
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--schedules", "30")
     assert summary["divergences"] == [] and summary["conforming"] == 30, summary
-    assert code == 0 and summary["verdict"] == "conforms"
+    assert code == 0 and summary["verdict"] == "pass"
     assert set(summary["versions"]) == {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
                                         "DescribeGroups", "OffsetFetch"}
     report = (tmp_path / "report" / "report.md").read_text()
     assert "30 (seeds 0..29" in report and "No divergence" in report
     # the report names what was judged: every API the schedules sent, DescribeGroups and OffsetFetch too
-    assert ("checked: every answer to JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch "
+    assert ("- every answer to JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch "
             "and DescribeGroups against") in report
 
 
@@ -37,7 +42,7 @@ def test_groupcheck_broker_conforms(capsys, tmp_path):
 ])
 def test_a_broken_broker_is_caught_shrunk_and_replayed(capsys, tmp_path, mutant, expected):
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--mutant", mutant, "--schedules", "20")
-    assert code == 1 and summary["verdict"] == "diverges"
+    assert code == 1 and summary["verdict"] == "fail"
     found = [d for d in summary["divergences"] if d["signature"].startswith(expected)]
     assert found, summary["divergences"]
     with open(found[0]["file"]) as f:
@@ -75,7 +80,7 @@ def _closed_port():
     (["--bootstrap", f"127.0.0.1:{_closed_port()}"], "cannot connect to 127.0.0.1"),
     (["--bootstrap", "nowhere"], "--bootstrap expects HOST:PORT"),
     (["--launch", "kafka-9"], "--launch kafka-9: not a broker groupcheck can start"),
-    (["--launch", "tansu", "--mutant", "generation_not_bumped"], "only --launch groupcheck takes a mutant"),
+    (["--launch", "tansu", "--mutant", "generation_not_bumped"], "--mutant generation_not_bumped: broker:tansu takes no mutant"),
     (["--launch", "groupcheck", "--mutant", "no_such_bug"], "unknown mutant 'no_such_bug'"),
     (["--bootstrap", "127.0.0.1:9", "--timers", "sometimes"], "invalid choice: 'sometimes'"),
     ([], "give --bootstrap HOST:PORT or --launch NAME"),
@@ -133,12 +138,14 @@ def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_pat
     import sys
     import time
 
-    from properties.conform import systems
+    import attrs
+
+    from properties import targets
     from properties.live.child import ChildBroker
 
     started = []
 
-    def launch(name, mutant=None, timers=False):
+    def launch(topics, mutant=None, timers=False):
         log = tmp_path / f"fake-{len(started)}.log"
         process = subprocess.Popen([sys.executable, "-c", _DIES_ON_FIRST_REQUEST], stdout=subprocess.PIPE,
                                    stderr=open(log, "w"), text=True)
@@ -146,7 +153,8 @@ def test_a_broker_that_crashes_is_a_finding_and_is_started_again(capsys, tmp_pat
         started.append(process)
         return ChildBroker(process, "127.0.0.1", [port], str(log), workdir=str(tmp_path / "unused"))
 
-    monkeypatch.setattr(systems, "launch", launch)
+    key = (targets.BROKER, "groupcheck")
+    monkeypatch.setitem(targets.TARGETS, key, attrs.evolve(targets.TARGETS[key], starter=launch))
     t0 = time.monotonic()
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--schedules", "3")
     assert code == 1
@@ -181,16 +189,16 @@ def test_static_members_conform_on_groupcheck_broker_and_meet_replacement_and_fe
     fresh join of theirs is a restarted process taking its instance's place. groupcheck's broker
     must conform, and the schedules must really replace static members and fence the old ids (a
     static run that never met FENCED_INSTANCE_ID would have judged nothing of KIP-345)."""
-    from properties.conform import systems
+    from properties import targets
     from properties.conform.schedule import generate
-    from properties.conform.target import Runner, Target
+    from properties.conform.target import Broker, Runner
 
-    target = Target(None, "groupcheck", None)
+    broker = Broker(targets.get(targets.BROKER, "groupcheck", "--launch"))
     try:
-        run = Runner(target, systems.PROFILES["groupcheck"])
+        run = Runner(broker)
         results = [run(generate(seed, static=2)) for seed in range(16)]
     finally:
-        target.stop()
+        broker.stop()
     assert all(r.divergence is None and r.failure is None for r in results), \
         [(r.schedule.seed, r.failure, r.divergence and r.divergence.summary) for r in results if r.divergence or r.failure]
     versions = dict(results[0].versions)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.helpers.processes import kill_session, wait_until_empty
 
 PROGRESS = re.compile(r"^(\d[\d,]*)/[\d,]+ schedules", re.M)
@@ -50,34 +52,22 @@ def _assert_stopped_cleanly(status, stderr, left, report):
     notes = [line for line in stderr.splitlines() if line.startswith("groupcheck: interrupted")]
     assert len(notes) == 1 and "SIGTERM" in notes[0], stderr[-3000:]
     assert left == {}, f"left behind: {left}"
-    assert report["interrupted"] == "SIGTERM" and report["schedules"] >= 1
+    assert report["partial"] is True and report["stopped_by"] == "SIGTERM" and report["schedules"] >= 1
+    assert report["checked"]["done"] == report["schedules"] < report["checked"]["requested"]
 
 
-def test_conform_broker_keeps_what_finished_and_stops_its_broker(tmp_path):
+@pytest.mark.parametrize("args, task_size", [
+    (["conform", "broker", "--launch", "groupcheck", "--schedules", "300", "--steps", "8"], 1),
+    (["conform", "client", "--client", "groupcheck", "--schedules", "40", "--parallel", "2", "--consumers", "2"], 1),
+    (["campaign", "--system", "broker:groupcheck", "--interleavings", "400", "--task-size", "2", "--steps", "8",
+      "--master", "local[2]"], 2),
+], ids=["conform-broker", "conform-client", "broker-campaign-on-spark"])
+def test_sigterm_keeps_what_finished_and_leaves_nothing_behind(tmp_path, args, task_size):
+    """conform broker: its launched broker; conform client: a broker and consumer processes per
+    schedule under way; the broker campaign on Spark: the JVM, its Python workers and their brokers."""
     out = tmp_path / "report"
-    status, _, stderr, left = _sigterm_once_done(
-        tmp_path, ["conform", "broker", "--launch", "groupcheck", "--schedules", "300", "--steps", "8",
-                   "--out", str(out)], at_least=2)
+    status, _, stderr, left = _sigterm_once_done(tmp_path, [*args, "--out", str(out)], at_least=2)
     report = json.loads((out / "report.json").read_text())
     _assert_stopped_cleanly(status, stderr, left, report)
+    assert report["schedules"] % task_size == 0  # whole tasks only
     assert "PARTIAL" in (out / "report.md").read_text()
-
-
-def test_conform_client_keeps_what_finished_and_stops_its_brokers_and_consumers(tmp_path):
-    out = tmp_path / "report"
-    status, _, stderr, left = _sigterm_once_done(
-        tmp_path, ["conform", "client", "--client", "groupcheck", "--schedules", "40", "--parallel", "2",
-                   "--consumers", "2", "--out", str(out)])
-    report = json.loads((out / "report.json").read_text())
-    _assert_stopped_cleanly(status, stderr, left, report)
-    assert "PARTIAL" in (out / "report.md").read_text()
-
-
-def test_broker_campaign_on_spark_keeps_what_finished_and_leaves_no_broker_or_jvm(tmp_path):
-    out = tmp_path / "report"
-    status, _, stderr, left = _sigterm_once_done(
-        tmp_path, ["campaign", "--system", "broker:groupcheck", "--interleavings", "400", "--task-size", "2",
-                   "--steps", "8", "--master", "local[2]", "--out", str(out)], at_least=2)
-    report = json.loads((out / "report.json").read_text())
-    _assert_stopped_cleanly(status, stderr, left, report)
-    assert report["schedules"] % 2 == 0  # whole tasks only

@@ -352,7 +352,7 @@ def test_consume_prints_membership_events_and_leaves_on_sigterm():
 
 
 @pytest.mark.parametrize("args, words", [
-    (("--bootstrap", "localhost", "--group", "g", "--topic", "t"), "--bootstrap 'localhost': expected HOST:PORT"),
+    (("--bootstrap", "localhost", "--group", "g", "--topic", "t"), "--bootstrap expects HOST:PORT, got 'localhost'"),
     (("--bootstrap", "h:x", "--group", "g", "--topic", "t"), "is not a number"),
     (("--bootstrap", "127.0.0.1:1", "--group", "g", "--topic", "t"), "--bootstrap 127.0.0.1:1: cannot connect"),
     (("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--set", "session.timeout=5"),

