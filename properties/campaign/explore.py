@@ -10,7 +10,6 @@ Exit 0 when nothing failed, 1 when something did, 2 on a usage error.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -104,6 +103,22 @@ def _progress(enabled: bool):
 
 
 def cmd_explore(args) -> int:
+    """The run engine's interrupt policy (:func:`properties.engine.run.session`): SIGINT or SIGTERM
+    stops the search (on Spark too: its JVM is stopped), one line says so — a search stopped part-way
+    proves nothing, so nothing else is printed — and the exit status is 128 + the signal's number."""
+    from properties.engine import run as engine
+    from properties.engine.interrupts import exit_status, name
+
+    with engine.session() as interrupts:
+        try:
+            return _explore(args, interrupts)
+        except KeyboardInterrupt:
+            print(f"groupcheck: interrupted ({name(interrupts.signum)}); the search stopped part-way and proves "
+                  "nothing", file=sys.stderr)
+            return exit_status(interrupts.signum)
+
+
+def _explore(args, interrupts) -> int:
     from properties.errors import check_output_file
 
     config = _config(args)
@@ -120,7 +135,7 @@ def cmd_explore(args) -> int:
     interactive = not args.json and sys.stderr.isatty()
     tour_wanted = not args.no_tour
     if args.master is not None:
-        exploration = _on_spark(args, config, bounds, interactive)
+        exploration = _on_spark(args, config, bounds, interactive, interrupts)
         if tour_wanted and exploration.counterexample is None:
             # the tour needs the graph: the driver explores it again (tiny worlds), and the counts must agree
             from properties.explore.exhaustive import explore
@@ -176,15 +191,15 @@ def _mutated(mutant):
     return applied(mutant)
 
 
-def _on_spark(args, config, bounds, interactive):
-    from properties.engine.spark import is_local, start_spark, stop_spark
-    from properties.campaign.exhaustive_spark import explore_spark
+def _on_spark(args, config, bounds, interactive, interrupts):
+    import os
 
-    spark = start_spark(args.master, app="groupcheck-explore")  # a RunError is a UsageError: one line, exit 2
-    try:
+    from properties.campaign.exhaustive_spark import explore_spark
+    from properties.engine.spark import started
+
+    # a RunError (no Java, an unreachable master) is a UsageError: one line, exit 2
+    with started(args.master, os.devnull, interrupts, app="groupcheck-explore") as spark:
         return explore_spark(spark, config, bounds, progress=_progress(interactive))
-    finally:
-        stop_spark(spark, stop_jvm=is_local(args.master))
 
 
 def _counterexample(args, config, schedule, system: str) -> dict:

@@ -71,3 +71,24 @@ def test_sigterm_keeps_what_finished_and_leaves_nothing_behind(tmp_path, args, t
     _assert_stopped_cleanly(status, stderr, left, report)
     assert report["schedules"] % task_size == 0  # whole tasks only
     assert "PARTIAL" in (out / "report.md").read_text()
+
+
+def test_explore_stops_on_sigterm_and_says_it_proves_nothing(tmp_path):
+    """The exhaustive search has no partial report to write: it stops, says the search proves
+    nothing, and exits 143."""
+    err_path = tmp_path / "stderr.txt"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "properties.cli", "explore", "--clients", "3", "--brokers", "2",
+                                 "--partitions", "3", "--horizon-ms", "4000", "--faults", "2", "--no-tour"],
+                                stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+    try:
+        time.sleep(4)
+        assert proc.poll() is None, "the search should still be running"
+        os.kill(proc.pid, signal.SIGTERM)
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        kill_session(proc)
+    stderr = err_path.read_text()
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1] == ("groupcheck: interrupted (SIGTERM); the search stopped part-way and "
+                                               "proves nothing") and stdout == ""
