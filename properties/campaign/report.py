@@ -286,7 +286,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
     })
-    doc["checked"]["what"] = checked_summary(doc)
+    doc["checked"]["what"] = [checked_scope(plan)] + checked_summary(doc)
     doc["checked"]["not"] = not_checked(doc)
     return doc
 
@@ -374,6 +374,15 @@ def checked_summary(results: dict) -> list:
         lines.append(f"held where checked: {len(groups['held where checked'])} properties, not checked after the "
                      f"first failure in up to {worst:,} of {n:,} interleavings")
     return lines
+
+
+def checked_scope(plan: dict) -> str:
+    """What every interleaving was checked for (the first line of the report's "what was checked")."""
+    scope = ("the implementation (impl/) beside the model, their observations compared after every event, and the "
+             "always properties on both sides" if plan["system"] == "impl" else "the model, its always properties")
+    settle = ("; the eventually properties after each interleaving's settle phase" if plan["eventually"]
+              else "; no settle phase, so no eventually property (--no-eventually)")
+    return f"{scope} after every event of each interleaving{settle}"
 
 
 def not_checked(results: dict) -> list:
