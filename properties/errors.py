@@ -74,3 +74,15 @@ def host_and_port(text: str, option: str = "--bootstrap") -> tuple:
     if not 0 < number < 65536:
         raise UsageError(f"{option} {text}: the port {number} is out of range (1-65535)")
     return host, number
+
+
+def whole_number(text: str, value: str, minimum=None, what: str = "an integer") -> int:
+    """*value* as an integer (at least *minimum*, if given); otherwise a UsageError that begins
+    with *text*, the argument as given (``--set session.timeout.ms=soon``, ``--topic t:x``)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise UsageError(f"{text}: expected {what}") from None
+    if minimum is not None and number < minimum:
+        raise UsageError(f"{text}: must be at least {minimum}")
+    return number

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 from properties import targets
-from properties.errors import UsageError
+from properties.errors import UsageError, whole_number
 from properties.live.child import split_setting
 
 def get(name: str) -> targets.Target:
@@ -38,11 +38,5 @@ def parse_settings(pairs: List[str]) -> Dict[str, object]:
                 raise UsageError(f"--set {name}={value}: expected a list of {', '.join(ASSIGNORS)}")
             out[name] = assignors
             continue
-        try:
-            number = int(value)
-        except ValueError:
-            raise UsageError(f"--set {name}={value}: expected an integer (milliseconds)") from None
-        if number < 1:
-            raise UsageError(f"--set {name}={value}: must be at least 1")
-        out[name] = number
+        out[name] = whole_number(f"--set {name}={value}", value, 1, "an integer (milliseconds)")
     return out

@@ -25,10 +25,8 @@ from properties import targets
 from properties.clients.command import ClientTally, client_parts, finish, make_plan, print_summary
 from properties.engine import run as engine
 from properties.engine.errors import RunError
-from properties.engine.run import task_ranges
-from properties.engine.spark import run_tasks
+from properties.engine.spark import run_schedules
 from properties.errors import UsageError
-from properties.progress import Progress
 
 DEFAULT_TASK_SIZE = 2
 
@@ -45,19 +43,15 @@ def cmd_client_campaign(args) -> int:
         plan = make_plan(args, name, args.mutant, args.clients or 3, args.settings)
     except UsageError as e:
         raise RunError(str(e).replace(f"--client {name}", f"--system client:{name}")) from None
-    task_size = args.task_size or DEFAULT_TASK_SIZE
-    ranges = task_ranges(args.seed_start, args.interleavings, task_size)
-    progress = Progress(args.interleavings, unit="schedules", failures="with findings")
     out = args.out or f"reports/client-campaign-{plan['client']}"
     os.makedirs(out, exist_ok=True)
     tally = ClientTally()
     started = time.monotonic()
     with engine.session() as interrupts:
-        outcome, master = run_tasks(args, ranges, functools.partial(client_parts, plan), tally, progress, interrupts,
-                                    out, "groupcheck-client-campaign",
-                                    f"of client:{plan['client']} in tasks of {task_size}")
+        outcome, master, task_size = run_schedules(
+            args, functools.partial(client_parts, plan), tally, interrupts, out, "groupcheck-client-campaign",
+            f"of client:{plan['client']}", DEFAULT_TASK_SIZE, "with findings")
         with interrupts.held(release=False):
-            progress(tally.done, tally.failed, final=True)
             summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not outcome.partial,
                              settings={"seed": args.seed_start, "master": master, "task_size": task_size},
                              requested=args.interleavings,

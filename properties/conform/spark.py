@@ -27,8 +27,7 @@ from typing import Optional
 from properties.campaign.spark import fixed
 from properties.engine import run as engine
 from properties.engine.errors import RunError
-from properties.engine.run import task_ranges
-from properties.engine.spark import run_tasks
+from properties.engine.spark import run_schedules
 from properties import findings as shape
 from properties import targets
 from properties.conform.report import slug
@@ -37,7 +36,6 @@ from properties.conform.schedule import generate
 from properties.conform.tally import Tally, print_summary
 from properties.conform.target import Broker, Runner
 from properties.errors import host_and_port
-from properties.progress import Progress
 
 DEFAULT_TASK_SIZE = 10
 
@@ -88,19 +86,15 @@ def cmd_broker_campaign(args) -> int:
     plan = make_plan(args)
     _load_baseline(args.baseline)  # a bad --baseline is refused before any work
     timing = Timing.with_timers() if plan["timers"] else NO_TIMERS
-    task_size = args.task_size or DEFAULT_TASK_SIZE
-    ranges = task_ranges(args.seed_start, args.interleavings, task_size)
-    progress = Progress(args.interleavings, unit="schedules", failures="divergences")
     tally = _Merged()
     out = args.out or f"reports/broker-campaign-{slug(plan['name'])}"
     os.makedirs(out, exist_ok=True)
     started = time.monotonic()
     with engine.session() as interrupts:
-        outcome, master = run_tasks(args, ranges, functools.partial(broker_parts, plan), tally, progress, interrupts,
-                                    out, "groupcheck-broker-campaign",
-                                    f"against broker:{plan['name']} in tasks of {task_size}")
+        outcome, master, task_size = run_schedules(
+            args, functools.partial(broker_parts, plan), tally, interrupts, out, "groupcheck-broker-campaign",
+            f"against broker:{plan['name']}", DEFAULT_TASK_SIZE, "divergences")
         with interrupts.held(release=False):
-            progress(tally.done, tally.failed, final=True)
             seconds = time.monotonic() - started
             baseline = _load_baseline(args.baseline)
             # the driver shrinks against a broker of its own (when there is something to shrink, and the

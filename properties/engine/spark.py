@@ -328,15 +328,24 @@ def executor(local: bool, master: str | None, log_path, interrupts=None, app: st
         yield Spark(spark, in_flight, description)
 
 
-def run_tasks(args, ranges, work, tally, progress, interrupts, out, app: str, what: str):
-    """A campaign of conformance schedules (``--system broker:NAME`` or ``client:NAME``): *ranges*
-    run with *work* in this process (``--local``) or on Spark (``--master``; the JVM's output in
-    ``out/spark.log``), merged into *tally*. Returns (the engine's outcome, where it ran)."""
+def run_schedules(args, work, tally, interrupts, out, app: str, what: str, task_size: int, failures: str):
+    """A campaign of conformance schedules (``--system broker:NAME`` or ``client:NAME``): seeds
+    ``--seed-start`` on, ``--interleavings`` of them, in tasks of ``--task-size`` (default
+    *task_size*), run with *work* in this process (``--local``) or on Spark (``--master``; the JVM's
+    output in ``out/spark.log``), merged into *tally*, with a progress line that calls a failing
+    schedule *failures*. Returns (the engine's outcome, where it ran, the task size)."""
     from properties.engine import run as engine
+    from properties.progress import Progress
 
+    size = args.task_size or task_size
+    progress = Progress(args.interleavings, unit="schedules", failures=failures)
     with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts, app=app,
                   description=f"{app} schedules") as where:
         if not args.local:
-            print(f"groupcheck: {args.interleavings:,} schedules {what} on {where.name} ({where.cores} at once)",
-                  file=sys.stderr, flush=True)
-        return engine.run(ranges, work, tally, where, progress, interrupts), where.name
+            print(f"groupcheck: {args.interleavings:,} schedules {what} in tasks of {size} on {where.name} "
+                  f"({where.cores} at once)", file=sys.stderr, flush=True)
+        outcome = engine.run(engine.task_ranges(args.seed_start, args.interleavings, size), work, tally, where,
+                             progress, interrupts)
+    with interrupts.held(release=False):
+        progress(tally.done, tally.failed, final=True)
+    return outcome, where.name, size

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import signal
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from impl.server.cluster import Cluster
 from impl.server.config import BrokerConfig
@@ -38,7 +37,7 @@ from impl.server.kafka_apis import WIRE_API_VERSIONS, KafkaApis
 from impl.server.log import LogManager
 from impl.server.socket_server import SocketServer, SocketServerConfig, bind_listeners
 from impl.time import MockTime, SystemTime
-from properties.errors import UsageError
+from properties.errors import UsageError, whole_number
 from properties.live.child import split_setting
 from properties.live.faults import FaultInjector
 from properties.live.faults import load as load_faults
@@ -95,15 +94,11 @@ def parse_broker_settings(pairs: List[str]) -> Dict[str, object]:
                 raise UsageError(f"--set {name}={value}: expected true or false")
             out[name] = value.lower() == "true"
             continue
-        try:
-            number = int(value)
-        except ValueError:
-            raise UsageError(f"--set {name}={value}: expected an integer") from None
         minimum = 1 if name in ("offsets.topic.num.partitions", "num.partitions", "socket.request.max.bytes",
                                 "group.max.size") else 0
-        if number < minimum and not (name == "connections.max.idle.ms" and number == -1):
-            raise UsageError(f"--set {name}={value}: must be at least {minimum}")
-        out[name] = number
+        if name == "connections.max.idle.ms" and value.strip() == "-1":
+            minimum = -1  # -1: idle connections are never closed
+        out[name] = whole_number(f"--set {name}={value}", value, minimum)
     return out
 
 
@@ -113,16 +108,7 @@ def parse_topics(specs: List[str], default_partitions: int) -> Dict[str, int]:
         name, sep, count = spec.partition(":")
         if not name or name.startswith("__"):
             raise UsageError(f"--topic {spec!r}: a topic needs a name that does not start with '__'")
-        if sep:
-            try:
-                partitions = int(count)
-            except ValueError:
-                raise UsageError(f"--topic {spec!r}: PARTITIONS must be a number") from None
-            if partitions < 1:
-                raise UsageError(f"--topic {spec!r}: PARTITIONS must be at least 1")
-        else:
-            partitions = default_partitions
-        topics[name] = partitions
+        topics[name] = whole_number(f"--topic {spec!r}: PARTITIONS", count, 1, "a number") if sep else default_partitions
     return topics
 
 

@@ -33,7 +33,7 @@ from impl.errors import KafkaException
 from impl.network.wire_selector import WireSelector
 from impl.protocol import TopicPartition
 from impl.time import SystemTime
-from properties.errors import UsageError, host_and_port
+from properties.errors import UsageError, host_and_port, whole_number
 from properties.live.child import split_setting
 
 #: Settings ``--set`` accepts: impl's consumer configuration keys, minus those it fixes itself.
@@ -85,10 +85,7 @@ def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
                 raise UsageError(f"--set {name}={value}: expected true or false")
             out[name] = value.lower() == "true"
         else:
-            try:
-                out[name] = int(value)
-            except ValueError:
-                raise UsageError(f"--set {name}={value}: expected an integer (milliseconds)") from None
+            out[name] = whole_number(f"--set {name}={value}", value, what="an integer (milliseconds)")
     return out
 
 
