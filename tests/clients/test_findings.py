@@ -5,7 +5,7 @@ each saved run (its trace cut to the consumer concerned and to the group APIs, s
 - kafka-python 3.0.12: after a SyncGroup answer without error, the consumer sent nothing more for
   43 s — no heartbeat, no rejoin — while its application kept polling; the coordinator expired it
   and the group settled without it (the hang described under "What the third-party systems
-  showed" in the README).
+  showed" in docs/live.md).
 - librdkafka 2.16.0 (confluent-kafka 2.16.1): after its session expired during a partition, a
   Heartbeat with its old generation and an empty member id (Kafka's client resets the two
   together and sends no heartbeat before it has rejoined).

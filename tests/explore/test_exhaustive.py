@@ -20,7 +20,7 @@ from properties.explore.exhaustive import outcomes, initial_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# The two pinned worlds (README, "Exhaustive search"). A change to the model that changes what is
+# The two pinned worlds (docs/explore.md). A change to the model that changes what is
 # reachable changes these numbers: look at why before updating them.
 TINY = []  # groupcheck explore (2 clients, 1 broker, 2 partitions, no time, no faults, 1 commit each)
 TIMED = ["--clients", "1", "--horizon-ms", "3000", "--faults", "1", "--fault-kinds", "drop,crash"]

@@ -3,7 +3,7 @@
 Two searches are held to it. Hypothesis (the ``ModelMachine``) must find each variant's violation
 of the property it targets and shrink it to a short rule sequence; the bound asserted here is
 ``MAX_RULES`` rule invocations (the shrunk sequences measured on this machine are listed in the
-README). The lean walker must find every variant within a few hundred seeds, which is what
+docs/tests.md). The lean walker must find every variant within a few hundred seeds, which is what
 campaigns rely on.
 
 A variant is a switch in the model (``model/variants.py``), never a copy of it.

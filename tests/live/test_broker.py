@@ -375,11 +375,11 @@ def test_a_port_in_use_gives_one_line_and_exit_2(broker):
     assert "cannot listen on" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_the_readme_example_runs_as_written(tmp_path):
-    """The README's copy-paste example (kafka-python against groupcheck broker), on a free port."""
+def test_the_docs_example_runs_as_written(tmp_path):
+    """docs/live.md's copy-paste example (kafka-python against groupcheck broker), on a free port."""
     import re
 
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "live.md")).read()
     block = re.search(r"```bash\n(groupcheck broker --port 9092 .*?)```", readme, re.S).group(1)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,5 +1,5 @@
 """``groupcheck bench --wire``: runs both brokers side by side and prints figures (not timed: the
-figures themselves go to the README's performance section)."""
+figures themselves go to docs/performance.md)."""
 
 import json
 import subprocess
