@@ -10,8 +10,9 @@ Exactly one tier per test:
   ``tests/live/``, a broker it launches (``--launch``, ``launch_groupcheck_broker``, Tansu,
   librdkafka's mock), a broker it is pointed at (``--bootstrap``), a socket, a client library, a
   client-conformance session;
-* ``slow``: pure, but it starts a child process of groupcheck itself, or it was measured above a
-  second of CPU in the unit tier;
+* ``slow``: pure, but it starts a child process of groupcheck itself, or it was measured above half
+  a second of CPU in the unit tier (the budget is a second; the margin keeps the tier under it as
+  the machine's speed varies);
 * ``unit``: everything else — fast and pure.
 
 "What the test uses" is the code it runs that lives in ``tests/``: the test function, the fixtures
@@ -22,8 +23,8 @@ string constants of that code, and the test's parameters, are matched against th
 What reading cannot tell is measured and written down in ``tests/helpers/tiers.txt``: one line per
 test (``tests/x/test_y.py::test_z``, with or without ``[parameters]``) or per expensive fixture
 (``tests/x/test_y.py::fixture_name``: every test that requests it), with its tier and why — a
-unit test measured above a second of CPU, or one whose broker or Spark session starts deep inside
-the code under test. A test that ends up in ``unit`` and still opens a socket, starts a process or
+unit test measured above half a second of CPU, or one whose broker or Spark session starts deep
+inside the code under test. A test that ends up in ``unit`` and still opens a socket, starts a process or
 spends more than a second of CPU is listed at the end of the run (see ``tests/conftest.py``).
 """
 
