@@ -7,39 +7,24 @@ rebalance listener is a coroutine run on the caller's loop.
 import asyncio
 import signal
 
-from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit
+from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit, python_client_settings, rebalance_listener
 
 ASSIGNORS = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
 
 async def run() -> None:
     c = config()
-    s = c["settings"]
     Stop.install()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    kwargs = {"session_timeout_ms": s.get("session.timeout.ms"), "heartbeat_interval_ms": s.get("heartbeat.interval.ms"),
-              "max_poll_interval_ms": s.get("max.poll.interval.ms"), "request_timeout_ms": s.get("request.timeout.ms")}
-    kwargs = {k: v for k, v in kwargs.items() if v is not None}
-    if c.get("group_instance_id"):
-        kwargs["group_instance_id"] = c["group_instance_id"]  # a static member (KIP-345)
-    if "partition.assignment.strategy" in s:
-        kwargs["partition_assignment_strategy"] = tuple(ASSIGNORS[a] for a in s["partition.assignment.strategy"])
     consumer = AIOKafkaConsumer(bootstrap_servers=c["bootstrap"], group_id=c["group"], client_id=c["client_id"],
-                                enable_auto_commit=False, auto_offset_reset="earliest", **kwargs)
-
-    class Listener(ConsumerRebalanceListener):
-        async def on_partitions_revoked(self, revoked):
-            emit("revoked", partitions=sorted(tp.partition for tp in revoked))
-
-        async def on_partitions_assigned(self, assigned):
-            emit("assigned", partitions=sorted(tp.partition for tp in assigned))
-
-    consumer.subscribe([c["topic"]], listener=Listener())
+                                enable_auto_commit=False, auto_offset_reset="earliest",
+                                **python_client_settings(c, ASSIGNORS, tuple))
+    consumer.subscribe([c["topic"]], listener=rebalance_listener(ConsumerRebalanceListener, asynchronous=True))
     await consumer.start()
     import aiokafka
 

@@ -21,6 +21,40 @@ def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, "wall_ms": int(time.time() * 1000), **fields}), flush=True)
 
 
+def partitions_changed(kind: str, partitions) -> None:
+    """A ``revoked``, ``assigned`` or ``lost`` line for *partitions* (objects with ``.partition``)."""
+    emit(kind, partitions=sorted(p.partition for p in partitions))
+
+
+def rebalance_listener(base, asynchronous: bool = False):
+    """An instance of a subclass of *base* (the library's ConsumerRebalanceListener) whose three
+    callbacks print ``revoked``, ``assigned`` and ``lost`` lines (coroutines if *asynchronous*)."""
+    def callback(kind: str):
+        if asynchronous:
+            async def changed(self, partitions):
+                partitions_changed(kind, partitions)
+        else:
+            def changed(self, partitions):
+                partitions_changed(kind, partitions)
+        return changed
+
+    return type("Listener", (base,), {f"on_partitions_{k}": callback(k) for k in ("revoked", "assigned", "lost")})()
+
+
+def python_client_settings(c: Dict[str, Any], assignors: Dict[str, Any], collection=list) -> Dict[str, Any]:
+    """The schedule's consumer settings as kafka-python's and aiokafka's keyword arguments (both
+    take Kafka's names in snake case); the assignor classes in *collection*."""
+    s = c["settings"]
+    kwargs = {"session_timeout_ms": s.get("session.timeout.ms"), "heartbeat_interval_ms": s.get("heartbeat.interval.ms"),
+              "max_poll_interval_ms": s.get("max.poll.interval.ms"), "request_timeout_ms": s.get("request.timeout.ms")}
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if c.get("group_instance_id"):
+        kwargs["group_instance_id"] = c["group_instance_id"]  # a static member (KIP-345)
+    if "partition.assignment.strategy" in s:
+        kwargs["partition_assignment_strategy"] = collection(assignors[a] for a in s["partition.assignment.strategy"])
+    return kwargs
+
+
 class Stop:
     """Set by SIGTERM; the runner's loop checks it, closes its consumer (LeaveGroup) and exits.
     SIGUSR1 prints every thread's stack on stderr (where a hung client is stuck)."""

@@ -8,7 +8,7 @@ becomes ``socket.timeout.ms``, librdkafka's request timeout.
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit
+from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit, partitions_changed
 
 
 def main() -> None:
@@ -28,16 +28,9 @@ def main() -> None:
         conf["group.instance.id"] = c["group_instance_id"]  # a static member (KIP-345)
     consumer = Consumer(conf)
 
-    def on_assign(_, partitions):
-        emit("assigned", partitions=sorted(p.partition for p in partitions))
-
-    def on_revoke(_, partitions):
-        emit("revoked", partitions=sorted(p.partition for p in partitions))
-
-    def on_lost(_, partitions):
-        emit("lost", partitions=sorted(p.partition for p in partitions))
-
-    consumer.subscribe([c["topic"]], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    consumer.subscribe([c["topic"]], on_assign=lambda _, ps: partitions_changed("assigned", ps),
+                       on_revoke=lambda _, ps: partitions_changed("revoked", ps),
+                       on_lost=lambda _, ps: partitions_changed("lost", ps))
     import confluent_kafka
 
     emit("ready", library="confluent-kafka", version=confluent_kafka.version()[0],

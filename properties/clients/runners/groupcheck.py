@@ -16,7 +16,7 @@ from impl.consumer import Consumer, ConsumerRebalanceListener
 from impl.errors import KafkaException
 from impl.network.wire_selector import WireSelector
 from impl.time import SystemTime
-from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit
+from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit, rebalance_listener
 from properties.live.consume import parse_consumer_settings
 
 
@@ -42,17 +42,7 @@ def run(c) -> None:
     consumer = Consumer({"bootstrap.servers": [c["bootstrap"]], "group.id": c["group"], "client.id": c["client_id"],
                          **settings}, time, transport, random.Random(), discover_broker_versions=True)
 
-    class Listener(ConsumerRebalanceListener):
-        def on_partitions_revoked(self, partitions):
-            emit("revoked", partitions=sorted(tp.partition for tp in partitions))
-
-        def on_partitions_assigned(self, partitions):
-            emit("assigned", partitions=sorted(tp.partition for tp in partitions))
-
-        def on_partitions_lost(self, partitions):
-            emit("lost", partitions=sorted(tp.partition for tp in partitions))
-
-    consumer.subscribe([c["topic"]], Listener())
+    consumer.subscribe([c["topic"]], rebalance_listener(ConsumerRebalanceListener))
     emit("ready", library="groupcheck", version="impl")
     watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
     coordinator = consumer.coordinator

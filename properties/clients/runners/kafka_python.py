@@ -4,40 +4,23 @@ kafka-python exposes its membership as ``consumer._coordinator._generation`` (ge
 member id) and ``consumer._coordinator.state``; its rebalance listener is called on the IO thread.
 """
 
-from kafka import ConsumerRebalanceListener, KafkaConsumer, OffsetAndMetadata, TopicPartition
+from kafka import ConsumerRebalanceListener, KafkaConsumer, OffsetAndMetadata
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-from properties.clients.runners.common import CommitClock, MemberWatch, Stop, config, emit
+from properties.clients.runners.common import (CommitClock, MemberWatch, Stop, config, emit, python_client_settings,
+                                               rebalance_listener)
 
 ASSIGNORS = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
 
 def main() -> None:
     c = config()
-    s = c["settings"]
     Stop.install()
-    kwargs = {"session_timeout_ms": s.get("session.timeout.ms"), "heartbeat_interval_ms": s.get("heartbeat.interval.ms"),
-              "max_poll_interval_ms": s.get("max.poll.interval.ms"), "request_timeout_ms": s.get("request.timeout.ms")}
-    kwargs = {k: v for k, v in kwargs.items() if v is not None}
-    if c.get("group_instance_id"):
-        kwargs["group_instance_id"] = c["group_instance_id"]  # a static member (KIP-345)
-    if "partition.assignment.strategy" in s:
-        kwargs["partition_assignment_strategy"] = [ASSIGNORS[a] for a in s["partition.assignment.strategy"]]
     consumer = KafkaConsumer(bootstrap_servers=c["bootstrap"], group_id=c["group"], client_id=c["client_id"],
-                             enable_auto_commit=False, auto_offset_reset="earliest", **kwargs)
-
-    class Listener(ConsumerRebalanceListener):
-        def on_partitions_revoked(self, revoked):
-            emit("revoked", partitions=sorted(tp.partition for tp in revoked))
-
-        def on_partitions_assigned(self, assigned):
-            emit("assigned", partitions=sorted(tp.partition for tp in assigned))
-
-        def on_partitions_lost(self, lost):
-            emit("lost", partitions=sorted(tp.partition for tp in lost))
-
-    consumer.subscribe([c["topic"]], listener=Listener())
+                             enable_auto_commit=False, auto_offset_reset="earliest",
+                             **python_client_settings(c, ASSIGNORS))
+    consumer.subscribe([c["topic"]], listener=rebalance_listener(ConsumerRebalanceListener))
     emit("ready", library="kafka-python", version=__import__("kafka").__version__)
     watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
     coordinator = consumer._coordinator
