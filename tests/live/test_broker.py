@@ -359,7 +359,7 @@ def _cli(*args, timeout=30):
     (("--set", "group.bogus.ms=1"), "--set group.bogus.ms: not a setting groupcheck broker knows"),
     (("--set", "connections.max.idle.ms=soon"), "expected an integer"),
     (("--brokers", "0"), "--brokers must be at least 1"),
-    (("--topic", "t:zero"), "PARTITIONS must be a number"),
+    (("--topic", "t:zero"), "PARTITIONS: expected a number"),
     (("--port", "70000"), "--port 70000"),
 ])
 def test_bad_arguments_give_one_line_and_exit_2(args, words):
