@@ -400,7 +400,7 @@ def not_checked(results: dict) -> list:
 
 
 def console_summary(results: dict, out) -> str:
-    lines = [_headline(results)] + ["  " + line for line in results["checked"]["what"]]
+    lines = [f"{shape.headline(results)}: {_headline(results)}"] + ["  " + line for line in results["checked"]["what"]]
     lines += ["  " + line for line in results["checked"]["not"] if line.startswith("not checked")]
     if guided_line(results):
         lines.append("  " + guided_line(results))

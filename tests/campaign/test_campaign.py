@@ -338,6 +338,24 @@ def test_mutant_campaign_report_has_a_followable_reproducible_cluster(tmp_path, 
     assert "generation" in (out / "summary.md").read_text()
 
 
+def test_a_campaign_stopped_before_any_interleaving_finished_is_inconclusive(tmp_path, capsys, monkeypatch):
+    """Issue 34: the partial report of a campaign stopped at once said "Verdict: PASS" for 0
+    interleavings. Nothing was checked, so nothing is claimed to hold."""
+    def interrupted(plan, start, stop):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign, "run_range", interrupted)
+    out = tmp_path / "nothing"
+    status = cli.main(["campaign", "--local", "--system", "model", "--interleavings", "40", "--out", str(out)])
+    assert status == 130
+    results = json.loads((out / "results.json").read_text())
+    assert results["verdict"] == "inconclusive" and results["partial"] is True and results["interleavings"] == 0
+    for name in ("summary.md", "index.html"):
+        text = (out / name).read_text()
+        assert "INCONCLUSIVE" in text and "PASS" not in text and "nothing is claimed to hold" in text
+    assert "INCONCLUSIVE" in capsys.readouterr().out
+
+
 def test_interrupted_campaign_writes_a_partial_report(tmp_path, capsys, monkeypatch):
     real = campaign.run_range
     calls = []
