@@ -35,6 +35,11 @@ def pytest_collection_modifyitems(config, items):
 # -- the unit tier stays fast and pure --------------------------------------------------------------------------
 
 
+#: processes a unit test may start without being a test of processes: provenance reads the git
+#: commit once per process; ctypes.util.find_library asks ldconfig where a shared library is
+_INCIDENTAL = {"git", "ldconfig"}
+
+
 def _program(args, kwargs) -> str:
     """The program a ``Popen(self, args, ...)`` call starts."""
     command = args[1] if len(args) > 1 else kwargs.get("args", "")
@@ -57,7 +62,7 @@ class _Escapes:
             original = getattr(owner, name)
 
             def wrapper(*args, _original=original, _what=what, **kwargs):
-                if _what != "started a process" or _program(args, kwargs) != "git":  # provenance reads the commit
+                if _what != "started a process" or _program(args, kwargs) not in _INCIDENTAL:
                     self.found.add(_what)
                 return _original(*args, **kwargs)
 
