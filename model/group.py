@@ -21,6 +21,7 @@ from typing import Callable, Hashable
 
 import attrs
 
+from model import entries as E
 from model.errors import Errors
 from model.messages import (
     UNKNOWN_MEMBER_ID,
@@ -139,7 +140,7 @@ class Outcome:
     committed: tuple = ()  # ((partition, offset), ...) offsets written, if any
 
 
-# Notes emitted into Outcome.notes (tuples, first element is the tag):
+# Notes emitted into Outcome.notes (tag-first tuples, typed in model.entries: JoinComplete, ...):
 #   ("join_complete", generation_before, generation_after, member_ids_after, leader_id, all_joined,
 #    pending_ids)   pending_ids: the member ids still pending (MEMBER_ID_REQUIRED) when it completed
 #        all_joined: True if the phase completed because everyone had joined, False on timeout
@@ -344,7 +345,7 @@ class _Draft:
         if not self.append_errors:
             return None
         error, self.append_errors = self.append_errors[0], self.append_errors[1:]
-        self.notes.append(("append_failed", error))
+        self.notes.append(E.AppendFailed(error))
         return error
 
     # -- small pieces of GroupMetadata ----------------------------------------------------------
@@ -355,7 +356,7 @@ class _Draft:
             raise AssertionError(
                 f"group {self.group_id}: illegal transition {self.state} -> {target}"
             )
-        self.notes.append(("transition", self.state, target))
+        self.notes.append(E.Transition(self.state, target))
         self.state = target
 
     def arm(self, at: int) -> Deadline:
@@ -411,7 +412,7 @@ class _Draft:
         kept = []
         for m in self.members:
             if m.member_id in member_ids:
-                self.notes.append(("member_removed", m.member_id, reason, deadline_at))
+                self.notes.append(E.MemberRemoved(m.member_id, reason, deadline_at))
             else:
                 kept.append(m)
         self.members = kept
@@ -544,7 +545,7 @@ class _Draft:
                                                        member_id=UNKNOWN_MEMBER_ID))
                 return
             self.persist = self.freeze()
-            self.notes.append(("static_replaced", self.generation, old_id, new_id))
+            self.notes.append(E.StaticReplaced(self.generation, old_id, new_id))
             self.members[i] = _member(self.members[i], awaiting_join=None)
             self.reply(reply_to, JoinGroupResponse(error=_NONE, generation_id=self.generation,
                                                    protocol_type=self.protocol_type, protocol_name=self.protocol_name,
@@ -629,8 +630,8 @@ class _Draft:
             self.protocol_name = None
             self.transition(EMPTY)
             self.notes.append(
-                ("join_complete", generation_before, self.generation, (), self.leader_id, all_joined,
-                 tuple(p for p, _ in self.pending_members))
+                E.JoinComplete(generation_before, self.generation, (), self.leader_id, all_joined,
+                               tuple(p for p, _ in self.pending_members))
             )
             if self.append_fails() is None:
                 self.persist = self.freeze()  # the empty group record is written
@@ -644,8 +645,8 @@ class _Draft:
             self.transition(COMPLETING_REBALANCE)
         member_ids = tuple(m.member_id for m in members)
         self.notes.append(
-            ("join_complete", generation_before, self.generation, member_ids, self.leader_id, all_joined,
-             tuple(p for p, _ in self.pending_members))
+            E.JoinComplete(generation_before, self.generation, member_ids, self.leader_id, all_joined,
+                           tuple(p for p, _ in self.pending_members))
         )
         # 5. Answer every parked JoinGroup, in member order; the leader gets the member list.
         protocol_name = self.protocol_name
@@ -756,7 +757,7 @@ class _Draft:
             elif assignment != m.assignment:
                 members[i] = _member(m, assignment=assignment)
         self.notes.append(
-            ("assignment_stored", self.generation, tuple((m.member_id, m.assignment) for m in members))
+            E.AssignmentStored(self.generation, tuple((m.member_id, m.assignment) for m in members))
         )
 
     def remove_member_and_update_group(self, i: int, reason: str, deadline_at, now: int) -> None:
@@ -1154,9 +1155,9 @@ def handle_offset_commit(group, request, reply_to, now, config, choose, member_s
             failure = d.append_fails()
             error, stored = STORE_OFFSETS_ERRORS.get(failure, failure), False
     committed = valid if stored else ()
-    notes = (("commit", generation_id, request.member_id, group.generation, state, error),)
+    notes = (E.Commit(generation_id, request.member_id, group.generation, state, error),)
     if oversized:
-        notes += (("metadata_too_large", len(committed), len(oversized)),)
+        notes += (E.MetadataTooLarge(len(committed), len(oversized)),)
     replies = ((reply_to, _commit_response(offsets, error, oversized)),)
     if d is not None:
         return Outcome(d.freeze(), replies, (*d.notes, *notes), None, committed)

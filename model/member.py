@@ -18,10 +18,12 @@ older generation never resets the member (``generationUnchanged``), except where
 
 from __future__ import annotations
 
+from model import entries as E
 from model import netclient as net
 from model.assignors import ASSIGNORS
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step
 from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, UNJOINED_GROUP, Errors, is_retriable, name_of
+from model.events import OVERSIZED  # noqa: F401 - defined with the commit_oversized event
 from model.messages import (
     NO_GENERATION,
     FindCoordinatorRequest,
@@ -55,7 +57,7 @@ _JOIN_FATAL = frozenset(
 
 def _set_state(s: Step, state: str) -> None:
     if s.state != state:
-        s.log.append(("member_state", s.index, s.state, state))
+        s.log.append(E.MemberState(s.index, s.state, state))
         s.state = state
 
 
@@ -80,7 +82,7 @@ def reset_state_and_rejoin(s: Step, reset_member_id: bool) -> None:
 
 def _reset_on_response_error(s: Step, req, error: int, reset_member_id: bool) -> None:
     """resetStateOnResponseError, logged so the properties can see which response caused it."""
-    s.log.append(("reset", s.index, req.api, error, req.sent_generation, s.generation_tuple))
+    s.log.append(E.Reset(s.index, req.api, error, req.sent_generation, s.generation_tuple))
     reset_state_and_rejoin(s, reset_member_id)
 
 
@@ -118,7 +120,7 @@ def rejoin_needed_or_pending(s: Step) -> bool:
 def _fail(s: Step, failure) -> None:
     """An exception thrown out of poll to the application: the consumer is finished."""
     s.fatal = name_of(failure)
-    s.log.append(("fatal", s.index, s.fatal))
+    s.log.append(E.Fatal(s.index, s.fatal))
 
 
 # -- coordinator discovery (§3.2) ------------------------------------------------------------------
@@ -130,14 +132,14 @@ def mark_coordinator_unknown(s: Step, disconnected: bool, cause: str) -> None:
     poll, not inside this call. Logged from begin to done so the nesting is visible."""
     if s.coordinator is not None:
         slot = s.coordinator_slot()
-        s.log.append(("coordinator_unknown", s.index, s.coordinator, cause))
+        s.log.append(E.CoordinatorUnknown(s.index, s.coordinator, cause))
         if "coordinator_disconnect_sync" in s.config.broken and not disconnected:
             net.disconnect(s, slot)  # the in-flight requests fail now, and their callbacks run now
             net.fire_pending_completions(s, dispatch)
         s.coordinator = None
         if not disconnected:
             net.disconnect_async(s, slot)
-        s.log.append(("coordinator_unknown_done", s.index))
+        s.log.append(E.CoordinatorUnknownDone(s.index))
 
 
 def coordinator_unknown(s: Step) -> bool:
@@ -156,7 +158,7 @@ def lookup_coordinator(s: Step):
             slot = s.choose("least_loaded", candidates)
         else:  # no choice to make, but logged all the same: every leastLoadedNode call is one entry
             slot = candidates[0] if candidates else None
-            s.log.append(("choice", "least_loaded", candidates, slot))
+            s.log.append(E.Choice("least_loaded", candidates, slot))
         if slot is None:
             return ("failed", NO_AVAILABLE_BROKERS)
         s.find_coordinator_request = ("pending", net.send(s, slot, FindCoordinatorRequest(s.config.group_id)))
@@ -199,7 +201,7 @@ def _on_find_coordinator(s: Step, req, result) -> None:
                 _do_commit_async(s, offsets, oversized)
                 net.poll(s, dispatch)  # client.pollNoWakeup()
             else:
-                s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
+                s.log.append(E.CommitFailed(s.index, "RetriableCommitFailedException"))
 
 
 def _record_find_coordinator(s: Step, result) -> tuple:
@@ -209,7 +211,7 @@ def _record_find_coordinator(s: Step, result) -> tuple:
         return ("failed", result)
     if result.error == Errors.NONE:
         s.coordinator = result.node_id
-        s.log.append(("coordinator_found", s.index, result.node_id))
+        s.log.append(E.CoordinatorFound(s.index, result.node_id))
         slot = s.coordinator_slot()
         if net.can_connect(s, slot):  # client.tryConnect(coordinator)
             net.initiate_connect(s, slot)
@@ -226,7 +228,7 @@ def on_join_prepare(s: Step) -> None:
     s.is_leader = False
     if s.assignment:
         lost = s.generation == NO_GENERATION or s.member_id == ""
-        s.log.append(("lost" if lost else "revoke", s.index, s.assignment))
+        s.log.append((E.Lost if lost else E.Revoke)(s.index, s.assignment))
         if "partitions_not_revoked" not in s.config.broken:
             s.assignment = ()
 
@@ -239,7 +241,7 @@ def on_join_complete(s: Step, assignment: tuple) -> None:
     if "assignment_truncated" in s.config.broken:
         assignment = assignment[:-1]
     s.assignment = assignment
-    s.log.append(("assign", s.index, s.generation, s.member_id, assignment))
+    s.log.append(E.Assign(s.index, s.generation, s.member_id, assignment))
 
 
 def send_join_group(s: Step):
@@ -321,7 +323,7 @@ def _on_join_group(s: Step, req, result) -> None:
             if s.heartbeat_thread:
                 _enable_heartbeat_thread(s)
             _set_generation(s, result.generation_id, result.member_id, result.protocol_name)
-            s.log.append(("joined", s.index, result.generation_id, result.member_id, result.leader_id == result.member_id))
+            s.log.append(E.Joined(s.index, result.generation_id, result.member_id, result.leader_id == result.member_id))
             assignments = ()
             elected = result.leader_id == result.member_id  # joinResponse.isLeader()
             if elected:
@@ -352,7 +354,7 @@ def _on_join_group(s: Step, req, result) -> None:
                 until = s.now - s.clock_offset_ms + delay  # world time
                 s.stalled_until_ms = until
                 s.paused_until_ms = until if s.paused_until_ms is None else max(s.paused_until_ms, until)
-                s.log.append(("assigning", s.index, result.generation_id, delay))
+                s.log.append(E.Assigning(s.index, result.generation_id, delay))
                 return
             _send_sync_group(s, sync)
         return
@@ -386,7 +388,7 @@ def finish_assignment(s: Step) -> None:
     after the handler is done by that step's own call."""
     sync = s.pending_sync
     s.pending_sync = None
-    s.log.append(("assigned", s.index, sync.generation_id))
+    s.log.append(E.Assigned(s.index, sync.generation_id))
     _send_sync_group(s, sync)
 
 
@@ -485,11 +487,11 @@ def heartbeat_thread(s: Step) -> None:
     elif heartbeat_now(s) >= s.session_deadline_ms:
         mark_coordinator_unknown(s, False, "session timed out without receiving a heartbeat response")
     elif heartbeat_now(s) >= s.poll_deadline_ms:
-        s.log.append(("poll_timeout", s.index))
+        s.log.append(E.PollTimeout(s.index))
         maybe_leave_group(s)
     elif heartbeat_now(s) >= s.heartbeat_due_ms:
         s.heartbeat_due_ms = heartbeat_now(s) + s.config.heartbeat_interval_ms  # sentHeartbeat
-        s.log.append(("heartbeat_sent", s.index, state_at_start, s.state, s.generation))
+        s.log.append(E.HeartbeatSent(s.index, state_at_start, s.state, s.generation))
         net.send(s, s.coordinator_slot(),
                  HeartbeatRequest(s.config.group_id, s.generation, s.member_id, s.config.instance_id(s.index)))
 
@@ -518,7 +520,7 @@ def _on_heartbeat(s: Step, req, result) -> None:
                 # the listener's onFailure: heartbeatThread.failed.set(e), thrown to the
                 # application by its next pollHeartbeat (AbstractCoordinator.HeartbeatThread.run)
                 s.heartbeat_failed = name_of(error)
-                s.log.append(("heartbeat_failed", s.index, s.heartbeat_failed))
+                s.log.append(E.HeartbeatFailed(s.index, s.heartbeat_failed))
             else:
                 _fail_heartbeat(s)
         else:
@@ -537,7 +539,7 @@ def maybe_leave_group(s: Step) -> None:
     if s.config.instance_id(s.index) is None and not coordinator_unknown(s) and s.state != UNJOINED and s.member_id:
         net.send(s, s.coordinator_slot(), LeaveGroupRequest(s.config.group_id, (s.member_id,)))
         net.poll(s, dispatch)  # pollNoWakeup
-    s.log.append(("leave", s.index, s.member_id))
+    s.log.append(E.Leave(s.index, s.member_id))
     reset_state_and_rejoin(s, True)
 
 
@@ -546,14 +548,10 @@ def _on_leave_group(s: Step, req, result) -> None:
         _on_transport_failure(s, result)
 
 
-#: Which owned partitions a commit with oversized metadata gives a metadata string longer than
-#: offset.metadata.max.bytes: the first, all but the first, or all (the broker then appends nothing).
-OVERSIZED = ("first", "rest", "all")
-
-
 def oversized_partitions(partitions: tuple, which: str | None) -> tuple:
     """The partitions of *partitions* (in commit order) that a commit with oversized metadata
-    *which* (one of :data:`OVERSIZED`, None for none) gives too long a metadata string."""
+    *which* (one of :data:`OVERSIZED`, None for none) gives too long a metadata string: the
+    first, all but the first, or all (the broker then appends nothing)."""
     if which is None:
         return ()
     if which == "first":
@@ -583,18 +581,18 @@ def commit_async(s: Step, oversize: str | None = None) -> None:
             if future[0] == "pending":
                 s.held_commits = s.held_commits + ((future[1], offsets, oversized),)
             else:
-                s.log.append(("commit_failed", s.index, "RetriableCommitFailedException"))
+                s.log.append(E.CommitFailed(s.index, "RetriableCommitFailedException"))
     net.poll(s, dispatch)  # client.pollNoWakeup()
 
 
 def _do_commit_async(s: Step, offsets: tuple, oversized: tuple = ()) -> None:
     """sendOffsetCommitRequest: fails locally without a coordinator or a stable generation."""
     if coordinator_unknown(s):
-        s.log.append(("commit_failed", s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
+        s.log.append(E.CommitFailed(s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
         return
     if s.state != STABLE:  # generationIfStable() == null
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
-        s.log.append(("commit_failed", s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
+        s.log.append(E.CommitFailed(s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
         return
     net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets, oversized,
                                                           s.config.instance_id(s.index)))
@@ -621,7 +619,7 @@ def _on_offset_commit(s: Step, req, result) -> None:
             # future.raise(error): the commit's listener sets asyncCommitFenced, which the next
             # invokeCompletedOffsetCommitCallbacks throws to the application
             s.commit_fenced = True
-            s.log.append(("commit_fenced", s.index))
+            s.log.append(E.CommitFenced(s.index))
     # OFFSET_METADATA_TOO_LARGE and INVALID_COMMIT_OFFSET_SIZE are raised to the commit's callback
     # and change nothing else; so do the errors the handler calls unexpected. The handler acts on
     # the answer's first partition error (OffsetCommitResponseHandler returns at the first).
@@ -648,7 +646,7 @@ def close(s: Step) -> None:
     s.closing_clock_ms = s.now
     s.closing_deadline_ms = s.now + min(s.config.close_timeout_ms, s.config.request_timeout_ms)
     s.closing_commits = True
-    s.log.append(("closing", s.index))
+    s.log.append(E.Closing(s.index))
     continue_close(s)
 
 
@@ -666,7 +664,7 @@ def continue_close(s: Step) -> None:
     s.closing_commits = False
     s.heartbeat_thread = s.heartbeat_enabled = False
     if s.assignment:
-        s.log.append(("revoke", s.index, s.assignment))
+        s.log.append(E.Revoke(s.index, s.assignment))
         s.assignment = ()
     maybe_leave_group(s)
     s.closing_slot = None if coordinator_unknown(s) else s.coordinator_slot()
@@ -681,7 +679,7 @@ def await_close(s: Step, poll: bool) -> None:
         net.poll(s, dispatch)
     if slot is None or not net.pending_request_count(s, slot) or s.closing_clock_ms >= s.closing_deadline_ms:
         s.closed = True
-        s.log.append(("closed", s.index))
+        s.log.append(E.Closed(s.index))
 
 
 # -- the application's poll ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ happened (bytes written before a close reach the broker).
 
 from __future__ import annotations
 
+from model import entries as E
 from model.client import CONNECTING, DISCONNECTED, READY, Conn, Request, Step
 from model.errors import DISCONNECT, REQUEST_TIMEOUT
 
@@ -32,7 +33,7 @@ def send(s: Step, slot: int, body, timeout_ms: int | None = None) -> int:
     )
     s.next_request_id += 1
     s.set_slot("unsent", slot, s.unsent[slot] + (req,))
-    s.log.append(("send", s.index, req.id, slot, req.api, req.created_ms, req.timeout_ms))
+    s.log.append(E.Send(s.index, req.id, slot, req.api, req.created_ms, req.timeout_ms))
     return req.id
 
 
@@ -81,7 +82,7 @@ def ready(s: Step, slot: int) -> bool:
 def initiate_connect(s: Step, slot: int) -> None:
     conn = s.conns[slot]
     s.set_slot("conns", slot, Conn(CONNECTING, s.now, conn.epoch + 1))
-    s.log.append(("connecting", s.index, slot))
+    s.log.append(E.Connecting(s.index, slot))
 
 
 def is_unavailable(s: Step, slot: int) -> bool:
@@ -115,7 +116,7 @@ def _transmit(s: Step, req: Request) -> None:
     sent = Request(req.id, req.slot, req.body, req.created_ms, req.timeout_ms, req.sent_generation, s.now)
     s.set_slot("in_flight", req.slot, s.in_flight[req.slot] + (sent,))
     s.sending = s.sending + (sent,)  # selector.send stages it; the next selector.poll writes it
-    s.log.append(("transmit", s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
+    s.log.append(E.Transmit(s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
 
 
 def fail_expired_requests(s: Step) -> None:
@@ -134,7 +135,7 @@ def fail_expired_requests(s: Step) -> None:
             elif "expiry_never" not in broken and (
                 elapsed > req.timeout_ms or ("expiry_ge" in broken and elapsed == req.timeout_ms)
             ):
-                s.log.append(("expire", s.index, req.id, slot, elapsed, req.timeout_ms))
+                s.log.append(E.Expire(s.index, req.id, slot, elapsed, req.timeout_ms))
                 _complete(s, req, REQUEST_TIMEOUT)
                 if "future_completed_twice" in broken:
                     kept.append(req)  # forgot to remove it: it will be completed (or sent) again
@@ -150,7 +151,7 @@ def fail_unsent(s: Step, slot: int, failure: str) -> None:
     if queue:
         s.set_slot("unsent", slot, ())  # remove the whole queue first, then complete each
         for req in queue:
-            s.log.append(("fail_unsent", s.index, req.id, slot, failure))
+            s.log.append(E.FailUnsent(s.index, req.id, slot, failure))
             _complete(s, req, failure)
 
 
@@ -184,7 +185,7 @@ def connection_lost(s: Step, slot: int, aborted: bool = False) -> None:
     s.set_slot("conns", slot, Conn(DISCONNECTED, s.now, conn.epoch))
     if s.sending:
         s.sending = tuple(r for r in s.sending if r.slot != slot)
-    s.log.append(("disconnected", s.index, slot))
+    s.log.append(E.Disconnected(s.index, slot))
     in_flight = s.in_flight[slot]
     if in_flight:
         s.set_slot("in_flight", slot, ())
@@ -207,7 +208,7 @@ def handle_timed_out_requests(s: Step) -> None:
     for slot, in_flight in enumerate(s.in_flight):
         for req in in_flight:
             if s.now - req.sent_ms > req.timeout_ms:
-                s.log.append(("inflight_timeout", s.index, req.id, slot))
+                s.log.append(E.InflightTimeout(s.index, req.id, slot))
                 disconnect(s, slot)
                 break
 
@@ -263,7 +264,7 @@ def network_poll(s: Step) -> None:
             conn = s.conns[slot]
             if kind == "connected" and epoch == conn.epoch and conn.state == CONNECTING:
                 s.set_slot("conns", slot, Conn(READY, conn.last_attempt_ms, conn.epoch))
-                s.log.append(("connected", s.index, slot))
+                s.log.append(E.Connected(s.index, slot))
     if any(s.in_flight):
         handle_timed_out_requests(s)
 
@@ -279,7 +280,7 @@ def receive(s: Step, slot: int, request_id: int, response) -> bool:
     if not in_flight or in_flight[0].id != request_id:
         return False
     s.set_slot("in_flight", slot, in_flight[1:])
-    s.log.append(("received", s.index, request_id, response.api, response.error))
+    s.log.append(E.Received(s.index, request_id, response.api, response.error))
     _complete(s, in_flight[0], response)
     return True
 
@@ -287,7 +288,7 @@ def receive(s: Step, slot: int, request_id: int, response) -> bool:
 def _complete(s: Step, req: Request, result) -> None:
     """RequestFutureCompletionHandler: record the result; it fires later, from poll, in FIFO order."""
     s.pending_completions = s.pending_completions + ((req, result),)
-    s.log.append(("queued", s.index, req.id))
+    s.log.append(E.Queued(s.index, req.id))
 
 
 def fire_pending_completions(s: Step, dispatch) -> None:
@@ -301,7 +302,7 @@ def fire_pending_completions(s: Step, dispatch) -> None:
         else:
             req, result = s.pending_completions[0]
             s.pending_completions = s.pending_completions[1:]
-        s.log.append(("complete", s.index, req.id, req.api, result if isinstance(result, str) else result.error))
+        s.log.append(E.Complete(s.index, req.id, req.api, result if isinstance(result, str) else result.error))
         dispatch(s, req, result)
 
 
@@ -313,7 +314,7 @@ def maybe_trigger_wakeup(s: Step) -> None:
     """ConsumerNetworkClient.maybeTriggerWakeup: throw once for a pending wakeup, unless disabled."""
     if s.wakeup_pending and not s.wakeups_disabled:
         s.wakeup_pending = False
-        s.log.append(("wakeup_thrown", s.index))
+        s.log.append(E.WakeupThrown(s.index))
         raise Wakeup()
 
 
@@ -342,7 +343,7 @@ def poll(s: Step, dispatch, wakeup: bool = False) -> None:
         fail_expired_requests(s)
     if s.pending_completions:
         fire_pending_completions(s, dispatch)
-    s.log.append(("polled", s.index))
+    s.log.append(E.polled(s.index))
 
 
 def least_loaded_candidates(s: Step) -> tuple:

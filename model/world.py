@@ -1,59 +1,12 @@
 """The model world: clients, brokers and the network between them, advanced one event at a time.
 
 A :class:`World` is an immutable value and :func:`step` is a pure function
-``(world, event) -> (world', log)``. Events are plain tuples (kind first, a ``pick`` last), so a
-schedule is a list of JSON arrays. An event that is not enabled in the current world (a delivery on
-an empty link, a poll of a crashed client, ...) changes nothing: that makes every prefix and every
-sub-sequence of a schedule a valid schedule, which is what shrinking needs.
-
-Events (``c`` client, ``b`` broker, ``slot`` a client's connection, see :mod:`model.client`):
-
-==========================================  ===================================================
-``("poll", c, pick)``                        the application calls ``poll(Duration.ZERO)``
-``("heartbeat", c, pick)``                   one iteration of the heartbeat thread
-``("commit", c, pick)``                      the application calls ``commitAsync()``
-``("commit_oversized", c, which, pick)``     ``commitAsync()`` with metadata longer than
-                                             offset.metadata.max.bytes on some partitions
-                                             (which: first, rest or all of the owned ones)
-``("close", c, pick)``                       the application calls ``close()``
-``("shutdown", c, pick)``                    the application's consumer loop ends: its last
-                                             ``commitAsync()``, then ``close()``, no poll between
-``("pause", c, ms, pick)``                   the application spends ms between two polls (it
-                                             neither polls, commits nor closes meanwhile; the
-                                             heartbeat thread goes on)
-``("stall", c, ms, pick)``                   the whole client process stands still for ms (its
-                                             heartbeat thread too; a long GC pause)
-``("wakeup", c, n, pick)``                   another thread calls ``wakeup()``; it lands now
-                                             (n=0) or during the client's n-th network poll from
-                                             now; the next poll that allows wakeups throws
-``("crash", c, pick)``                       the client process dies
-``("restart", c, processed, pick)``          a new process takes the place of client c, whose own
-                                             has died (crashed, closed, or stopped by a fatal
-                                             error): the same client id and group.instance.id, no
-                                             member id; the old process's connections close first
-                                             (``processed`` as a disconnect's)
-``("connect", c, slot, pick)``               a connection attempt completes (fails if the broker is down)
-``("deliver", c, slot, to_broker, pick)``    the head message of a link arrives
-``("drop", c, slot, to_broker, pick)``       the head message of a link is lost; the link stalls
-``("disconnect", c, slot, processed, pick)`` the connection breaks; ``processed`` says whether the
-                                             broker had read the requests still in transit: 0 no,
-                                             1 yes (handled now), 2 yes but handled later (``late``)
-``("late", b, pick)``                        broker b handles a request read from a connection that
-                                             has broken since (Kafka's request queue is shared by
-                                             every connection: it may be handled after requests
-                                             the client sent on a newer one)
-``("tick", ms, pick)``                       time advances; the coordinator's timers fire
-``("broker_crash", b, pick)``                a broker dies (leadership moves if it led the group)
-``("broker_restart", b, pick)``              a crashed broker comes back
-``("failover", b, pick)``                    the group's offsets partition moves to broker ``b``
-``("load", b, pick)``                        broker ``b`` finishes loading the group
-``("add_partitions", n, pick)``              the subscribed topic gets n more partitions
-``("append_error", code, pick)``             the coordinator's next append to the group's
-                                             ``__consumer_offsets`` partition fails with the log
-                                             error of that code (one of :data:`APPEND_ERRORS`)
-``("clock_jump", c, ms, pick)``              client c's clock jumps by ms (may be negative)
-``("partition", c, b, pick)`` / ``("heal", c, b, pick)``  network partition between c and b
-==========================================  ===================================================
+``(world, event) -> (world', log)``. The events are those of :mod:`model.events`, where every kind
+is defined once (its fields, its JSON form, when a world offers it): tag-first tuples, kind first,
+a ``pick`` last, so a schedule is a list of JSON arrays. An event that is not enabled in the
+current world (a delivery on an empty link, a poll of a crashed client, ...) changes nothing: that
+makes every prefix and every sub-sequence of a schedule a valid schedule, which is what shrinking
+needs. The log is a list of :mod:`model.entries` (what the properties read).
 
 ``pick`` resolves the choices Kafka leaves open (least loaded node, leader re-pick, protocol-vote
 ties, whether a broken connection's requests were processed): see :func:`chooser`.
@@ -67,12 +20,17 @@ from typing import NamedTuple
 import attrs
 
 from model import broker as brk
+from model import entries as E
+from model import events
 from model import group as grp
 from model import member
 from model import netclient as net
 from model.client import CONNECTING, Conn, Step, new_client, with_field
 from model.config import Config
 from model.errors import Errors
+from model.events import (  # noqa: F401 - the domains' old home: importers of model.world find them here too
+    APPEND_ERRORS, LATE, MAX_ADDED_PARTITIONS, MAX_APPEND_ERRORS, WAKEUP_LANDINGS,
+)
 from model.messages import FindCoordinatorRequest
 from model.placement import initial_leader, partition_for
 
@@ -151,7 +109,7 @@ def chooser(pick: int, log: list):
         value = state[0]
         state[0] = value // n if value >= n else value * 7 + 3  # keep later choices varied
         chosen = candidates[value % n]
-        log.append(("choice", kind, candidates, chosen))
+        log.append(E.Choice(kind, candidates, chosen))
         return chosen
 
     return choose
@@ -161,7 +119,7 @@ def _preferring(choose, prefer: dict, log: list):
     def chosen(kind, candidates):
         value = prefer.get(kind)
         if value is not None and value in candidates:
-            log.append(("choice", kind, candidates, value))
+            log.append(E.Choice(kind, candidates, value))
             return value
         return choose(kind, candidates)
 
@@ -208,18 +166,21 @@ class _Mut:
 
 
 def step(world: World, event: tuple, prefer: dict | None = None, choices=None) -> tuple[World, list]:
-    """Apply one event. Returns the new world and the step's log (observations for the properties).
+    """Apply one *event* (a :mod:`model.events` event, or its plain tuple or JSON list: ValueError
+    for an unknown kind or a wrong length). Returns the new world and the step's log
+    (:mod:`model.entries`, observations for the properties).
 
     *prefer* (kind -> value) overrides the event's pick for those kinds of choice when the value is
     among the allowed candidates: this is how the model follows a choice the implementation made.
     *choices* (``log -> choose``) replaces the pick altogether: how the exhaustive explorer
     (:mod:`properties.explore.exhaustive`) enumerates every way a step can go."""
     log: list = []
-    handler = _EVENTS.get(event[0])
-    if handler is None:
-        raise ValueError(f"unknown event kind {event[0]!r} in {event!r}")
+    handler = _HANDLERS.get(event.__class__)
+    if handler is None:  # a plain tuple or a JSON list (a stored schedule): its typed event
+        event = events.as_event(event)
+        handler = _HANDLERS[event.__class__]
     m = _Mut(world)
-    choose = chooser(event[-1], log) if choices is None else choices(log)
+    choose = chooser(event.pick, log) if choices is None else choices(log)
     if prefer:
         choose = _preferring(choose, prefer, log)
     changed = handler(world, m, event, choose, log)
@@ -303,23 +264,17 @@ def _woken(call):
 
 
 def _ev_poll(world, m, ev, choose, log):
-    if _app_busy(m, ev[1]):
+    if _app_busy(m, ev.c):
         return False
-    return _run_client(world, m, ev[1], choose, log, _woken(member.consumer_poll))
-
-
-#: When another thread's wakeup() lands (``wakeup`` events): now (the next poll that allows wakeups
-#: throws), or while the consumer waits in its first or second network poll from now, which may be
-#: in the middle of the application's next poll (looking up the coordinator, joining).
-WAKEUP_LANDINGS = (0, 1, 2)
+    return _run_client(world, m, ev.c, choose, log, _woken(member.consumer_poll))
 
 
 def _ev_wakeup(world, m, ev, choose, log):
     """Another thread calls KafkaConsumer.wakeup() (a shutdown hook, a watchdog): it lands now or
-    while the consumer waits in its ``ev[2]``-th network poll from now; the consumer's next poll that
-    allows wakeups after that throws WakeupException, once (only a live consumer's, not one
-    already woken or about to be)."""
-    c, landing = ev[1], ev[2]
+    while the consumer waits in its ``ev.n``-th network poll from now (one of
+    :data:`model.events.WAKEUP_LANDINGS`); the consumer's next poll that allows wakeups after that
+    throws WakeupException, once (only a live consumer's, not one already woken or about to be)."""
+    c, landing = ev.c, ev.n
     client = m.clients[c]
     if (not client.live or client.closing_deadline_ms is not None or client.wakeup_pending
             or client.wakeup_in_polls or _stalled(m, c) or landing not in WAKEUP_LANDINGS):
@@ -328,7 +283,7 @@ def _ev_wakeup(world, m, ev, choose, log):
         m.clients[c] = with_field(client, "wakeup_in_polls", landing)
     else:
         m.clients[c] = with_field(client, "wakeup_pending", True)
-    log.append(("wakeup", c, landing))
+    log.append(E.Wakeup(c, landing))
     return True
 
 
@@ -339,30 +294,32 @@ def _stalled(m, c: int) -> bool:
 
 
 def _ev_heartbeat(world, m, ev, choose, log):
-    if _stalled(m, ev[1]):
+    if _stalled(m, ev.c):
         return False
-    return _run_client(world, m, ev[1], choose, log, member.heartbeat_thread)
+    return _run_client(world, m, ev.c, choose, log, member.heartbeat_thread)
 
 
 def _ev_commit(world, m, ev, choose, log):
-    if _app_busy(m, ev[1]):
+    if _app_busy(m, ev.c):
         return False
-    return _run_client(world, m, ev[1], choose, log, _woken(member.commit_async))
+    return _run_client(world, m, ev.c, choose, log, _woken(member.commit_async))
 
 
 def _ev_commit_oversized(world, m, ev, choose, log):
     """commitAsync of every owned partition where the application attached metadata longer than the
-    broker's offset.metadata.max.bytes to some of them (``ev[2]``, one of member.OVERSIZED): the
-    broker commits the others and answers those OFFSET_METADATA_TOO_LARGE, partition by partition."""
-    if _app_busy(m, ev[1]) or ev[2] not in member.OVERSIZED:
+    broker's offset.metadata.max.bytes to some of them (``ev.which``, one of
+    :data:`model.events.OVERSIZED`): the broker commits the others and answers those
+    OFFSET_METADATA_TOO_LARGE, partition by partition."""
+    which = ev.which
+    if _app_busy(m, ev.c) or which not in events.OVERSIZED:
         return False
-    return _run_client(world, m, ev[1], choose, log, _woken(lambda s: member.commit_async(s, ev[2])))
+    return _run_client(world, m, ev.c, choose, log, _woken(lambda s: member.commit_async(s, which)))
 
 
 def _ev_close(world, m, ev, choose, log):
-    if _app_busy(m, ev[1]):
+    if _app_busy(m, ev.c):
         return False
-    return _run_client(world, m, ev[1], choose, log, member.close)
+    return _run_client(world, m, ev.c, choose, log, member.close)
 
 
 def _ev_shutdown(world, m, ev, choose, log):
@@ -372,7 +329,7 @@ def _ev_shutdown(world, m, ev, choose, log):
     and handles what arrived since the last poll: a MEMBER_ID_REQUIRED answer hands the member its id
     with no second JoinGroup sent, and close() then leaves with that id while the coordinator holds
     it only as pending (KAFKA-7909)."""
-    if _app_busy(m, ev[1]):
+    if _app_busy(m, ev.c):
         return False
 
     def action(s):
@@ -387,7 +344,7 @@ def _ev_shutdown(world, m, ev, choose, log):
             s.stalled_until_ms = s.paused_until_ms = None
         member.close(s)
 
-    return _run_client(world, m, ev[1], choose, log, action)
+    return _run_client(world, m, ev.c, choose, log, action)
 
 
 def _ev_pause(world, m, ev, choose, log):
@@ -396,12 +353,12 @@ def _ev_pause(world, m, ev, choose, log):
     without the application (a rebalance it hears of only at its next poll; past
     max.poll.interval.ms the heartbeat thread leaves the group). Only a live client's application
     pauses, and not inside a pause (a close() in progress is one blocking call: no pause inside)."""
-    c, ms = ev[1], ev[2]
+    c, ms = ev.c, ev.ms
     client = m.clients[c]
     if not client.live or ms <= 0 or _app_busy(m, c):
         return False
     m.clients[c] = with_field(client, "paused_until_ms", m.now + ms)
-    log.append(("pause", c, ms))
+    log.append(E.Pause(c, ms))
     return True
 
 
@@ -412,18 +369,18 @@ def _ev_stall(world, m, ev, choose, log):
     the member it no longer hears from; when the process resumes its heartbeat thread finds its
     timers run out (the session: coordinator unknown; max.poll.interval.ms: it leaves the group).
     Only a live client stalls, and not inside a pause or another stall."""
-    c, ms = ev[1], ev[2]
+    c, ms = ev.c, ev.ms
     client = m.clients[c]
     if not client.live or ms <= 0 or _app_busy(m, c):
         return False
     client = with_field(client, "paused_until_ms", m.now + ms)
     m.clients[c] = with_field(client, "stalled_until_ms", m.now + ms)
-    log.append(("stall", c, ms))
+    log.append(E.Stall(c, ms))
     return True
 
 
 def _ev_crash(world, m, ev, choose, log):
-    c = ev[1]
+    c = ev.c
     client = m.clients[c]
     if not client.alive:
         return False
@@ -431,7 +388,7 @@ def _ev_crash(world, m, ev, choose, log):
     # Requests already on the wire may still arrive; nothing will ever read the responses.
     for slot, link in enumerate(m.links[c]):
         m.set_link(c, slot, Link(link.to_broker, (), link.open, link.epoch, link.stalled, link.processing))
-    log.append(("crash", c))
+    log.append(E.Crash(c))
     return True
 
 
@@ -446,7 +403,7 @@ def _ev_restart(world, m, ev, choose, log):
     read or lost as a disconnect's ``processed`` says. What the process remembered of its
     connections (their epochs) and its clock carry on, so no answer to the old process can reach
     the new one."""
-    c, processed = ev[1], int(ev[2])
+    c, processed = ev.c, int(ev.processed)
     old = m.clients[c]
     if old.live or old.closing:
         return False
@@ -461,7 +418,7 @@ def _ev_restart(world, m, ev, choose, log):
         commits=old.commits,  # the offsets it commits go on from where the old one's stopped
         md_refreshed_ms=m.now + old.clock_offset_ms,
     )
-    log.append(("restart", c))
+    log.append(E.Restart(c))
     return True
 
 
@@ -470,7 +427,7 @@ def _broker_of(world, slot: int) -> int:
 
 
 def _ev_connect(world, m, ev, choose, log):
-    c, slot = ev[1], ev[2]
+    c, slot = ev.c, ev.slot
     client = m.clients[c]
     conn = client.conns[slot]
     if not client.alive or client.closed or conn.state != CONNECTING or any(n[1] == slot for n in client.notices):
@@ -481,15 +438,15 @@ def _ev_connect(world, m, ev, choose, log):
     if m.brokers[b].alive:
         m.set_link(c, slot, Link((), (), True, conn.epoch))
         _notify(m, c, "connected", slot, conn.epoch)
-        log.append(("link_open", c, slot))
+        log.append(E.LinkOpen(c, slot))
     else:
         _notify(m, c, "disconnected", slot, conn.epoch)  # connection refused
-        log.append(("connect_refused", c, slot))
+        log.append(E.ConnectRefused(c, slot))
     return True
 
 
 def _ev_deliver(world, m, ev, choose, log):
-    c, slot, to_broker = ev[1], ev[2], ev[3]
+    c, slot, to_broker = ev.c, ev.slot, ev.to_broker
     link = m.links[c][slot]
     b = _broker_of(world, slot)
     if (c, b) in m.partitioned or link.stalled:
@@ -511,7 +468,7 @@ def _ev_deliver(world, m, ev, choose, log):
 
 
 def _ev_drop(world, m, ev, choose, log):
-    c, slot, to_broker = ev[1], ev[2], ev[3]
+    c, slot, to_broker = ev.c, ev.slot, ev.to_broker
     link = m.links[c][slot]
     queue = link.to_broker if to_broker else link.to_client
     if not queue:
@@ -520,21 +477,18 @@ def _ev_drop(world, m, ev, choose, log):
         m.set_link(c, slot, Link(link.to_broker[1:], link.to_client, link.open, link.epoch, True, link.processing))
     else:
         m.set_link(c, slot, Link(link.to_broker, link.to_client[1:], link.open, link.epoch, True, link.processing))
-    log.append(("dropped", c, slot, bool(to_broker), queue[0][3].api))
+    log.append(E.Dropped(c, slot, bool(to_broker), queue[0][3].api))
     return True
 
 
 def _ev_disconnect(world, m, ev, choose, log):
-    c, slot, processed = ev[1], ev[2], ev[3]
+    c, slot, processed = ev.c, ev.slot, ev.processed
     link = m.links[c][slot]
     if not m.clients[c].alive or not link.open:
         return False
     _cut_link(world, m, c, slot, int(processed), choose, log)
     _notify(m, c, "disconnected", slot, link.epoch)
     return True
-
-
-LATE = 2  # a disconnect's ``processed``: the broker read the requests in transit and handles them later
 
 
 def _cut_link(world, m, c, slot, processed: int, choose, log) -> None:
@@ -545,12 +499,12 @@ def _cut_link(world, m, c, slot, processed: int, choose, log) -> None:
     connections, and handle a request whose connection has closed; only the response is dropped)."""
     link = m.links[c][slot]
     b = _broker_of(world, slot)
-    log.append(("link_cut", c, slot, bool(processed), len(link.to_broker)))
+    log.append(E.LinkCut(c, slot, bool(processed), len(link.to_broker)))
     if processed == LATE:
         if m.brokers[b].alive and not link.stalled and link.to_broker and link.processing is None:
             requests = tuple((request_id, request) for _, request_id, _, request in link.to_broker)
             m.orphans = m.orphans + ((b, c, slot, link.epoch, requests),)
-            log.append(("orphaned", c, slot, b, len(requests)))
+            log.append(E.Orphaned(c, slot, b, len(requests)))
     elif processed and m.brokers[b].alive and not link.stalled:
         while link.to_broker and link.processing is None:
             (_, request_id, epoch, request), rest = link.to_broker[0], link.to_broker[1:]
@@ -567,10 +521,10 @@ def _broker_handle(world, m, b, reply_to, request, choose, log) -> None:
     _expire_overdue(world, m, b, choose, log)
     broker = m.brokers[b]
     if isinstance(request, FindCoordinatorRequest):
-        log.append(("handled", reply_to[0], reply_to[3], b, request, None, False, False))
+        log.append(E.Handled(reply_to[0], reply_to[3], b, request, None, False, False))
         _route(world, m, reply_to, brk.find_coordinator(request, m.leader, m.brokers), log)
         return
-    log.append(("handled", reply_to[0], reply_to[3], b, request, broker.group, m.leader == b, broker.loading))
+    log.append(E.Handled(reply_to[0], reply_to[3], b, request, broker.group, m.leader == b, broker.loading))
     outcome = brk.handle_group_request(broker, m.leader == b, request, reply_to, m.now, world.config, choose, m.member_seq)
     _apply_outcome(world, m, b, outcome, log)
     _expire_overdue(world, m, b, choose, log)  # a timer the request armed for now has fired at once
@@ -589,7 +543,7 @@ def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
         offsets.update(outcome.committed)
         m.committed = tuple(sorted(offsets.items()))
     for note in outcome.notes:
-        log.append(("server",) + note)
+        log.append(E.server_entry(note))
     for reply_to, response in outcome.replies:
         _route(world, m, reply_to, response, log)
 
@@ -597,7 +551,7 @@ def _apply_outcome(world, m, b, outcome: grp.Outcome, log) -> None:
 def _route(world, m, reply_to, response, log) -> None:
     """Send a response back on the connection the request came from, if it still exists."""
     c, slot, epoch, request_id = reply_to
-    log.append(("reply", c, request_id, response.api, response.error, response))
+    log.append(E.Reply(c, request_id, response.api, response.error, response))
     link = m.links[c][slot]
     if link.open and link.epoch == epoch:
         entry = (m.now + world.config.latency_ms, request_id, epoch, response)
@@ -631,7 +585,7 @@ def _ev_tick(world, m, ev, choose, log):
     """Time advances by ms; the coordinator's timers fire, each at its own time: the clock stops
     at every due time on the way (a timer's responses leave when it fires, as Kafka's reaper
     thread sends them), so one tick is the same as ticks from one due time to the next."""
-    ms = ev[1]
+    ms = ev.ms
     if ms <= 0:
         return False
     end = m.now + ms
@@ -661,7 +615,7 @@ def _move_leadership(world, m, to: int | None, log) -> None:
     m.leader = to
     if to is not None:
         m.brokers[to] = brk.BrokerState(True, True, None)
-    log.append(("leader", old, to))
+    log.append(E.Leader(old, to))
 
 
 def _ev_late(world, m, ev, choose, log):
@@ -669,7 +623,7 @@ def _ev_late(world, m, ev, choose, log):
     response has nowhere to go. The requests read from one connection are handled in order and
     one at a time, as its muted channel allowed: if this one is parked (a JoinGroup or SyncGroup
     in purgatory), the ones behind it are never handled."""
-    b = ev[1]
+    b = ev.b
     if not m.brokers[b].alive:
         return False
     for i, (ob, c, slot, epoch, requests) in enumerate(m.orphans):
@@ -680,21 +634,21 @@ def _ev_late(world, m, ev, choose, log):
     (request_id, request), rest = requests[0], requests[1:]
     start = len(log)
     _broker_handle(world, m, b, (c, slot, epoch, request_id), request, choose, log)
-    answered = any(e[0] == "reply" and e[1] == c and e[2] == request_id for e in log[start:])
+    answered = any(e.tag == "reply" and e.c == c and e.request_id == request_id for e in log[start:])
     kept = ((b, c, slot, epoch, rest),) if rest and answered else ()
     m.orphans = m.orphans[:i] + kept + m.orphans[i + 1:]
-    log.append(("late", b, c, request_id, request.api))
+    log.append(E.Late(b, c, request_id, request.api))
     return True
 
 
 def _ev_broker_crash(world, m, ev, choose, log):
-    b = ev[1]
+    b = ev.b
     if not m.brokers[b].alive:
         return False
     m.brokers[b] = brk.BrokerState(alive=False)
     if m.orphans:  # its request queue dies with it
         m.orphans = tuple(o for o in m.orphans if o[0] != b)
-    log.append(("broker_crash", b))
+    log.append(E.BrokerCrash(b))
     brokers = world.config.brokers
     for c in range(world.config.clients):
         for slot in (b, brokers + b):
@@ -710,18 +664,18 @@ def _ev_broker_crash(world, m, ev, choose, log):
 
 
 def _ev_broker_restart(world, m, ev, choose, log):
-    b = ev[1]
+    b = ev.b
     if m.brokers[b].alive:
         return False
     m.brokers[b] = brk.BrokerState()
-    log.append(("broker_restart", b))
+    log.append(E.BrokerRestart(b))
     if m.leader is None:
         _move_leadership(world, m, b, log)
     return True
 
 
 def _ev_failover(world, m, ev, choose, log):
-    b = ev[1]
+    b = ev.b
     if not m.brokers[b].alive or m.leader == b:
         return False
     _move_leadership(world, m, b, log)
@@ -729,25 +683,15 @@ def _ev_failover(world, m, ev, choose, log):
 
 
 def _ev_load(world, m, ev, choose, log):
-    b = ev[1]
+    b = ev.b
     broker = m.brokers[b]
     if m.leader != b or not broker.alive or not broker.loading:
         return False
     outcome = grp.load(m.persisted, m.now, world.config, choose, m.member_seq)
     m.brokers[b] = brk.BrokerState(True, False, broker.group)
     _apply_outcome(world, m, b, outcome, log)
-    log.append(("loaded", b))
+    log.append(E.Loaded(b))
     return True
-
-
-#: The log errors an ``append_error`` fault may inject, one of each of Kafka's mappings (§1.13,
-#: §1.10 step 5): too few in-sync replicas (COORDINATOR_NOT_AVAILABLE), a leadership lost under the
-#: coordinator's feet (NOT_COORDINATOR), an append that timed out waiting for replication
-#: (REBALANCE_IN_PROGRESS to SyncGroup, itself to OffsetCommit), a record too large
-#: (UNKNOWN_SERVER_ERROR to SyncGroup, INVALID_COMMIT_OFFSET_SIZE to OffsetCommit).
-APPEND_ERRORS = (Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
-                 Errors.MESSAGE_TOO_LARGE)
-MAX_APPEND_ERRORS = 2  # failures waiting at once
 
 
 def _ev_append_error(world, m, ev, choose, log):
@@ -756,30 +700,27 @@ def _ev_append_error(world, m, ev, choose, log):
     most :data:`MAX_APPEND_ERRORS` waiting. The failures belong to that coordinator's group: a
     failover or a crash takes them away with it."""
     b = m.leader
-    if ev[1] not in APPEND_ERRORS or b is None:
+    if ev.code not in APPEND_ERRORS or b is None:
         return False
-    error = Errors(ev[1])  # events carry plain codes (a schedule is JSON)
+    error = Errors(ev.code)  # events carry plain codes (a schedule is JSON)
     broker = m.brokers[b]
     group = broker.group
     if not broker.alive or broker.loading or group is None or len(group.append_errors) >= MAX_APPEND_ERRORS:
         return False
     m.brokers[b] = brk.BrokerState(broker.alive, broker.loading,
                                    attrs.evolve(group, append_errors=group.append_errors + (error,)))
-    log.append(("append_error", b, error))
+    log.append(E.AppendError(b, error))
     return True
-
-
-MAX_ADDED_PARTITIONS = 4  # add_partitions grows the topic by at most this many in one world
 
 
 def _ev_add_partitions(world, m, ev, choose, log):
     """An administrator adds *n* partitions to the subscribed topic (CreatePartitions; a topic
     never shrinks). Clients learn it at their next metadata refresh; the group's leader then
     rejoins, its assignment snapshot no longer matching (ConsumerCoordinator.rejoinNeededOrPending)."""
-    n = ev[1]
+    n = ev.n
     if n <= 0 or m.partitions + n > world.config.partitions + MAX_ADDED_PARTITIONS:
         return False
-    log.append(("add_partitions", m.partitions, m.partitions + n))
+    log.append(E.AddPartitions(m.partitions, m.partitions + n))
     m.partitions += n
     return True
 
@@ -787,18 +728,18 @@ def _ev_add_partitions(world, m, ev, choose, log):
 def _ev_clock_jump(world, m, ev, choose, log):
     """Client c's clock jumps by ms (backwards if negative; never before 0). Only the client sees
     it: brokers and the network keep the world's time."""
-    c, ms = ev[1], ev[2]
+    c, ms = ev.c, ev.ms
     client = m.clients[c]
     offset = max(client.clock_offset_ms + ms, -m.now)
     if not client.alive or ms == 0 or offset == client.clock_offset_ms:
         return False
     m.clients[c] = with_field(client, "clock_offset_ms", offset)
-    log.append(("clock_jump", c, ms))
+    log.append(E.ClockJump(c, ms))
     return True
 
 
 def _ev_partition(world, m, ev, choose, log):
-    pair = (ev[1], ev[2])
+    pair = (ev.c, ev.b)
     if pair in m.partitioned:
         return False
     m.partitioned = m.partitioned | {pair}
@@ -806,42 +747,16 @@ def _ev_partition(world, m, ev, choose, log):
 
 
 def _ev_heal(world, m, ev, choose, log):
-    pair = (ev[1], ev[2])
+    pair = (ev.c, ev.b)
     if pair not in m.partitioned:
         return False
     m.partitioned = m.partitioned - {pair}
     return True
 
 
-_EVENTS = {
-    "poll": _ev_poll,
-    "heartbeat": _ev_heartbeat,
-    "commit": _ev_commit,
-    "commit_oversized": _ev_commit_oversized,
-    "close": _ev_close,
-    "shutdown": _ev_shutdown,
-    "crash": _ev_crash,
-    "restart": _ev_restart,
-    "connect": _ev_connect,
-    "deliver": _ev_deliver,
-    "drop": _ev_drop,
-    "disconnect": _ev_disconnect,
-    "tick": _ev_tick,
-    "late": _ev_late,
-    "broker_crash": _ev_broker_crash,
-    "broker_restart": _ev_broker_restart,
-    "failover": _ev_failover,
-    "load": _ev_load,
-    "clock_jump": _ev_clock_jump,
-    "partition": _ev_partition,
-    "heal": _ev_heal,
-    "pause": _ev_pause,
-    "stall": _ev_stall,
-    "wakeup": _ev_wakeup,
-    "append_error": _ev_append_error,
-    "add_partitions": _ev_add_partitions,
-}
+#: event class -> its handler ``(world, m, event, choose, log) -> changed``: ``_ev_<kind>`` for every
+#: kind of :mod:`model.events` (a kind without one is an error at import)
+_HANDLERS = {cls: globals()[f"_ev_{kind}"] for kind, cls in events.EVENTS.items()}
 
-EVENT_KINDS = tuple(_EVENTS)
-FAULT_KINDS = frozenset({"drop", "disconnect", "crash", "broker_crash", "failover", "partition", "close", "shutdown",
-                         "clock_jump", "append_error"})
+EVENT_KINDS = events.KINDS
+FAULT_KINDS = events.FAULTS
