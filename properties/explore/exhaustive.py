@@ -7,8 +7,9 @@ commits). Its *key* is a digest of a canonical rendering of all that (sets sorte
 event counter left out), so the same state reached along two paths is expanded once, in any
 process and under any ``PYTHONHASHSEED``.
 
-From each state every event of the bounded alphabet (:func:`events`) is tried, and every way the
-step can go: each choice Kafka leaves open (a protocol-vote tie, where a new member id sorts,
+From each state every event the world offers (:func:`model.events.offers`, the list the walker
+and the Hypothesis machines use too) within the bounded alphabet (:func:`events`) is tried, with
+every value of its parameter, and every way the step can go: each choice Kafka leaves open (a protocol-vote tie, where a new member id sorts,
 whether a broken connection's requests were processed, ...) is enumerated by running the step
 with scripted choices (:func:`outcomes`), and every outcome is checked against every ``always``
 property. An outcome's event carries a ``pick`` that makes :func:`model.world.step` choose the
@@ -32,13 +33,15 @@ from typing import Callable, NamedTuple
 
 import attrs
 
-from model.client import CONNECTING
 from model.config import Config
+from model.events import as_event, expand, offers
 from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_KINDS = ("drop", "disconnect", "crash", "broker_crash", "broker_restart", "failover")
 DEFAULT_FAULT_KINDS = ("drop", "disconnect", "crash")
+#: the protocol's own events, always in the alphabet (time is the tick the bounds allow)
+PROTOCOL_KINDS = ("poll", "heartbeat", "commit", "connect", "deliver", "load", "late", "tick")
 
 
 @attrs.frozen
@@ -104,52 +107,30 @@ def state_key(state: State) -> str:
 # -- the alphabet and the outcomes of one event ------------------------------------------------
 
 
+_ALPHABETS: dict = {}
+
+
+def _alphabet(kinds: tuple) -> frozenset:
+    """The explored kinds: the protocol's own and the fault *kinds* (kept per *kinds*)."""
+    alphabet = _ALPHABETS.get(kinds)
+    if alphabet is None:
+        alphabet = _ALPHABETS[kinds] = frozenset(PROTOCOL_KINDS + tuple(kinds))
+    return alphabet
+
+
 def events(state: State, bounds: Bounds) -> list:
-    """Every event worth trying from *state* (with pick 0; :func:`outcomes` enumerates the
-    choices). An event that is not enabled changes nothing and is dropped by the caller."""
+    """Every event worth trying from *state*, with pick 0 (:func:`outcomes` enumerates the
+    choices): what the world offers (:func:`model.events.offers`) among the protocol's own kinds
+    and, while the path's fault budget lasts, the bounds' fault kinds, every parameter value
+    enumerated; the bounds' filters: one tick of ``quantum_ms`` while it stays within the horizon,
+    and a commit only while the client's commit budget lasts. An event that is not enabled
+    changes nothing and is dropped by the caller."""
     world = state.world
-    config = world.config
-    out = []
-    fault = state.faults_left > 0
-    kinds = bounds.fault_kinds if fault else ()
-    for c, client in enumerate(world.clients):
-        if not client.alive:
-            continue
-        out.append(("poll", c, 0))
-        if client.heartbeat_thread:
-            out.append(("heartbeat", c, 0))
-        if state.commits_left[c] > 0 and client.assignment:
-            out.append(("commit", c, 0))
-        if "crash" in kinds:
-            out.append(("crash", c, 0))
-        for slot, conn in enumerate(client.conns):
-            link = world.links[c][slot]
-            if conn.state == CONNECTING:
-                out.append(("connect", c, slot, 0))
-            if link.to_broker:
-                out.append(("deliver", c, slot, True, 0))
-            if link.to_client:
-                out.append(("deliver", c, slot, False, 0))
-            if "drop" in kinds and not link.stalled:
-                if link.to_broker:
-                    out.append(("drop", c, slot, True, 0))
-                if link.to_client:
-                    out.append(("drop", c, slot, False, 0))
-            if "disconnect" in kinds and link.open:
-                out.append(("disconnect", c, slot, 0, 0))
-                out.append(("disconnect", c, slot, 1, 0))
-                if link.to_broker:  # read, handled later (model.world.LATE)
-                    out.append(("disconnect", c, slot, 2, 0))
-    if world.leader is not None and world.brokers[world.leader].loading:
-        out.append(("load", world.leader, 0))
-    for b in sorted({o[0] for o in world.orphans}):
-        out.append(("late", b, 0))
-    for b in range(config.brokers):
-        for kind in ("broker_crash", "broker_restart", "failover"):
-            if kind in kinds:
-                out.append((kind, b, 0))
-    if world.now + bounds.quantum_ms <= bounds.horizon_ms:
-        out.append(("tick", bounds.quantum_ms, 0))
+    kinds = _alphabet(bounds.fault_kinds if state.faults_left > 0 else ())
+    ticks = (bounds.quantum_ms,) if world.now + bounds.quantum_ms <= bounds.horizon_ms else ()
+    out = expand(offers(world, kinds, ticks=ticks))
+    if "commit" in kinds and not all(state.commits_left):
+        out = [e for e in out if e.kind != "commit" or state.commits_left[e.c] > 0]
     return out
 
 
@@ -213,7 +194,7 @@ def successors(state: State, bounds: Bounds):
         for choices, new, log in outcomes(state.world, event):
             if new is state.world:
                 continue
-            replayable = event[:-1] + (pick_for(choices),)
+            replayable = event._replace(pick=pick_for(choices))
             yield (replayable,) + advance(state, replayable, new, log)
 
 
@@ -222,10 +203,10 @@ def advance(state: State, event: tuple, new: World, log: list) -> tuple[State, V
     properties' history carried on and checked, the path's budgets spent."""
     checker = state.checker.fork()
     violation = checker.check(state.world, new, event, log)
-    faults_left = state.faults_left - (1 if event[0] in FAULT_KINDS else 0)
+    faults_left = state.faults_left - (1 if event.kind in FAULT_KINDS else 0)
     commits_left = state.commits_left
-    if event[0] == "commit":
-        c = event[1]
+    if event.kind == "commit":
+        c = event.c
         commits_left = commits_left[:c] + (commits_left[c] - 1,) + commits_left[c + 1:]
     return State(new, checker, faults_left, commits_left), violation
 
@@ -385,9 +366,10 @@ class _Follower:
         self.departure = None  # why the model left the explored path, or None
 
     def __call__(self, world, event, new, log):
-        self.state, _ = advance(self.state, tuple(event), new, log)
+        event = as_event(event)
+        self.state, _ = advance(self.state, event, new, log)
         key = state_key(self.state)
-        edge = (self.key, tuple(event), key)
+        edge = (self.key, event, key)
         if self.departure is None and self.expected.get(edge[:2]) != key:
             self.departure = _why_departed(world, event, new, log)
         self.taken.add(edge)
@@ -397,11 +379,11 @@ class _Follower:
 def _why_departed(world, event, new, log) -> str:
     """The choices in which the model's step differs from the step the event's pick makes (the
     coordinator choices the model followed the implementation in), or ``unexplained``."""
-    plain, plain_log = step(world, tuple(event))
+    plain, plain_log = step(world, event)
     if repr(plain) == repr(new):
         return "unexplained"
-    made = [(e[1], e[3]) for e in log if e[0] == "choice"]
-    picked = [(e[1], e[3]) for e in plain_log if e[0] == "choice"]
+    made = [(e.kind, e.chosen) for e in log if e.tag == "choice"]
+    picked = [(e.kind, e.chosen) for e in plain_log if e.tag == "choice"]
     kinds = sorted({kind for (kind, value), (_, other) in zip(made, picked) if value != other})
     return "+".join(kinds) or "unexplained"
 

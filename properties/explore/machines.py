@@ -21,73 +21,39 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from model.client import CONNECTING
 from model.config import Config
-from model.world import APPEND_ERRORS, initial_world, step
+from model.events import Tick, as_event, enabled_events, tick_lengths, with_pick
+from model.world import initial_world, step
 from properties.catalogue import Checker
-from properties.explore.walker import CLOCK_JUMPS, TICKS, boundary_ticks, pauses_of, settle
+from properties.explore.walker import settle
+
+#: The kinds the ``step`` rule draws from: the protocol's own events (deliveries, connects, polls,
+#: heartbeats, commits of owned partitions, the coordinator's load, a broken connection's late
+#: request), an application's pause, and (in worlds with static members, where a restart is
+#: KIP-345's business) a dead process's restart.
+STEP_KINDS = frozenset({"restart", "deliver", "connect", "poll", "pause", "heartbeat", "commit", "load", "late"})
+#: The kinds the ``fault`` rule draws from (while the fault budget lasts; restarts as above).
+FAULT_KINDS = frozenset({"restart", "drop", "disconnect", "partition", "heal", "close", "crash", "clock_jump",
+                         "failover", "broker_crash", "broker_restart", "append_error"})
+#: What the ``fault`` rule does not count against the budget: recoveries.
+RECOVERIES = frozenset({"heal", "broker_restart"})
+_DYNAMIC = {STEP_KINDS: STEP_KINDS - {"restart"}, FAULT_KINDS: FAULT_KINDS - {"restart"}}
+
+
+def _kinds(world, kinds: frozenset) -> frozenset:
+    return kinds if world.config.static_clients else _DYNAMIC[kinds]
 
 
 def enabled(world) -> list:
-    """The protocol's own events enabled in *world* (no faults, no time), in a fixed order."""
-    events = []
-    for c, client in enumerate(world.clients):
-        if world.config.static_clients and not client.live and not client.closing:
-            events += [("restart", c, 0), ("restart", c, 1), ("restart", c, 2)]
-        if not client.alive:
-            continue
-        for slot, conn in enumerate(client.conns):
-            link = world.links[c][slot]
-            if link.to_broker and link.to_broker[0][0] <= world.now:
-                events.append(("deliver", c, slot, True))
-            if link.to_client and link.to_client[0][0] <= world.now:
-                events.append(("deliver", c, slot, False))
-            if conn.state == CONNECTING:
-                events.append(("connect", c, slot))
-        if client.closing:
-            events.append(("poll", c))
-        if client.live:
-            events.append(("poll", c))
-            if client.paused_until_ms is None or world.now >= client.paused_until_ms:
-                events += [("pause", c, ms) for ms in pauses_of(world.config)]
-            if client.heartbeat_thread:
-                events.append(("heartbeat", c))
-            if client.assignment:
-                events.append(("commit", c))
-    if world.leader is not None and world.brokers[world.leader].loading:
-        events.append(("load", world.leader))
-    events += [("late", b) for b in sorted({o[0] for o in world.orphans})]
-    return events
+    """The protocol's own events enabled in *world* (no faults, no time), in a fixed order, with
+    pick 0 (:func:`model.events.enabled_events` over :data:`STEP_KINDS`)."""
+    return enabled_events(world, _kinds(world, STEP_KINDS))
 
 
 def fault_events(world) -> list:
-    """Every disruption possible in *world*, in a fixed order."""
-    events = []
-    for c, client in enumerate(world.clients):
-        if world.config.static_clients and not client.live and not client.closing:
-            events += [("restart", c, 0), ("restart", c, 1), ("restart", c, 2)]
-        if not client.alive:
-            continue
-        for slot, conn in enumerate(client.conns):
-            link = world.links[c][slot]
-            if link.to_broker and not link.stalled:
-                events.append(("drop", c, slot, True))
-            if link.to_client and not link.stalled:
-                events.append(("drop", c, slot, False))
-            if link.open:
-                events += [("disconnect", c, slot, 0), ("disconnect", c, slot, 1), ("disconnect", c, slot, 2)]
-        for b in range(world.config.brokers):
-            events.append(("heal" if (c, b) in world.partitioned else "partition", c, b))
-        if client.live:
-            events += [("close", c), ("crash", c)]
-        events += [("clock_jump", c, ms) for ms in CLOCK_JUMPS]
-    for b, broker in enumerate(world.brokers):
-        if broker.alive and world.leader != b:
-            events.append(("failover", b))
-        events.append(("broker_crash" if broker.alive else "broker_restart", b))
-    if world.group is not None:  # the coordinator's next append to __consumer_offsets fails
-        events += [("append_error", int(code)) for code in APPEND_ERRORS]
-    return events
+    """Every disruption possible in *world*, in a fixed order, with pick 0
+    (:func:`model.events.enabled_events` over :data:`FAULT_KINDS`)."""
+    return enabled_events(world, _kinds(world, FAULT_KINDS))
 
 
 class ModelMachine(RuleBasedStateMachine):
@@ -119,7 +85,7 @@ class ModelMachine(RuleBasedStateMachine):
                 if violation is not None:
                     self._fail(violation)
             else:
-                self._apply(tuple(event))
+                self._apply(as_event(event))
 
     target: str | None = None  # when set, only a violation of this property fails the run
 
@@ -158,14 +124,14 @@ class ModelMachine(RuleBasedStateMachine):
         events = enabled(self.world)
         if events:
             event = data.draw(st.sampled_from(events), label="event")
-            self._apply(event + (data.draw(st.integers(0, 7), label="pick"),))
+            self._apply(with_pick(event, data.draw(st.integers(0, 7), label="pick")))
 
     @rule(data=st.data())
     def tick(self, data):
         """Time passes: a small step, or exactly one of the configured timeouts."""
         self.rules += 1
-        ms = data.draw(st.sampled_from(TICKS + boundary_ticks(self.world.config)), label="ms")
-        self._apply(("tick", ms, data.draw(st.integers(0, 7), label="pick")))
+        ms = data.draw(st.sampled_from(tick_lengths(self.world.config)), label="ms")  # the tick offer's domain
+        self._apply(Tick(ms, data.draw(st.integers(0, 7), label="pick")))
 
     @rule(data=st.data())
     def fault(self, data):
@@ -174,9 +140,9 @@ class ModelMachine(RuleBasedStateMachine):
         if not self.faults or self.faults_left <= 0:
             return
         event = data.draw(st.sampled_from(fault_events(self.world)), label="fault")
-        if event[0] not in ("heal", "broker_restart"):
+        if event.kind not in RECOVERIES:
             self.faults_left -= 1
-        self._apply(event + (data.draw(st.integers(0, 7), label="pick"),))
+        self._apply(with_pick(event, data.draw(st.integers(0, 7), label="pick")))
 
     @rule(rounds=st.sampled_from((4, 40)))
     def quiet(self, rounds):

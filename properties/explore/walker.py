@@ -20,7 +20,6 @@ meaningful.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import random
 
@@ -28,30 +27,16 @@ import attrs
 
 from model.client import CONNECTING, PREPARING_REBALANCE
 from model.config import Config
-from model.member import OVERSIZED
-from model.world import APPEND_ERRORS, WAKEUP_LANDINGS, World, initial_world, step
+from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS, boundary_ticks, pauses_of: importers find them here too
+    ADDED_PARTITIONS, CLOCK_JUMPS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit, CommitOversized,
+    Connect, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Restart,
+    Shutdown, Stall, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
+)
+from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_PROFILES = ("none", "network", "all")
 DEFAULT_STEPS = 60  # random events per interleaving, the same default for every command
-TICKS = (1, 5, 20, 100, 500, 1500, 4000)
-CLOCK_JUMPS = (-9000, -3000, -500, 500, 3000, 9000)
-
-
-@functools.lru_cache(maxsize=64)
-def boundary_ticks(config: Config) -> tuple:
-    """Time steps equal to the configured timeouts: the edges where off-by-one bugs live.
-    (Cached: the walker asks at every step, and a Config is immutable.)"""
-    return tuple(sorted({
-        config.heartbeat_interval_ms,
-        config.session_timeout_ms,
-        config.request_timeout_ms,
-        config.request_timeout_ms + 1,
-        config.join_request_timeout_ms,
-        config.rebalance_timeout_ms,
-        config.initial_rebalance_delay_ms or 1,
-        config.reconnect_backoff_ms,
-    }))
 
 _NETWORK_FAULTS = ("drop", "disconnect", "partition", "heal")
 _ALL_FAULTS = _NETWORK_FAULTS + ("crash", "close", "broker_crash", "broker_restart", "failover", "clock_jump")
@@ -114,28 +99,6 @@ def below(getrandbits, n: int) -> int:
     return r
 
 
-_SLOTS: dict = {}  # client index -> (conns, link row, busy slots): the last answer of _busy_slots
-
-
-def _busy_slots(c: int, conns: tuple, row: tuple) -> tuple:
-    """The slots of client *c* worth a look, in slot order: ``(slot, connecting, link or None)``
-    for each slot whose connection attempt is in progress or whose link carries messages or is
-    open. Most slots are idle, and a step changes one client's slots at most, so the answer is
-    kept per client and reused while its ``conns`` and link row are the same objects."""
-    cached = _SLOTS.get(c)
-    if cached is not None and cached[0] is conns and cached[1] is row:
-        return cached[2]
-    busy = []
-    for slot, conn in enumerate(conns):
-        link = row[slot]
-        active = link.to_broker or link.to_client or link.open
-        if active or conn.state == CONNECTING:
-            busy.append((slot, conn.state == CONNECTING, link if active else None))
-    busy = tuple(busy)
-    _SLOTS[c] = (conns, row, busy)
-    return busy
-
-
 _BOUNDARIES: list = [None, ()]  # [config, its boundary ticks]: the walk's config, without hashing it
 
 
@@ -147,7 +110,6 @@ def _boundaries_of(config: Config) -> tuple:
 _DISRUPTIONS = ("crash", "close", "broker_crash", "broker_restart", "failover", "failover", "clock_jump")
 # disruptions only a mix names (the default mix's draws stay those of walks before they existed)
 _MIX_ONLY = ("append_error", "add_partitions", "shutdown")
-ADDED_PARTITIONS = (1, 2)  # an add_partitions disruption grows the topic by one of these
 
 
 @attrs.frozen
@@ -246,129 +208,175 @@ MIXES = {
 DEFAULT_MIX = MIXES["default"]
 
 
-@functools.lru_cache(maxsize=64)
-def pauses_of(config: Config) -> tuple:
-    """How long an application pauses between two polls: a heartbeat interval (the heartbeat thread
-    carries the member alone for a while), a session (a rebalance or a coordinator change runs its
-    course meanwhile) and beyond max.poll.interval.ms (the heartbeat thread leaves the group,
-    KIP-62; the next poll rejoins)."""
-    return (config.heartbeat_interval_ms, config.session_timeout_ms,
-            config.max_poll_interval_ms + config.heartbeat_interval_ms)
+_ALPHABETS: dict = {}
+
+
+def _alphabet(faults: str, disrupt: bool, mix: Mix, static: bool = False) -> frozenset:
+    """The kinds the walker takes from :func:`model.events.offers` (the rest it draws blind, see
+    :func:`enabled_events`): the protocol's own events; under every fault, in worlds with static
+    members (*static*, where a restart is KIP-345's business), a dead process's restart; drops and
+    disconnects while the fault budget lasts; the shutdown of a joining consumer and wakeups where
+    the mix has them."""
+    key = (faults == "all", disrupt, mix.joining_shutdowns, mix.wakeups, static)
+    kinds = _ALPHABETS.get(key)
+    if kinds is None:
+        kinds = {"poll", "heartbeat", "commit", "connect", "deliver", "load", "late"}
+        if faults == "all":
+            kinds |= ({"restart"} if static else set()) | ({"shutdown"} if mix.joining_shutdowns else set())
+        if disrupt:
+            kinds |= {"drop", "disconnect"}
+        if mix.wakeups:
+            kinds.add("wakeup")
+        kinds = _ALPHABETS[key] = frozenset(kinds)
+    return kinds
+
+
+_PAUSES = frozenset({"pause"})
+_FAILOVERS = frozenset({"failover"})
 
 
 def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int, mix: Mix = DEFAULT_MIX) -> list:
-    """Candidate events for the next step, with repetition as weight; *mix* says which disruptions
-    and how often (the default mix makes the same draws as before mixes existed).
+    """Candidate events for the next step, with repetition as weight (:func:`_candidates`, each
+    built)."""
+    return [cls(*fields) for cls, fields in _candidates(world, rng, faults, faults_left, mix)]
 
-    This runs before every step of every walk, so it is written for speed: only the slots
-    :func:`_busy_slots` names are looked at, and the random draws go through :func:`below`. The draws (and so
-    every seed's schedule) are the same as the plain ``rng.choice``/``rng.randrange`` spelling."""
+
+def _candidates(world: World, rng: random.Random, faults: str, faults_left: int, mix: Mix = DEFAULT_MIX) -> list:
+    """Candidate events for the next step, with repetition as weight, each as ``(event class,
+    fields after the kind)``: a walk builds only the one it draws (an event is a typed tuple, a
+    tenth of a step's time to build; a step offers a dozen). *mix* says which disruptions and how
+    often (the default mix makes the same draws as before mixes existed).
+
+    What the world offers comes from :func:`model.events.offers` (the one list of enabled events
+    the explorer and the Hypothesis machines use too), over the walker's :func:`_alphabet`; the
+    walker weights each offer and fixes its parameter from the step's pick bits (16 random bits
+    drawn first): per client, a dead static member's restart in half the steps (``processed`` from
+    the pick; a recovery, not a fault: it spends none of the budget, a supervisor restarts the
+    process while the faults go on, and the settle phase has none); a live consumer's poll three
+    times, a closing one's once; the heartbeat thread twice; a commit (in the mixes with oversized
+    commits an eighth of them carry metadata too long for some partitions, ``which`` from the
+    pick); a joining consumer's shutdown while an answer waits unread (``4 * weight`` times, mixes
+    with joining shutdowns); a wakeup in an eighth of the steps (mixes with wakeups; not while the
+    application is busy); per slot a connect twice, a due delivery four times per direction, one
+    drop (its direction from the pick when both ends carry messages) and, for three open links in
+    ten (a draw each), a disconnect (``processed`` from the pick: lost or handled a quarter each,
+    late half). Then the walker's own draws: an application's pause or stall (a random client,
+    taken if the world offers it one), the coordinator's load (twice, at the mix's load chance),
+    the oldest broken connection's late request (one step in five), ticks (three of the small
+    steps, one boundary), and while the fault budget lasts the mix's disruptions, drawn blind from
+    the vocabulary's classes and domains (a random client and broker; the step refuses what the
+    world does not allow, and that draw is spent).
+
+    This runs before every step of every walk, so it is written for speed, and the random draws
+    go through :func:`below`. The draws, their order, and so every seed's schedule are those of the
+    walker before :func:`model.events.offers` existed (the list it built by hand), which were the
+    plain ``rng.choice``/``rng.randrange`` spelling's."""
     cfg = world.config
     getrandbits = rng.getrandbits
     pick = getrandbits(16)
     events = []
     add = events.append
     now = world.now
+    clients = world.clients
     disrupt = faults != "none" and faults_left > 0
-    links = world.links
-    # a new process for a dead client, in worlds with static members (where a restart is KIP-345's
-    # business): offered in half the steps, by the step's pick bits (no draw more, so other worlds'
-    # walks stay as they were); its old connections' requests read as a disconnect's. A recovery,
-    # not a fault: it spends none of the walk's fault budget (a supervisor restarts the process
-    # while the faults go on), and the settle phase has none.
-    restarts = faults == "all" and cfg.static_clients
-    for c, client in enumerate(world.clients):
-        if restarts and not client.live and not client.closing and not (pick >> 12) & 1:
-            add(("restart", c, 2 if pick & 2 else pick & 1, pick))
-        if not client.alive:
-            continue  # neither live nor closing
-        if client.paused_until_ms is not None and now < client.paused_until_ms:
-            # the application is busy: only its heartbeat thread, unless the whole process stalls
-            if client.heartbeat_thread and client.live and not (client.stalled_until_ms or 0) > now:
-                heartbeat = ("heartbeat", c, pick)
-                events += (heartbeat, heartbeat)
-        elif not client.closed:
-            if client.closing_deadline_ms is not None:
-                add(("poll", c, pick))
-            elif client.fatal is None:  # live
-                poll = ("poll", c, pick)
+    paused = False  # the pause draws come after every client's offers, before the load's
+    alphabet = _alphabet(faults, disrupt, mix, bool(cfg.static_clients))
+    for cls, fixed, values in offers(world, alphabet, empty_commits=mix.commit_loop):
+        if cls is Deliver:
+            for to_broker in values:
+                deliver = (Deliver, (fixed[0], fixed[1], to_broker, pick))
+                events += (deliver, deliver, deliver, deliver)
+        elif cls is Poll:
+            poll = (Poll, (fixed[0], pick))
+            if clients[fixed[0]].live:
                 events += (poll, poll, poll)
-                if client.heartbeat_thread:
-                    heartbeat = ("heartbeat", c, pick)
-                    events += (heartbeat, heartbeat)
-                if client.assignment:
-                    if mix.oversized_commits and not (pick >> 8) & 7:
-                        add(("commit_oversized", c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick))
-                    else:
-                        add(("commit", c, pick))
-                elif mix.commit_loop:
-                    add(("commit", c, pick))
-                if mix.joining_shutdowns and faults == "all" and client.state == PREPARING_REBALANCE and \
-                        any(notice[0] == "received" for notice in client.notices):
-                    events += (("shutdown", c, pick),) * (4 * mix.weight)
-                if mix.wakeups and not client.wakeup_pending and not client.wakeup_in_polls and not (pick >> 5) & 7:
-                    add(("wakeup", c, WAKEUP_LANDINGS[(pick >> 9) % len(WAKEUP_LANDINGS)], pick))
-        for slot, connecting, link in _busy_slots(c, client.conns, links[c]):
-            if connecting:
-                connect = ("connect", c, slot, pick)
-                events += (connect, connect)
-            if link is None:
-                continue
-            to_broker, to_client = link.to_broker, link.to_client
-            if to_broker and to_broker[0][0] <= now:
-                deliver = ("deliver", c, slot, True, pick)
-                events += (deliver, deliver, deliver, deliver)
-            if to_client and to_client[0][0] <= now:
-                deliver = ("deliver", c, slot, False, pick)
-                events += (deliver, deliver, deliver, deliver)
-            if disrupt:
-                if (to_broker or to_client) and not link.stalled:
-                    add(("drop", c, slot, bool(to_broker) and not (to_client and pick & 1), pick))
-                if link.open and rng.random() < 0.3:
-                    # processed: 0 lost, 1 handled now (a quarter each), 2 handled later (half)
-                    add(("disconnect", c, slot, 2 if pick & 2 else pick & 1, pick))
-    if mix.pause_chance and rng.random() < mix.pause_chance:
-        c = below(getrandbits, cfg.clients)
-        client = world.clients[c]
-        if client.live and (client.paused_until_ms is None or now >= client.paused_until_ms):
-            pauses = pauses_of(cfg)
-            kind = "stall" if mix.stalls and pick & 4 else "pause"  # the step's pick: no draw more
-            events += ((kind, c, pauses[below(getrandbits, len(pauses))], pick),) * mix.weight
-    leader = world.leader
-    if leader is not None and world.brokers[leader].loading and (mix.load_chance is None
-                                                                  or rng.random() < mix.load_chance):
-        load = ("load", leader, pick)
-        events += (load, load)
-    if world.orphans and rng.random() < 0.2:  # late: a read request waits in the broker's queue a while
-        add(("late", world.orphans[0][0], pick))
-    tick = ("tick", TICKS[below(getrandbits, len(TICKS))], pick)
+            else:  # closing: close() goes on
+                add(poll)
+        elif cls is Heartbeat:
+            heartbeat = (Heartbeat, (fixed[0], pick))
+            events += (heartbeat, heartbeat)
+        elif cls is Connect:
+            connect = (Connect, (fixed[0], fixed[1], pick))
+            events += (connect, connect)
+        elif cls is Commit:
+            c = fixed[0]
+            if mix.oversized_commits and clients[c].assignment and not (pick >> 8) & 7:
+                add((CommitOversized, (c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick)))
+            else:
+                add((Commit, (c, pick)))
+        elif cls is Drop:
+            add((Drop, (fixed[0], fixed[1], values[pick & 1] if len(values) > 1 else values[0], pick)))
+        elif cls is Disconnect:
+            if rng.random() < 0.3:
+                add((Disconnect, (fixed[0], fixed[1], 2 if pick & 2 else pick & 1, pick)))
+        elif cls is Restart:
+            if not (pick >> 12) & 1:
+                add((Restart, (fixed[0], 2 if pick & 2 else pick & 1, pick)))
+        elif cls is Shutdown:
+            if _joining_with_answer(clients[fixed[0]]):
+                events += ((Shutdown, (fixed[0], pick)),) * (4 * mix.weight)
+        elif cls is Wakeup:
+            if idle(clients[fixed[0]], now) and not (pick >> 5) & 7:
+                add((Wakeup, (fixed[0], WAKEUP_LANDINGS[(pick >> 9) % len(WAKEUP_LANDINGS)], pick)))
+        else:  # the world's: load, late
+            if not paused:
+                paused = True
+                _pause(world, rng, mix, pick, events)
+            if cls is Load:
+                if mix.load_chance is None or rng.random() < mix.load_chance:
+                    load = (Load, (fixed[0], pick))
+                    events += (load, load)
+            elif rng.random() < 0.2:  # Late: a read request waits in the broker's queue a while
+                add((Late, (world.orphans[0][0], pick)))  # the oldest broken connection's broker
+    if not paused:
+        _pause(world, rng, mix, pick, events)
+    tick = (Tick, (TICKS[below(getrandbits, len(TICKS))], pick))
     events += (tick, tick, tick)
     boundaries = _BOUNDARIES[1] if _BOUNDARIES[0] is cfg else _boundaries_of(cfg)
-    add(("tick", boundaries[below(getrandbits, len(boundaries))], pick))
+    add((Tick, (boundaries[below(getrandbits, len(boundaries))], pick)))
+    leader = world.leader
     if disrupt and mix.unstored_failovers and faults == "all" and leader is not None and _unstored(world):
-        others = tuple(x for x in range(cfg.brokers) if x != leader and world.brokers[x].alive)
-        if others:  # which one: the step's pick bits, no draw more
-            events += (("failover", others[(pick >> 3) % len(others)], pick),) * (4 * mix.weight)
+        for _, _, others in offers(world, _FAILOVERS):  # which live broker: the step's pick bits, no draw more
+            events += ((Failover, (others[(pick >> 3) % len(others)], pick)),) * (4 * mix.weight)
     if disrupt:
         c = below(getrandbits, cfg.clients)
         b = below(getrandbits, cfg.brokers)
-        if (c, b) in world.partitioned:
-            add(("heal", c, b, pick))
+        if (c, b) in world.partitioned:  # of the pair's partition and heal, the one that applies
+            add((Heal, (c, b, pick)))
         elif rng.random() < 0.3:
-            add(("partition", c, b, pick))
+            add((Partition, (c, b, pick)))
         if faults == "all" and rng.random() < mix.chance:
             kinds = mix.kinds
-            kind = kinds[below(getrandbits, len(kinds))]
-            if kind == "clock_jump":
-                disruption = (kind, c, CLOCK_JUMPS[below(getrandbits, len(CLOCK_JUMPS))], pick)
-            elif kind == "add_partitions":
-                disruption = (kind, ADDED_PARTITIONS[below(getrandbits, len(ADDED_PARTITIONS))], pick)
-            elif kind == "append_error":
-                disruption = (kind, int(APPEND_ERRORS[below(getrandbits, len(APPEND_ERRORS))]), pick)
-            else:
-                disruption = (kind, c if kind in ("crash", "close", "shutdown") else b, pick)
+            cls = EVENTS[kinds[below(getrandbits, len(kinds))]]
+            if cls.ACTOR == "b":  # broker_crash, broker_restart, failover: the drawn broker
+                disruption = (cls, (b, pick))
+            elif cls.PARAM is None:  # crash, close, shutdown: the drawn client
+                disruption = (cls, (c, pick))
+            else:  # clock_jump (of the drawn client), append_error, add_partitions: a value of the domain
+                domain = cls.DOMAIN
+                value = domain[below(getrandbits, len(domain))]
+                disruption = (cls, (c, value, pick) if cls.ACTOR == "c" else (value, pick))
             events += (disruption,) * mix.weight
     return events
+
+
+def _pause(world: World, rng: random.Random, mix: Mix, pick: int, events: list) -> None:
+    """The mix's application pauses: at its pause chance, a random client's, if the world offers
+    that client one (a stall instead, by the pick's bits, in mixes with stalls); *weight* copies."""
+    if mix.pause_chance and rng.random() < mix.pause_chance:
+        getrandbits = rng.getrandbits
+        c = below(getrandbits, world.config.clients)
+        for _, fixed, pauses in offers(world, _PAUSES):
+            if fixed[0] == c:
+                kind = Stall if mix.stalls and pick & 4 else Pause  # the step's pick: no draw more
+                events += ((kind, (c, pauses[below(getrandbits, len(pauses))], pick)),) * mix.weight
+                break
+
+
+def _joining_with_answer(client) -> bool:
+    """A consumer joining (PREPARING_REBALANCE) with an answer delivered it has not read yet: the
+    moment the clients mix offers its shutdown (KAFKA-7909's race)."""
+    return client.state == PREPARING_REBALANCE and any(notice[0] == "received" for notice in client.notices)
 
 
 def _unstored(world: World) -> bool:
@@ -440,6 +448,20 @@ def quiet_time_bound_ms(config) -> int:
     return 2 * chain
 
 
+_POLLS: dict = {}  # (c,) -> Poll(c, 0): the settle phase's events, built once (it tries them by the thousand)
+_HEARTBEATS: dict = {}
+_CONNECTS: dict = {}  # (c, slot) -> Connect(c, slot, 0)
+_DELIVERS: dict = {}  # (c, slot, to_broker) -> Deliver(c, slot, to_broker, 0)
+
+
+def _quiet(cache: dict, cls, fields: tuple):
+    """The event ``cls(*fields, 0)``, kept in *cache*."""
+    event = cache.get(fields)
+    if event is None:
+        event = cache[fields] = cls(*fields, 0)
+    return event
+
+
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
            until_stable: bool = False, max_events: int | None = None, companion=None, on_step=None):
     """Quiet time: heal partitions, restart brokers, then rounds of deliveries, connects, polls and
@@ -474,10 +496,10 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     violation = None
     if not until_stable:
         for c, b in sorted(world.partitioned):
-            world = apply(world, ("heal", c, b, 0))
+            world = apply(world, Heal(c, b, 0))
         for b, broker in enumerate(world.brokers):
             if not broker.alive:
-                world = apply(world, ("broker_restart", b, 0))
+                world = apply(world, BrokerRestart(b, 0))
     latency = max(1, world.config.latency_ms)
     quiet_until = None if until_stable else world.now + quiet_time_bound_ms(world.config)
     rounds = 0
@@ -486,31 +508,31 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
         if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
             return world, violation
         if world.leader is not None and world.brokers[world.leader].loading:
-            world = apply(world, ("load", world.leader, 0))
+            world = apply(world, Load(world.leader, 0))
         for _ in range(8):
             for c, client in enumerate(world.clients):
                 if not client.alive:
                     continue
                 for slot in range(len(client.conns)):
                     if world.clients[c].conns[slot].state == CONNECTING:
-                        world = apply(world, ("connect", c, slot, 0))
+                        world = apply(world, _quiet(_CONNECTS, Connect, (c, slot)))
                     for to_broker in (True, False):
                         while True:
                             link = world.links[c][slot]
                             queue = link.to_broker if to_broker else link.to_client
                             if not queue or queue[0][0] > world.now:
                                 break
-                            before, world = world, apply(world, ("deliver", c, slot, to_broker, 0))
+                            before, world = world, apply(world, _quiet(_DELIVERS, Deliver, (c, slot, to_broker)))
                             if world is before:
                                 break  # partitioned or the broker is down
             for c, client in enumerate(world.clients):
                 if client.live or client.closing:
                     if client.heartbeat_enabled:
-                        world = apply(world, ("heartbeat", c, 0))
-                    world = apply(world, ("poll", c, 0))
+                        world = apply(world, _quiet(_HEARTBEATS, Heartbeat, (c,)))
+                    world = apply(world, _quiet(_POLLS, Poll, (c,)))
             if not _busy(world):
                 break
-            world = apply(world, ("tick", latency, 0))
+            world = apply(world, Tick(latency, 0))
         if checker is not None and violation is None and checker.check_eventually(world) is None:
             if not world.orphans:
                 return world, None
@@ -519,11 +541,11 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             # generation); then it must settle again
             for b in sorted({o[0] for o in world.orphans}):
                 while any(o[0] == b for o in world.orphans) and violation is None:
-                    before, world = world, apply(world, ("late", b, 0))
+                    before, world = world, apply(world, Late(b, 0))
                     if world is before:
                         break
             continue
-        world = apply(world, ("tick", 250 if _busy(world) else _next_quiet_tick(world), 0))
+        world = apply(world, Tick(250 if _busy(world) else _next_quiet_tick(world), 0))
     if violation is None and checker is not None and not until_stable:
         violation = checker.check_eventually(world)
     return world, violation
@@ -605,8 +627,9 @@ def walk(
             world, violation = settle(world, checker, trace, schedule, max_rounds=rng.choice((2, 8, 40)), until_stable=True,
                                       max_events=300, companion=companion, on_step=on_step)
             continue
-        events = enabled_events(world, rng, faults, faults_left, fault_mix)
-        event = events[below(rng.getrandbits, len(events))]
+        candidates = _candidates(world, rng, faults, faults_left, fault_mix)
+        cls, fields = candidates[below(rng.getrandbits, len(candidates))]
+        event = cls(*fields)
         draws += 1
         new, log = step(world, event)
         if companion is not None:
@@ -620,7 +643,7 @@ def walk(
         schedule.append(event)
         if trace is not None:
             trace.add(event, new)
-        if event[0] in FAULT_KINDS:
+        if event.kind in FAULT_KINDS:
             faults_left -= 1
         violation = checker.check(world, new, event, log)
         if on_step is not None:
@@ -659,7 +682,7 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
     applied: list = []
     violation = None
     for event in schedule:
-        event = tuple(event)
+        event = as_event(event)  # a stored schedule's plain tuple or JSON list: its typed event
         new, log = step(world, event)
         if companion is not None:
             new, log, violation = _beside(companion, checker, world, event, new, log, applied, trace, on_step)

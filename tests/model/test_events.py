@@ -15,7 +15,7 @@ from model.config import Config
 from model.events import ALL, EVENTS, as_event, enabled_events, offers
 from model.world import _HANDLERS, step
 from properties.explore.swarm import draw
-from properties.explore.walker import MIXES, walk
+from properties.explore.walker import _alphabet, MIXES, enabled_events as walker_events, walk
 from properties.systems.simworld import SimWorld
 
 
@@ -217,3 +217,26 @@ def test_offers_follow_the_documented_order(worlds):
             else:
                 keys.append((1, world_level.index(kind), 0, 0, 0))
         assert keys == sorted(keys) and len(set(keys)) == len(keys)
+
+
+def test_the_walker_draws_from_the_list(worlds):
+    """Whatever the walker offers of the kinds it takes from model.events.offers (and its pauses,
+    ticks and partitions) is an event the list holds, with the step's pick; only the mix's blind
+    disruptions may not be."""
+    import random
+
+    for i, world in enumerate(worlds):
+        for mix in MIXES.values():
+            rng = random.Random(i)
+            drawn = walker_events(world, rng, "all", 3, mix)
+            pick = drawn[0].pick
+            listed = set(enabled_events(world, ALL, pick, empty_commits=True))
+            taken = (_alphabet("all", True, mix, bool(world.config.static_clients)) | {"commit_oversized", "pause", "stall", "tick", "partition", "heal"}) \
+                - set(mix.kinds)
+            for event in drawn:
+                assert event.pick == pick
+                if event.kind not in taken:
+                    continue
+                if event.kind == "disconnect" and event.processed == events.LATE:
+                    event = event._replace(processed=events.HANDLED)  # the same step when nothing is read
+                assert event in listed, (event, mix)
