@@ -21,6 +21,8 @@ import attrs
 from model import group as grp
 from model.client import COMPLETING_REBALANCE, DISCONNECTED, PREPARING_REBALANCE, STABLE, UNJOINED
 from model.config import Config
+from model.entries import as_entry
+from model.events import as_event
 from model.errors import Errors, name_of
 from model.messages import HeartbeatRequest, OffsetCommitRequest
 
@@ -352,9 +354,9 @@ def _static_rejoin_in_stable(handled) -> bool:
     """A JoinGroup (logged as handled) of a known static instance with an unknown member id and the
     protocols it had, read by a loaded coordinator from a Stable group: what
     static-rejoin-keeps-generation judges."""
-    request, group, is_leader, loading = handled[4], handled[5], handled[6], handled[7]
-    if request.api != "JoinGroup" or request.member_id or request.group_instance_id is None or not is_leader \
-            or loading or group is None or group.state != grp.STABLE:
+    request, group = handled.request, handled.group
+    if request.api != "JoinGroup" or request.member_id or request.group_instance_id is None or not handled.is_leader \
+            or handled.loading or group is None or group.state != grp.STABLE:
         return False
     for m in group.members:
         if m.group_instance_id == request.group_instance_id:
@@ -364,11 +366,11 @@ def _static_rejoin_in_stable(handled) -> bool:
 
 def _check_static_rejoin(handled, reply):
     """static-rejoin-keeps-generation, on the answer: success carries the current generation."""
-    group, error, response = handled[5], reply[4], reply[5] if len(reply) > 5 else None
+    group, error, response = handled.group, reply.error, reply.response
     if error == Errors.NONE and response is not None and response.generation_id != group.generation:
         return Violation(
             "static-rejoin-keeps-generation",
-            f"instance {handled[4].group_instance_id!r} rejoined the Stable group in generation {group.generation} "
+            f"instance {handled.request.group_instance_id!r} rejoined the Stable group in generation {group.generation} "
             f"and was answered generation {response.generation_id}",
         )
     return None
@@ -514,7 +516,8 @@ class Checker:
 
     # -- always ------------------------------------------------------------------------------
     def check(self, prev, world, event, log) -> Violation | None:
-        """The first always property the step (prev --event--> world, log) violates, or None."""
+        """The first always property the step (prev --event--> world, log) violates, or None.
+        *log* holds the step's :mod:`model.entries` (a plain tuple among them is typed here)."""
         self._polled = set()  # clients whose network client polled during the step
         self._join_sync_sent = set()  # clients that sent a JoinGroup or SyncGroup during the step
         # clients whose JoinGroup answer's handler ran during the step (not when it was read: a
@@ -535,25 +538,27 @@ class Checker:
         rejoin = None  # the handled JoinGroup of a known static instance into a Stable group, unanswered yet
         marking = None  # the client inside markCoordinatorUnknown
         known = None  # client -> coordinator, as the step goes (from the world before it)
+        if log and log[0].__class__ is tuple:  # a log built by hand (the proofs' symbolic steps)
+            log = [as_entry(entry) for entry in log]
         for entry in log:
             tag = entry[0]
             if tag == "server":
-                v = self._check_note(prev, world, event, entry[1:], log)
+                v = self._check_note(prev, world, event, entry, log)
                 if v:
                     return v
             elif tag == "polled":
-                self._polled.add(entry[1])
+                self._polled.add(entry.c)
             elif tag == "send":
-                if entry[4] in _JOIN_OR_SYNC:
-                    self._join_sync_sent.add(entry[1])
-                if entry[4] == "JoinGroup" and entry[6] != cfg.join_request_timeout_ms:
+                if entry.api in _JOIN_OR_SYNC:
+                    self._join_sync_sent.add(entry.c)
+                if entry.api == "JoinGroup" and entry.timeout_ms != cfg.join_request_timeout_ms:
                     return Violation(
                         "join-request-timeout",
-                        f"client {entry[1]} sent JoinGroup {entry[2]} with timeout {entry[6]} ms, "
+                        f"client {entry.c} sent JoinGroup {entry.request_id} with timeout {entry.timeout_ms} ms, "
                         f"expected max(request.timeout.ms, rebalance timeout + 5000) = {cfg.join_request_timeout_ms}",
                     )
             elif tag == "transmit":
-                c, rid, slot = entry[1], entry[2], entry[3]
+                c, rid, slot = entry.c, entry.request_id, entry.slot
                 if (c, rid) in self.expired:
                     return Violation("unsent-expiry", f"client {c} transmitted request {rid} after it had expired")
                 last = self.last_transmitted.get((c, slot), -1)
@@ -563,7 +568,7 @@ class Checker:
                     )
                 self.last_transmitted[(c, slot)] = rid
             elif tag == "expire":
-                c, rid, slot, elapsed, timeout = entry[1:6]
+                c, rid, slot, elapsed, timeout = entry.c, entry.request_id, entry.slot, entry.elapsed_ms, entry.timeout_ms
                 if elapsed <= timeout:
                     return Violation(
                         "unsent-expiry",
@@ -580,13 +585,13 @@ class Checker:
                 self.expired.add((c, rid))
                 self.coverage["unsent-expired"] += 1
             elif tag == "queued":
-                self.queued.setdefault(entry[1], []).append(entry[2])
+                self.queued.setdefault(entry.c, []).append(entry.request_id)
             elif tag == "complete":
-                c, rid = entry[1], entry[2]
+                c, rid = entry.c, entry.request_id
                 if (c, rid) in self.completed:
-                    return Violation("future-completes-once", f"client {c}: request {rid} ({entry[3]}) completed a second time")
+                    return Violation("future-completes-once", f"client {c}: request {rid} ({entry.api}) completed a second time")
                 self.completed.add((c, rid))
-                if entry[3] == "JoinGroup":  # its handler runs now: where a member id is taken
+                if entry.api == "JoinGroup":  # its handler runs now: where a member id is taken
                     self._join_answered.add(c)
                 queue = self.queued.get(c)
                 if queue:
@@ -596,20 +601,21 @@ class Checker:
                         )
                     queue.pop(0)
             elif tag == "heartbeat_sent":
-                if entry[2] not in (COMPLETING_REBALANCE, STABLE):
+                if entry.state_at_start not in (COMPLETING_REBALANCE, STABLE):
                     return Violation(
                         "heartbeat-only-when-joined",
-                        f"client {entry[1]}'s heartbeat thread sent a heartbeat in an iteration that began {entry[2]} (generation {entry[4]})",
+                        f"client {entry.c}'s heartbeat thread sent a heartbeat in an iteration that began "
+                        f"{entry.state_at_start} (generation {entry.generation})",
                     )
             elif tag == "poll_timeout":
                 self.coverage["poll-timeout-leave"] += 1
             elif tag == "member_state":
-                c, old, new = entry[1:4]
+                c, old, new = entry.c, entry.old, entry.new
                 if (old, new) not in _LEGAL_MEMBER_EDGES:
                     return Violation("legal-member-transitions", f"client {c} moved from {old} to {new}")
                 self.coverage[f"member-state-{new}"] += 1
             elif tag == "reset":
-                c, api, error, sent, current = entry[1:6]
+                c, api, error, sent, current = entry.c, entry.api, entry.error, entry.sent, entry.current
                 if error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
                     self.coverage["member-fenced"] += 1
                 if error in _FENCING:
@@ -621,7 +627,7 @@ class Checker:
                         f"{sent[0]} while it was in generation {current[0]}",
                     )
             elif tag == "assign":
-                c, gen, member_id, parts = entry[1:5]
+                c, gen, member_id, parts = entry.c, entry.generation, entry.member_id, entry.partitions
                 stored = self.stored.get((gen, member_id))
                 if stored != parts:
                     return Violation(
@@ -634,7 +640,7 @@ class Checker:
                     return self._rejoin_parked(rejoin)
                 handled = entry
                 rejoin = entry if self.config.static_clients and _static_rejoin_in_stable(entry) else None
-            elif tag == "reply" and handled is not None and entry[1] == handled[1] and entry[2] == handled[2]:
+            elif tag == "reply" and handled is not None and entry.c == handled.c and entry.request_id == handled.request_id:
                 if rejoin is not None:
                     rejoin = None
                     v = _check_static_rejoin(handled, entry)
@@ -646,34 +652,34 @@ class Checker:
                 if v:
                     return v
             elif tag == "leader":
-                if entry[1] != entry[2] and entry[2] is not None and entry[1] is not None:
+                if entry.old != entry.new and entry.new is not None and entry.old is not None:
                     self.coverage["coordinator-moved"] += 1
             elif tag in ("coordinator_unknown", "coordinator_found", "coordinator_unknown_done"):
-                c = entry[1]
+                c = entry.c
                 if known is None:
                     known = {i: cl.coordinator for i, cl in enumerate(prev.clients)}
                 if tag == "coordinator_found":
-                    known[c] = entry[2]
+                    known[c] = entry.node
                 elif tag == "coordinator_unknown_done":
                     marking = None
                 else:
                     if marking == c:
                         return Violation(
                             "coordinator-unknown-once",
-                            f"client {c} marked the coordinator unknown ({entry[3]}) inside its own markCoordinatorUnknown",
+                            f"client {c} marked the coordinator unknown ({entry.cause}) inside its own markCoordinatorUnknown",
                         )
                     if known[c] is None:
                         return Violation(
                             "coordinator-unknown-once",
-                            f"client {c} marked the coordinator unknown ({entry[3]}) when none was known",
+                            f"client {c} marked the coordinator unknown ({entry.cause}) when none was known",
                         )
                     marking, known[c] = c, None
             elif tag == "leave":
-                self.fenced.add(entry[1])
+                self.fenced.add(entry.c)
             elif tag == "joined":
-                self.fenced.discard(entry[1])
+                self.fenced.discard(entry.c)
             elif tag == "received":
-                if entry[4] == Errors.MEMBER_ID_REQUIRED:
+                if entry.error == Errors.MEMBER_ID_REQUIRED:
                     self.coverage["member-id-required"] += 1
         if rejoin is not None:
             return self._rejoin_parked(rejoin)
@@ -681,20 +687,20 @@ class Checker:
 
     @staticmethod
     def _rejoin_parked(handled):
-        request = handled[4]
+        request = handled.request
         return Violation(
             "static-rejoin-keeps-generation",
-            f"instance {request.group_instance_id!r} joined the Stable group (generation {handled[5].generation}) "
+            f"instance {request.group_instance_id!r} joined the Stable group (generation {handled.group.generation}) "
             f"again with its old protocols and was not answered: the group rebalanced",
         )
 
     def _check_fenced(self, handled, reply):
         """fenced-member-id-never-accepted: a success answer to a replaced static member id."""
-        request, error = handled[4], reply[4]
-        if error != Errors.NONE or request.api not in _FENCEABLE or not handled[6] or handled[7]:
+        request, error = handled.request, reply.error
+        if error != Errors.NONE or request.api not in _FENCEABLE or not handled.is_leader or handled.loading:
             return None
         if request.api == "OffsetCommit" and request.generation_id < 0 and (
-                handled[5] is None or handled[5].state == grp.EMPTY):
+                handled.group is None or handled.group.state == grp.EMPTY):
             # outside group management: GroupCoordinator.validateOffsetCommit accepts a commit with
             # generation -1 on an Empty group without looking at its member or instance id
             return None
@@ -723,10 +729,10 @@ class Checker:
                 self.fenced_ids.add(m.member_id)
 
     def _check_reply(self, handled, reply):
-        _, c, rid, b, request, group, is_leader, loading = handled
-        if not is_leader or loading:
+        request, group = handled.request, handled.group
+        if not handled.is_leader or handled.loading:
             return None
-        error = reply[4]
+        error = reply.error
         if isinstance(request, HeartbeatRequest):
             expected = expected_heartbeat_error(group, request)
             if error != expected:
@@ -745,21 +751,25 @@ class Checker:
                 )
         return None
 
-    def _check_note(self, prev, world, event, note, log):
-        tag = note[0]
-        if tag == "join_complete":
-            gen_before, gen_after, members_after, leader, all_joined, pending = note[1:7]
+    def _check_note(self, prev, world, event, entry, log):
+        """The always properties of one coordinator note, logged as the server *entry*
+        (:mod:`model.entries`: ``ServerJoinComplete``, ...)."""
+        note = entry.note
+        if note == "join_complete":
+            gen_before, gen_after, members_after = entry.generation_before, entry.generation_after, entry.members
             if gen_after != gen_before + 1:
                 return Violation(
                     "generation-advances-by-one", f"a join phase completed moving generation {gen_before} to {gen_after}"
                 )
-            if not all_joined:
+            if not entry.all_joined:
                 self.coverage["join-timeout"] += 1
             pg = prev.group
+            leader = entry.leader_id
             if pg is not None and pg.leader_id is not None and leader is not None and leader != pg.leader_id:
                 self.coverage["leader-change"] += 1
             if pg is not None:
-                rejoined_now = {e[4].member_id for e in log if e[0] == "handled" and e[4].api == "JoinGroup"}
+                handled = [as_entry(e).request for e in log if e[0] == "handled"]
+                rejoined_now = {r.member_id for r in handled if r.api == "JoinGroup"}
                 for m in pg.members:
                     if m.member_id in members_after and m.awaiting_join is None and m.member_id not in rejoined_now \
                             and m.group_instance_id is None:
@@ -768,15 +778,15 @@ class Checker:
                             f"member {m.member_id!r} is in generation {gen_after} but never rejoined during the join phase",
                         )
             # the ids pending when it completed (a later request of the same event may add more)
-            if all_joined and pending:
+            if entry.all_joined and entry.pending:
                 return Violation(
                     "join-completes-when-all-joined",
                     f"join phase to generation {gen_after} completed early while member ids "
-                    f"{list(pending)} were still pending",
+                    f"{list(entry.pending)} were still pending",
                 )
-        elif tag == "member_removed":
-            member_id, reason, deadline_at = note[1:4]
-            if reason == "session":
+        elif note == "member_removed":
+            member_id, deadline_at = entry.member_id, entry.deadline_at
+            if entry.reason == "session":
                 self.coverage["session-expired"] += 1
                 if any(c.member_id == member_id and (c.stalled_until_ms or 0) > world.now for c in world.clients):
                     self.coverage["stalled-member-expired"] += 1
@@ -785,10 +795,10 @@ class Checker:
                         "no-early-session-expiry",
                         f"member {member_id!r} was expired at {world.now} ms, before its session deadline {deadline_at} ms",
                     )
-        elif tag == "assignment_stored":
-            gen, assignments = note[1], note[2]
+        elif note == "assignment_stored":
+            gen = entry.generation
             seen = {}
-            for member_id, parts in assignments:
+            for member_id, parts in entry.assignments:
                 for p in parts:
                     if p in seen:
                         return Violation(
@@ -799,29 +809,29 @@ class Checker:
                 self.stored[(gen, member_id)] = tuple(parts)
             if any(p >= self.config.partitions for p in seen):
                 self.coverage["new-partitions-assigned"] += 1
-        elif tag == "static_replaced":
-            gen, old_id, new_id = note[1:4]
+        elif note == "static_replaced":
+            gen, old_id = entry.generation, entry.old_member_id
             if (gen, old_id) in self.stored:  # the same member, renamed: its stored assignment goes with it
-                self.stored[(gen, new_id)] = self.stored[(gen, old_id)]
-        elif tag == "append_failed":
+                self.stored[(gen, entry.new_member_id)] = self.stored[(gen, old_id)]
+        elif note == "append_failed":
             self.coverage["append-failed"] += 1
-        elif tag == "metadata_too_large":
-            if note[1]:
+        elif note == "metadata_too_large":
+            if entry.committed:
                 self.coverage["commit-partly-refused"] += 1
-        elif tag == "commit":
-            req_gen, member_id, group_gen, state, error = note[1:6]
+        elif note == "commit":
+            req_gen, group_gen, error = entry.request_generation, entry.group_generation, entry.error
             if error == Errors.NONE:
                 self.coverage["commit-accepted"] += 1
                 if req_gen >= 0 and req_gen != group_gen:
                     return Violation(
                         "commit-fencing",
-                        f"OffsetCommit from {member_id!r} with generation {req_gen} was accepted while the group "
+                        f"OffsetCommit from {entry.member_id!r} with generation {req_gen} was accepted while the group "
                         f"was in generation {group_gen}",
                     )
             elif error == Errors.ILLEGAL_GENERATION:
                 self.coverage["commit-fenced"] += 1
-        elif tag == "transition":
-            old, new = note[1], note[2]
+        elif note == "transition":
+            old, new = entry.from_state, entry.to_state
             if old not in grp.VALID_PREVIOUS_STATES[new]:
                 return Violation("legal-group-transitions", f"the group moved from {old} to {new}")
             self.coverage[f"group-state-{new}"] += 1
@@ -879,7 +889,8 @@ class Checker:
     def _check_clients(self, prev, world, event, log):
         polled = self._polled
         any_stable_change = False
-        restarted = event[1] if event[0] == "restart" else None
+        # (event[0]: the kind of any event, the proofs' ("step",) too; a plain tuple is typed)
+        restarted = as_event(event).c if event[0] == "restart" else None
         for c, client in enumerate(world.clients):
             before = prev.clients[c]
             if client is before or not client.alive:

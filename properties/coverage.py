@@ -67,20 +67,20 @@ class Coverage:
         changed = False
         noted = None  # the last state the coordinator's notes moved the group to
         first = None  # the state the first note moved the group from
-        for entry in log:
+        for entry in log:  # model.entries
             tag = entry[0]
             if tag == "reply":
-                key = (entry[3], entry[4])
+                key = (entry.api, entry.error)
                 self.errors[key] = self.errors.get(key, 0) + 1
-            elif tag == "server" and entry[1] == "transition":  # the coordinator's own transitions,
-                self._group_edge(entry[2], entry[3])  # also those a single event passes through
+            elif tag == "server" and entry.note == "transition":  # the coordinator's own transitions,
+                self._group_edge(entry.from_state, entry.to_state)  # also those a single event passes through
                 if first is None:
-                    first = entry[2]
-                noted, changed = entry[3], True
+                    first = entry.from_state
+                noted, changed = entry.to_state, True
             elif tag == "member_state":  # every member-state change, also those one event passes
-                key = (entry[2], entry[3])  # through (PREPARING_REBALANCE -> UNJOINED -> PREPARING_REBALANCE)
+                key = (entry.old, entry.new)  # through (PREPARING_REBALANCE -> UNJOINED -> PREPARING_REBALANCE)
                 self.member_transitions[key] = self.member_transitions.get(key, 0) + 1
-                self.member_states[entry[3]] = self.member_states.get(entry[3], 0) + 1
+                self.member_states[entry.new] = self.member_states.get(entry.new, 0) + 1
                 changed = True
         if pg is not ng:
             old = pg.state if pg is not None else NO_GROUP

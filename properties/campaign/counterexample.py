@@ -16,6 +16,7 @@ import json
 import attrs
 
 from model.config import Config, ConfigError, settings_of
+from model.events import as_event, to_json
 from properties.catalogue import BY_NAME, EVENTUALLY
 from properties.provenance import provenance
 
@@ -72,7 +73,7 @@ def build(result, *, system: str, seed: int, config: Config, steps: int, faults:
         "check_eventually": _is_eventually(violation.property),
         "failing_step": result.step,
         "trace_hash": result.trace_hash,
-        "schedule": [list(e) for e in result.schedule],
+        "schedule": [to_json(e) for e in result.schedule],
         "state": states(result),
     }
     if walk:
@@ -134,6 +135,10 @@ def load(path) -> tuple[dict, Config]:
     for i, event in enumerate(document["schedule"]):
         if not (isinstance(event, list) and event and isinstance(event[0], str)):
             raise CounterexampleError(f"{path}: schedule event {i} is not an event (a list starting with its kind): {event!r}")
+        try:
+            as_event(event)  # a kind of model.events, with its fields
+        except ValueError as e:
+            raise CounterexampleError(f"{path}: schedule event {i}: {e}") from None
     try:
         config = config_from_dict(document["config"])
     except (ConfigError, TypeError) as e:

@@ -11,77 +11,53 @@ the schedule itself stays whole in the counterexample file.
 from __future__ import annotations
 
 from model.errors import name_of
+from model.events import as_event
 from model.world import initial_world, step
 from properties.systems import companion_for
 
 
 def _actor(event) -> str:
-    kind = event[0]
-    if kind in ("poll", "heartbeat", "commit", "close", "crash", "connect", "deliver", "drop", "disconnect",
-                "clock_jump", "partition", "heal", "pause"):
-        return f"c{event[1]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load", "late", "append_error"):
-        return "brokers"
-    return "time"
+    """The timeline's column of *event*: its consumer (``c1``), ``brokers`` (a broker, the
+    coordinator or the topic), or ``time`` (:mod:`model.events` ``ACTOR``)."""
+    actor = event.ACTOR
+    if actor == "c":
+        return f"c{event.c}"
+    return "time" if actor is None else "brokers"
 
 
 def describe_event(event) -> str:
     """An event in words (the ``pick`` that resolves Kafka's open choices is left out)."""
-    kind = event[0]
-    if kind == "deliver":
-        return f"deliver {'request' if event[3] else 'response'} on slot {event[2]}"
-    if kind == "drop":
-        return f"drop {'request' if event[3] else 'response'} on slot {event[2]}"
-    if kind == "disconnect":
-        processed = {0: "not processed", 2: "read, handled later"}.get(event[3], "processed")
-        return f"disconnect slot {event[2]} ({processed})"
-    if kind == "late":
-        return f"b{event[1]} handles a request of a broken connection"
-    if kind == "connect":
-        return f"connect slot {event[2]}"
-    if kind == "tick":
-        return f"tick {event[1]} ms"
-    if kind == "clock_jump":
-        return f"clock jumps {event[2]:+d} ms"
-    if kind == "append_error":
-        return f"the coordinator's next append to __consumer_offsets fails: {name_of(event[1])}"
-    if kind == "pause":
-        return f"application busy {event[2]} ms (no poll)"
-    if kind in ("partition", "heal"):
-        return f"{kind} c{event[1]}/b{event[2]}"
-    if kind in ("broker_crash", "broker_restart", "failover", "load"):
-        return f"{kind.replace('_', ' ')} b{event[1]}"
-    return kind
+    return as_event(event).describe()
 
 
 def _notes(log) -> list:
     notes = []
-    for e in log:
+    for e in log:  # model.entries
         tag = e[0]
         if tag == "send":
-            notes.append(f"c{e[1]} sends {e[4]} #{e[2]}")
+            notes.append(f"c{e.c} sends {e.api} #{e.request_id}")
         elif tag == "received":
-            notes.append(f"c{e[1]} gets {e[3]} {name_of(e[4])}")
+            notes.append(f"c{e.c} gets {e.api} {name_of(e.error)}")
         elif tag == "reply":
-            notes.append(f"broker answers c{e[1]} {e[3]} #{e[2]}: {name_of(e[4])}")
+            notes.append(f"broker answers c{e.c} {e.api} #{e.request_id}: {name_of(e.error)}")
         elif tag == "expire":
-            notes.append(f"c{e[1]} expires #{e[2]}")
+            notes.append(f"c{e.c} expires #{e.request_id}")
         elif tag == "fail_unsent":
-            notes.append(f"c{e[1]} fails unsent #{e[2]}")
-        elif tag == "server" and e[1] == "transition":
-            notes.append(f"group {e[2]}→{e[3]}")
-        elif tag == "server" and e[1] == "join_complete":
-            notes.append(f"join complete: generation {e[3]}")
-        elif tag == "server" and e[1] == "append_failed":
-            notes.append(f"coordinator's append to __consumer_offsets fails: {name_of(e[2])}")
-        elif tag == "server" and e[1] == "member_removed":
-            notes.append(f"coordinator removes {e[2]} ({e[3]})")
+            notes.append(f"c{e.c} fails unsent #{e.request_id}")
+        elif tag == "server" and e.note == "transition":
+            notes.append(f"group {e.from_state}→{e.to_state}")
+        elif tag == "server" and e.note == "join_complete":
+            notes.append(f"join complete: generation {e.generation_after}")
+        elif tag == "server" and e.note == "append_failed":
+            notes.append(f"coordinator's append to __consumer_offsets fails: {name_of(e.error)}")
+        elif tag == "server" and e.note == "member_removed":
+            notes.append(f"coordinator removes {e.member_id} ({e.reason})")
         elif tag == "reset":
-            notes.append(f"c{e[1]} reset by {e[2]} {name_of(e[3])}")
+            notes.append(f"c{e.c} reset by {e.api} {name_of(e.error)}")
         elif tag == "dropped":
-            notes.append(f"c{e[1]} slot {e[2]}: {e[4]} lost")
+            notes.append(f"c{e.c} slot {e.slot}: {e.api} lost")
         elif tag == "assign":
-            notes.append(f"c{e[1]} assigned {list(e[4])}")
+            notes.append(f"c{e.c} assigned {list(e.partitions)}")
     return notes
 
 
@@ -100,7 +76,7 @@ def timeline(system: str, config, schedule, seed: int = 0, last: int | None = TI
     rows = []
     first = 0 if last is None else max(0, len(schedule) - last)
     for i, event in enumerate(schedule):
-        event = tuple(event)
+        event = as_event(event)
         new, log = step(world, event)
         if companion is not None:
             new, log, _problem = companion.after(world, event, new, log)

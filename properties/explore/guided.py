@@ -90,18 +90,18 @@ class Features:
         self.position = pos + 1
         group = world.group
         state = group.state if group is not None else "no group"
-        key = ("V", event[0], state)
+        key = ("V", event.kind, state)
         if key not in first:
             first[key] = pos
-        for entry in log:
+        for entry in log:  # model.entries
             tag = entry[0]
             if tag == "reply":
-                c = entry[1]
-                key = ("R", entry[3], entry[4], world.clients[c].state if c < len(world.clients) else "?")
-            elif tag == "server" and entry[1] == "transition":
-                key = ("G", entry[2], entry[3])
+                c = entry.c
+                key = ("R", entry.api, entry.error, world.clients[c].state if c < len(world.clients) else "?")
+            elif tag == "server" and entry.note == "transition":
+                key = ("G", entry.from_state, entry.to_state)
             elif tag == "member_state":
-                key = ("M", entry[2], entry[3])
+                key = ("M", entry.old, entry.new)
             else:
                 continue
             if key not in first:

@@ -27,6 +27,7 @@ import re
 import attrs
 
 from model.config import Config
+from model.events import Tick, as_event
 from properties.catalogue import ALWAYS, Property
 from model.world import initial_world, step
 from properties.systems.simworld import SimWorld
@@ -228,7 +229,7 @@ def differences(model: tuple, impl: tuple) -> list:
 
 def _alternatives(log: list):
     """Every combination of other outcomes for the coordinator's choices logged in one step."""
-    points = [(kind, cands) for tag, kind, cands, _ in (e for e in log if e[0] == "choice") if kind in _FOLLOWED_BY_MODEL]
+    points = [(e.kind, e.candidates) for e in log if e.tag == "choice" and e.kind in _FOLLOWED_BY_MODEL]
     if not points:
         return
     kinds = [k for k, _ in points]
@@ -262,10 +263,10 @@ class Differential:
         self.failure = None  # a Crash or Hang of the implementation (the walk stops there)
 
     def after(self, world, event: tuple, new, log: list):
-        event = tuple(event)
+        event = as_event(event)
         index = self.index
         self.index += 1
-        if event[0] == "tick" and event[1] > 0 and self._next_stop(world, world.now + event[1]) is not None:
+        if event.kind == "tick" and event.ms > 0 and self._next_stop(world, world.now + event.ms) is not None:
             new, log, problem = self._after_tick(world, event, index)
         else:
             new, log, problem = self._after_one(world, event, new, log, index, None)
@@ -289,11 +290,11 @@ class Differential:
         (the same thing: see :func:`model.world._ev_tick`), compared after each: a state a timer
         makes and a later timer of the same tick undoes is still seen. The model's world returned
         counts it as one step; the log is the parts' logs."""
-        end, pick = world.now + event[1], event[-1]
+        end, pick = world.now + event.ms, event.pick
         w, logs = world, []
         while True:
             stop = self._next_stop(w, end)
-            part = ("tick", (end if stop is None else stop) - w.now, pick)
+            part = Tick((end if stop is None else stop) - w.now, pick)
             new, log = step(w, part)
             new, log, problem = self._after_one(w, event, new, log, index, part)
             logs += log
@@ -306,7 +307,7 @@ class Differential:
         from properties.catalogue import Violation
 
         applied_event = event if part is None else part
-        follow = [(e[1], e[3]) for e in log if e[0] == "choice"]
+        follow = [(e.kind, e.chosen) for e in log if e.tag == "choice"]
         outcome, failure = guarded(self._impl_step, applied_event, follow)
         if failure is not None:
             self.failure = failure
@@ -333,7 +334,7 @@ class Differential:
             self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
                                          tuple(self.recent[-10:]), None if part is None else new.now)
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
-        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=event[1] if event[0] == "poll" else None)
+        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=event.c if event.kind == "poll" else None)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation
@@ -354,7 +355,7 @@ def compare(config: Config, schedule, seed: int = 0) -> DiffResult:
     diff = Differential(config, seed)
     applied = 0
     for event in schedule:
-        event = tuple(event)
+        event = as_event(event)
         new, log = step(world, event)
         new, _log, _problem = diff.after(world, event, new, log)
         if diff.divergence is not None:

@@ -4,7 +4,7 @@
 :class:`impl.consumer.Consumer` instances, each over its own :class:`SimSelector` (an
 :class:`impl.network.selectable.Selectable`) whose connections are per-connection FIFO links with
 the semantics of :class:`model.world.Link`. :meth:`SimWorld.step` takes exactly the events of
-:mod:`model.world` (a tuple, kind first, ``pick`` last) and returns False when the event is not
+:mod:`model.events` (kind first, ``pick`` last; read by field name) and returns False when the event is not
 enabled (nothing changed), as the model does; :meth:`SimWorld.observe` returns the same shape as
 :func:`properties.explore.walker.observe` of a model world, so the two can be compared step by step.
 
@@ -52,6 +52,7 @@ from impl.server.config import BrokerConfig
 from impl.server.group_metadata_manager import OffsetKey
 from impl.time import INT_MAX, MockTime
 from model.config import Config
+from model.events import OVERSIZED, Close, as_event
 from model.world import chooser
 from properties.systems.wire_links import WireLinks
 
@@ -568,16 +569,19 @@ class SimWorld:
         *follow* (optional) is a list of ``(kind, chosen)`` choices to make instead of deriving
         them from the event's pick (a differential check passes the model's choices of the same
         event, from its log): ``least_loaded`` steers the client's leastLoadedNode scan to the
-        chosen slot; ``processed`` and ``new_leader`` are taken as given."""
-        kind = event[0]
+        chosen slot; ``processed`` and ``new_leader`` are taken as given. *event* is a
+        :mod:`model.events` event or its plain tuple (ValueError for an unknown kind or a wrong
+        length, as :func:`model.world.step`)."""
+        event = as_event(event)
+        kind = event.kind
         handler = getattr(self, "_ev_" + kind, None)
         if handler is None:
-            raise ValueError("unknown event kind %r" % (kind,))
+            raise ValueError("the implementation's world has no event %r" % (kind,))
         if self.append_errors_leader is not None and self.append_errors_leader != self.leader:
             # the failures were the old coordinator's (the model keeps them in its group)
             self.cluster.offsets_log.clear_injected_errors(self.group_partition)
             self.append_errors_leader = None
-        fallback = chooser(event[-1], [])
+        fallback = chooser(event.pick, [])
         if follow:
             queue = list(follow)
 
@@ -593,14 +597,14 @@ class SimWorld:
             self._choose = choose
             if kind in _CLIENT_CALLS:
                 targets = [chosen for k, chosen in follow if k == "least_loaded"]
-                self._rngs[event[1]].steer(targets, self.consumers[event[1]].network_client)
+                self._rngs[event.c].steer(targets, self.consumers[event.c].network_client)
         else:
             self._choose = fallback
         try:
             applied = handler(event)
         finally:
             if follow and kind in _CLIENT_CALLS:
-                self._rngs[event[1]].steer([], None)
+                self._rngs[event.c].steer([], None)
         if applied:
             self.steps += 1
         return applied
@@ -632,7 +636,7 @@ class SimWorld:
     def _ev_pause(self, ev) -> bool:
         """The application works *ms* between two polls: no poll, commit or close meanwhile (the
         heartbeat thread runs on); only a live consumer's, and not inside a pause."""
-        c, ms = ev[1], ev[2]
+        c, ms = ev.c, ev.ms
         if not self._client_runnable(c) or self.closing[c] is not None or ms <= 0 or self._app_busy(c):
             return False
         self.paused_until[c] = self.now + ms
@@ -641,7 +645,7 @@ class SimWorld:
     def _ev_stall(self, ev) -> bool:
         """The consumer's whole process stands still *ms*: no poll, commit, close, nor an iteration
         of its heartbeat thread meanwhile (model.world's ``stall``)."""
-        c, ms = ev[1], ev[2]
+        c, ms = ev.c, ev.ms
         if not self._client_runnable(c) or self.closing[c] is not None or ms <= 0 or self._app_busy(c):
             return False
         self.paused_until[c] = self.stalled_until[c] = self.now + ms
@@ -652,7 +656,7 @@ class SimWorld:
         return until is not None and self.now < until
 
     def _ev_poll(self, ev) -> bool:
-        c = ev[1]
+        c = ev.c
         if not self._client_runnable(c) or self._app_busy(c):
             return False
         self._finish_assignment(c)
@@ -663,7 +667,7 @@ class SimWorld:
         return True
 
     def _ev_heartbeat(self, ev) -> bool:
-        c = ev[1]
+        c = ev.c
         if not self._client_runnable(c) or self._stalled(c):
             return False
         self._finish_assignment(c)
@@ -672,14 +676,12 @@ class SimWorld:
         return True
 
     def _ev_commit(self, ev) -> bool:
-        return self._commit(ev[1], None)
+        return self._commit(ev.c, None)
 
     def _ev_commit_oversized(self, ev) -> bool:
         """commitAsync with metadata over the broker's offset.metadata.max.bytes on the partitions
-        ``ev[2]`` names (model.member.OVERSIZED), in the order the consumer owns them."""
-        from model.member import OVERSIZED
-
-        return ev[2] in OVERSIZED and self._commit(ev[1], ev[2])
+        ``ev.which`` names (model.events.OVERSIZED), in the order the consumer owns them."""
+        return ev.which in OVERSIZED and self._commit(ev.c, ev.which)
 
     def _commit(self, c: int, oversize: Optional[str]) -> bool:
         """commitAsync() of what was consumed: with nothing owned the offsets are empty, and
@@ -719,12 +721,12 @@ class SimWorld:
         return action
 
     def _ev_wakeup(self, ev) -> bool:
-        """Another thread calls ``wakeup()``: now, or while the consumer waits in its ``ev[2]``-th
+        """Another thread calls ``wakeup()``: now, or while the consumer waits in its ``ev.n``-th
         selector poll from now (:meth:`SimSelector.poll` calls it then); the next poll that allows
         wakeups afterwards throws (once)."""
         from model.world import WAKEUP_LANDINGS
 
-        c, landing = ev[1], ev[2]
+        c, landing = ev.c, ev.n
         if not self._client_runnable(c) or self.closing[c] is not None or self._stalled(c):
             return False
         if self.consumers[c].client._wakeup or self.wakeup_in_polls[c] or landing not in WAKEUP_LANDINGS:
@@ -736,7 +738,7 @@ class SimWorld:
         return True
 
     def _ev_close(self, ev) -> bool:
-        c = ev[1]
+        c = ev.c
         if not self._client_runnable(c) or self._app_busy(c):
             return False
         self._finish_assignment(c)
@@ -746,7 +748,7 @@ class SimWorld:
 
     def _ev_shutdown(self, ev) -> bool:
         """The consumer loop's last commitAsync(), then close() (model.world's ``shutdown``)."""
-        c = ev[1]
+        c = ev.c
         if not self._commit(c, None):
             return False
         if self.pending_sync[c] is not None:
@@ -754,7 +756,7 @@ class SimWorld:
             # it returned and sent the SyncGroup, its time taken as spent (model.world's shutdown)
             self._finish_assignment(c)
             self.paused_until[c] = self.stalled_until[c] = None
-        self._ev_close(("close", c))
+        self._ev_close(Close(c))
         return True
 
     # close, non-blocking: ConsumerCoordinator.close then AbstractCoordinator.close
@@ -808,7 +810,7 @@ class SimWorld:
                 self.closed[c] = True
 
     def _ev_crash(self, ev) -> bool:
-        c = ev[1]
+        c = ev.c
         if not self.alive[c]:
             return False
         self.alive[c] = False
@@ -823,7 +825,7 @@ class SimWorld:
         """As the model's ``restart``: a new consumer process for client c after its old one died
         (crashed, closed, or stopped by a fatal error); the old one's connections close first
         (``processed`` as a disconnect's). The clock and the connection epochs carry on."""
-        c, processed = ev[1], int(ev[2])
+        c, processed = ev.c, int(ev.processed)
         if self.client_live(c) or (self.alive[c] and not self.closed[c] and self.closing[c] is not None):
             return False
         old = self.selectors[c]
@@ -843,7 +845,7 @@ class SimWorld:
         return True
 
     def _ev_connect(self, ev) -> bool:
-        c, slot = ev[1], ev[2]
+        c, slot = ev.c, ev.slot
         selector = self.selectors[c]
         if not self.alive[c] or not selector.connecting[slot] or selector.has_notice(slot):
             return False
@@ -860,7 +862,7 @@ class SimWorld:
         return True
 
     def _ev_deliver(self, ev) -> bool:
-        c, slot, to_broker = ev[1], ev[2], ev[3]
+        c, slot, to_broker = ev.c, ev.slot, ev.to_broker
         selector = self.selectors[c]
         link = selector.links[slot]
         b = self.broker_of(slot)
@@ -883,7 +885,7 @@ class SimWorld:
         return True
 
     def _ev_drop(self, ev) -> bool:
-        c, slot, to_broker = ev[1], ev[2], ev[3]
+        c, slot, to_broker = ev.c, ev.slot, ev.to_broker
         link = self.selectors[c].links[slot]
         if link is None:
             return False
@@ -895,7 +897,7 @@ class SimWorld:
         return True
 
     def _ev_disconnect(self, ev) -> bool:
-        c, slot, processed = ev[1], ev[2], ev[3]
+        c, slot, processed = ev.c, ev.slot, ev.processed
         selector = self.selectors[c]
         link = selector.links[slot]
         if not self.alive[c] or link is None:
@@ -907,7 +909,7 @@ class SimWorld:
     def _ev_tick(self, ev) -> bool:
         """As the model's tick: the clock stops at every deadline on the way, so what a timer
         sends leaves when it fires."""
-        ms = ev[1]
+        ms = ev.ms
         if ms <= 0:
             return False
         end = self.now + ms
@@ -936,7 +938,7 @@ class SimWorld:
     def _ev_late(self, ev) -> bool:
         """As the model's ``late``: broker b handles the oldest request it read from a connection
         that has broken since; a parked one holds back the rest of its connection's for good."""
-        b = ev[1]
+        b = ev.b
         if not self.cluster.is_alive(b):
             return False
         for i, orphan in enumerate(self.orphans):
@@ -953,7 +955,7 @@ class SimWorld:
         return True
 
     def _ev_broker_crash(self, ev) -> bool:
-        b = ev[1]
+        b = ev.b
         if not self.cluster.is_alive(b):
             return False
         self.orphans = [o for o in self.orphans if o[0] != b]  # its request queue dies with it
@@ -969,7 +971,7 @@ class SimWorld:
         return True
 
     def _ev_broker_restart(self, ev) -> bool:
-        b = ev[1]
+        b = ev.b
         if self.cluster.is_alive(b):
             return False
         self._restarting = b
@@ -980,14 +982,14 @@ class SimWorld:
         return True
 
     def _ev_failover(self, ev) -> bool:
-        b = ev[1]
+        b = ev.b
         if not self.cluster.is_alive(b) or self.leader == b:
             return False
         self.cluster.move_leadership(self.group_partition, b)
         return True
 
     def _ev_load(self, ev) -> bool:
-        b = ev[1]
+        b = ev.b
         if self.leader != b or not self.cluster.is_alive(b):
             return False
         manager = self.cluster.broker(b).group_coordinator.group_manager
@@ -1001,21 +1003,21 @@ class SimWorld:
         (model.world's ``append_error``): only a live coordinator with the group loaded, at most
         MAX_APPEND_ERRORS waiting."""
         from impl.errors import Errors
-        from model.world import APPEND_ERRORS, MAX_APPEND_ERRORS
+        from model.events import APPEND_ERRORS, MAX_APPEND_ERRORS
 
         log = self.cluster.offsets_log
-        if ev[1] not in APPEND_ERRORS or self._group() is None \
+        if ev.code not in APPEND_ERRORS or self._group() is None \
                 or len(log.injected_errors(self.group_partition)) >= MAX_APPEND_ERRORS:
             return False
-        log.inject_append_error(self.group_partition, Errors.for_code(int(ev[1])))
+        log.inject_append_error(self.group_partition, Errors.for_code(int(ev.code)))
         self.append_errors_leader = self.leader
         return True
 
     def _ev_add_partitions(self, ev) -> bool:
         """The subscribed topic gets *n* more partitions (model.world's ``add_partitions``)."""
-        from model.world import MAX_ADDED_PARTITIONS
+        from model.events import MAX_ADDED_PARTITIONS
 
-        n = ev[1]
+        n = ev.n
         cluster = self.cluster
         count = cluster.topics[self.config.topic]
         if n <= 0 or count + n > self.config.partitions + MAX_ADDED_PARTITIONS:
@@ -1028,7 +1030,7 @@ class SimWorld:
         return self.cluster.topics[self.config.topic]
 
     def _ev_clock_jump(self, ev) -> bool:
-        c, ms = ev[1], ev[2]
+        c, ms = ev.c, ev.ms
         offset = max(self.clock_offsets[c] + ms, -self.now)
         if not self.alive[c] or ms == 0 or offset == self.clock_offsets[c]:
             return False
@@ -1037,14 +1039,14 @@ class SimWorld:
         return True
 
     def _ev_partition(self, ev) -> bool:
-        pair = (ev[1], ev[2])
+        pair = (ev.c, ev.b)
         if pair in self.partitioned:
             return False
         self.partitioned.add(pair)
         return True
 
     def _ev_heal(self, ev) -> bool:
-        pair = (ev[1], ev[2])
+        pair = (ev.c, ev.b)
         if pair not in self.partitioned:
             return False
         self.partitioned.discard(pair)
