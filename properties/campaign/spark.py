@@ -765,7 +765,7 @@ def _campaign(args) -> int:
                     campaign_id=cid, started=started, plan=plan, args=args, totals=totals, seconds=seconds,
                     master=master, executors=executors, cores=cores, tasks=task_count(args.interleavings, task_size),
                     task_size=task_size, versions=versions(spark), partial=outcome.partial, baseline=baseline,
-                    out=out, stopped_by=outcome.signal_name if outcome.partial else None, failure=outcome.failure)
+                    out=out, stopped_by=outcome.stopped_by, failure=outcome.failure)
                 report.write(out, results, totals)
                 if default_out:
                     _link_latest(out)

@@ -161,7 +161,7 @@ def cmd_conform_client(args) -> int:
             summary = finish(tally, plan, out, time.monotonic() - started,
                              shrinking=not args.no_shrink and not outcome.partial,
                              settings={"seed": args.seed, "parallel": args.parallel}, requested=args.schedules,
-                             stopped_by=outcome.signal_name if outcome.partial else None)
+                             stopped_by=outcome.stopped_by)
             print_summary(summary, args.json, out)
     outcome.report_end(out)
     return outcome.exit_status(shape.exit_status(summary))

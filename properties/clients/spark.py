@@ -17,7 +17,6 @@ only), ``--master``, ``--local``, ``--task-size`` (schedules per task, default 2
 from __future__ import annotations
 
 import functools
-import os
 import time
 
 from properties import findings as shape
@@ -43,10 +42,7 @@ def cmd_client_campaign(args) -> int:
         plan = make_plan(args, name, args.mutant, args.clients or 3, args.settings)
     except UsageError as e:
         raise RunError(str(e).replace(f"--client {name}", f"--system client:{name}")) from None
-    out = args.out or f"reports/client-campaign-{plan['client']}"
-    os.makedirs(out, exist_ok=True)
-    tally = ClientTally()
-    started = time.monotonic()
+    out, tally, started = args.out or f"reports/client-campaign-{plan['client']}", ClientTally(), time.monotonic()
     with engine.session() as interrupts:
         outcome, master, task_size = run_schedules(
             args, functools.partial(client_parts, plan), tally, interrupts, out, "groupcheck-client-campaign",
@@ -55,7 +51,7 @@ def cmd_client_campaign(args) -> int:
             summary = finish(tally, plan, out, time.monotonic() - started, shrinking=not outcome.partial,
                              settings={"seed": args.seed_start, "master": master, "task_size": task_size},
                              requested=args.interleavings,
-                             stopped_by=outcome.signal_name if outcome.partial and not outcome.failure else None,
+                             stopped_by=outcome.stopped_by,
                              failure=outcome.failure)
             print_summary(summary, args.json, out)
     outcome.report_end(out)

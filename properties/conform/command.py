@@ -123,7 +123,7 @@ def _campaign(args, target: targets.Target) -> int:
                 out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
                 summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
-                                       stopped_by=outcome.signal_name if outcome.partial else None)
+                                       stopped_by=outcome.stopped_by)
                 print_summary(summary, args.json, out)
         finally:
             with interrupts.held(release=False):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import time
 from typing import Optional
 
@@ -86,10 +85,7 @@ def cmd_broker_campaign(args) -> int:
     plan = make_plan(args)
     _load_baseline(args.baseline)  # a bad --baseline is refused before any work
     timing = Timing.with_timers() if plan["timers"] else NO_TIMERS
-    tally = _Merged()
-    out = args.out or f"reports/broker-campaign-{slug(plan['name'])}"
-    os.makedirs(out, exist_ok=True)
-    started = time.monotonic()
+    out, tally, started = args.out or f"reports/broker-campaign-{slug(plan['name'])}", _Merged(), time.monotonic()
     with engine.session() as interrupts:
         outcome, master, task_size = run_schedules(
             args, functools.partial(broker_parts, plan), tally, interrupts, out, "groupcheck-broker-campaign",
@@ -107,7 +103,7 @@ def cmd_broker_campaign(args) -> int:
                             "master": master, "task_size": task_size}
                 summary = tally.finish(run, broker, timing, plan["mutant"], settings, out, seconds, baseline=baseline,
                                        shrinking=not outcome.partial, requested=args.interleavings,
-                                       stopped_by=outcome.signal_name if outcome.partial and not outcome.failure else None,
+                                       stopped_by=outcome.stopped_by,
                                        failure=outcome.failure)
             finally:
                 broker.stop()

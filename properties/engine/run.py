@@ -88,6 +88,12 @@ class Outcome:
             return signal_name(self.signum)
         return signal_name(None) if self.interrupted and self.failure is None else None
 
+    @property
+    def stopped_by(self) -> Optional[str]:
+        """The signal that stopped the run before its end, for a report (None: it was not, or a
+        failed task stopped it)."""
+        return self.signal_name if self.partial and self.failure is None else None
+
     def exit_status(self, verdict_status: int) -> int:
         """128 + the signal's number when a signal arrived; 2 when a task failed for good; else
         *verdict_status* (the checker's 0 or 1)."""

@@ -332,11 +332,13 @@ def run_schedules(args, work, tally, interrupts, out, app: str, what: str, task_
     """A campaign of conformance schedules (``--system broker:NAME`` or ``client:NAME``): seeds
     ``--seed-start`` on, ``--interleavings`` of them, in tasks of ``--task-size`` (default
     *task_size*), run with *work* in this process (``--local``) or on Spark (``--master``; the JVM's
-    output in ``out/spark.log``), merged into *tally*, with a progress line that calls a failing
-    schedule *failures*. Returns (the engine's outcome, where it ran, the task size)."""
+    output in ``out/spark.log``, the folder made first), merged into *tally*, with a progress line
+    that calls a failing schedule *failures*. Returns (the engine's outcome, where it ran, the task
+    size)."""
     from properties.engine import run as engine
     from properties.progress import Progress
 
+    os.makedirs(out, exist_ok=True)
     size = args.task_size or task_size
     progress = Progress(args.interleavings, unit="schedules", failures=failures)
     with executor(args.local, args.master, os.path.join(out, "spark.log"), interrupts, app=app,

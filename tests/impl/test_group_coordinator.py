@@ -19,6 +19,7 @@ from impl.server import (Cluster, GroupMetadata, MemberMetadata, OffsetAndMetada
                          partition_for)
 from impl.server.group_metadata import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from tests.helpers.coordinator_harness import E, GROUP, Harness, NONE, PROTOCOLS, RNG_SEED, SUB, TP0, code
+from tests.helpers.placement import WORKED_VALUES
 
 TP1 = TopicPartition("topic", 1)
 
@@ -944,18 +945,7 @@ def test_store_group_from_non_leader_fails_not_coordinator():
 # FindCoordinator / partitionFor (§2) and KafkaApis dispatch
 # =============================================================================================
 
-@pytest.mark.parametrize("group_id,hash_code,p50,p2", [
-    ("groupId", 293428218, 18, 0),
-    ("otherGroup", -204443313, 13, 1),
-    ("", 0, 0, 0),
-    ("a", 97, 47, 1),
-    ("dummy-group", 2120675610, 10, 0),
-    ("test-group", 627841412, 12, 0),
-    ("my-group", -1906497762, 12, 0),
-    ("polygenelubricants", -2147483648, 0, 0),
-    ("GydZG_", -2147483648, 0, 0),
-    ("DESIGNING WORKHOUSES", -2147483648, 0, 0),
-])
+@pytest.mark.parametrize("group_id,hash_code,p50,p2", WORKED_VALUES)
 def test_partition_for_worked_values(group_id, hash_code, p50, p2):
     assert java_string_hash_code(group_id) == hash_code
     assert partition_for(group_id, 50) == p50

@@ -3,20 +3,10 @@
 import pytest
 
 from model.placement import initial_leader, java_abs, java_string_hash, partition_for
+from tests.helpers.placement import WORKED_VALUES
 
 
-@pytest.mark.parametrize(
-    "group_id, hash_code, of_50, of_2",
-    [
-        ("groupId", 293428218, 18, 0),
-        ("otherGroup", -204443313, 13, 1),
-        ("", 0, 0, 0),
-        ("a", 97, 47, 1),
-        ("dummy-group", 2120675610, 10, 0),
-        ("test-group", 627841412, 12, 0),
-        ("my-group", -1906497762, 12, 0),
-    ],
-)
+@pytest.mark.parametrize("group_id, hash_code, of_50, of_2", WORKED_VALUES)
 def test_worked_values(group_id, hash_code, of_50, of_2):
     assert java_string_hash(group_id) == hash_code
     assert partition_for(group_id, 50) == of_50
