@@ -563,14 +563,26 @@ class Polled(NamedTuple):
     c: int
 
 
-_POLLED: list = []
+class _Built(dict):
+    """Entries of one class kept by their fields: ``cache[fields]`` builds ``cls(*fields)`` once
+    (a dict lookup, no call: for entries logged at almost every step)."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def __missing__(self, fields):
+        entry = self[fields] = self.cls(*fields) if type(fields) is tuple else self.cls(fields)
+        return entry
+
+
+#: ``POLLED[c] == Polled(c)``: a client's network poll is logged at almost every step
+POLLED = _Built(Polled)
 
 
 def polled(c: int) -> Polled:
-    """``Polled(c)``, built once per client (one is logged at almost every step of a walk)."""
-    while len(_POLLED) <= c:
-        _POLLED.append(Polled(len(_POLLED)))
-    return _POLLED[c]
+    """``Polled(c)``, built once per client (:data:`POLLED`)."""
+    return POLLED[c]
 
 
 # -- the coordinator's notes (model.group.Outcome.notes) ------------------------------------------

@@ -638,18 +638,24 @@ def make(cls, fixed: tuple, value=None, pick: int = 0):
 
 ALL = frozenset(KINDS)
 
-_Wanted = NamedTuple("_Wanted", [(kind, bool) for kind in KINDS])  # per kind: listed or not
+#: the kinds in the order :func:`offers` unpacks :func:`_wanted` (every kind: checked at import)
+_UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "shutdown", "pause", "stall", "close", "wakeup",
+             "crash", "clock_jump", "restart", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
+             "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "tick")
+if sorted(_UNPACKED) != sorted(KINDS):
+    raise TypeError(f"offers() does not list {sorted(set(KINDS) - set(_UNPACKED))}: add a guard")
 _WANTS: dict = {}
 
 
-def _wanted(kinds) -> _Wanted:
-    """Whether *kinds* names each kind (``wanted.poll``, ...), kept per *kinds*."""
+def _wanted(kinds) -> tuple:
+    """Per kind of :data:`_UNPACKED`, whether *kinds* names it (kept per *kinds*: offers runs
+    before every step of a walk, and unpacks the answer into locals)."""
     wanted = _WANTS.get(kinds)
     if wanted is None:
         unknown = set(kinds) - ALL
         if unknown:
             raise ValueError(f"unknown event kinds: {', '.join(sorted(unknown))}")
-        wanted = _WANTS[kinds] = _Wanted(*(kind in kinds for kind in KINDS))
+        wanted = _WANTS[kinds] = tuple(kind in kinds for kind in _UNPACKED)
     return wanted
 
 
@@ -720,34 +726,33 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       fewer than :data:`MAX_APPEND_ERRORS` failures waiting; ``add_partitions``: what keeps the
       topic within :data:`MAX_ADDED_PARTITIONS` added; ``tick``: always (the *ticks* lengths).
     """
-    w = _wanted(kinds)
-    w_poll, w_heartbeat, w_commit, w_oversized, w_shutdown = w.poll, w.heartbeat, w.commit, w.commit_oversized, w.shutdown
-    w_pause, w_stall, w_close, w_wakeup, w_crash, w_clock_jump = w.pause, w.stall, w.close, w.wakeup, w.crash, w.clock_jump
-    w_restart, w_connect, w_deliver, w_drop, w_disconnect = w.restart, w.connect, w.deliver, w.drop, w.disconnect
-    w_partition, w_heal, w_load, w_late, w_failover = w.partition, w.heal, w.load, w.late, w.failover
-    w_broker_crash, w_broker_restart, w_append_error, w_add_partitions = w.broker_crash, w.broker_restart, w.append_error, w.add_partitions
+    (w_poll, w_heartbeat, w_commit, w_oversized, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
+     w_crash, w_clock_jump, w_restart, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
+     w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_tick) = _wanted(kinds)
     cfg = world.config
     now = world.now
     out = []
     add = out.append
     links = world.links
     brokers = cfg.brokers
-    restarts = w_restart
     app = w_commit or w_oversized or w_shutdown or w_pause or w_stall or w_close
     pauses = pauses_of(cfg) if w_pause or w_stall else ()
     slots = w_connect or w_deliver or w_drop or w_disconnect
     for c, client in enumerate(world.clients):
         fixed = (c,)
         if not client.alive:
-            if restarts:
+            if w_restart:
                 add((Restart, fixed, PROCESSED))
         else:
-            live = client.live
+            # client.live and client.closing, spelled out (properties cost a call: this runs per step)
+            running = not client.closed
+            closing = running and client.closing_deadline_ms is not None
+            live = running and not closing and client.fatal is None
             until = client.paused_until_ms
             app_idle = until is None or now >= until
-            if restarts and not live and not client.closing:  # closed, or stopped by a fatal error
+            if w_restart and not live and not closing:  # closed, or stopped by a fatal error
                 add((Restart, fixed, PROCESSED))
-            if w_poll and app_idle and (live or client.closing):
+            if w_poll and app_idle and (live or closing):
                 add((Poll, fixed, None))
             if live:
                 stalled = client.stalled_until_ms is not None and now < client.stalled_until_ms
@@ -822,7 +827,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
         fits = tuple(n for n in ADDED_PARTITIONS if n <= room)
         if fits:
             add((AddPartitions, (), fits))
-    if w.tick:
+    if w_tick:
         lengths = tick_lengths(cfg) if ticks is None else ticks
         if lengths:
             add((Tick, (), lengths))

@@ -343,7 +343,7 @@ def poll(s: Step, dispatch, wakeup: bool = False) -> None:
         fail_expired_requests(s)
     if s.pending_completions:
         fire_pending_completions(s, dispatch)
-    s.log.append(E.polled(s.index))
+    s.log.append(E.POLLED[s.index])  # Polled(s.index), built once
 
 
 def least_loaded_candidates(s: Step) -> tuple:

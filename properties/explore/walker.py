@@ -282,16 +282,16 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
     paused = False  # the pause draws come after every client's offers, before the load's
     alphabet = _alphabet(faults, disrupt, mix, bool(cfg.static_clients))
     for cls, fixed, values in offers(world, alphabet, empty_commits=mix.commit_loop):
-        if cls is Deliver:
-            for to_broker in values:
-                deliver = (Deliver, (fixed[0], fixed[1], to_broker, pick))
-                events += (deliver, deliver, deliver, deliver)
-        elif cls is Poll:
+        if cls is Poll:
             poll = (Poll, (fixed[0], pick))
-            if clients[fixed[0]].live:
+            if clients[fixed[0]].closing_deadline_ms is None:  # live
                 events += (poll, poll, poll)
             else:  # closing: close() goes on
                 add(poll)
+        elif cls is Deliver:
+            for to_broker in values:
+                deliver = (Deliver, (fixed[0], fixed[1], to_broker, pick))
+                events += (deliver, deliver, deliver, deliver)
         elif cls is Heartbeat:
             heartbeat = (Heartbeat, (fixed[0], pick))
             events += (heartbeat, heartbeat)
@@ -321,14 +321,15 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
         else:  # the world's: load, late
             if not paused:
                 paused = True
-                _pause(world, rng, mix, pick, events)
+                if mix.pause_chance:
+                    _pause(world, rng, mix, pick, events)
             if cls is Load:
                 if mix.load_chance is None or rng.random() < mix.load_chance:
                     load = (Load, (fixed[0], pick))
                     events += (load, load)
             elif rng.random() < 0.2:  # Late: a read request waits in the broker's queue a while
                 add((Late, (world.orphans[0][0], pick)))  # the oldest broken connection's broker
-    if not paused:
+    if not paused and mix.pause_chance:
         _pause(world, rng, mix, pick, events)
     tick = (Tick, (TICKS[below(getrandbits, len(TICKS))], pick))
     events += (tick, tick, tick)
@@ -448,18 +449,23 @@ def quiet_time_bound_ms(config) -> int:
     return 2 * chain
 
 
-_POLLS: dict = {}  # (c,) -> Poll(c, 0): the settle phase's events, built once (it tries them by the thousand)
-_HEARTBEATS: dict = {}
-_CONNECTS: dict = {}  # (c, slot) -> Connect(c, slot, 0)
-_DELIVERS: dict = {}  # (c, slot, to_broker) -> Deliver(c, slot, to_broker, 0)
+class _Quiet(dict):
+    """The settle phase's events of one class, built once (it tries them by the thousand):
+    ``cache[fields]`` is ``cls(*fields, 0)`` (a dict lookup, no call)."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+
+    def __missing__(self, fields):
+        event = self[fields] = self.cls(*fields, 0) if type(fields) is tuple else self.cls(fields, 0)
+        return event
 
 
-def _quiet(cache: dict, cls, fields: tuple):
-    """The event ``cls(*fields, 0)``, kept in *cache*."""
-    event = cache.get(fields)
-    if event is None:
-        event = cache[fields] = cls(*fields, 0)
-    return event
+_POLLS = _Quiet(Poll)  # c -> Poll(c, 0)
+_HEARTBEATS = _Quiet(Heartbeat)  # c -> Heartbeat(c, 0)
+_CONNECTS = _Quiet(Connect)  # (c, slot) -> Connect(c, slot, 0)
+_DELIVERS = _Quiet(Deliver)  # (c, slot, to_broker) -> Deliver(c, slot, to_broker, 0)
 
 
 def settle(world: World, checker: Checker | None, trace: Trace | None, schedule: list, max_rounds: int = 600,
@@ -515,21 +521,21 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
                     continue
                 for slot in range(len(client.conns)):
                     if world.clients[c].conns[slot].state == CONNECTING:
-                        world = apply(world, _quiet(_CONNECTS, Connect, (c, slot)))
+                        world = apply(world, _CONNECTS[c, slot])
                     for to_broker in (True, False):
                         while True:
                             link = world.links[c][slot]
                             queue = link.to_broker if to_broker else link.to_client
                             if not queue or queue[0][0] > world.now:
                                 break
-                            before, world = world, apply(world, _quiet(_DELIVERS, Deliver, (c, slot, to_broker)))
+                            before, world = world, apply(world, _DELIVERS[c, slot, to_broker])
                             if world is before:
                                 break  # partitioned or the broker is down
             for c, client in enumerate(world.clients):
                 if client.live or client.closing:
                     if client.heartbeat_enabled:
-                        world = apply(world, _quiet(_HEARTBEATS, Heartbeat, (c,)))
-                    world = apply(world, _quiet(_POLLS, Poll, (c,)))
+                        world = apply(world, _HEARTBEATS[c])
+                    world = apply(world, _POLLS[c])
             if not _busy(world):
                 break
             world = apply(world, Tick(latency, 0))
