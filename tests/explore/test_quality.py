@@ -44,8 +44,11 @@ STEPS = {"commit_skips_fencing": 25, "commit_checks_generation_first": 25, "non_
 PREFIX = {"join_completes_with_pending": (("quiet",),), "commit_checks_generation_first": (("quiet",),)}
 # More examples for the variants whose trigger is rarest: with 400, whether Hypothesis met it
 # depended on what ran before in the same process (seen after disconnects could leave requests
-# to be handled late widened the fault alphabet).
-EXAMPLES = {"non_rejoined_kept": 1000}
+# to be handled late widened the fault alphabet). expiry_never needs a request left unsent past its
+# timeout (a poll, a tick over request.timeout.ms before the connect completes, a poll): generating
+# alone, Hypothesis met it at example 395 of 400 with the machines' hand-written alphabet and at 751
+# with model.events.offers' (which no longer offers events the step refuses): low odds either way.
+EXAMPLES = {"non_rejoined_kept": 1000, "expiry_never": 1000}
 
 # The variant Hypothesis must catch for each always property, with the world it searches.
 HYPOTHESIS_CASES = {
