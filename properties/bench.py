@@ -16,8 +16,12 @@ from properties.catalogue import Checker
 from properties.explore.walker import walk
 
 
+# The benchmarked world: both benches (and their reports) name it from here.
+WORLD = {"clients": 3, "brokers": 3, "partitions": 6}
+
+
 def bench_model(seconds: float, steps: int = 60) -> dict:
-    config = Config(clients=3, brokers=3, partitions=6)
+    config = Config(**WORLD)
     schedules = []
     seed = 0
     deadline = time.perf_counter() + seconds / 2
@@ -41,18 +45,15 @@ def bench_model(seconds: float, steps: int = 60) -> dict:
 
     checked_steps, checked_s = run(True)
     unchecked_steps, unchecked_s = run(False)
-    return {
-        "system": "model",
-        "clients": 3,
-        "brokers": 3,
-        "partitions": 6,
-        "interleavings": len(schedules),
-        "steps": checked_steps,
-        "steps_per_second": round(checked_steps / checked_s, 1),
-        "unchecked_steps_per_second": round(unchecked_steps / unchecked_s, 1),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-    }
+    return dict(_figures("model", len(schedules), checked_steps, checked_s),
+                unchecked_steps_per_second=round(unchecked_steps / unchecked_s, 1))
+
+
+def _figures(system: str, interleavings: int, steps: int, seconds: float) -> dict:
+    """What both benches report first: the system, the world, the steps per second, the machine."""
+    return {"system": system, **WORLD, "interleavings": interleavings, "steps": steps,
+            "steps_per_second": round(steps / seconds, 1),
+            "python": platform.python_version(), "machine": platform.machine()}
 
 
 def bench_impl(seconds: float, steps: int = 60) -> dict:
@@ -64,7 +65,7 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
     (the remainder)."""
     from properties.systems.simworld import SimWorld
 
-    config = Config(clients=3, brokers=3, partitions=6)
+    config = Config(**WORLD)
     runs = []  # (seed, schedule, follow lists)
     seed = 0
     deadline = time.perf_counter() + seconds / 3
@@ -101,19 +102,13 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
     model_s = time.perf_counter() - start
     # --wire: the same differential check with every message encoded and decoded on the links
     start = time.perf_counter()
-    w, _, frames = _differential_pass(Config(clients=3, brokers=3, partitions=6, wire=True), runs)
+    w, _, frames = _differential_pass(Config(**WORLD, wire=True), runs)
     wire_s = time.perf_counter() - start
     per_step = full_s / n
     impl_share = (impl_s / m) / per_step
     model_share = (model_s / k) / per_step
     return {
-        "system": "impl",
-        "clients": 3,
-        "brokers": 3,
-        "partitions": 6,
-        "interleavings": len(runs),
-        "steps": n,
-        "steps_per_second": round(n / full_s, 1),
+        **_figures("impl", len(runs), n, full_s),
         "impl_alone_steps_per_second": round(m / impl_s, 1),
         "model_alone_steps_per_second": round(k / model_s, 1),
         "share_impl": round(impl_share, 3),
@@ -124,8 +119,6 @@ def bench_impl(seconds: float, steps: int = 60) -> dict:
         "wire_cost": round((wire_s / w) / per_step, 3),  # time per step with --wire / without
         "wire_frames": frames,
         "wire_us_per_frame": round(1e6 * max(0.0, wire_s - full_s * w / n) / max(frames, 1), 2),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
     }
 
 

@@ -276,24 +276,31 @@ def cmd_run(args) -> int:
         "trace_hash": result.trace_hash,
         "replay": replay_command(args, args.seed),
         "out": args.out if v is not None and args.out else None,
-        "settings": settings_of(config),
-        "tool": provenance(),
+        **_stamped(config),
     }
-    if args.json:
-        print(json.dumps(out))
-    else:
-        print(f"seed {args.seed}: {result.verdict} after {result.steps} events (trace {result.trace_hash})")
-        if v:
-            print(f"property {v.property} failed at step {result.step}: {v.message}")
-            print("last events:")
-            for i, ev in list(enumerate(result.schedule))[-12:]:
-                print(f"  {i:5d}  {ev}")
-            print(f"replay: {out['replay']}")
-            if out["out"]:
-                print(f"counterexample written to {args.out}; replay it with: groupcheck replay {args.out}")
-        elif args.out:
-            print(f"no counterexample, so nothing was written to {args.out}")
+    print(json.dumps(out) if args.json else "\n".join(_run_in_words(result, out, args.out)))
     return 0 if v is None else 1
+
+
+def _stamped(config) -> dict:
+    """What every --json summary carries: the world's settings and the tool's provenance."""
+    return {"settings": settings_of(config), "tool": provenance()}
+
+
+def _run_in_words(result, out: dict, asked_out):
+    """`groupcheck run` without --json: the verdict, and for a failure its last events and replay."""
+    yield f"seed {out['seed']}: {result.verdict} after {result.steps} events (trace {result.trace_hash})"
+    v = result.violation
+    if v:
+        yield f"property {v.property} failed at step {result.step}: {v.message}"
+        yield "last events:"
+        for i, ev in list(enumerate(result.schedule))[-12:]:
+            yield f"  {i:5d}  {ev}"
+        yield f"replay: {out['replay']}"
+        if out["out"]:
+            yield f"counterexample written to {out['out']}; replay it with: groupcheck replay {out['out']}"
+    elif asked_out:
+        yield f"no counterexample, so nothing was written to {asked_out}"
 
 
 def cmd_replay(args) -> int:
@@ -354,8 +361,7 @@ def cmd_walk(args) -> int:
         "system": args.system,
         "world": args.world,
         "steps": args.steps if args.world == "swarm" else _fixed(args, "steps"),
-        "settings": settings_of(config),
-        "tool": provenance(),
+        **_stamped(config),
     }
     if args.json:
         print(json.dumps(summary))

@@ -43,6 +43,7 @@ from properties.engine.run import task_ranges
 from properties.clients.schedule import ClientSchedule, generate
 from properties.errors import UsageError, int_at_least
 from properties.progress import Progress
+from properties.live.child import add_set_option
 
 KIND = "client-conformance"
 
@@ -63,8 +64,7 @@ def add_parser(kinds) -> argparse.ArgumentParser:
                    help="the first N consumers are static members: group.instance.id instance-0 ... (default 0)")
     c.add_argument("--parallel", type=int_at_least("--parallel", 1), default=2,
                    help="schedules run at once, each with its own broker (default 2)")
-    c.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-                   help="a consumer setting for every consumer: " + ", ".join(libraries.SETTINGS))
+    add_set_option(c, "a consumer setting for every consumer: " + ", ".join(libraries.SETTINGS))
     c.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-client-NAME)")
     c.add_argument("--json", action="store_true", help="print the summary as JSON")
     c.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")

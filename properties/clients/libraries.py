@@ -10,7 +10,7 @@ from typing import Dict, List, Tuple
 
 from properties import targets
 from properties.errors import UsageError, whole_number
-from properties.live.child import split_setting
+from properties.live.child import split_settings
 
 def get(name: str) -> targets.Target:
     """The client library *name*, installed; UsageError otherwise."""
@@ -26,8 +26,7 @@ ASSIGNORS = ("range", "roundrobin")
 def parse_settings(pairs: List[str]) -> Dict[str, object]:
     """``--set NAME=VALUE`` items: milliseconds as integers, the assignors as a list."""
     out: Dict[str, object] = {}
-    for pair in pairs:
-        name, value = split_setting(pair, UsageError)
+    for name, value in split_settings(pairs, UsageError):
         if name not in SETTINGS:
             raise UsageError(f"--set {name}: not a consumer setting groupcheck conform client passes on "
                              f"(known: {', '.join(SETTINGS)})")

@@ -38,7 +38,7 @@ from impl.server.log import LogManager
 from impl.server.socket_server import SocketServer, SocketServerConfig, bind_listeners
 from impl.time import MockTime, SystemTime
 from properties.errors import UsageError, whole_number
-from properties.live.child import split_setting
+from properties.live.child import add_set_option, split_settings
 from properties.live.faults import FaultInjector
 from properties.live.faults import load as load_faults
 
@@ -72,8 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="partitions of auto-created topics (num.partitions; default 4)")
     p.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS]",
                    help="create a topic at start (repeatable)")
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-                   help="a broker setting by its Kafka name: " + ", ".join(ALL_SETTINGS))
+    add_set_option(p, "a broker setting by its Kafka name: " + ", ".join(ALL_SETTINGS))
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write every request and response as a JSON line to FILE")
     p.add_argument("--faults", default=None, metavar="FILE",
@@ -85,8 +84,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def parse_broker_settings(pairs: List[str]) -> Dict[str, object]:
     out: Dict[str, object] = {}
-    for pair in pairs:
-        name, value = split_setting(pair, UsageError)
+    for name, value in split_settings(pairs, UsageError):
         if name not in ALL_SETTINGS:
             raise UsageError(f"--set {name}: not a setting groupcheck broker knows (known: {', '.join(ALL_SETTINGS)})")
         if name == "auto.create.topics.enable":

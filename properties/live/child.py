@@ -94,9 +94,16 @@ class ChildBroker:
         self.stop()
 
 
-def split_setting(pair: str, error) -> tuple:
-    """``"name=value"`` -> ``(name, value)``; *error(message)* builds the exception otherwise."""
-    name, sep, value = pair.partition("=")
-    if not sep:
-        raise error(f"--set expects NAME=VALUE, got {pair!r}")
-    return name.strip(), value.strip()
+def add_set_option(parser, help: str) -> None:
+    """The repeatable ``--set NAME=VALUE`` option (into ``args.settings``; :func:`split_settings` reads them)."""
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE", help=help)
+
+
+def split_settings(pairs, error):
+    """Each ``"name=value"`` of ``--set`` as ``(name, value)``, stripped; *error(message)* builds
+    the exception for one without ``=``."""
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise error(f"--set expects NAME=VALUE, got {pair!r}")
+        yield name.strip(), value.strip()

@@ -34,7 +34,7 @@ from impl.network.wire_selector import WireSelector
 from impl.protocol import TopicPartition
 from impl.time import SystemTime
 from properties.errors import UsageError, host_and_port, whole_number
-from properties.live.child import split_setting
+from properties.live.child import add_set_option, split_settings
 
 #: Settings ``--set`` accepts: impl's consumer configuration keys, minus those it fixes itself.
 _FIXED = ("bootstrap.servers", "group.id", "client.id", "enable.auto.commit")
@@ -52,9 +52,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--group", required=True, help="the consumer group id")
     p.add_argument("--topic", required=True, action="append", help="a topic to subscribe to (repeatable)")
     p.add_argument("--client-id", default="groupcheck-consume", help="client.id (default groupcheck-consume)")
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-                   help="a consumer setting by its Kafka name, e.g. session.timeout.ms=10000, "
-                        "partition.assignment.strategy=roundrobin")
+    add_set_option(p, "a consumer setting by its Kafka name, e.g. session.timeout.ms=10000, "
+                      "partition.assignment.strategy=roundrobin")
     p.add_argument("--duration", type=float, default=None, metavar="SECONDS", help="stop after SECONDS (default: run "
                                                                                    "until Ctrl-C or SIGTERM)")
     p.add_argument("--commit-interval", type=float, default=5.0, metavar="SECONDS",
@@ -66,8 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
-    for pair in pairs:
-        name, value = split_setting(pair, UsageError)
+    for name, value in split_settings(pairs, UsageError):
         if name in _FIXED:
             raise UsageError(f"--set {name}: set by groupcheck consume itself (use --bootstrap, --group, --client-id)")
         if name not in DEFAULT_CONFIG:
