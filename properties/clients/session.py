@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -31,6 +30,7 @@ import attrs
 
 from properties.targets import Target
 from properties.clients.schedule import ClientSchedule
+from properties.live.child import JsonLines
 from properties.live.launch import launch_groupcheck_broker
 
 TOPIC = "orders"
@@ -70,29 +70,16 @@ class SessionError(Exception):
 class _Runner:
     def __init__(self, library: Target, client_id: str, config: Dict[str, Any], log_dir: str) -> None:
         self.client_id = client_id
-        self.events: List[dict] = []
-        self.lock = threading.Lock()
         self.stderr_path = os.path.join(log_dir, f"{client_id}.stderr")
         self._stderr = open(self.stderr_path, "w")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.process = children.popen([sys.executable, "-m", library.runner, json.dumps(config)],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
                                         text=True, env=env)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.events.append(event)
+        self.lines = JsonLines(self.process.stdout)
 
     def snapshot(self) -> List[dict]:
-        with self.lock:
-            return list(self.events)
+        return self.lines.snapshot()
 
     def owned(self) -> Optional[List[int]]:
         """The partitions its callbacks say it owns now (None: no assignment yet)."""
@@ -122,7 +109,7 @@ class _Runner:
                 self.process.kill()
                 self.process.wait(timeout=10)
                 note = f"{self.client_id} did not close within {timeout_s:.0f} s of SIGTERM and was killed"
-        self._reader.join(timeout=5)
+        self.lines.reader.join(timeout=5)
         self._stderr.close()
         return note
 

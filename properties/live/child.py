@@ -3,11 +3,13 @@ and a stop that always happens (SIGTERM, then SIGKILL), also as a context manage
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from typing import List, Optional, Sequence, Tuple
 
@@ -107,3 +109,29 @@ def split_settings(pairs, error):
         if not sep:
             raise error(f"--set expects NAME=VALUE, got {pair!r}")
         yield name.strip(), value.strip()
+
+
+class JsonLines:
+    """The JSON lines a child process prints on *stream*, read on a daemon thread as they come
+    (a line that is not JSON is skipped): the runners of client libraries speak this way."""
+
+    def __init__(self, stream=None) -> None:
+        self.events: list = []
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        if stream is not None:
+            self.reader.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                self.events.append(event)
+
+    def snapshot(self) -> list:
+        """The lines read so far."""
+        with self.lock:
+            return list(self.events)

@@ -15,10 +15,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from impl.consumer import Consumer
 from impl.coordinator import ConsumerRebalanceListener, MemberState
-from impl.network.selectable import ChannelState, Selectable
+from impl.network.selectable import ChannelState
 from impl.protocol import MetadataResponseData, TopicPartition
 from impl.server import BrokerConfig, Cluster
 from impl.time import INT_MAX, MockTime
+from tests.helpers.fakes import PolledSelectable
 
 
 GROUP = "dummy-group"        # __consumer_offsets partition 10 of 50 -> led by broker 1
@@ -39,7 +40,7 @@ class _Conn:
         self.busy = False                        # a request is being handled (channel muted)
 
 
-class ClusterTransport(Selectable):
+class ClusterTransport(PolledSelectable):
     """A Selectable connecting one client to the brokers of an ``impl.server.Cluster``.
 
     Like a Kafka broker, each connection has one request in process at a time (the channel is
@@ -72,10 +73,7 @@ class ClusterTransport(Selectable):
         self._pending_sends: List[Tuple[int, int, Any]] = []
         self._ready: List[Tuple[int, int, int, Any]] = []
         self._pending_disconnects: Dict[int, ChannelState] = {}
-        self.completed_sends = []
-        self.completed_receives = []
-        self.disconnected = {}
-        self.connected = []
+        self.start_poll()
 
     # -- Selectable --
     def connect(self, node_id: int, host: str, port: int) -> None:
@@ -92,10 +90,7 @@ class ClusterTransport(Selectable):
         self._pending_sends.append((destination, correlation_id, request))
 
     def poll(self, timeout_ms: int) -> None:
-        self.completed_sends = []
-        self.completed_receives = []
-        self.disconnected = {}
-        self.connected = []
+        self.start_poll()
         now = self.time.milliseconds()
         self.cluster.advance_clock(now)  # fire broker timers that are already due
         ready, self._ready = self._ready, []

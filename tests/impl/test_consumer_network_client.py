@@ -12,7 +12,7 @@ from impl.network.network_client import NetworkClient
 from impl.network.selectable import ChannelState
 from impl.protocol import HeartbeatRequestData, HeartbeatResponseData, MetadataRequestData
 from impl.time import MockTime
-from tests.impl.fakes import NODES, FakeSelectable, fresh_metadata, metadata_response
+from tests.helpers.fakes import NODES, FakeSelectable, fresh_metadata, metadata_response
 
 N0, N1, N2 = NODES
 

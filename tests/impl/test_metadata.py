@@ -14,7 +14,7 @@ from impl.protocol import (
     TopicPartition,
 )
 from impl.time import ExponentialBackoff
-from tests.impl.fakes import metadata_response
+from tests.helpers.fakes import metadata_response
 
 
 def test_initial_time_to_next_update_is_expiry():

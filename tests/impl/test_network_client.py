@@ -15,7 +15,7 @@ from impl.network.network_client import (
 )
 from impl.protocol import HeartbeatRequestData, HeartbeatResponseData, MetadataRequestData
 from impl.time import LONG_MAX, MockTime
-from tests.impl.fakes import NODES, FakeSelectable, fresh_metadata, metadata_response
+from tests.helpers.fakes import NODES, FakeSelectable, fresh_metadata, metadata_response
 
 
 class Recorder(RequestCompletionHandler):

@@ -27,6 +27,7 @@ import warnings
 
 import pytest
 
+from properties.live.child import JsonLines
 from properties.live.launch import launch_groupcheck_broker
 
 RUNNERS = os.path.join(os.path.dirname(__file__), "runners")
@@ -38,27 +39,15 @@ WAIT_S = 60
 class Runner:
     def __init__(self, library, bootstrap, group, name):
         self.name = name
-        self.events = []
-        self.lock = threading.Lock()
         self.process = subprocess.Popen(
             [sys.executable, os.path.join(RUNNERS, f"{library}_runner.py"), bootstrap, group, TOPIC, name],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stderr = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.lines = JsonLines(self.process.stdout)
         threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
 
-    def _read(self):
-        for line in self.process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.events.append(event)
-
     def snapshot(self):
-        with self.lock:
-            return list(self.events)
+        return self.lines.snapshot()
 
     def owned(self):
         owned = set()
@@ -370,8 +359,8 @@ def test_a_duplicates_failure_shows_where_positions_came_from(tmp_path):
     assert '"error_code": 1' in shown[1]
 
     runner = Runner.__new__(Runner)
-    runner.name, runner.lock = "r", threading.Lock()
-    runner.events = [{"event": "assigned", "partitions": [1], "t": 1.0}] + [
+    runner.name, runner.lines = "r", JsonLines()
+    runner.lines.events = [{"event": "assigned", "partitions": [1], "t": 1.0}] + [
         {"event": "record", "partition": 1, "offset": o, "t": 2.0 + o} for o in (0, 1, 2, 5)] + [
         {"event": "committed", "t": 9.0}, {"event": "revoked", "partitions": [1], "t": 10.0}]
     assert runner.history().splitlines()[1:] == ["  1.000 assigned [1]", "  2.000 p1 0..2", "  7.000 p1 5..5",

@@ -31,18 +31,9 @@ from model.client import (
 )
 from model.config import MAX_INT, join_group_request_timeout
 from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, REQUEST_TIMEOUT, UNJOINED_GROUP, Errors, name_of
-from model.messages import (
-    FindCoordinatorResponse,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
+from model.messages import (FindCoordinatorResponse, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+                            LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+                            SyncGroupRequest, SyncGroupResponse)
 from tests.helpers.member import (
     B,
     COORD,

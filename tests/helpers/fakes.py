@@ -1,4 +1,4 @@
-"""In-test fakes for the network layer: a scriptable Selectable."""
+"""In-test fakes for the network layer: a scriptable Selectable, and the base of the tests' Selectables."""
 
 from __future__ import annotations
 
@@ -22,7 +22,18 @@ def fresh_metadata(now: int = 0, nodes=NODES, **kwargs) -> Metadata:
     return md
 
 
-class FakeSelectable(Selectable):
+class PolledSelectable(Selectable):
+    """A Selectable whose results (``completed_sends``, ``completed_receives``, ``disconnected``,
+    ``connected``) hold what its last ``poll`` did: :meth:`start_poll` clears them."""
+
+    def start_poll(self) -> None:
+        self.completed_sends = []
+        self.completed_receives = []
+        self.disconnected = {}
+        self.connected = []
+
+
+class FakeSelectable(PolledSelectable):
     """A scriptable transport.
 
     * ``connect`` succeeds at the next ``poll`` unless the node is in ``refuse`` (raises OSError)
@@ -46,10 +57,7 @@ class FakeSelectable(Selectable):
         self._pending_sends: List[Tuple[int, int, Any]] = []
         self._pending_receives: List[Tuple[int, int, Any]] = []
         self._pending_disconnects: Dict[int, ChannelState] = {}
-        self.completed_sends = []
-        self.completed_receives = []
-        self.disconnected = {}
-        self.connected = []
+        self.start_poll()
 
     # -- Selectable --
     def connect(self, node_id: int, host: str, port: int) -> None:
@@ -65,10 +73,7 @@ class FakeSelectable(Selectable):
 
     def poll(self, timeout_ms: int) -> None:
         self.poll_timeouts.append(timeout_ms)
-        self.completed_sends = []
-        self.completed_receives = []
-        self.disconnected = {}
-        self.connected = []
+        self.start_poll()
         still_held = []
         for node in self._pending_connects:
             if node in self.hold:
