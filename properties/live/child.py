@@ -13,6 +13,8 @@ import threading
 import time
 from typing import List, Optional, Sequence, Tuple
 
+import attrs
+
 from properties.engine import children
 
 # the project root: children run from there, so ``python -m properties...`` finds the package
@@ -46,14 +48,16 @@ def spawn_until_ready(args: Sequence[str], log_prefix: str, ready: "re.Pattern[s
         time.sleep(0.02)
 
 
+@attrs.define(eq=False, slots=False)
 class ChildBroker:
-    def __init__(self, process: subprocess.Popen, host: str, ports: List[int], log_path: str,
-                 workdir: Optional[str] = None) -> None:
-        self.process = process
-        self.host = host
-        self.ports = ports
-        self.log_path = log_path
-        self._workdir = workdir
+    """A broker groupcheck started as a child process, listening on *host*:*ports*; its output goes
+    to *log_path*, its files (if any) live under *workdir*, removed by :meth:`stop`."""
+
+    process: subprocess.Popen
+    host: str
+    ports: List[int]
+    log_path: str
+    _workdir: Optional[str] = None
 
     @property
     def port(self) -> int:
