@@ -76,15 +76,9 @@ class Chooser:
 
 def join(group, member_id="", client="c", now=0, config=CFG, choose=first, protocols=RANGE,
          session=SESSION, rebalance=REBALANCE, protocol_type="consumer", reply_to=None):
-    request = JoinGroupRequest(
-        group_id="g",
-        member_id=member_id,
-        session_timeout_ms=session,
-        rebalance_timeout_ms=rebalance,
-        protocol_type=protocol_type,
-        protocols=protocols,
-        client_id=client,
-    )
+    request = JoinGroupRequest(group_id="g", member_id=member_id, session_timeout_ms=session,
+                               rebalance_timeout_ms=rebalance, protocol_type=protocol_type, protocols=protocols,
+                               client_id=client)
     return handle_join_group(group, request, reply_to or ("join", client), now, config, choose)
 
 

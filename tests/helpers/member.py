@@ -123,15 +123,8 @@ def first_index(s: Step, pred) -> int:
 
 
 def join_ok(generation=4, member_id="m-0", leader="m-1", members=(), protocol="range", protocol_type="consumer"):
-    return JoinGroupResponse(
-        Errors.NONE,
-        generation_id=generation,
-        protocol_type=protocol_type,
-        protocol_name=protocol,
-        leader_id=leader,
-        member_id=member_id,
-        members=members,
-    )
+    return JoinGroupResponse(Errors.NONE, generation_id=generation, protocol_type=protocol_type, protocol_name=protocol,
+                             leader_id=leader, member_id=member_id, members=members)
 
 
 def completing(generation=4, member_id="m-0") -> Step:

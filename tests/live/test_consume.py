@@ -6,6 +6,7 @@ ApiVersions downgrade and its handling of undecodable responses are checked agai
 broker on a loopback socket.
 """
 
+import contextlib
 import json
 import random
 import signal
@@ -191,6 +192,19 @@ class ScriptedBroker:
         self.server.close()
 
 
+@contextlib.contextmanager
+def _scripted(answer, **selector):
+    """A :class:`ScriptedBroker` answering with *answer* and a WireSelector (*selector* its
+    options) to talk to it: ``(broker, transport)``, both closed at the end."""
+    broker = ScriptedBroker(answer)
+    try:
+        transport = WireSelector(SystemTime(), "t", **selector)
+        yield broker, transport
+        transport.close_all()
+    finally:
+        broker.close()
+
+
 def _poll_until(transport, condition, seconds=10):
     deadline = time.monotonic() + seconds
     while not condition():
@@ -228,9 +242,7 @@ def test_versions_are_the_highest_both_sides_support_under_the_caps():
                                       _api_versions({"ApiVersions": (0, 3), "Heartbeat": (0, 2), "JoinGroup": (0, 7)}))
         return encode_response_as(h.api, h.version, h.correlation_id, P.HeartbeatResponseData(error_code=0))
 
-    broker = ScriptedBroker(answer)
-    try:
-        transport = WireSelector(SystemTime(), "t", caps={"JoinGroup": 5})
+    with _scripted(answer, caps={"JoinGroup": 5}) as (broker, transport):
         received, _ = _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
         assert received[0][2].error_code == 0
         assert transport.version_for(0, "Heartbeat") == 2  # broker's max below the codec's 4
@@ -241,9 +253,6 @@ def test_versions_are_the_highest_both_sides_support_under_the_caps():
             got += transport.completed_receives
         assert got[0][1] == 2 and got[0][2].error_code == 0
         assert broker.requests[-1] == ("Heartbeat", 2)
-        transport.close_all()
-    finally:
-        broker.close()
 
 
 def test_an_unsupported_api_versions_version_is_retried_at_the_brokers_version():
@@ -256,17 +265,12 @@ def test_an_unsupported_api_versions_version_is_retried_at_the_brokers_version()
             return encode_api_versions_fallback(h.correlation_id, 0, 2)
         return encode_response_as("ApiVersions", h.version, h.correlation_id, _api_versions({"ApiVersions": (0, 2)}))
 
-    broker = ScriptedBroker(answer)
-    try:
-        transport = WireSelector(SystemTime(), "t")
+    with _scripted(answer) as (broker, transport):
         received, disconnected = _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
         assert not disconnected
         (node, cid, body), = received
         assert (node, cid, body.error_code) == (0, 1, 0)  # NetworkClient only sees the answer that worked
         assert broker.requests[-1] == ("ApiVersions", 2)
-        transport.close_all()
-    finally:
-        broker.close()
 
 
 def test_a_response_that_does_not_decode_closes_that_connection_only():
@@ -276,10 +280,8 @@ def test_a_response_that_does_not_decode_closes_that_connection_only():
             return encode_response_as("ApiVersions", h.version, h.correlation_id, _api_versions({"Heartbeat": (0, 4)}))
         return struct.pack(">ii", 5, h.correlation_id) + b"\x01"  # a Heartbeat response cut short
 
-    broker = ScriptedBroker(answer)
     lines = []
-    try:
-        transport = WireSelector(SystemTime(), "t", log=lines.append)
+    with _scripted(answer, log=lines.append) as (broker, transport):
         _exchange(transport, 0, broker.port, P.ApiVersionsRequestData())
         _exchange(transport, 1, broker.port, P.ApiVersionsRequestData())
         transport.send(0, (2, P.HeartbeatRequestData(group_id="g", generation_id=1, member_id="m")))
@@ -290,9 +292,6 @@ def test_a_response_that_does_not_decode_closes_that_connection_only():
         assert list(disconnected) == [0]
         assert len(lines) == 1 and "does not decode" in lines[0] and "Heartbeat" in lines[0]
         assert transport.is_channel_ready(1) and not transport.is_channel_ready(0)
-        transport.close_all()
-    finally:
-        broker.close()
 
 
 # -- the command line -----------------------------------------------------------------------------------

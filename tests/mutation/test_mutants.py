@@ -15,6 +15,13 @@ from properties.cli import main
 from properties.mutation.mutants import ALL, MUTANTS, UNREACHED, Search, applied
 
 
+def live_and_mutated(name, run):
+    """*run()* on today's impl/ and with mutant *name* applied: ``(live, mutated)``."""
+    with applied(name):
+        mutated = run()
+    return run(), mutated
+
+
 def _originals(name):
     return [(owner, attr, vars(owner).get(attr)) for owner, attr in mutants.get(name).owners()]
 
@@ -95,9 +102,7 @@ def _expired(name, queues, now):
                 u.put(node, r)
         return [r.created_time_ms for r in u.remove_expired_requests(now)]
 
-    with applied(name):
-        mutated = run()
-    return run(), mutated
+    return live_and_mutated(name, run)
 
 
 def _unit_unsent_expiry_ge():
@@ -137,9 +142,8 @@ def _unit_completions_lifo():
         cnc._fire_pending_completed_requests()
         return log
 
-    with applied("completions_lifo"):
-        mutated = run()
-    return run() == [1, 2] and mutated == [2, 1]
+    live, mutated = live_and_mutated("completions_lifo", run)
+    return live == [1, 2] and mutated == [2, 1]
 
 
 def _listener_calls(name, fail):
@@ -153,9 +157,7 @@ def _listener_calls(name, fail):
         f.add_listener(FunctionListener(lambda v: calls.append("b"), lambda e: calls.append("b")))
         return calls
 
-    with applied(name):
-        mutated = run()
-    return run(), mutated
+    return live_and_mutated(name, run)
 
 
 def _unit_future_listeners_refire():
@@ -177,9 +179,8 @@ def _unit_send_before_previous_completed():
         q.add(_R())
         return q.can_send_more(1)
 
-    with applied("send_before_previous_completed"):
-        mutated = run()
-    return run() is False and mutated is True
+    live, mutated = live_and_mutated("send_before_previous_completed", run)
+    return live is False and mutated is True
 
 
 def _unit_inflight_timeout_from_creation():
@@ -199,9 +200,8 @@ def _unit_inflight_timeout_from_creation():
         q.add(_R())
         return q.nodes_with_timed_out_requests(120)
 
-    with applied("inflight_timeout_from_creation"):
-        mutated = run()
-    return run() == [] and mutated == [1]
+    live, mutated = live_and_mutated("inflight_timeout_from_creation", run)
+    return live == [] and mutated == [1]
 
 
 def _can_connect(name, now):
@@ -215,9 +215,7 @@ def _can_connect(name, now):
         states.disconnected(7, 0)
         return states.can_connect(7, now)
 
-    with applied(name):
-        mutated = run()
-    return run(), mutated
+    return live_and_mutated(name, run)
 
 
 def _unit_reconnect_ignores_backoff():
@@ -246,9 +244,8 @@ def _unit_generation_not_bumped():
         g.init_next_generation(0)
         return g.generation_id
 
-    with applied("generation_not_bumped"):
-        mutated = run()
-    return run() == 1 and mutated == 0
+    live, mutated = live_and_mutated("generation_not_bumped", run)
+    return live == 1 and mutated == 0
 
 
 def _unit_leader_not_repicked():
@@ -257,9 +254,8 @@ def _unit_leader_not_repicked():
         g.remove("a")
         return g.leader_id
 
-    with applied("leader_not_repicked"):
-        mutated = run()
-    return run() == "b" and mutated == "a"
+    live, mutated = live_and_mutated("leader_not_repicked", run)
+    return live == "b" and mutated == "a"
 
 
 def _unit_join_ignores_pending_members():
@@ -268,9 +264,8 @@ def _unit_join_ignores_pending_members():
         g.add_pending_member("p")
         return g.has_all_members_joined()
 
-    with applied("join_ignores_pending_members"):
-        mutated = run()
-    return run() is False and mutated is True
+    live, mutated = live_and_mutated("join_ignores_pending_members", run)
+    return live is False and mutated is True
 
 
 def _unit_join_timeout_not_extended():
@@ -286,9 +281,8 @@ def _unit_join_timeout_not_extended():
         c.rebalance_config = GroupRebalanceConfig("g", rebalance_timeout_ms=10_000)
         return c.join_group_request_timeout_ms()
 
-    with applied("join_timeout_not_extended"):
-        mutated = run()
-    return run() == 15_000 and mutated == 8000
+    live, mutated = live_and_mutated("join_timeout_not_extended", run)
+    return live == 15_000 and mutated == 8000
 
 
 def _harness():
@@ -298,9 +292,7 @@ def _harness():
 
 
 def _both(name, run):
-    with applied(name):
-        mutated = run()
-    return run(), mutated
+    return live_and_mutated(name, run)
 
 
 def _unit_sync_accepts_stale_generation():
