@@ -732,24 +732,16 @@ class Checker:
         request, group = handled.request, handled.group
         if not handled.is_leader or handled.loading:
             return None
-        error = reply.error
         if isinstance(request, HeartbeatRequest):
-            expected = expected_heartbeat_error(group, request)
-            if error != expected:
-                return Violation(
-                    "heartbeat-error-table",
-                    f"Heartbeat of {request.member_id!r} (generation {request.generation_id}) to a group "
-                    f"{_describe(group)} was answered {name_of(error)}, expected {name_of(expected)}",
-                )
+            rule, api, expected = "heartbeat-error-table", "Heartbeat", expected_heartbeat_error(group, request)
         elif isinstance(request, OffsetCommitRequest):
-            expected = expected_commit_error(group, request)
-            if error != expected:
-                return Violation(
-                    "commit-error-precedence",
-                    f"OffsetCommit of {request.member_id!r} (generation {request.generation_id}) to a group "
-                    f"{_describe(group)} was answered {name_of(error)}, expected {name_of(expected)}",
-                )
-        return None
+            rule, api, expected = "commit-error-precedence", "OffsetCommit", expected_commit_error(group, request)
+        else:
+            return None
+        if reply.error == expected:
+            return None
+        return Violation(rule, f"{api} of {request.member_id!r} (generation {request.generation_id}) to a group "
+                               f"{_describe(group)} was answered {name_of(reply.error)}, expected {name_of(expected)}")
 
     def _check_note(self, prev, world, event, entry, log):
         """The always properties of one coordinator note, logged as the server *entry*

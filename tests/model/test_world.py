@@ -14,10 +14,11 @@ from model.world import initial_world, step
 from properties.explore.walker import replay, walk
 
 
-def _run_json(seed: int, hashseed: str) -> dict:
+def _run_json(seed: int, hashseed: str, system: str = "model") -> dict:
+    """`groupcheck run --json` of *system* at *seed* in a fresh process under PYTHONHASHSEED=*hashseed*."""
     env = dict(os.environ, PYTHONHASHSEED=hashseed)
     out = subprocess.run(
-        [sys.executable, "-m", "properties.cli", "run", "--system", "model", "--seed", str(seed), "--json"],
+        [sys.executable, "-m", "properties.cli", "run", "--system", system, "--seed", str(seed), "--json"],
         capture_output=True, text=True, env=env, check=False,
     )
     assert out.returncode in (0, 1), out.stderr
@@ -132,17 +133,7 @@ def test_member_ids_never_repeat_across_coordinators():
     assert result.world.member_seq >= (result.world.group.member_seq if result.world.group else 0)
 
 
-def _impl_json(seed: int, hashseed: str) -> dict:
-    env = dict(os.environ, PYTHONHASHSEED=hashseed)
-    out = subprocess.run(
-        [sys.executable, "-m", "properties.cli", "run", "--system", "impl", "--seed", str(seed), "--json"],
-        capture_output=True, text=True, env=env, check=False,
-    )
-    assert out.returncode in (0, 1), out.stderr
-    return json.loads(out.stdout)
-
-
 def test_impl_same_seed_same_trace_hash_across_processes_and_hash_seeds():
-    a = _impl_json(9, "0")
-    b = _impl_json(9, "4242")
+    a = _run_json(9, "0", "impl")
+    b = _run_json(9, "4242", "impl")
     assert a["trace_hash"] == b["trace_hash"] and a["steps"] == b["steps"] and a["system"] == "impl"
