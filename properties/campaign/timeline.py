@@ -30,34 +30,30 @@ def describe_event(event) -> str:
     return as_event(event).describe()
 
 
+# What the timeline says of a log entry (model.entries), by its tag (a coordinator entry by its
+# note as well); entries not listed here are not shown.
+_NOTES = {
+    "send": lambda e: f"c{e.c} sends {e.api} #{e.request_id}",
+    "received": lambda e: f"c{e.c} gets {e.api} {name_of(e.error)}",
+    "reply": lambda e: f"broker answers c{e.c} {e.api} #{e.request_id}: {name_of(e.error)}",
+    "expire": lambda e: f"c{e.c} expires #{e.request_id}",
+    "fail_unsent": lambda e: f"c{e.c} fails unsent #{e.request_id}",
+    ("server", "transition"): lambda e: f"group {e.from_state}→{e.to_state}",
+    ("server", "join_complete"): lambda e: f"join complete: generation {e.generation_after}",
+    ("server", "append_failed"): lambda e: f"coordinator's append to __consumer_offsets fails: {name_of(e.error)}",
+    ("server", "member_removed"): lambda e: f"coordinator removes {e.member_id} ({e.reason})",
+    "reset": lambda e: f"c{e.c} reset by {e.api} {name_of(e.error)}",
+    "dropped": lambda e: f"c{e.c} slot {e.slot}: {e.api} lost",
+    "assign": lambda e: f"c{e.c} assigned {list(e.partitions)}",
+}
+
+
 def _notes(log) -> list:
     notes = []
-    for e in log:  # model.entries
-        tag = e[0]
-        if tag == "send":
-            notes.append(f"c{e.c} sends {e.api} #{e.request_id}")
-        elif tag == "received":
-            notes.append(f"c{e.c} gets {e.api} {name_of(e.error)}")
-        elif tag == "reply":
-            notes.append(f"broker answers c{e.c} {e.api} #{e.request_id}: {name_of(e.error)}")
-        elif tag == "expire":
-            notes.append(f"c{e.c} expires #{e.request_id}")
-        elif tag == "fail_unsent":
-            notes.append(f"c{e.c} fails unsent #{e.request_id}")
-        elif tag == "server" and e.note == "transition":
-            notes.append(f"group {e.from_state}→{e.to_state}")
-        elif tag == "server" and e.note == "join_complete":
-            notes.append(f"join complete: generation {e.generation_after}")
-        elif tag == "server" and e.note == "append_failed":
-            notes.append(f"coordinator's append to __consumer_offsets fails: {name_of(e.error)}")
-        elif tag == "server" and e.note == "member_removed":
-            notes.append(f"coordinator removes {e.member_id} ({e.reason})")
-        elif tag == "reset":
-            notes.append(f"c{e.c} reset by {e.api} {name_of(e.error)}")
-        elif tag == "dropped":
-            notes.append(f"c{e.c} slot {e.slot}: {e.api} lost")
-        elif tag == "assign":
-            notes.append(f"c{e.c} assigned {list(e.partitions)}")
+    for e in log:
+        say = _NOTES.get((e[0], e.note) if e[0] == "server" else e[0])
+        if say is not None:
+            notes.append(say(e))
     return notes
 
 
