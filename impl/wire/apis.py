@@ -70,6 +70,7 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
     "ListOffsets": (1, 11),
     "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
+    "CreateTopics": (2, 7),  # the topics of a broker groupcheck starts (properties.live.kafka)
 }
 
 #: The APIs whose bodies are translated to and from :mod:`impl.protocol` classes; the others

@@ -126,15 +126,28 @@ def find_coordinator(bootstrap: Tuple[str, int], group_id: str, timeout_s: float
     version = versions.usable_version("FindCoordinator")
     if version is None:
         raise BrokerFailure("no FindCoordinator version both sides support")
+    deadline = time.monotonic() + timeout_s
     link = Link(bootstrap, -1, 0, "groupcheck-conform", timeout_s)
     try:
-        found = _round_trip(link, P.FindCoordinatorRequestData(key=group_id), version, timeout_s)
+        while True:
+            found = _round_trip(link, P.FindCoordinatorRequestData(key=group_id), version, timeout_s)
+            coordinator = found.coordinators[0] if getattr(found, "coordinators", None) else found
+            # a retriable answer is asked again after retry.backoff.ms, as a consumer does
+            # (AbstractCoordinator.ensureCoordinatorReady): Kafka answers COORDINATOR_NOT_AVAILABLE
+            # while it creates __consumer_offsets on the first lookup (KafkaApis.getCoordinator)
+            if coordinator.error_code not in RETRIABLE_LOOKUP or time.monotonic() + LOOKUP_BACKOFF_S > deadline:
+                break
+            time.sleep(LOOKUP_BACKOFF_S)
     finally:
         link.close()
-    coordinator = found.coordinators[0] if getattr(found, "coordinators", None) else found
     if coordinator.error_code != 0:
         raise BrokerFailure(f"FindCoordinator({group_id}) answered error {coordinator.error_code}")
     return coordinator.host, coordinator.port
+
+
+#: FindCoordinator errors a consumer retries: COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+RETRIABLE_LOOKUP = (14, 15)
+LOOKUP_BACKOFF_S = 0.1  # retry.backoff.ms's default
 
 
 #: The first version of each group API that carries group.instance.id (KIP-345).
@@ -150,7 +163,8 @@ def model_config(profile: Profile, schedule: Schedule, join_version: int, timing
                   else profile.min_session_timeout_ms,
                   max_session_timeout_ms=profile.max_session_timeout_ms,
                   initial_rebalance_delay_ms=profile.initial_rebalance_delay_ms,
-                  join_group_version=min(join_version, 9), static_clients=schedule.static)
+                  join_group_version=min(join_version, 9), static_clients=schedule.static,
+                  new_group_coordinator=profile.new_group_coordinator)
 
 
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,

@@ -22,15 +22,16 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_
 
 
 def spawn_until_ready(args: Sequence[str], log_prefix: str, ready: "re.Pattern[str]", timeout_s: float,
-                      what: str) -> Tuple[subprocess.Popen, "re.Match[str]", str]:
-    """Start *args* with stdout and stderr in a temporary log file and wait (at most *timeout_s*)
-    for a line matching *ready*: the process, the match and the log's path. A child that exits
-    first or stays silent is stopped, its log removed, and RuntimeError names *what* with the
-    end of its output."""
-    fd, log_path = tempfile.mkstemp(prefix=log_prefix, suffix=".log")
+                      what: str, log_dir: Optional[str] = None,
+                      env: Optional[dict] = None) -> Tuple[subprocess.Popen, "re.Match[str]", str]:
+    """Start *args* with stdout and stderr in a temporary log file (in *log_dir*, else the system's
+    temporary folder) and wait (at most *timeout_s*) for a line matching *ready*: the process, the
+    match and the log's path. A child that exits first or stays silent is stopped, its log
+    removed, and RuntimeError names *what* with the end of its output."""
+    fd, log_path = tempfile.mkstemp(prefix=log_prefix, suffix=".log", dir=log_dir)
     with os.fdopen(fd, "wb") as log:
         process = children.popen(list(args), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=PROJECT_ROOT)
+                                 cwd=PROJECT_ROOT, env=env)
     deadline = time.monotonic() + timeout_s
     while True:
         with open(log_path, errors="replace") as f:

@@ -680,6 +680,23 @@ def test_leave_pending_member_unblocks_join_completion():
     assert out.group.pending_members == () and out.group.state == COMPLETING_REBALANCE
 
 
+@pytest.mark.parametrize("new_group_coordinator", [False, True])
+def test_a_pending_member_leaving_a_stable_group_rebalances_it_only_under_the_java_coordinator(
+        new_group_coordinator):
+    """Scala GroupCoordinator.handleLeaveGroup drops a pending member and nothing else
+    (removePendingMemberAndUpdateGroup); Kafka 4.x's GroupMetadataManager.classicGroupLeaveToClassicGroup
+    counts it among the members that left and rebalances a Stable or CompletingRebalance group
+    (maybePrepareRebalanceOrCompleteJoin). Found by conform broker --launch kafka:4.1."""
+    config = cfg(new_group_coordinator=new_group_coordinator)
+    g, (a, b), now = stable(config=config)
+    out = join(g, client="c", now=now, config=config)
+    c = only_reply(out).member_id  # MEMBER_ID_REQUIRED: c is pending
+    out = leave(out.group, c, now=now + 1, config=config)
+    assert out.replies[-1][1].member_errors == ((c, Errors.NONE),)
+    assert out.group.pending_members == () and ids_of(out.group) == (a, b)
+    assert out.group.state == (PREPARING_REBALANCE if new_group_coordinator else STABLE)
+
+
 def test_leave_of_member_parked_in_join_answers_it_unknown_member():
     g = admit(None, "a", 0, V3)[0].group
     g = admit(g, "b", 0, V3)[0].group

@@ -1,0 +1,306 @@
+"""Apache Kafka itself as a broker under test (issue 35): ``--launch kafka:VERSION``.
+
+Kafka's jars come from Maven Central through this project's pom (``java/kafka/pom.xml``):
+:func:`resolve` runs ``mvn dependency:copy-dependencies`` once per version into a cache folder
+(``$GROUPCHECK_CACHE``, else ``~/.cache/groupcheck``; Maven's own ``~/.m2`` keeps the downloads)
+and never again for that version, so a second start needs neither Maven nor the network.
+:func:`start` runs one KRaft node (``process.roles=broker,controller``, a static
+``controller.quorum.voters``) on free loopback ports with a small heap: it formats the storage
+(``kafka.tools.StorageTool format``), starts ``kafka.Kafka``, waits for ``Kafka Server started``
+(``KafkaRaftServer.startup``) and creates the topics asked for with a CreateTopics request.
+
+Names (:func:`parse`): ``kafka:3.9`` and ``kafka:4.1`` are the latest release of those lines in
+:data:`LINES`; ``kafka:X.Y.Z`` is that release; ``-new-coordinator`` after a 3.x name turns on
+the Java group coordinator (``group.coordinator.new.enable=true``; 3.9's default is the Scala
+``GroupCoordinator`` the model was written from, 4.0's the Java ``GroupMetadataManager``, and 4.1
+has no other: KAFKA-18329).
+
+Facts checked on this machine kind (Java 17, Maven 3.8.7), 2026-11-28: the runtime scope of
+``org.apache.kafka:kafka_2.13`` is enough to format and run a node of 3.9.1, 3.9.2 and 4.1.2;
+the POM declares no slf4j binding, so the pom adds ``slf4j-reload4j`` 1.7.36 for 3.x and
+``log4j-slf4j-impl`` 2.24.3 for 4.x (4.1.2 depends on slf4j-api 1.7.36); ``StorageTool format``
+needs no ``--standalone`` with a static voter list; a node is up in 4–6 s.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from typing import Dict, Iterable, Mapping, Optional, Tuple
+
+import attrs
+
+from properties.engine import children
+from properties.errors import UsageError
+from properties.live.child import PROJECT_ROOT, ChildBroker, spawn_until_ready
+
+#: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
+LINES = {"3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
+NEW_COORDINATOR = "-new-coordinator"
+POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
+HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident
+READY = re.compile(r"Kafka Server started")
+READY_TIMEOUT_S = 90.0
+RESOLVE_TIMEOUT_S = 900.0
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
+
+
+@attrs.frozen
+class KafkaSpec:
+    """A Kafka broker to run: its release and which group coordinator answers."""
+
+    name: str  # as given: kafka:3.9, kafka:3.9-new-coordinator, kafka:4.1.2
+    version: str  # the release: 3.9.2
+    new_coordinator: bool  # the Java GroupMetadataManager (always, from 4.0)
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+    @property
+    def logging(self) -> str:
+        """The pom's logging profile: Kafka 3.x logs through reload4j, 4.x through log4j 2."""
+        return "reload4j" if self.major < 4 else "log4j2"
+
+
+def parse(name: str, argument: str = "--launch") -> KafkaSpec:
+    """``kafka:LINE``, ``kafka:X.Y.Z``, either with ``-new-coordinator`` (3.x); UsageError otherwise."""
+    rest = name.partition(":")[2]
+    new = rest.endswith(NEW_COORDINATOR)
+    wanted = rest[: -len(NEW_COORDINATOR)] if new else rest
+    m = _VERSION.match(wanted)
+    if not name.startswith("kafka:") or m is None:
+        raise UsageError(f"{argument} {name}: expected kafka:LINE or kafka:X.Y.Z, optionally with "
+                         f"{NEW_COORDINATOR} (lines: {', '.join(LINES)})")
+    if m.group(3) is None:
+        if wanted not in LINES:
+            raise UsageError(f"{argument} {name}: no release line {wanted} known (known: {', '.join(LINES)}; "
+                             "or name a release: kafka:X.Y.Z)")
+        version = LINES[wanted]
+    else:
+        version = wanted
+    major = int(version.split(".")[0])
+    if major < 3:
+        raise UsageError(f"{argument} {name}: Kafka {version} has no KRaft mode groupcheck can start (3.x and later)")
+    return KafkaSpec(name, version, new or major >= 4)
+
+
+def cache_dir() -> str:
+    return os.environ.get("GROUPCHECK_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "groupcheck")
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        need = "Java 17 or later (java on PATH)" if name == "java" else "Maven (mvn on PATH)"
+        raise UsageError(f"Kafka needs {need}: {name} was not found")
+    return path
+
+
+def resolve(spec: KafkaSpec) -> str:
+    """The folder of Kafka *spec*'s jars, resolved from Maven Central the first time (offline after)."""
+    lib = os.path.join(cache_dir(), f"kafka-{spec.version}", "lib")
+    done = os.path.join(lib, ".resolved")
+    if os.path.exists(done):
+        return lib
+    mvn = _tool("mvn")
+    _tool("java")
+    staging = tempfile.mkdtemp(prefix=f"kafka-{spec.version}-", dir=_made(cache_dir()))
+    args = [mvn, "-B", "-q", "-f", POM, f"-Dkafka.version={spec.version}", f"-Dlogging={spec.logging}",
+            "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={staging}"]
+    process = children.popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    try:
+        output, _ = process.communicate(timeout=RESOLVE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UsageError(f"Kafka {spec.version}: Maven did not resolve it within {RESOLVE_TIMEOUT_S:.0f} s") from None
+    if process.returncode != 0 or not any(f.startswith("kafka_2.13-") for f in os.listdir(staging)):
+        shutil.rmtree(staging, ignore_errors=True)
+        errors = [line for line in output.splitlines() if "ERROR" in line] or output.strip().splitlines()
+        raise UsageError(f"Kafka {spec.version}: Maven could not resolve org.apache.kafka:kafka_2.13:{spec.version} "
+                         f"from {POM}: {(errors or ['no output'])[0].strip()[:400]}")
+    open(os.path.join(staging, ".resolved"), "w").close()
+    os.makedirs(os.path.dirname(lib), exist_ok=True)
+    shutil.rmtree(lib, ignore_errors=True)
+    os.rename(staging, lib)  # whole or not at all: a run stopped mid-download leaves no half folder
+    return lib
+
+
+def _made(path: str) -> str:
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+class KafkaBroker(ChildBroker):
+    """A running Apache Kafka node (see :func:`start`)."""
+
+    spec: KafkaSpec
+
+
+def server_properties(spec: KafkaSpec, port: int, controller_port: int, data: str,
+                      settings: Mapping[str, str]) -> Dict[str, str]:
+    """One KRaft node on loopback: Kafka's defaults but for replication (one node), small thread
+    pools, and *settings* (Kafka's names) on top."""
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": data,
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "num.network.threads": "1",
+        "num.io.threads": "2",
+        "auto.create.topics.enable": "false",
+    }
+    if spec.major >= 4:
+        props["group.coordinator.threads"] = "1"
+    elif spec.new_coordinator:
+        props["group.coordinator.new.enable"] = "true"  # KafkaConfig.isNewGroupCoordinatorEnabled (3.x)
+    props.update(settings)
+    return props
+
+
+_LOG4J = """log4j.rootLogger=WARN, stdout
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+_LOG4J2 = """status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.out.ref = out
+logger.raft.name = kafka.server.KafkaRaftServer
+logger.raft.level = info
+"""
+
+
+def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str, str] = ()) -> KafkaBroker:
+    """Kafka *spec* on free loopback ports with *topics* (name -> partitions) created; the caller
+    stops it (its folder goes with it). RuntimeError if it does not start."""
+    lib = resolve(spec)
+    java = _tool("java")
+    workdir = tempfile.mkdtemp(prefix=f"groupcheck-kafka-{spec.version}-")
+    try:
+        port, controller_port = _free_ports(2)
+        props = server_properties(spec, port, controller_port, os.path.join(workdir, "data"), dict(settings))
+        config = os.path.join(workdir, "server.properties")
+        with open(config, "w") as f:
+            f.writelines(f"{k}={v}\n" for k, v in props.items())
+        logging = os.path.join(workdir, "log4j.properties" if spec.major < 4 else "log4j2.properties")
+        with open(logging, "w") as f:
+            f.write(_LOG4J if spec.major < 4 else _LOG4J2)
+        classpath = os.path.join(lib, "*")
+        _format(java, classpath, config)
+        jvm = [java, HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+               ("-Dlog4j.configuration=file:" if spec.major < 4 else "-Dlog4j2.configurationFile=") + logging,
+               "-cp", classpath, "kafka.Kafka", config]
+        process, _, log_path = spawn_until_ready(jvm, "kafka-", READY, READY_TIMEOUT_S, f"Kafka {spec.version}",
+                                                 log_dir=workdir)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    broker = KafkaBroker(process, "127.0.0.1", [port], log_path, workdir)
+    broker.spec = spec
+    try:
+        if topics:
+            create_topics(("127.0.0.1", port), dict(topics))
+    except BaseException:
+        broker.stop()
+        raise
+    return broker
+
+
+def _format(java: str, classpath: str, config: str) -> None:
+    """``kafka.tools.StorageTool format`` with a fresh cluster id (``random-uuid``)."""
+    def tool(*args: str) -> str:
+        done = subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", *args], capture_output=True,
+                              text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"StorageTool {args[0]} failed ({done.returncode}): "
+                               f"{(done.stdout + done.stderr).strip()[-600:]}")
+        return done.stdout
+    cluster_id = tool("random-uuid").strip().splitlines()[-1]
+    tool("format", "-c", config, "-t", cluster_id)
+
+
+def _free_ports(n: int) -> Tuple[int, ...]:
+    """*n* distinct TCP ports nothing listens on right now (the kernel's choice)."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return tuple(s.getsockname()[1] for s in socks)
+    finally:
+        for s in socks:
+            s.close()
+
+
+CREATE_TOPICS_VERSION = 5  # in every KRaft release (3.x offers 0-7, 4.x 2-7)
+
+
+def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
+    """CreateTopics (one replica each) and wait for the answer; RuntimeError naming a topic Kafka
+    refused (TOPIC_ALREADY_EXISTS is fine)."""
+    from kio.schema.create_topics.v5 import request as rq
+    from kio.static.primitive import i16, i32, i32Timedelta
+    import datetime
+
+    from impl.wire import decode_response, encode_request
+
+    request = rq.CreateTopicsRequest(
+        topics=tuple(rq.CreatableTopic(name=name, num_partitions=i32(n), replication_factor=i16(1), assignments=(),
+                                       configs=()) for name, n in topics.items()),
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)), validate_only=False)
+    with socket.create_connection(bootstrap, timeout=timeout_s) as sock:
+        sock.sendall(encode_request(request, CREATE_TOPICS_VERSION, 1, "groupcheck"))
+        decoded = decode_response("CreateTopics", CREATE_TOPICS_VERSION, _read_frame(sock))
+    if not hasattr(decoded, "body"):
+        raise RuntimeError(f"CreateTopics: the answer does not decode: {decoded}")
+    for topic in decoded.body.topics:
+        if int(topic.error_code) not in (0, 36):  # NONE, TOPIC_ALREADY_EXISTS
+            raise RuntimeError(f"CreateTopics {topic.name}: error {int(topic.error_code)} ({topic.error_message})")
+
+
+def _read_frame(sock: socket.socket) -> bytes:
+    def exactly(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise RuntimeError("the broker closed the connection")
+            data += chunk
+        return data
+    return exactly(struct.unpack(">i", exactly(4))[0])
+
+
+def settings_for(timers: bool, extra: Iterable[str] = ()) -> Dict[str, str]:
+    """The settings conformance runs Kafka with: no initial rebalance delay, and with timers the
+    schedules' short session timeouts allowed (group.min.session.timeout.ms=1000)."""
+    out = {"group.initial.rebalance.delay.ms": "0"}
+    if timers:
+        out["group.min.session.timeout.ms"] = "1000"
+    for pair in extra:
+        name, _, value = pair.partition("=")
+        out[name.strip()] = value.strip()
+    return out
