@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
-python3 -m pytest -n 2 "$@"   # two workers: this machine kind has two cores
+python3 -m pytest -n 2 --dist worksteal "$@"   # two workers (two cores); an idle one takes queued tests from the other

@@ -18,6 +18,8 @@ import time
 import uuid
 from typing import Optional
 
+import attrs
+
 from properties import findings as shape
 from properties import targets
 from properties.conform import report as report_module
@@ -43,6 +45,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker")
     where.add_argument("--launch", metavar="NAME", help="start a broker on a free loopback port and stop it "
                                                          f"afterwards: {', '.join(targets.launchable())}")
+    b.add_argument("--profile", metavar="NAME", help="with --bootstrap: judge the broker there by the profile of "
+                                                      "a broker groupcheck knows (e.g. kafka:4.1 for a Kafka 4.1 "
+                                                      "cluster, whose coordinator answers some requests differently "
+                                                      "from 3.9's); default: Kafka 3.9's")
     b.add_argument("--mutant", metavar="NAME", help="with --launch groupcheck: apply one of groupcheck's "
                                                      "server-side mutants (a deliberately broken broker)")
     b.add_argument("--schedules", type=int_at_least("--schedules", 1), default=100, help="schedules to run (default 100)")
@@ -78,13 +84,23 @@ def cmd_conform(args) -> int:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.static > args.members:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
+    if args.profile and not args.bootstrap:
+        raise UsageError("--profile is for --bootstrap (a launched broker is judged by its own profile)")
     if args.bootstrap:
         host_and_port(args.bootstrap)
-        target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
+        target = bootstrap_target(args.profile)
     else:
         target = targets.get(targets.BROKER, args.launch, "--launch")
         target.check_mutant(args.mutant)
     return _campaign(args, target)
+
+
+def bootstrap_target(profile: Optional[str]) -> targets.Target:
+    """The target a --bootstrap broker is judged as: with *profile*, that broker's profile."""
+    target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
+    if profile is None:
+        return target
+    return attrs.evolve(target, profile=targets.get(targets.BROKER, profile, "--profile").profile)
 
 
 def _campaign(args, target: targets.Target) -> int:

@@ -98,9 +98,11 @@ def baseline_findings(baseline: dict) -> list:
     return [{"signature": d["signature"]} for d in baseline.get("divergences", [])]
 
 
-def checked_lines(versions: dict, timers: bool) -> List[str]:
+def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = False) -> List[str]:
+    rules = ("Kafka 4.x's GroupMetadataManager where it differs from 3.9's GroupCoordinator"
+             if new_group_coordinator else "Kafka 3.9's GroupCoordinator")
     return [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
-            "model/broker.py), member ids aliased",
+            f"model/broker.py; the rules of {rules}), member ids aliased",
             "timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its deadline"
             if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero initial delay fires)"]
 

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import List
+from typing import Iterable, List
 
 _lock = threading.Lock()
 _children: List[subprocess.Popen] = []
@@ -68,12 +68,14 @@ def running() -> List[subprocess.Popen]:
         return [p for p in _children if p.poll() is None]
 
 
-def stop_all(grace_s: float = 5.0) -> int:
-    """End every child still running: SIGTERM to all, then SIGKILL to those still there after
+def stop_all(grace_s: float = 5.0, keep: Iterable[subprocess.Popen] = ()) -> int:
+    """End every child still running but those in *keep* (children started before a command
+    began, which are not its own): SIGTERM to all, then SIGKILL to those still there after
     *grace_s* seconds; returns how many were running."""
+    kept = {id(p) for p in keep}
     with _lock:
-        alive = [p for p in _children if p.poll() is None]
-        _children.clear()
+        alive = [p for p in _children if p.poll() is None and id(p) not in kept]
+        _children[:] = [p for p in _children if id(p) in kept and p.poll() is None]
     for p in alive:
         try:
             p.terminate()

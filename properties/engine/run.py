@@ -338,13 +338,15 @@ def session():
     """The interrupt policy around a whole command: SIGINT and SIGTERM raise
     :class:`~properties.engine.interrupts.Interrupted` in the main thread while it runs (inside
     ``interrupts.held()`` they wait for the section's end), and every child process the run started
-    is stopped when it ends, however it ends."""
+    is stopped when it ends, however it ends (those started before it are not its own: a broker a
+    test session shares, kept running)."""
+    before = children.running()
     with Interrupts() as interrupts:
         try:
             yield interrupts
         finally:
             with interrupts.held(release=False):
-                children.stop_all()
+                children.stop_all(keep=before)
 
 
 def run(tasks: Iterable[Task], work: Callable, tally, executor: Executor, progress=None,

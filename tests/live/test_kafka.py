@@ -1,0 +1,73 @@
+"""Apache Kafka itself, judged by the broker checker (issue 35): one Kafka 4.1 node per test
+session (per worker), started from Maven Central's jars (properties/live/kafka.py), and a short
+run of Kafka 3.9 launched by the command line. The first start on a fresh machine resolves the
+jars with Maven (about 10 s a version); later starts are offline."""
+
+import json
+import uuid
+
+import pytest
+
+from properties import targets
+from properties.cli import main
+from properties.conform.run import run_schedule
+from properties.conform.schedule import Schedule
+from properties.conform.target import PARTITIONS, TOPIC
+from properties.live import kafka
+
+
+@pytest.fixture(scope="session")
+def kafka41():
+    broker = kafka.start(kafka.parse("kafka:4.1"), {TOPIC: PARTITIONS}, kafka.settings_for(timers=True))
+    yield broker
+    broker.stop()
+
+
+def _address(broker):
+    host, port = broker.bootstrap.rsplit(":", 1)
+    return host, int(port)
+
+
+# The schedule conform broker --launch kafka:4.1 found diverging from the model of 3.9's coordinator
+# (seed 19, shrunk): m0 rejoins fresh (a pending member id) while m1 and m2 wait in SyncGroup, then
+# leaves with the pending id. Kafka 4.1 rebalances (m1 and m2 get REBALANCE_IN_PROGRESS,
+# GroupMetadataManager.classicGroupLeaveToClassicGroup); 3.9's GroupCoordinator.handleLeaveGroup
+# only drops the pending member.
+PENDING_LEAVE = {"seed": 19, "members": 3, "partitions": 6,
+                 "protocols": [["range", "roundrobin"], ["roundrobin", "range"], ["range", "roundrobin"]],
+                 "steps": [[0, "join", "same"], [0, "join", "round"], [1, "join", "round"], [0, "join", "fresh"],
+                           [1, "sync", "round"], [0, "leave", None]]}
+
+
+def test_kafka_41_leaves_of_pending_members_rebalance_as_its_profile_says(kafka41):
+    schedule = Schedule.from_json(PENDING_LEAVE)
+    as_41 = targets.get(targets.BROKER, "kafka:4.1", "--launch").profile
+    as_39 = targets.get(targets.BROKER, "kafka:3.9", "--launch").profile
+    assert as_41.new_group_coordinator and not as_39.new_group_coordinator
+    judged_41 = run_schedule(_address(kafka41), schedule, f"pending-leave-{uuid.uuid4().hex[:8]}", as_41)
+    assert judged_41.divergence is None and judged_41.failure is None, judged_41.signature()
+    # the same answers judged by 3.9's rules: the divergence the search found
+    judged_39 = run_schedule(_address(kafka41), schedule, f"pending-leave-{uuid.uuid4().hex[:8]}", as_39)
+    assert judged_39.signature() == ("LeaveGroup: answered NONE, but the answers to the other members differ "
+                                     "from the model's")
+
+
+@pytest.mark.parametrize("timers", ["off", "on"])
+def test_kafka_41_conforms_over_seeded_schedules(kafka41, tmp_path, capsys, timers):
+    out = tmp_path / "report"
+    code = main(["conform", "broker", "--bootstrap", kafka41.bootstrap, "--profile", "kafka:4.1",
+                 "--schedules", "8" if timers == "off" else "3", "--seed", "100", "--timers", timers,
+                 "--out", str(out), "--json"])
+    report = json.loads((out / "report.json").read_text())
+    assert code == 0 and report["verdict"] == "pass", report["findings"]
+    assert report["checked"]["done"] == (8 if timers == "off" else 3)
+
+
+def test_kafka_39_launched_conforms(tmp_path):
+    out = tmp_path / "report"
+    code = main(["conform", "broker", "--launch", "kafka:3.9", "--schedules", "6", "--seed", "200",
+                 "--out", str(out), "--json"])
+    report = json.loads((out / "report.json").read_text())
+    assert code == 0 and report["verdict"] == "pass", report["findings"]
+    assert report["system"] == "broker:kafka:3.9" and report["settings"]["profile"] == "kafka:3.9"
+    assert "Kafka 3.9's GroupCoordinator" in report["checked"]["what"][0]

@@ -1,0 +1,59 @@
+"""The registry of targets: names resolve, Kafka's names parse into a release and a coordinator,
+and what a missing Java or Maven does (a one-line usage error before anything starts)."""
+
+import pytest
+
+from properties import targets
+from properties.cli import main
+from properties.errors import UsageError
+from properties.live import kafka
+
+
+@pytest.mark.parametrize("name, version, new", [
+    ("kafka:3.9", kafka.LINES["3.9"], False),
+    ("kafka:3.9-new-coordinator", kafka.LINES["3.9"], True),
+    ("kafka:4.1", kafka.LINES["4.1"], True),  # 4.1 has only the Java coordinator (KAFKA-18329)
+    ("kafka:3.7.2", "3.7.2", False),
+    ("kafka:4.0.1", "4.0.1", True),
+])
+def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
+    spec = kafka.parse(name)
+    assert (spec.version, spec.new_coordinator) == (version, new)
+    assert spec.logging == ("reload4j" if version.startswith("3.") else "log4j2")
+    profile = targets.get(targets.BROKER, name, "--launch").profile
+    assert profile.new_group_coordinator == new and profile.name == name
+
+
+@pytest.mark.parametrize("name, words", [
+    ("kafka:", "expected kafka:LINE or kafka:X.Y.Z"),
+    ("kafka:latest", "expected kafka:LINE or kafka:X.Y.Z"),
+    ("kafka:3.8", "no release line 3.8 known"),
+    ("kafka:2.8.2", "no KRaft mode"),
+])
+def test_a_bad_kafka_name_is_one_line_naming_it(name, words):
+    with pytest.raises(UsageError) as e:
+        targets.get(targets.BROKER, name, "--launch")
+    assert str(e.value).startswith(f"--launch {name}: ") and words in str(e.value)
+
+
+def test_the_new_coordinator_switch_is_written_for_3x_only():
+    old = kafka.server_properties(kafka.parse("kafka:3.9"), 1, 2, "/d", {})
+    new = kafka.server_properties(kafka.parse("kafka:3.9-new-coordinator"), 1, 2, "/d", {})
+    four = kafka.server_properties(kafka.parse("kafka:4.1"), 1, 2, "/d", {"group.initial.rebalance.delay.ms": "0"})
+    assert "group.coordinator.new.enable" not in old and new["group.coordinator.new.enable"] == "true"
+    assert "group.coordinator.new.enable" not in four and four["group.initial.rebalance.delay.ms"] == "0"
+    assert old["controller.quorum.voters"] == "1@127.0.0.1:2" and old["listeners"].startswith("PLAINTEXT://127.0.0.1:1,")
+
+
+def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GROUPCHECK_CACHE", str(tmp_path / "cache"))  # nothing resolved yet
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither java nor mvn
+    code = main(["conform", "broker", "--launch", "kafka:4.1", "--schedules", "1", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == "groupcheck: error: Kafka needs Maven (mvn on PATH): mvn was not found"
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_launched_broker_takes_no_profile(capsys):
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:3.9"]) == 2
+    assert "--profile is for --bootstrap" in capsys.readouterr().err
