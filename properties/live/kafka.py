@@ -36,8 +36,8 @@ from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 import attrs
 
-from properties.engine import children
 from properties.errors import UsageError
+from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn_until_ready
 
 #: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
@@ -47,7 +47,6 @@ POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
 HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident
 READY = re.compile(r"Kafka Server started")
 READY_TIMEOUT_S = 90.0
-RESOLVE_TIMEOUT_S = 900.0
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -92,10 +91,6 @@ def parse(name: str, argument: str = "--launch") -> KafkaSpec:
     return KafkaSpec(name, version, new or major >= 4)
 
 
-def cache_dir() -> str:
-    return os.environ.get("GROUPCHECK_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "groupcheck")
-
-
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
@@ -106,39 +101,8 @@ def _tool(name: str) -> str:
 
 def resolve(spec: KafkaSpec) -> str:
     """The folder of Kafka *spec*'s jars, resolved from Maven Central the first time (offline after)."""
-    lib = os.path.join(cache_dir(), f"kafka-{spec.version}", "lib")
-    done = os.path.join(lib, ".resolved")
-    if os.path.exists(done):
-        return lib
-    mvn = _tool("mvn")
-    _tool("java")
-    staging = tempfile.mkdtemp(prefix=f"kafka-{spec.version}-", dir=_made(cache_dir()))
-    args = [mvn, "-B", "-q", "-f", POM, f"-Dkafka.version={spec.version}", f"-Dlogging={spec.logging}",
-            "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={staging}"]
-    process = children.popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-    try:
-        output, _ = process.communicate(timeout=RESOLVE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        shutil.rmtree(staging, ignore_errors=True)
-        raise UsageError(f"Kafka {spec.version}: Maven did not resolve it within {RESOLVE_TIMEOUT_S:.0f} s") from None
-    if process.returncode != 0 or not any(f.startswith("kafka_2.13-") for f in os.listdir(staging)):
-        shutil.rmtree(staging, ignore_errors=True)
-        errors = [line for line in output.splitlines() if "ERROR" in line] or output.strip().splitlines()
-        raise UsageError(f"Kafka {spec.version}: Maven could not resolve org.apache.kafka:kafka_2.13:{spec.version} "
-                         f"from {POM}: {(errors or ['no output'])[0].strip()[:400]}")
-    open(os.path.join(staging, ".resolved"), "w").close()
-    os.makedirs(os.path.dirname(lib), exist_ok=True)
-    shutil.rmtree(lib, ignore_errors=True)
-    os.rename(staging, lib)  # whole or not at all: a run stopped mid-download leaves no half folder
-    return lib
-
-
-def _made(path: str) -> str:
-    os.makedirs(path, exist_ok=True)
-    return path
+    return maven.resolve(POM, f"kafka-{spec.version}", f"org.apache.kafka:kafka_2.13:{spec.version}",
+                         {"kafka.version": spec.version, "logging": spec.logging}, "Kafka")
 
 
 class KafkaBroker(ChildBroker):
