@@ -14,8 +14,8 @@ is, how it starts, stops and restarts, and what it supports (its :class:`Profile
                        Central's jars (:mod:`properties.live.kafka`); the reference
 ``broker:bootstrap``   any running broker (``--bootstrap HOST:PORT``): never started or stopped
 ``client:NAME``        a client library's consumers (``kafka-python``, ``confluent-kafka``,
-                       ``aiokafka``, and ``groupcheck``'s own consumer, which takes the client-side
-                       mutants), each consumer a process of its own
+                       ``aiokafka``, ``groupcheck``'s own consumer, which takes the client-side
+                       mutants, and ``java``: Kafka's own KafkaConsumer), each consumer a process of its own
 =====================  ===========================================================================
 
 Every command that names a system resolves it here — ``--system model|impl|broker:NAME|client:NAME``
@@ -34,6 +34,7 @@ process dies under a schedule). A client library is started once per consumer by
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from typing import Callable, Dict, Optional, Tuple
 
 import attrs
@@ -75,6 +76,7 @@ class Target:
     runner: Optional[str] = None  # clients: the runner module, run with ``python -m``
     module: Optional[str] = None  # clients: the Python module it imports (checked before anything starts)
     pip: Optional[str] = None  # clients: what to install
+    programs: Tuple[str, ...] = ()  # clients: the programs it needs on PATH (checked before anything starts)
 
     @property
     def spec(self) -> str:
@@ -118,6 +120,9 @@ class Target:
         """This client library, if it is installed; UsageError otherwise (before anything starts)."""
         if self.module is not None and importlib.util.find_spec(self.module) is None:
             raise UsageError(f"{argument} {self.name}: the library is not installed (pip install {self.pip})")
+        missing = [p for p in self.programs if shutil.which(p) is None]
+        if missing:
+            raise UsageError(f"{argument} {self.name}: {' and '.join(missing)} not found on PATH (needs {self.pip})")
         return self
 
 
@@ -218,6 +223,8 @@ _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, muta
     Target("groupcheck", CLIENT, "groupcheck's own consumer (impl.consumer over TCP)",
            runner="properties.clients.runners.groupcheck", module="impl", pip="groupcheck (this package)",
            mutants="client"),
+    Target("java", CLIENT, "Apache Kafka's KafkaConsumer (kafka-clients 4.1.2, classic protocol)",
+           runner="properties.clients.runners.java", pip="Java 17 or later and Maven", programs=("java", "mvn")),
 )
 
 #: every target, by ``(kind, name)``

@@ -1,0 +1,92 @@
+"""``--client java``: Apache Kafka's own KafkaConsumer (kafka-clients, classic protocol) as a client
+under test, through ``java/consumer/GroupcheckRunner.java``.
+
+The runner module flattens its JSON configuration into the Java program's ``NAME=VALUE`` arguments
+(pure, checked here); without Java or Maven the client is refused in one line before anything
+starts; the cache folder is built once, whole or not at all; and, live, three schedules of
+``groupcheck conform client --client java`` run with no finding: Kafka's consumer is the reference
+the judge's rules were written from.
+"""
+
+import json
+import os
+
+import pytest
+
+from properties.cli import main
+from properties.clients import libraries
+from properties.clients.runners import java
+from properties.errors import UsageError
+from properties.live import maven
+
+CONFIG = {"bootstrap": "127.0.0.1:9092", "group": "conform-7", "topic": "orders", "client_id": "c1",
+          "settings": {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 10000,
+                       "request.timeout.ms": 10000, "partition.assignment.strategy": ["roundrobin", "range"]},
+          "commit_interval_ms": 700, "mutant": None, "group_instance_id": None}
+
+
+def test_the_configuration_is_flattened_into_kafka_properties_and_the_runners_own():
+    args = java.arguments(CONFIG)
+    assert args == [
+        "bootstrap.servers=127.0.0.1:9092", "group.id=conform-7", "client.id=c1", "group.protocol=classic",
+        "enable.auto.commit=false", "auto.offset.reset=earliest",
+        f"key.deserializer={java.DESERIALIZER}", f"value.deserializer={java.DESERIALIZER}",
+        "session.timeout.ms=6000", "heartbeat.interval.ms=500", "max.poll.interval.ms=10000",
+        "request.timeout.ms=10000",
+        "partition.assignment.strategy=org.apache.kafka.clients.consumer.RoundRobinAssignor,"
+        "org.apache.kafka.clients.consumer.RangeAssignor",
+        "runner.topic=orders", "runner.commit.interval.ms=700"]
+    assert "group.instance.id" not in " ".join(args)
+
+
+def test_a_static_member_gets_its_instance_id_and_unset_settings_keep_kafkas_defaults():
+    args = java.arguments(dict(CONFIG, settings={"session.timeout.ms": 30000}, group_instance_id="instance-0"))
+    names = [a.partition("=")[0] for a in args]
+    assert "group.instance.id=instance-0" in args and "session.timeout.ms=30000" in args
+    assert "partition.assignment.strategy" not in names and "heartbeat.interval.ms" not in names
+    assert len(names) == len(set(names))
+
+
+def test_a_value_that_cannot_be_one_argument_is_refused():
+    with pytest.raises(ValueError, match="client.id"):
+        java.arguments(dict(CONFIG, client_id="c1\nsession.timeout.ms=1"))
+
+
+def test_without_java_or_maven_the_client_is_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither java nor mvn
+    with pytest.raises(UsageError) as e:
+        libraries.get("java")
+    assert str(e.value) == "--client java: java and mvn not found on PATH (needs Java 17 or later and Maven)"
+
+
+def test_a_cache_folder_is_built_once_and_whole_or_not_at_all(tmp_path, monkeypatch):
+    monkeypatch.setenv("GROUPCHECK_CACHE", str(tmp_path))
+    built = []
+
+    def failing(staging):
+        open(os.path.join(staging, "half.jar"), "w").close()
+        raise UsageError("Maven could not resolve it")
+
+    with pytest.raises(UsageError):
+        maven.once("thing-1/lib", failing)
+    assert os.listdir(tmp_path / "thing-1") == ["lib.lock"]  # no half folder, no staging left
+
+    def build(staging):
+        built.append(staging)
+        open(os.path.join(staging, "a.jar"), "w").close()
+
+    first = maven.once("thing-1/lib", build)
+    assert maven.once("thing-1/lib", build) == first == str(tmp_path / "thing-1" / "lib") and len(built) == 1
+    assert sorted(os.listdir(first)) == [maven.DONE, "a.jar"]
+
+
+def test_kafkas_consumer_breaks_no_rule_in_three_schedules(tmp_path, capsys):
+    """Live: a broker and three JVMs per schedule, two schedules at a time (about a minute)."""
+    out = tmp_path / "java"
+    code = main(["conform", "client", "--client", "java", "--schedules", "3", "--out", str(out)])
+    printed = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["findings"] == [], printed
+    assert code == 0 and report["verdict"] == "pass" and report["schedules"] == 3, printed
+    assert report["system"] == "client:java" and report["faults_injected"] > 0
+    assert report["notes"] == [], report["notes"]  # no consumer died or had to be killed
