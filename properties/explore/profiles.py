@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
+
+#: Every phase but ``explain``: after a failure, Hypothesis re-runs each shrinking step under a
+#: line tracer to explain the failure in its own report, which the model's tests do not read (the
+#: machines record the failing schedule themselves) and which made one shrink take over half an
+#: hour inside the suite where it takes seconds alone (seen 2026-11-28 on the quality tier's
+#: assignment-matches-generation case).
+PHASES = tuple(p for p in Phase if p is not Phase.explain)
 
 _COMMON = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    phases=PHASES,
 )
 
 settings.register_profile("ci", max_examples=200, stateful_step_count=40, derandomize=True, print_blob=True, **_COMMON)

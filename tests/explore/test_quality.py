@@ -17,7 +17,9 @@ from model.config import Config
 from model.variants import UNREACHED, VARIANTS
 from properties.catalogue import ALWAYS_NAMES
 from properties.explore.machines import machine_for
+from properties.explore.profiles import PHASES
 from properties.explore.walker import walk
+from tests.helpers.hypothesis_state import without_local_constants
 
 pytestmark = pytest.mark.quality
 
@@ -97,12 +99,13 @@ def test_hypothesis_finds_and_shrinks(prop):
         max_examples=EXAMPLES.get(variant, 400),
         stateful_step_count=STEPS.get(variant, 15),
         deadline=None,
+        phases=PHASES,
         derandomize=True,
         database=None,
         report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
     )
-    with pytest.raises(AssertionError):
+    with without_local_constants(), pytest.raises(AssertionError):
         run_state_machine_as_test(machine, settings=search)
     failure = machine.last_failure
     assert failure["property"] == prop, failure["message"]
