@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import attrs
 from properties.targets import Target
 from properties.clients.schedule import ClientSchedule
 from properties.live.child import JsonLines
+from properties.live.exchange import exchange
 from properties.live.launch import launch_groupcheck_broker
 
 TOPIC = "orders"
@@ -129,16 +129,11 @@ def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[
     """(state, members' client ids) of *group* from its coordinator (FindCoordinator, then
     DescribeGroups v5); (None, ()) if the broker does not say."""
     from impl import protocol as P
-    from impl.wire import decode_response, encode_request
     from impl.wire.apis import REQUEST, kio_class
     from impl.wire.build import build
 
     def ask(address, body, api, version, correlation_id):
-        with socket.create_connection(address, timeout=timeout_s) as sock:
-            sock.sendall(encode_request(body, version, correlation_id, "groupcheck-settle"))
-            head = _read_exactly(sock, 4)
-            size = int.from_bytes(head, "big", signed=True)
-            return decode_response(api, version, _read_exactly(sock, size)).body
+        return exchange(address, body, api, version, timeout_s, "groupcheck-settle", correlation_id).body
 
     host, _, port = bootstrap.rpartition(":")
     try:
@@ -153,16 +148,6 @@ def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[
     if int(getattr(g.error_code, "value", g.error_code)):
         return None, ()
     return g.group_state, tuple(sorted(m.client_id for m in g.members))
-
-
-def _read_exactly(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise EOFError("the broker closed the connection")
-        data += chunk
-    return data
 
 
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:

@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import socket
-import struct
 import subprocess
 import tempfile
 import time
@@ -39,6 +38,7 @@ import attrs
 from properties.errors import UsageError
 from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn_until_ready
+from properties.live.exchange import exchange
 
 #: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
 LINES = {"3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
@@ -230,32 +230,20 @@ def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout
     from kio.static.primitive import i16, i32, i32Timedelta
     import datetime
 
-    from impl.wire import decode_response, encode_request
 
     request = rq.CreateTopicsRequest(
         topics=tuple(rq.CreatableTopic(name=name, num_partitions=i32(n), replication_factor=i16(1), assignments=(),
                                        configs=()) for name, n in topics.items()),
         timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)), validate_only=False)
-    with socket.create_connection(bootstrap, timeout=timeout_s) as sock:
-        sock.sendall(encode_request(request, CREATE_TOPICS_VERSION, 1, "groupcheck"))
-        decoded = decode_response("CreateTopics", CREATE_TOPICS_VERSION, _read_frame(sock))
+    try:
+        decoded = exchange(bootstrap, request, "CreateTopics", CREATE_TOPICS_VERSION, timeout_s)
+    except (OSError, EOFError) as e:
+        raise RuntimeError(f"CreateTopics: {e}") from None
     if not hasattr(decoded, "body"):
         raise RuntimeError(f"CreateTopics: the answer does not decode: {decoded}")
     for topic in decoded.body.topics:
         if int(topic.error_code) not in (0, 36):  # NONE, TOPIC_ALREADY_EXISTS
             raise RuntimeError(f"CreateTopics {topic.name}: error {int(topic.error_code)} ({topic.error_message})")
-
-
-def _read_frame(sock: socket.socket) -> bytes:
-    def exactly(n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = sock.recv(n - len(data))
-            if not chunk:
-                raise RuntimeError("the broker closed the connection")
-            data += chunk
-        return data
-    return exactly(struct.unpack(">i", exactly(4))[0])
 
 
 def settings_for(timers: bool, extra: Iterable[str] = ()) -> Dict[str, str]:
