@@ -189,10 +189,50 @@ def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str
     try:
         if topics:
             create_topics(("127.0.0.1", port), dict(topics))
+        wait_for_group_coordinator(("127.0.0.1", port))
     except BaseException:
         broker.stop()
         raise
     return broker
+
+
+#: What a coordinator answers before its __consumer_offsets partition is loaded: COORDINATOR_LOAD_IN_PROGRESS,
+#: COORDINATOR_NOT_AVAILABLE (the topic being created), NOT_COORDINATOR (leadership not yet known)
+_NOT_READY = (14, 15, 16)
+
+
+def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60.0) -> None:
+    """Return once the group coordinator answers a DescribeGroups of a probe group for good.
+
+    A fresh node creates ``__consumer_offsets`` at the first FindCoordinator and then loads it;
+    until then the Java coordinator answers a JoinGroup COORDINATOR_LOAD_IN_PROGRESS (seen on the
+    first schedule against kafka:3.9-new-coordinator, 2026-11-28), which a consumer retries but the
+    broker checker, whose model starts with the group's coordinator loaded, would judge. A started
+    broker is handed over only when it is ready, as a real cluster would be."""
+    from impl import protocol as P
+    from impl.wire.apis import REQUEST, kio_class
+    from impl.wire.build import build
+
+    probe = "groupcheck-ready"
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            found = exchange(bootstrap, P.FindCoordinatorRequestData(key=probe), "FindCoordinator", 3, 5.0).body
+            if found.error_code == 0:
+                request = build(kio_class("DescribeGroups", 5, REQUEST),
+                                {"groups": [probe], "include_authorized_operations": False})
+                (group,) = exchange((found.host, found.port), request, "DescribeGroups", 5, 5.0).body.groups
+                code = int(getattr(group.error_code, "value", group.error_code))
+                if code not in _NOT_READY:
+                    return
+                last = f"DescribeGroups error {code}"
+            else:
+                last = f"FindCoordinator error {found.error_code}"
+        except (OSError, EOFError, AttributeError) as e:
+            last = str(e) or type(e).__name__
+        time.sleep(0.1)
+    raise RuntimeError(f"the group coordinator was not ready within {timeout_s:.0f} s ({last})")
 
 
 def _format(java: str, classpath: str, config: str) -> None:

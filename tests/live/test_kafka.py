@@ -71,3 +71,17 @@ def test_kafka_39_launched_conforms(tmp_path):
     assert code == 0 and report["verdict"] == "pass", report["findings"]
     assert report["system"] == "broker:kafka:3.9" and report["settings"]["profile"] == "kafka:3.9"
     assert "Kafka 3.9's GroupCoordinator" in report["checked"]["what"][0]
+
+
+def test_a_launched_broker_is_handed_over_with_its_group_coordinator_loaded(tmp_path):
+    """Kafka 3.9 with the Java coordinator answered the first JoinGroup after its start
+    COORDINATOR_LOAD_IN_PROGRESS (its __consumer_offsets partition was still loading): the
+    launcher now waits for the coordinator (kafka.wait_for_group_coordinator), so seed 0, the
+    first schedule, conforms."""
+    out = tmp_path / "report"
+    code = main(["conform", "broker", "--launch", "kafka:3.9-new-coordinator", "--schedules", "2", "--seed", "0",
+                 "--out", str(out), "--json"])
+    report = json.loads((out / "report.json").read_text())
+    assert code == 0 and report["verdict"] == "pass", report["findings"]
+    assert "Kafka 4.x's GroupMetadataManager" in report["checked"]["what"][0]
+
