@@ -45,7 +45,11 @@ HERE = os.path.join(os.path.dirname(__file__), "findings")
     ("librdkafka-2.16.0-join-before-lookup-answer.json", {"rediscover-after-coordinator-error"}),
     ("aiokafka-0.14.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
     ("aiokafka-0.14.0-heartbeat-after-reset.json", {"heartbeat-carries-current-generation"}),
-    ("librdkafka-2.16.0-member-id-reset-by-its-own-session-timeout.json", {"member-id-kept-until-told"}),
+    # its rejoin (read at 10,845 ms) came 43 ms after an OffsetCommit answer UNKNOWN_MEMBER_ID, so the
+    # rejoin alone proves nothing once the judge takes the earliest telling (it once took the first in
+    # send order, 12,900 ms); what proves the early reset is the Heartbeat without its member id that
+    # was waiting in the silenced connection, read at 10,802 ms
+    ("librdkafka-2.16.0-member-id-reset-by-its-own-session-timeout.json", {"heartbeat-carries-current-generation"}),
     ("librdkafka-2.16.0-commit-outside-a-generation.json", {"commit-carries-current-generation"}),
     ("aiokafka-0.14.0-static-heartbeat-without-instance-id.json", {"static-member-carries-instance-id"}),
     ("kafka-python-3.0.12-static-member-left-unassigned.json", {"group-settles"}),
@@ -65,6 +69,16 @@ def test_the_judges_own_mistake_stays_fixed():
     with open(os.path.join(HERE, "groupcheck-seed-51-queued-heartbeat-not-a-finding.json")) as f:
         data = json.load(f)
     assert [f.rule for f in judge(outcome_of(data)) if f.client != "group"] == []
+
+
+def test_the_earliest_answer_that_released_a_member_id_counts():
+    """Kafka's consumer (kafka-clients 4.1.2, --client java), seed 51: an UNKNOWN_MEMBER_ID answer on
+    its new connection at 10.85 s, its rejoin without the member id at 10.9 s; a Heartbeat sent
+    earlier on the held old connection was answered UNKNOWN_MEMBER_ID only at 12.9 s. The judge took
+    the first release in send order (12.9 s) for the moment it was told; the earliest (10.85 s) is."""
+    with open(os.path.join(HERE, "java-4.1.2-member-id-released-earliest-not-a-finding.json")) as f:
+        data = json.load(f)
+    assert "member-id-kept-until-told" not in [f.rule for f in judge(outcome_of(data)) if f.client != "group"]
 
 
 def test_a_rejoin_read_in_the_millisecond_of_the_error_answer_is_a_rejoin():
