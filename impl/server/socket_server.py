@@ -130,6 +130,13 @@ def bind_listeners(host: str, ports: List[int], backlog: int) -> List[socket.soc
     return sockets
 
 
+class _PeerClosed:
+    """The disconnect state of a connection whose client closed it while the broker held it."""
+
+    state = "CLOSED_BY_PEER"
+    exception = None
+
+
 class _Connection:
     __slots__ = ("id", "broker_id", "remote", "in_flight", "open", "client_id", "delay_ms", "drop_after")
 
@@ -348,6 +355,8 @@ class SocketServer:
         if connection is None:
             return
         connection.open = False
+        if isinstance(state, _PeerClosed):
+            self.selector.close(connection_id)
         self.apis.drop_waiting(connection)
         self._trace_closed(connection, "client" if state.state != "EXPIRED" else "idle")
         exception = getattr(state, "exception", None)
@@ -413,8 +422,23 @@ class SocketServer:
     def _release_held(self, now: int) -> None:
         while self._held and self._held[0][0] <= now:
             _, _, connection, action = heapq.heappop(self._held)
+            if connection.open and self._peer_closed(connection):
+                # the client gave up on the connection while it was held (Kafka's consumer disconnects
+                # from a coordinator whose heartbeat answers stop, HeartbeatThread.run ->
+                # markCoordinatorUnknown): it reads nothing more on it, so nothing held is handled
+                # or answered, and the trace says when the broker learned it
+                self._process_disconnected(connection.id, _PeerClosed())
             if connection.open:
                 action()
+
+    def _peer_closed(self, connection: _Connection) -> bool:
+        """Whether the client has closed its end of *connection* (TCP CLOSE_WAIT: its FIN arrived),
+        which a muted connection, not being read, does not otherwise learn (Linux; False elsewhere)."""
+        channel = self.selector.channel(connection.id)
+        try:
+            return channel is not None and channel.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == 8
+        except (OSError, AttributeError):
+            return False
 
     def _trace_closed(self, connection: _Connection, by: str) -> None:
         """One ``direction: "closed"`` trace line: a connection went away (``by``: ``client``, ``broker``

@@ -242,6 +242,27 @@ def test_a_silenced_client_is_answered_only_after_its_window_while_others_are_an
     assert "fault 0 (silence mute for 2500 ms) starts" in log
 
 
+def test_a_connection_its_client_closed_while_silenced_is_traced_closed_and_not_answered(tmp_path):
+    """Kafka's consumer disconnects from a coordinator that stopped answering its heartbeats; a
+    silenced connection is not read, so the broker learns of the close only when the silence ends:
+    it must then trace the close and answer nothing (the client reads nothing more), not answer
+    the requests left in the socket as if they were read (found with --client java, seeds 32, 115)."""
+    schedule = _schedule(tmp_path, {"kind": "silence", "client": "gone", "at_ms": 0, "ms": 1500})
+    trace = tmp_path / "trace.jsonl"
+    with launch_groupcheck_broker(settings=FAST, faults=schedule, trace=str(trace)) as b:
+        with socket.create_connection(_address(b), timeout=10) as gone:
+            gone.sendall(encode_request(_heartbeat(), 4, 1, "gone"))
+            time.sleep(0.3)
+        time.sleep(2.5)  # past the silence: the broker looks at the connection again
+    # (the trace is written through when the broker stops)
+    lines = [json.loads(x) for x in trace.read_text().splitlines()]
+    (silence,) = [x["time_ms"] for x in lines if x["direction"] == "fault"]
+    mine = [x for x in lines if x.get("client_id") == "gone"]
+    # the held Heartbeat is neither handled nor answered: the close is all there is, at the silence's end
+    assert [(x["direction"], x.get("by")) for x in mine] == [("closed", "client")], mine
+    assert mine[0]["time_ms"] - silence >= 1400
+
+
 def test_a_scheduled_failover_moves_the_coordinator_and_is_logged(tmp_path):
     schedule = _schedule(tmp_path, {"kind": "failover", "at_ms": 1500})
     with launch_groupcheck_broker(brokers=2, settings=FAST, faults=schedule) as b:
