@@ -1097,16 +1097,19 @@ def handle_leave_group(group, request, reply_to, now, config, choose) -> Outcome
                 d.remove_member_and_update_group(_index_of(d.members, current), "leave", None, now)
                 error = _NONE
         elif d.is_pending(member_id):
+            before = d.state
             d.remove_pending_member_and_update_group(member_id, now)
             error = _NONE
-            if config.new_group_coordinator:
+            if config.new_group_coordinator and before in (STABLE, COMPLETING_REBALANCE):
                 # Kafka 4.x (GroupMetadataManager.classicGroupLeaveToClassicGroup): every member the
-                # LeaveGroup removed without error, a pending one too, makes a Stable or
-                # CompletingRebalance group rebalance (maybePrepareRebalanceOrCompleteJoin). The
-                # Scala GroupCoordinator.handleLeaveGroup only drops a pending member
-                # (removePendingMemberAndUpdateGroup). Seen with groupcheck conform broker --launch kafka:4.1.
-                if d.state in (STABLE, COMPLETING_REBALANCE):
-                    d.maybe_prepare_rebalance(now)
+                # LeaveGroup removed without error, a pending one too, counts, and a group that was
+                # Stable or CompletingRebalance rebalances (maybePrepareRebalanceOrCompleteJoin); one
+                # that was PreparingRebalance only completes its join if it can (maybeCompleteJoinPhase,
+                # as the Scala coordinator does), and does not rebalance again after. The Scala
+                # GroupCoordinator.handleLeaveGroup only drops a pending member
+                # (removePendingMemberAndUpdateGroup). Seen with conform broker --launch kafka:4.1
+                # (seed 19; and the PreparingRebalance case: docs/results/kafka-2026-11-28/k41-off/01).
+                d.maybe_prepare_rebalance(now)
         else:
             error = validate_current_member(d.members, member_id, instance_id)
             if error is None:

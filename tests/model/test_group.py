@@ -697,6 +697,24 @@ def test_a_pending_member_leaving_a_stable_group_rebalances_it_only_under_the_ja
     assert out.group.state == (PREPARING_REBALANCE if new_group_coordinator else STABLE)
 
 
+@pytest.mark.parametrize("new_group_coordinator", [False, True])
+def test_a_pending_member_leaving_a_preparing_group_completes_its_join_under_both_coordinators(
+        new_group_coordinator):
+    """Every member rejoined, the join waits for a pending member; its LeaveGroup completes the join
+    (Scala removePendingMemberAndUpdateGroup; Java classicGroupLeaveToClassicGroup: the group was
+    PreparingRebalance, so maybeCompleteJoinPhase) and nothing rebalances again. Kafka 4.1.2,
+    docs/results/kafka-2026-11-28/k41-off/01: the model had rebalanced the just-completed group."""
+    config = cfg(new_group_coordinator=new_group_coordinator)
+    g, (a, b), now = stable(config=config)
+    g = join(g, b, client="b", now=now, config=config, protocols=RANGE_RR).group  # b's new metadata: a rebalance
+    out = join(g, client="c", now=now, config=config)
+    c = only_reply(out).member_id  # c is pending
+    g = join(out.group, a, client="a", now=now, config=config).group  # every member in, c still pending
+    assert g.state == PREPARING_REBALANCE
+    out = leave(g, c, now=now + 1, config=config)
+    assert out.group.state == COMPLETING_REBALANCE and out.group.generation == 2, out.group.state
+
+
 def test_leave_of_member_parked_in_join_answers_it_unknown_member():
     g = admit(None, "a", 0, V3)[0].group
     g = admit(g, "b", 0, V3)[0].group
