@@ -30,7 +30,7 @@ import attrs
 from properties.targets import Target
 from properties.clients.schedule import ClientSchedule
 from properties.live.child import JsonLines
-from properties.live.exchange import exchange
+from properties.live.exchange import describe_group as exchange_describe_group
 from properties.live.launch import launch_groupcheck_broker
 
 TOPIC = "orders"
@@ -126,28 +126,15 @@ def _incremental(event: dict) -> bool:
 
 
 def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[Optional[str], Tuple[str, ...]]:
-    """(state, members' client ids) of *group* from its coordinator (FindCoordinator, then
-    DescribeGroups v5); (None, ()) if the broker does not say."""
-    from impl import protocol as P
-    from impl.wire.apis import REQUEST, kio_class
-    from impl.wire.build import build
-
-    def ask(address, body, api, version, correlation_id):
-        return exchange(address, body, api, version, timeout_s, "groupcheck-settle", correlation_id).body
-
+    """(state, members' client ids) of *group* from its coordinator; (None, ()) if the broker does not say."""
     host, _, port = bootstrap.rpartition(":")
     try:
-        found = ask((host, int(port)), P.FindCoordinatorRequestData(key=group), "FindCoordinator", 3, 1)
-        if found.error_code:
-            return None, ()
-        request = build(kio_class("DescribeGroups", 5, REQUEST), {"groups": [group], "include_authorized_operations": False})
-        described = ask((found.host, found.port), request, "DescribeGroups", 5, 2)
-    except (OSError, ValueError, EOFError):
+        error, described = exchange_describe_group((host, int(port)), group, timeout_s, "groupcheck-settle")
+    except (OSError, ValueError, EOFError, AttributeError):
         return None, ()
-    (g,) = described.groups
-    if int(getattr(g.error_code, "value", g.error_code)):
+    if error:
         return None, ()
-    return g.group_state, tuple(sorted(m.client_id for m in g.members))
+    return described.group_state, tuple(sorted(m.client_id for m in described.members))
 
 
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:

@@ -31,14 +31,14 @@ import socket
 import subprocess
 import tempfile
 import time
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Tuple
 
 import attrs
 
 from properties.errors import UsageError
 from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn_until_ready
-from properties.live.exchange import exchange
+from properties.live.exchange import describe_group, exchange
 
 #: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
 LINES = {"3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
@@ -89,14 +89,6 @@ def parse(name: str, argument: str = "--launch") -> KafkaSpec:
     if major < 3:
         raise UsageError(f"{argument} {name}: Kafka {version} has no KRaft mode groupcheck can start (3.x and later)")
     return KafkaSpec(name, version, new or major >= 4)
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        need = "Java 17 or later (java on PATH)" if name == "java" else "Maven (mvn on PATH)"
-        raise UsageError(f"Kafka needs {need}: {name} was not found")
-    return path
 
 
 def resolve(spec: KafkaSpec) -> str:
@@ -163,7 +155,7 @@ def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str
     """Kafka *spec* on free loopback ports with *topics* (name -> partitions) created; the caller
     stops it (its folder goes with it). RuntimeError if it does not start."""
     lib = resolve(spec)
-    java = _tool("java")
+    java = maven.require("java", f"Kafka {spec.version}")
     workdir = tempfile.mkdtemp(prefix=f"groupcheck-kafka-{spec.version}-")
     try:
         port, controller_port = _free_ports(2)
@@ -209,26 +201,15 @@ def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60
     first schedule against kafka:3.9-new-coordinator, 2026-11-28), which a consumer retries but the
     broker checker, whose model starts with the group's coordinator loaded, would judge. A started
     broker is handed over only when it is ready, as a real cluster would be."""
-    from impl import protocol as P
-    from impl.wire.apis import REQUEST, kio_class
-    from impl.wire.build import build
-
     probe = "groupcheck-ready"
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
         try:
-            found = exchange(bootstrap, P.FindCoordinatorRequestData(key=probe), "FindCoordinator", 3, 5.0).body
-            if found.error_code == 0:
-                request = build(kio_class("DescribeGroups", 5, REQUEST),
-                                {"groups": [probe], "include_authorized_operations": False})
-                (group,) = exchange((found.host, found.port), request, "DescribeGroups", 5, 5.0).body.groups
-                code = int(getattr(group.error_code, "value", group.error_code))
-                if code not in _NOT_READY:
-                    return
-                last = f"DescribeGroups error {code}"
-            else:
-                last = f"FindCoordinator error {found.error_code}"
+            code, _ = describe_group(bootstrap, probe, 5.0)
+            if code not in _NOT_READY:
+                return
+            last = f"error {code}"
         except (OSError, EOFError, AttributeError) as e:
             last = str(e) or type(e).__name__
         time.sleep(0.1)
@@ -286,13 +267,10 @@ def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout
             raise RuntimeError(f"CreateTopics {topic.name}: error {int(topic.error_code)} ({topic.error_message})")
 
 
-def settings_for(timers: bool, extra: Iterable[str] = ()) -> Dict[str, str]:
+def settings_for(timers: bool) -> Dict[str, str]:
     """The settings conformance runs Kafka with: no initial rebalance delay, and with timers the
     schedules' short session timeouts allowed (group.min.session.timeout.ms=1000)."""
     out = {"group.initial.rebalance.delay.ms": "0"}
     if timers:
         out["group.min.session.timeout.ms"] = "1000"
-    for pair in extra:
-        name, _, value = pair.partition("=")
-        out[name.strip()] = value.strip()
     return out
