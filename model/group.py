@@ -1021,7 +1021,15 @@ def handle_sync_group(group, request, reply_to, now, config, choose) -> Outcome:
                 assignment=member.assignment,
             ),
         )
-        d.reschedule_heartbeat(i, now)
+        # Scala GroupCoordinator.doSyncGroup (3.9.2), case Stable: completeAndScheduleNextHeartbeatExpiration
+        # -- a SyncGroup to a Stable group keeps the member's session alive. The Java coordinator's
+        # GroupMetadataManager.classicGroupSyncToClassicGroup (4.1.2), STABLE branch, only answers:
+        # the session deadline stays where the join's completion (completeClassicGroupJoin) or the
+        # assignment's propagation (propagateAssignment) last put it. Found by conform against Kafka
+        # 4.1.2 with timers (docs/results/kafka-2026-11-28/k41-on*/): a member that synced late and
+        # never heartbeat expired 2 s after the join completed, not after its SyncGroup.
+        if not config.new_group_coordinator:
+            d.reschedule_heartbeat(i, now)
     return d.outcome()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from properties import targets
 from properties.cli import main
-from properties.conform.run import run_schedule
+from properties.conform.run import Timing, run_schedule
 from properties.conform.schedule import Schedule
 from properties.conform.target import PARTITIONS, TOPIC
 from properties.live import kafka
@@ -50,6 +50,30 @@ def test_kafka_41_leaves_of_pending_members_rebalance_as_its_profile_says(kafka4
     judged_39 = run_schedule(_address(kafka41), schedule, f"pending-leave-{uuid.uuid4().hex[:8]}", as_39)
     assert judged_39.signature() == ("LeaveGroup: answered NONE, but the answers to the other members differ "
                                      "from the model's")
+
+
+# Found with timers (seed 1046, shrunk; docs/results/kafka-2026-11-28/k41-on-2/01): the generation-2
+# join completes at t, m0's SyncGroup reaches the Stable group later and m0 never heartbeats. Kafka
+# 4.1 expires m0 at t + session timeout (GroupMetadataManager.classicGroupSyncToClassicGroup does not
+# reschedule the heartbeat of a member syncing to a Stable group) and so completes the generation-3
+# join at once; 3.9's GroupCoordinator.doSyncGroup reschedules it and the join waits longer.
+LATE_SYNC = {"seed": 1046, "members": 3, "partitions": 6,
+             "protocols": [["range"], ["roundrobin", "range"], ["range"]],
+             "steps": [[2, "join", "same"], [1, "join", "same"], [2, "join", "round"], [2, "join", "round"],
+                       [1, "sync", "round"], [0, "join", "round"], [0, "join", "fresh"], [1, "wait", "short"],
+                       [1, "join", "same"], [0, "wait", "short"], [1, "disconnect", None], [1, "join", "round"]]}
+
+
+def test_kafka_41_does_not_keep_a_session_alive_on_a_stable_sync(kafka41):
+    schedule = Schedule.from_json(LATE_SYNC)
+    as_41 = targets.get(targets.BROKER, "kafka:4.1", "--launch").profile
+    as_39 = targets.get(targets.BROKER, "kafka:3.9", "--launch").profile
+    judged_41 = run_schedule(_address(kafka41), schedule, f"late-sync-{uuid.uuid4().hex[:8]}", as_41,
+                             timing=Timing.with_timers())
+    assert judged_41.divergence is None and judged_41.failure is None, judged_41.signature()
+    judged_39 = run_schedule(_address(kafka41), schedule, f"late-sync-{uuid.uuid4().hex[:8]}", as_39,
+                             timing=Timing.with_timers())
+    assert judged_39.signature() == "JoinGroup: answered NONE where the model allows no answer (parked)"
 
 
 @pytest.mark.parametrize("timers", ["off", "on"])

@@ -516,6 +516,23 @@ def test_sync_stable_follower_gets_stored_assignment_immediately():
     assert member(out.group, b).heartbeat.at == now + 5 + SESSION
 
 
+@pytest.mark.parametrize("new_group_coordinator", [False, True])
+def test_a_sync_to_a_stable_group_keeps_the_session_alive_only_under_the_scala_coordinator(
+        new_group_coordinator):
+    """Scala GroupCoordinator.doSyncGroup, case Stable, reschedules the member's heartbeat; Kafka
+    4.x's GroupMetadataManager.classicGroupSyncToClassicGroup, STABLE branch, does not, so the
+    deadline stays where the assignment's propagation put it. Found by conform broker --launch
+    kafka:4.1 with timers (docs/results/kafka-2026-11-28/k41-on/01, k41-on/05, k41-on-2/01)."""
+    config = cfg(new_group_coordinator=new_group_coordinator)
+    g, (a, b), now = form(config=config)
+    g = sync(g, a, 1, now, ((a, (0,)), (b, (1, 2))), config=config).group  # b not parked: not propagated
+    before = member(g, b).heartbeat.at
+    out = sync(g, b, 1, now + 5, config=config)
+    assert only_reply(out).assignment == (1, 2) and only_reply(out).error == Errors.NONE
+    expected = before if new_group_coordinator else now + 5 + SESSION
+    assert member(out.group, b).heartbeat.at == expected
+
+
 def test_sync_dead_is_coordinator_not_available():
     g, (a, b), _ = stable()
     assert only_reply(sync(attrs.evolve(g, state=DEAD), a, 1)).error == Errors.COORDINATOR_NOT_AVAILABLE
