@@ -81,6 +81,22 @@ def test_the_earliest_answer_that_released_a_member_id_counts():
     assert "member-id-kept-until-told" not in [f.rule for f in judge(outcome_of(data)) if f.client != "group"]
 
 
+def test_a_member_id_in_an_answer_the_client_dropped_unread_was_not_given():
+    """Kafka's consumer (kafka-clients 4.1.2, --client java), seed 161: a Heartbeat answered
+    NOT_COORDINATOR makes it drop the coordinator's connection (AbstractCoordinator
+    .markCoordinatorUnknown, ConsumerNetworkClient.disconnectAsync fails what is in flight), and
+    the MEMBER_ID_REQUIRED answer to its JoinGroup, written 2 ms before the close, goes with it:
+    its next JoinGroup carries no member id. The judge once took the unread answer as given."""
+    with open(os.path.join(HERE, "java-4.1.2-member-id-in-an-unread-answer-not-a-finding.json")) as f:
+        data = json.load(f)
+    outcome = outcome_of(data)
+    required = [x for x in outcome.trace if x["direction"] == "response" and x["api"] == "JoinGroup"
+                and x["body"].get("error_code") == 79]
+    closed = [x for x in outcome.trace if x["direction"] == "closed" and x["connection"] == required[1]["connection"]]
+    assert closed and closed[0]["time_ms"] - required[1]["time_ms"] <= 5  # closed right after the answer
+    assert "member-id-kept-until-told" not in [f.rule for f in judge(outcome) if f.client != "group"]
+
+
 def test_a_rejoin_read_in_the_millisecond_of_the_error_answer_is_a_rejoin():
     """confluent-kafka, seed 14 of the first 500-schedule run: SyncGroup answered
     REBALANCE_IN_PROGRESS at 413 ms and the JoinGroup read right after it in the same millisecond;
