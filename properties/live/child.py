@@ -28,16 +28,30 @@ def spawn_until_ready(args: Sequence[str], log_prefix: str, ready: "re.Pattern[s
     temporary folder) and wait (at most *timeout_s*) for a line matching *ready*: the process, the
     match and the log's path. A child that exits first or stays silent is stopped, its log
     removed, and RuntimeError names *what* with the end of its output."""
+    process, log_path = spawn(args, log_prefix, log_dir, env)
+    return process, wait_until_ready(process, log_path, ready, timeout_s, what), log_path
+
+
+def spawn(args: Sequence[str], log_prefix: str, log_dir: Optional[str] = None,
+          env: Optional[dict] = None) -> Tuple[subprocess.Popen, str]:
+    """Start *args* (from this thread: the child's parent-death signal follows it) with its output
+    in a fresh log file; the process and the log's path."""
     fd, log_path = tempfile.mkstemp(prefix=log_prefix, suffix=".log", dir=log_dir)
     with os.fdopen(fd, "wb") as log:
         process = children.popen(list(args), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                  cwd=PROJECT_ROOT, env=env)
+    return process, log_path
+
+
+def wait_until_ready(process: subprocess.Popen, log_path: str, ready: "re.Pattern[str]", timeout_s: float,
+                     what: str) -> "re.Match[str]":
+    """The first match of *ready* in the log of *process* (see :func:`spawn_until_ready`)."""
     deadline = time.monotonic() + timeout_s
     while True:
         with open(log_path, errors="replace") as f:
             match = ready.search(f.read())
         if match:
-            return process, match, log_path
+            return match
         if process.poll() is not None or time.monotonic() > deadline:
             with open(log_path, errors="replace") as f:
                 output = f.read().strip()

@@ -37,7 +37,7 @@ import attrs
 
 from properties.errors import UsageError
 from properties.live import maven
-from properties.live.child import PROJECT_ROOT, ChildBroker, spawn_until_ready
+from properties.live.child import PROJECT_ROOT, ChildBroker, spawn, wait_until_ready
 from properties.live.exchange import describe_group, exchange
 
 #: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
@@ -104,22 +104,24 @@ class KafkaBroker(ChildBroker):
 
 
 def server_properties(spec: KafkaSpec, port: int, controller_port: int, data: str,
-                      settings: Mapping[str, str]) -> Dict[str, str]:
-    """One KRaft node on loopback: Kafka's defaults but for replication (one node), small thread
-    pools, and *settings* (Kafka's names) on top."""
+                      settings: Mapping[str, str], node_id: int = 1, voters: str = "",
+                      replication: int = 1) -> Dict[str, str]:
+    """One KRaft node on loopback: Kafka's defaults but for replication (*replication* copies of
+    the internal topics; one node by default), small thread pools, and *settings* (Kafka's names)
+    on top. *voters*: the cluster's ``controller.quorum.voters`` (default: this node alone)."""
     props = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters or f"{node_id}@127.0.0.1:{controller_port}",
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": data,
-        "offsets.topic.replication.factor": "1",
+        "offsets.topic.replication.factor": str(replication),
         "offsets.topic.num.partitions": "1",
-        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.replication.factor": str(replication),
         "transaction.state.log.min.isr": "1",
         "num.network.threads": "1",
         "num.io.threads": "2",
@@ -151,37 +153,80 @@ logger.raft.level = info
 """
 
 
-def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str, str] = ()) -> KafkaBroker:
+def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str, str] = (),
+          brokers: int = 1):
     """Kafka *spec* on free loopback ports with *topics* (name -> partitions) created; the caller
-    stops it (its folder goes with it). RuntimeError if it does not start."""
-    lib = resolve(spec)
-    java = maven.require("java", f"Kafka {spec.version}")
+    stops it (its folder goes with it). *brokers* > 1: a cluster of that many nodes
+    (:class:`properties.live.kafka_cluster.KafkaCluster`). RuntimeError if it does not start."""
+    if brokers > 1:
+        from properties.live.kafka_cluster import start_cluster
+
+        return start_cluster(spec, brokers, topics, settings)
+    java, classpath = prepare(spec)
     workdir = tempfile.mkdtemp(prefix=f"groupcheck-kafka-{spec.version}-")
     try:
-        port, controller_port = _free_ports(2)
+        port, controller_port = free_ports(2)
         props = server_properties(spec, port, controller_port, os.path.join(workdir, "data"), dict(settings))
-        config = os.path.join(workdir, "server.properties")
-        with open(config, "w") as f:
-            f.writelines(f"{k}={v}\n" for k, v in props.items())
-        logging = os.path.join(workdir, "log4j.properties" if spec.major < 4 else "log4j2.properties")
-        with open(logging, "w") as f:
-            f.write(_LOG4J if spec.major < 4 else _LOG4J2)
-        classpath = os.path.join(lib, "*")
+        config = write_config(spec, workdir, props)
         _format(java, classpath, config)
-        jvm = [java, HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
-               ("-Dlog4j.configuration=file:" if spec.major < 4 else "-Dlog4j2.configurationFile=") + logging,
-               "-cp", classpath, "kafka.Kafka", config]
-        process, _, log_path = spawn_until_ready(jvm, "kafka-", READY, READY_TIMEOUT_S, f"Kafka {spec.version}",
-                                                 log_dir=workdir)
+        broker = launch(spec, java, classpath, workdir, config, port)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    broker = KafkaBroker(process, "127.0.0.1", [port], log_path, workdir)
-    broker.spec = spec
     try:
         if topics:
             create_topics(("127.0.0.1", port), dict(topics))
         wait_for_group_coordinator(("127.0.0.1", port))
+    except BaseException:
+        broker.stop()
+        raise
+    return broker
+
+
+def prepare(spec: KafkaSpec) -> Tuple[str, str]:
+    """The java program and the classpath of Kafka *spec* (its jars resolved first)."""
+    lib = resolve(spec)
+    return maven.require("java", f"Kafka {spec.version}"), os.path.join(lib, "*")
+
+
+def write_config(spec: KafkaSpec, workdir: str, props: Mapping[str, str]) -> str:
+    """``server.properties`` and the logging configuration in *workdir*; the former's path."""
+    config = os.path.join(workdir, "server.properties")
+    with open(config, "w") as f:
+        f.writelines(f"{k}={v}\n" for k, v in props.items())
+    with open(_logging_path(spec, workdir), "w") as f:
+        f.write(_LOG4J if spec.major < 4 else _LOG4J2)
+    return config
+
+
+def _logging_path(spec: KafkaSpec, workdir: str) -> str:
+    return os.path.join(workdir, "log4j.properties" if spec.major < 4 else "log4j2.properties")
+
+
+def launch(spec: KafkaSpec, java: str, classpath: str, workdir: str, config: str, port: int,
+           owns_workdir: bool = True) -> KafkaBroker:
+    """Start the formatted node of *config* and wait for ``Kafka Server started``. The broker's
+    :meth:`~KafkaBroker.stop` removes *workdir* when *owns_workdir*."""
+    return await_ready(spawn_node(spec, java, classpath, workdir, config, port, owns_workdir))
+
+
+def spawn_node(spec: KafkaSpec, java: str, classpath: str, workdir: str, config: str, port: int,
+               owns_workdir: bool = True) -> KafkaBroker:
+    """Start the formatted node of *config* without waiting for it (:func:`await_ready` does)."""
+    logging = _logging_path(spec, workdir)
+    jvm = [java, HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+           ("-Dlog4j.configuration=file:" if spec.major < 4 else "-Dlog4j2.configurationFile=") + logging,
+           "-cp", classpath, "kafka.Kafka", config]
+    process, log_path = spawn(jvm, "kafka-", log_dir=workdir)
+    broker = KafkaBroker(process, "127.0.0.1", [port], log_path, workdir if owns_workdir else None)
+    broker.spec = spec
+    return broker
+
+
+def await_ready(broker: KafkaBroker) -> KafkaBroker:
+    """*broker* once it logged ``Kafka Server started``; RuntimeError (and its files removed) if not."""
+    try:
+        wait_until_ready(broker.process, broker.log_path, READY, READY_TIMEOUT_S, f"Kafka {broker.spec.version}")
     except BaseException:
         broker.stop()
         raise
@@ -216,20 +261,26 @@ def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60
     raise RuntimeError(f"the group coordinator was not ready within {timeout_s:.0f} s ({last})")
 
 
-def _format(java: str, classpath: str, config: str) -> None:
-    """``kafka.tools.StorageTool format`` with a fresh cluster id (``random-uuid``)."""
-    def tool(*args: str) -> str:
-        done = subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", *args], capture_output=True,
-                              text=True, timeout=120)
-        if done.returncode != 0:
-            raise RuntimeError(f"StorageTool {args[0]} failed ({done.returncode}): "
-                               f"{(done.stdout + done.stderr).strip()[-600:]}")
-        return done.stdout
-    cluster_id = tool("random-uuid").strip().splitlines()[-1]
-    tool("format", "-c", config, "-t", cluster_id)
+def _format(java: str, classpath: str, config: str, cluster_id: str = "") -> None:
+    """``kafka.tools.StorageTool format`` with *cluster_id* (a fresh ``random-uuid`` by default)."""
+    cluster_id = cluster_id or new_cluster_id(java, classpath)
+    _storage_tool(java, classpath, "format", "-c", config, "-t", cluster_id)
 
 
-def _free_ports(n: int) -> Tuple[int, ...]:
+def new_cluster_id(java: str, classpath: str) -> str:
+    return _storage_tool(java, classpath, "random-uuid").strip().splitlines()[-1]
+
+
+def _storage_tool(java: str, classpath: str, *args: str) -> str:
+    done = subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", *args], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"StorageTool {args[0]} failed ({done.returncode}): "
+                           f"{(done.stdout + done.stderr).strip()[-600:]}")
+    return done.stdout
+
+
+def free_ports(n: int) -> Tuple[int, ...]:
     """*n* distinct TCP ports nothing listens on right now (the kernel's choice)."""
     socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
     try:
@@ -244,16 +295,17 @@ def _free_ports(n: int) -> Tuple[int, ...]:
 CREATE_TOPICS_VERSION = 5  # in every KRaft release (3.x offers 0-7, 4.x 2-7)
 
 
-def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
-    """CreateTopics (one replica each) and wait for the answer; RuntimeError naming a topic Kafka
-    refused (TOPIC_ALREADY_EXISTS is fine)."""
+def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0,
+                  replication: int = 1) -> None:
+    """CreateTopics (*replication* replicas each) and wait for the answer; RuntimeError naming a
+    topic Kafka refused (TOPIC_ALREADY_EXISTS is fine)."""
     from kio.schema.create_topics.v5 import request as rq
     from kio.static.primitive import i16, i32, i32Timedelta
     import datetime
 
 
     request = rq.CreateTopicsRequest(
-        topics=tuple(rq.CreatableTopic(name=name, num_partitions=i32(n), replication_factor=i16(1), assignments=(),
+        topics=tuple(rq.CreatableTopic(name=name, num_partitions=i32(n), replication_factor=i16(replication), assignments=(),
                                        configs=()) for name, n in topics.items()),
         timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)), validate_only=False)
     try:
