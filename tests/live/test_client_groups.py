@@ -1,7 +1,17 @@
-"""Consumer groups of kafka-python, confluent-kafka (librdkafka) and aiokafka against
-``groupcheck broker``: the group forms, rebalances when a member joins, leaves (SIGTERM: the
+"""Consumer groups of kafka-python, confluent-kafka (librdkafka), aiokafka and impl's consumer
+(``groupcheck consume``): the group forms, rebalances when a member joins, leaves (SIGTERM: the
 client closes and sends LeaveGroup) and is killed (SIGKILL: the session must expire), commits
-offsets, and consumes every produced message.
+offsets, and consumes every produced message. The scenario runs against two brokers:
+
+* ``groupcheck broker``, traced (``--trace``), with the runners' tuned group timings (a 6 s session,
+  0.5 s heartbeats): a failure shows the broker's side of the story, and a client that hangs is told
+  apart from a broker that stops answering (:class:`ClientHung`);
+* Apache Kafka 4.1 (the session's shared node, ``kafka41`` in tests/live/conftest.py), untraced,
+  each library with its own defaults for every setting but four: group.id, client.id,
+  auto.offset.reset=earliest (the records are produced before the group forms) and manual commits
+  (auto commit off, a commit after every batch and before partitions are given up). The session
+  timeout in force is the library's own (45 s for kafka-python 3, librdkafka and impl's consumer,
+  10 s for aiokafka) and the waits follow it. Each library has its own topic and group there.
 
 What "exactly once per partition owner" means here, precisely: every produced (partition, offset)
 is consumed; a message is consumed twice only if its first consumer was the killed member (it
@@ -10,12 +20,21 @@ tail); every other rebalance hands partitions over at the committed offset (each
 after every batch and in its revoke callback), so no other duplicate is allowed, but one the
 broker's trace shows the client caused: it looked up the EARLIEST offset of a partition although
 the broker had answered it with a committed offset (:func:`client_side_resets`; a warning, with
-the evidence). At the end the group's committed offsets are the log end offsets.
+the evidence; without a trace, on Kafka, nothing is excused). At the end the group's committed
+offsets are the log end offsets.
 
-Each member is a subprocess (tests/live/runners/<library>_runner.py) printing JSON lines; a
-member's current assignment is read from its assigned/revoked/lost callbacks.
+impl's consumer fetches no records (it models the group protocol only): for it everything but
+records is checked — the group forms, rebalances on join, leave and kill, every live member is in
+the same generation and ownership is exclusive and complete after each step, the generation
+advances at each, SIGTERM leaves (exit 143), and its commits (of its positions, which stay 0) land.
+Record consumption is *not* checked for it, and no record is produced to its topic.
+
+Each member is a subprocess (tests/live/runners/<library>_runner.py, or ``groupcheck consume
+--json``) printing JSON lines; a member's current assignment is read from its assigned/revoked/lost
+callbacks.
 """
 
+import inspect
 import json
 import os
 import signal
@@ -23,31 +42,86 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 import warnings
 
 import pytest
 
+from properties.live.kafka import create_topics
 from properties.live.child import JsonLines
 from properties.live.launch import launch_groupcheck_broker
 
 RUNNERS = os.path.join(os.path.dirname(__file__), "runners")
 PARTITIONS = 6
 TOPIC = "groups"
+#: How long each step may take on top of the session timeout it has to wait out (if any).
 WAIT_S = 60
+#: impl's consumer as a member kind: ``groupcheck consume --json``, which fetches no records.
+CONSUME = "groupcheck_consume"
+LIBRARIES = ["kafka_python", "confluent", "aiokafka"]
+IMPORTS = {"kafka_python": "kafka", "confluent": "confluent_kafka", "aiokafka": "aiokafka"}
+#: The group timings the runners are tuned to without --library-defaults (session, heartbeat), seconds.
+TUNED = (6.0, 0.5)
+TUNED_CONSUME = ("session.timeout.ms=6000", "heartbeat.interval.ms=500", "max.poll.interval.ms=60000")
+
+
+def library_timing(library):
+    """(session timeout, heartbeat interval) in seconds that *library* uses when nothing sets them,
+    read from the library where it says (librdkafka does not expose its defaults to Python)."""
+    if library == "kafka_python":
+        from kafka import KafkaConsumer
+        config = KafkaConsumer.DEFAULT_CONFIG
+        return config["session_timeout_ms"] / 1000, config["heartbeat_interval_ms"] / 1000
+    if library == "aiokafka":
+        from aiokafka import AIOKafkaConsumer
+        parameters = inspect.signature(AIOKafkaConsumer.__init__).parameters
+        return parameters["session_timeout_ms"].default / 1000, parameters["heartbeat_interval_ms"].default / 1000
+    if library == "confluent":
+        return 45.0, 3.0  # librdkafka CONFIGURATION.md: session.timeout.ms 45000, heartbeat.interval.ms 3000
+    if library == CONSUME:
+        from impl.consumer import DEFAULT_CONFIG
+        return DEFAULT_CONFIG["session.timeout.ms"] / 1000, DEFAULT_CONFIG["heartbeat.interval.ms"] / 1000
+    raise ValueError(library)
+
+
+class Target:
+    """Where the scenario runs: a broker's address, the topic and group it uses there, the broker's
+    log, its wire trace (None: untraced), whether the runners keep their libraries' defaults, and
+    whether the producer may be idempotent (InitProducerId: Kafka has it, groupcheck broker not)."""
+
+    def __init__(self, name, bootstrap, topic, group, log, trace=None, library_defaults=False, idempotent=False):
+        self.name, self.bootstrap, self.topic, self.group, self.log = name, bootstrap, topic, group, log
+        self.trace, self.library_defaults, self.idempotent = trace, library_defaults, idempotent
+
+    def timing(self, library):
+        """(session timeout, heartbeat interval) in force for *library*'s members here, seconds."""
+        return library_timing(library) if self.library_defaults else TUNED
 
 
 class Runner:
-    def __init__(self, library, bootstrap, group, name):
+    library = None
+
+    def __init__(self, library, target, name):
         self.name = name
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.join(RUNNERS, f"{library}_runner.py"), bootstrap, group, TOPIC, name],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.library = library
+        if library == CONSUME:
+            args = [sys.executable, "-m", "properties.cli", "consume", "--bootstrap", target.bootstrap,
+                    "--group", target.group, "--topic", target.topic, "--client-id", name, "--json"]
+            for setting in () if target.library_defaults else TUNED_CONSUME:
+                args += ["--set", setting]
+        else:
+            args = [sys.executable, os.path.join(RUNNERS, f"{library}_runner.py"), target.bootstrap, target.group,
+                    target.topic, name] + (["--library-defaults"] if target.library_defaults else [])
+        #: the exit status of a member stopped with SIGTERM: a runner closes and exits 0, groupcheck consume 128 + 15
+        self.exit_on_sigterm = 143 if library == CONSUME else 0
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stderr = []
         self.lines = JsonLines(self.process.stdout)
         threading.Thread(target=lambda: self.stderr.extend(self.process.stderr), daemon=True).start()
 
     def snapshot(self):
-        return self.lines.snapshot()
+        events = self.lines.snapshot()
+        return [_from_consume(e) for e in events] if self.library == CONSUME else events
 
     def owned(self):
         owned = set()
@@ -59,6 +133,12 @@ class Runner:
             elif e["event"] in ("revoked", "lost"):
                 owned -= set(e["partitions"])
         return owned
+
+    def generation(self):
+        """The generation of the member's last join, where the member says (groupcheck consume's
+        "joined"), else None."""
+        joined = [e["generation"] for e in self.snapshot() if e["event"] == "joined"]
+        return joined[-1] if joined else None
 
     def records(self):
         return [(e["partition"], e["offset"]) for e in self.snapshot() if e["event"] == "record"]
@@ -77,7 +157,7 @@ class Runner:
 
     def dump_stacks(self):
         """Ask a live runner for every thread's stack (faulthandler on SIGUSR1, see runners/common.py)."""
-        if self.process.poll() is None:
+        if self.process.poll() is None and self.library != CONSUME:
             self.process.send_signal(signal.SIGUSR1)
 
     def describe(self):
@@ -102,12 +182,31 @@ class Runner:
         return f"{self.name}:\n  " + "\n  ".join(lines)
 
 
+def _partition(name):
+    """``"topic-3"`` (groupcheck consume's way of naming a partition) → 3."""
+    return int(name.rsplit("-", 1)[1])
+
+
+def _from_consume(event):
+    """A ``groupcheck consume --json`` event in the runners' terms: partitions as numbers, committed
+    offsets by partition number, the time in seconds as ``t``."""
+    out = dict(event, t=event["time_ms"] / 1000)
+    if "partitions" in event:
+        out["partitions"] = [_partition(p) for p in event["partitions"]]
+    if "offsets" in event:
+        out["offsets"] = {_partition(p): offset for p, offset in event["offsets"].items()}
+    return out
+
+
 GROUP_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 
 
 def read_trace(path):
     """The requests and responses of the broker's --trace as a list of dicts (its "closed" and
-    "fault" lines left out), or None when it is missing or unreadable."""
+    "fault" lines left out), or None when it is missing or unreadable, or there is none (*path* None:
+    an untraced broker such as Kafka; every helper below then degrades to "nothing known")."""
+    if path is None:
+        return None
     try:
         with open(path) as f:
             lines = [json.loads(line) for line in f]
@@ -209,17 +308,17 @@ def silent_clients(path, runners):
             if r.process.poll() is None and r.name in last and newest - last[r.name] >= SILENT_S * 1000]
 
 
-def wait_for(condition, what, runners, broker):
-    deadline = time.monotonic() + WAIT_S
+def wait_for(condition, what, runners, target, seconds=WAIT_S):
+    deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             for r in runners:
                 r.dump_stacks()
             time.sleep(1)
             details = "\n".join(r.describe() for r in runners)
-            message = (f"waited {WAIT_S} s for {what}\n{details}\nbroker log:\n{broker.log()[-3000:]}\n"
-                       f"group requests (--trace):\n{group_trace(broker.trace_path)}")
-            hung = silent_clients(broker.trace_path, runners)
+            message = (f"waited {seconds:g} s for {what} on {target.name}\n{details}\n"
+                       f"broker log:\n{target.log()[-3000:]}\ngroup requests (--trace):\n{group_trace(target.trace)}")
+            hung = silent_clients(target.trace, runners)
             if hung:
                 raise ClientHung(f"{', '.join(hung)} sent nothing for {SILENT_S}+ s while alive\n{message}")
             pytest.fail(message)
@@ -233,98 +332,191 @@ def settled(live):
     return all(owned) and sum(map(len, owned)) == len(union) == PARTITIONS
 
 
-@pytest.mark.parametrize("library", ["kafka_python", "confluent", "aiokafka"])
+@pytest.mark.parametrize("library", LIBRARIES)
 def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_path):
-    """The scenario runs again, once, if a client library hangs (see ClientHung): kafka-python
-    3.0.12 was seen, about once in twenty runs, to stop sending anything right after a SyncGroup
-    response while the broker went on answering everyone (its session then expired, as Kafka's
-    would). A second hang, or any other failure, fails the test."""
-    pytest.importorskip({"kafka_python": "kafka", "confluent": "confluent_kafka", "aiokafka": "aiokafka"}[library])
+    """On groupcheck's broker, traced, with the runners' tuned timings. The scenario runs again,
+    once, if a client library hangs (see ClientHung): kafka-python 3.0.12 was seen, about once in
+    twenty runs, to stop sending anything right after a SyncGroup response while the broker went
+    on answering everyone (its session then expired, as Kafka's would). A second hang, or any
+    other failure, fails the test."""
+    pytest.importorskip(IMPORTS[library])
     try:
-        run_group_scenario(library, str(tmp_path / "trace-1.jsonl"))
+        run_on_groupcheck_broker(library, str(tmp_path / "trace-1.jsonl"))
     except ClientHung as hung:
         warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
         try:
-            run_group_scenario(library, str(tmp_path / "trace-2.jsonl"))
+            run_on_groupcheck_broker(library, str(tmp_path / "trace-2.jsonl"))
         except ClientHung as again:
             pytest.fail(f"{library}: a client hung twice\n{again}")
 
 
-def run_group_scenario(library, trace):
-    from kafka import KafkaAdminClient, KafkaProducer
-
+def run_on_groupcheck_broker(library, trace):
     settings = ("group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=1000")
     with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}, settings=settings, trace=trace) as broker:
-        broker.trace_path = trace
-        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=False)
-        produced = set()
+        run_group_scenario(library, Target("groupcheck broker", broker.bootstrap, TOPIC, f"group-{library}",
+                                           broker.log, trace=trace))
 
-        def produce(n, tag):
-            futures = [producer.send(TOPIC, f"{tag}{i}".encode(), partition=i % PARTITIONS) for i in range(n)]
-            producer.flush(timeout=20)
-            produced.update((f.get(5).partition, f.get(5).offset) for f in futures)
 
-        group = f"group-{library}"
-        runners = []
-        try:
-            produce(60, "a")
-            runners += [Runner(library, broker.bootstrap, group, f"{library}-{i}") for i in range(2)]
-            wait_for(lambda: settled(runners), "the group of two to form", runners, broker)
-            produce(60, "b")
-            runners.append(Runner(library, broker.bootstrap, group, f"{library}-2"))
-            wait_for(lambda: settled(runners), "a rebalance that includes the third member", runners, broker)
-            produce(60, "c")
-            runners[1].terminate()  # leaves the group
-            live = [runners[0], runners[2]]
-            wait_for(lambda: settled(live), "the rebalance after a member left", runners, broker)
-            produce(60, "d")
-            killed_at = time.monotonic()
-            runners[2].kill()
-            wait_for(lambda: runners[0].owned() == set(range(PARTITIONS)),
-                     "the survivor to own everything after the session timeout", runners, broker)
-            assert time.monotonic() - killed_at >= 1.0  # the session had to expire: no LeaveGroup was sent
-            produce(60, "e")
-            consumed = lambda: {rec for r in runners for rec in r.records()}
-            wait_for(lambda: consumed() >= produced, "every produced message to be consumed", runners, broker)
-            runners[0].terminate()
-        finally:
-            for r in runners:
-                if r.process.poll() is None:
-                    r.kill()
+@pytest.mark.parametrize("library", LIBRARIES + [CONSUME])
+def test_on_kafka_41_a_group_with_library_defaults_forms_rebalances_commits_and_consumes_everything(
+        library, kafka41):
+    """The same scenario on Apache Kafka 4.1 (the session's shared node), each library with its
+    own defaults but group.id, client.id, auto.offset.reset=earliest and manual commits; its own
+    topic (6 partitions) and group. No trace: a hang is not told apart, a duplicate not excused.
+
+    For impl's consumer (``groupcheck consume``) records are NOT checked: it fetches none, and
+    nothing is produced to its topic. What is checked for it: the group of three forms and
+    rebalances on join, leave (SIGTERM: LeaveGroup, exit 143) and kill (session expiry), all live
+    members in one generation after each step, each newer than the last, with ownership exclusive
+    and complete after each step; its commits (its positions, 0) land: its last commit before
+    leaving covers every partition and the group's committed offsets read back as those."""
+    if library != CONSUME:
+        pytest.importorskip(IMPORTS[library])
+    pytest.importorskip("kafka")  # the producer and the admin client are kafka-python's
+    run = uuid.uuid4().hex[:8]
+    topic = f"groups-{library}-{run}"
+    host, port = kafka41.bootstrap.rsplit(":", 1)
+    create_topics((host, int(port)), {topic: PARTITIONS})
+    run_group_scenario(library, Target("kafka:4.1", kafka41.bootstrap, topic, f"group-{library}-{run}", kafka41.log,
+                                       library_defaults=True, idempotent=True))
+
+
+def run_group_scenario(library, target):
+    """Two members form a group, a third joins, one leaves (SIGTERM), one is killed (SIGKILL), the
+    survivor ends alone and leaves; records are produced before each step (not for impl's
+    consumer, which fetches none). The session timeout in force bounds two steps: the rebalance
+    after the leave must come before it (a LeaveGroup, not an expiry), the survivor's takeover
+    after the kill no sooner than half of it (an expiry: the killed member sent nothing), and the
+    wait for the takeover allows it in full."""
+    from kafka import KafkaAdminClient, KafkaProducer
+
+    fetches = library != CONSUME
+    session_s, _ = target.timing(library)
+    topic = target.topic
+    producer = None
+    if fetches:  # groupcheck broker answers no InitProducerId: no idempotence there
+        producer = KafkaProducer(bootstrap_servers=target.bootstrap,
+                                 **({} if target.idempotent else {"enable_idempotence": False}))
+    produced = set()
+
+    def produce(n, tag):
+        if not fetches:
+            return
+        futures = [producer.send(topic, f"{tag}{i}".encode(), partition=i % PARTITIONS) for i in range(n)]
+        producer.flush(timeout=20)
+        produced.update((f.get(5).partition, f.get(5).offset) for f in futures)
+
+    generations = []
+
+    def step_done(live, step):
+        """After a step: impl's consumer says its generation; all live members share one, newer than the last."""
+        if fetches:
+            return
+        seen = {r.name: r.generation() for r in live}
+        assert len(set(seen.values())) == 1, f"after {step}, the live members are in different generations: {seen}"
+        generation = next(iter(seen.values()))
+        assert not generations or generation > generations[-1], (
+            f"after {step}, generation {generation}; before it {generations}: no rebalance happened")
+        generations.append(generation)
+
+    def stopped(runner, step):
+        assert runner.process.returncode == runner.exit_on_sigterm, (
+            f"{step}: {runner.name} exited {runner.process.returncode}, not {runner.exit_on_sigterm}\n"
+            f"{runner.describe()}")
+
+    name = lambda i: f"{library}-{i}"
+    runners = []
+    try:
+        produce(60, "a")
+        runners += [Runner(library, target, name(i)) for i in range(2)]
+        wait_for(lambda: settled(runners), "the group of two to form", runners, target)
+        step_done(runners, "the group of two formed")
+        produce(60, "b")
+        runners.append(Runner(library, target, name(2)))
+        wait_for(lambda: settled(runners), "a rebalance that includes the third member", runners, target)
+        step_done(runners, "the third member joined")
+        produce(60, "c")
+        left_at = time.monotonic()
+        runners[1].terminate()  # leaves the group
+        stopped(runners[1], "the leave")
+        live = [runners[0], runners[2]]
+        wait_for(lambda: settled(live), "the rebalance after a member left", runners, target)
+        waited = time.monotonic() - left_at
+        # a LeaveGroup rebalances at once (the others rejoin at their next heartbeat); without one the
+        # group would have waited for the session to expire
+        assert waited < session_s, (f"the rebalance after a member left took {waited:.1f} s, the session timeout is "
+                                    f"{session_s:g} s: was it expired rather than left?\n{runners[1].describe()}")
+        step_done(live, "a member left")
+        produce(60, "d")
+        killed_at = time.monotonic()
+        runners[2].kill()
+        wait_for(lambda: runners[0].owned() == set(range(PARTITIONS)),
+                 f"the survivor to own everything after the session timeout ({session_s:g} s)", runners, target,
+                 seconds=session_s + WAIT_S)
+        waited = time.monotonic() - killed_at
+        # the session had to expire: no LeaveGroup was sent
+        assert waited >= max(1.0, session_s / 2), f"the survivor took over {waited:.1f} s after the kill, " \
+                                                  f"with a session timeout of {session_s:g} s"
+        step_done([runners[0]], "a member was killed")
+        produce(60, "e")
+        consumed = lambda: {rec for r in runners for rec in r.records()}
+        if fetches:
+            wait_for(lambda: consumed() >= produced, "every produced message to be consumed", runners, target)
+        runners[0].terminate()
+        stopped(runners[0], "the survivor's leave")
+    finally:
+        for r in runners:
+            if r.process.poll() is None:
+                r.kill()
+        if producer is not None:
             producer.close()
 
-        assert len(produced) == 300
-        first_consumer = {}
-        duplicates = []
-        for _, record, consumer in sorted(t for r in runners for t in r.timed_records()):
-            if record in first_consumer:
-                duplicates.append((record, first_consumer[record], consumer))
-            else:
-                first_consumer[record] = consumer
-        assert set(first_consumer) == produced
-        killed = runners[2].name
-        resets = client_side_resets(trace)
-        by_client = [d for d in duplicates if (d[2], d[0][0]) in resets]  # it re-read the partition from EARLIEST
-        if by_client:
-            warnings.warn(f"{library}: {len(by_client)} records consumed again after the client itself looked up the "
-                          f"EARLIEST offset of a partition whose committed offset the broker had given it "
-                          f"(client_side_resets): {by_client[:5]}; resets {resets}")
-        unexplained = [d for d in duplicates if d[1] != killed and d not in by_client]
-        assert unexplained == [], (
-            f"consumed twice without a crash in between: {len(unexplained)} records, the first {unexplained[:5]}\n"
-            + "\n".join(r.history() for r in runners)
-            + f"\ngroup requests (--trace):\n{group_trace(trace)}\noffsets (--trace):\n{offset_trace(trace)}")
-        assert {r.name for r in runners if r.records()} == {r.name for r in runners}  # every member worked
+    ends = {p: 0 for p in range(PARTITIONS)}  # the log end offsets: 0 where nothing was produced
+    for partition, offset in produced:
+        ends[partition] = max(ends[partition], offset + 1)
+    if fetches:
+        check_records(library, target, runners, produced)
+    else:
+        # impl's consumer: records are not checked (it fetches none; none were produced). Its last
+        # act, leaving, commits the positions of everything it owns: 0 each.
+        last = [e["offsets"] for e in runners[0].snapshot() if e["event"] == "committed"]
+        assert last and last[-1] == ends, (
+            f"groupcheck consume's last commit before leaving: {last[-1:]}, expected {ends}\n{runners[0].describe()}")
 
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-        try:
-            committed = admin.list_group_offsets(group)[group]
-            ends = {}
-            for partition, offset in produced:
-                ends[partition] = max(ends.get(partition, 0), offset + 1)
-            assert {tp.partition: om.offset for tp, om in committed.items()} == ends
-        finally:
-            admin.close()
+    admin = KafkaAdminClient(bootstrap_servers=target.bootstrap)
+    try:
+        committed = admin.list_group_offsets(target.group)[target.group]
+        assert {tp.partition: om.offset for tp, om in committed.items() if tp.topic == topic} == ends, (
+            f"the group's committed offsets on {target.name}, against the log end offsets")
+    finally:
+        admin.close()
+
+
+def check_records(library, target, runners, produced):
+    """Every produced record consumed; a duplicate only from the killed member's uncommitted tail
+    (or, with a trace, one the client itself caused: :func:`client_side_resets`); every member consumed."""
+    assert len(produced) == 300
+    first_consumer = {}
+    duplicates = []
+    for _, record, consumer in sorted(t for r in runners for t in r.timed_records()):
+        if record in first_consumer:
+            duplicates.append((record, first_consumer[record], consumer))
+        else:
+            first_consumer[record] = consumer
+    assert set(first_consumer) == produced
+    killed = runners[2].name
+    resets = client_side_resets(target.trace)
+    by_client = [d for d in duplicates if (d[2], d[0][0]) in resets]  # it re-read the partition from EARLIEST
+    if by_client:
+        warnings.warn(f"{library}: {len(by_client)} records consumed again after the client itself looked up the "
+                      f"EARLIEST offset of a partition whose committed offset the broker had given it "
+                      f"(client_side_resets): {by_client[:5]}; resets {resets}")
+    unexplained = [d for d in duplicates if d[1] != killed and d not in by_client]
+    assert unexplained == [], (
+        f"consumed twice without a crash in between on {target.name}: {len(unexplained)} records, the first "
+        f"{unexplained[:5]}\n" + "\n".join(r.history() for r in runners)
+        + f"\ngroup requests (--trace):\n{group_trace(target.trace)}\noffsets (--trace):\n{offset_trace(target.trace)}")
+    assert {r.name for r in runners if r.records()} == {r.name for r in runners}  # every member worked
 
 
 def test_a_client_is_called_hung_only_when_alive_and_silent(tmp_path):

@@ -12,15 +12,6 @@ from properties import targets
 from properties.cli import main
 from properties.conform.run import Timing, run_schedule
 from properties.conform.schedule import Schedule
-from properties.conform.target import PARTITIONS, TOPIC
-from properties.live import kafka
-
-
-@pytest.fixture(scope="session")
-def kafka41():
-    broker = kafka.start(kafka.parse("kafka:4.1"), {TOPIC: PARTITIONS}, kafka.settings_for(timers=True))
-    yield broker
-    broker.stop()
 
 
 def _address(broker):

@@ -1,22 +1,23 @@
 """An aiokafka group member for tests/live/test_client_groups.py.
 
-argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoked / record /
-committed / closed. Commits after every batch and in the revoke callback; SIGTERM: stop (leave the
-group); SIGKILL: dies without leaving.
+argv: bootstrap group topic name [--library-defaults] (see common.py). Prints JSON lines
+(flushed): assigned / revoked / record / committed / closed. Commits after every batch and in the
+revoke callback; SIGTERM: stop (leave the group); SIGKILL: dies without leaving.
 """
 import asyncio
 import signal
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
-from common import bootstrap, emit, group, name, topic
+from common import bootstrap, emit, group, name, timing, topic
 
 
 async def main():
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=name,
-                                enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=6000,
-                                heartbeat_interval_ms=500, max_poll_interval_ms=60000)
+                                enable_auto_commit=False, auto_offset_reset="earliest",
+                                **timing(session_timeout_ms=6000, heartbeat_interval_ms=500,
+                                         max_poll_interval_ms=60000))
 
     class Listener(ConsumerRebalanceListener):
         async def on_partitions_revoked(self, revoked):

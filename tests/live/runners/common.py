@@ -1,14 +1,32 @@
-"""What every runner shares: its arguments, its JSON-lines output, and SIGTERM as "stop politely"."""
+"""What every runner shares: its arguments, its JSON-lines output, and SIGTERM as "stop politely".
+
+argv: ``bootstrap group topic name [--library-defaults]``. Without the flag a runner gives its
+library the short group timings the groupcheck-broker tests run with (:func:`timing`); with it the
+library keeps its own defaults for session.timeout.ms, heartbeat.interval.ms and
+max.poll.interval.ms (and everything else): the runner then sets only the group id, the client id,
+auto.offset.reset=earliest and manual commits.
+"""
 import faulthandler
 import json
 import signal
 import sys
 import time
 
-bootstrap, group, topic, name = sys.argv[1:5]
+_flags = [a for a in sys.argv[1:] if a.startswith("--")]
+_unknown = set(_flags) - {"--library-defaults"}
+if _unknown:
+    sys.exit(f"unknown option(s) {sorted(_unknown)}; usage: bootstrap group topic name [--library-defaults]")
+library_defaults = "--library-defaults" in _flags
+bootstrap, group, topic, name = [a for a in sys.argv[1:] if not a.startswith("--")][:4]
 
 # SIGUSR1: every thread's stack on stderr, so a test can show where a hung client is stuck.
 faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
+def timing(**tuned):
+    """The settings *tuned* (a short session, frequent heartbeats, a bounded poll interval), or
+    nothing under ``--library-defaults``: the library's own defaults then apply."""
+    return {} if library_defaults else tuned
 
 
 def emit(**fields):

@@ -1,18 +1,19 @@
 """A confluent-kafka (librdkafka) group member for tests/live/test_client_groups.py.
 
-argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoked / lost / record /
-committed / closed. Commits every message synchronously and in the revoke callback; SIGTERM:
-close (leave the group); SIGKILL: dies without leaving.
+argv: bootstrap group topic name [--library-defaults] (see common.py). Prints JSON lines
+(flushed): assigned / revoked / lost / record / committed / closed. Commits every message
+synchronously and in the revoke callback; SIGTERM: close (leave the group); SIGKILL: dies without
+leaving.
 """
 
-from common import Stop, bootstrap, emit, group, name, topic
+from common import Stop, bootstrap, emit, group, name, timing, topic
 from confluent_kafka import Consumer, KafkaException
 
 Stop.install()
 consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                     "enable.auto.commit": False, "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
-                     "heartbeat.interval.ms": 500, "max.poll.interval.ms": 60000,
-                     "topic.metadata.refresh.interval.ms": 1000})
+                     "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                     **timing(**{"session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                                 "max.poll.interval.ms": 60000, "topic.metadata.refresh.interval.ms": 1000})})
 
 
 def on_assign(c, partitions):

@@ -1,17 +1,17 @@
 """A kafka-python group member for tests/live/test_client_groups.py.
 
-argv: bootstrap group topic name. Prints JSON lines (flushed): assigned / revoked / record /
-commit-failed / committed / closed. Commits after every batch; SIGTERM: close (leave the group);
-SIGKILL: dies without leaving.
+argv: bootstrap group topic name [--library-defaults] (see common.py). Prints JSON lines
+(flushed): assigned / revoked / record / commit-failed / committed / closed. Commits after every
+batch; SIGTERM: close (leave the group); SIGKILL: dies without leaving.
 """
 
-from common import Stop, bootstrap, emit, group, name, topic
+from common import Stop, bootstrap, emit, group, name, timing, topic
 from kafka import ConsumerRebalanceListener, KafkaConsumer
 
 Stop.install()
 consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=name, enable_auto_commit=False,
-                         auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=500,
-                         max_poll_interval_ms=60000)
+                         auto_offset_reset="earliest",
+                         **timing(session_timeout_ms=6000, heartbeat_interval_ms=500, max_poll_interval_ms=60000))
 
 
 class Listener(ConsumerRebalanceListener):
