@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", metavar="HOST:PORT", help="broker counterexamples: the broker to replay against")
     p.add_argument("--launch", metavar="NAME", help="broker counterexamples: start this broker to replay against")
     p.add_argument("--mutant", metavar="NAME", help="broker counterexamples: with --launch groupcheck, the mutant")
+    p.add_argument("--brokers", type=_positive_int("--brokers"), default=1, metavar="N",
+                   help="broker counterexamples: with --launch kafka:..., a cluster of N nodes (a schedule with a "
+                        "failover needs one)")
 
     p = sub.add_parser("walk", help="run many seeded interleavings in this process")
     p.add_argument("--seeds", type=_positive_int("--seeds"), default=1000)
@@ -323,7 +326,7 @@ def cmd_replay(args) -> int:
                              "or --mutant")
         return clients.replay(args.file, data, args.json)
     if kind == KIND:
-        return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json)
+        return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json, args.brokers)
     if args.bootstrap or args.launch or args.mutant:
         raise UsageError(f"{args.file}: --bootstrap, --launch and --mutant are for broker conformance counterexamples")
     return replay_file(args.file, as_json=args.json, last=args.last)

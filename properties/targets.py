@@ -77,6 +77,7 @@ class Target:
     module: Optional[str] = None  # clients: the Python module it imports (checked before anything starts)
     pip: Optional[str] = None  # clients: what to install
     programs: Tuple[str, ...] = ()  # clients: the programs it needs on PATH (checked before anything starts)
+    clusters: bool = False  # brokers: it starts as a cluster of N nodes too (--brokers N)
 
     @property
     def spec(self) -> str:
@@ -105,14 +106,23 @@ class Target:
             raise UsageError(f"{argument} {mutant}: a mutant of the broker ({m.target}); {self.spec} runs groupcheck's "
                              "broker unmutated (try groupcheck conform broker --launch groupcheck --mutant)")
 
-    def start(self, topics: Dict[str, int], mutant: Optional[str] = None, timers: bool = False):
-        """A running broker (:class:`properties.live.child.ChildBroker`) on free loopback ports with
-        *topics* (name -> partitions); the caller stops it. UsageError if it does not start."""
+    def check_brokers(self, brokers: int, argument: str = "--brokers") -> None:
+        """UsageError unless this target starts as *brokers* nodes."""
+        if brokers != 1 and not self.clusters:
+            clustered = ", ".join(t.name for t in TARGETS.values() if t.clusters)
+            raise UsageError(f"{argument} {brokers}: {self.spec} starts as one node only ({clustered} and any "
+                             "kafka:X.Y.Z start as clusters)")
+
+    def start(self, topics: Dict[str, int], mutant: Optional[str] = None, timers: bool = False, brokers: int = 1):
+        """A running broker (:class:`properties.live.child.ChildBroker`, or with *brokers* > 1 a
+        :class:`properties.live.kafka_cluster.KafkaCluster`) on free loopback ports with *topics*
+        (name -> partitions); the caller stops it. UsageError if it does not start."""
         if self.starter is None:
             raise UsageError(f"{self.spec} is not a broker groupcheck starts (give --bootstrap HOST:PORT)")
         self.check_mutant(mutant)
+        self.check_brokers(brokers)
         try:
-            return self.starter(topics, mutant, timers)
+            return self.starter(topics, mutant, timers, **({"brokers": brokers} if brokers != 1 else {}))
         except RuntimeError as e:
             raise UsageError(f"--launch {self.name}: the broker did not start: {e}") from None
 
@@ -151,10 +161,10 @@ def _rdkafka_mock(topics, mutant: Optional[str], timers: bool):
 
 
 def _kafka(name: str) -> Callable:
-    def start(topics, mutant: Optional[str], timers: bool):
+    def start(topics, mutant: Optional[str], timers: bool, brokers: int = 1):
         from properties.live import kafka
 
-        return kafka.start(kafka.parse(name), topics, kafka.settings_for(timers))
+        return kafka.start(kafka.parse(name), topics, kafka.settings_for(timers), brokers)
     return start
 
 
@@ -166,7 +176,8 @@ def kafka_target(name: str, argument: str = "--launch") -> Target:
     spec = kafka.parse(name, argument)
     coordinator = ("the Java GroupMetadataManager" if spec.new_coordinator else "the Scala GroupCoordinator")
     profile = attrs.evolve(KAFKA, name=name, new_group_coordinator=spec.new_coordinator)
-    return Target(name, BROKER, f"Apache Kafka {spec.version} (one KRaft node; {coordinator})", profile, _kafka(name))
+    return Target(name, BROKER, f"Apache Kafka {spec.version} (KRaft: one node, or --brokers N; {coordinator})",
+                  profile, _kafka(name), clusters=True)
 
 
 # ---- the registry ------------------------------------------------------------------------------

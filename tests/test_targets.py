@@ -57,3 +57,23 @@ def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, ca
 def test_a_launched_broker_takes_no_profile(capsys):
     assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:3.9"]) == 2
     assert "--profile is for --bootstrap" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--bootstrap", "127.0.0.1:9", "--brokers", "3"], "--brokers 3 is for --launch"),
+    (["--launch", "kafka:4.1", "--brokers", "3", "--timers", "on"], "judges failovers with --timers off only"),
+    (["--launch", "groupcheck", "--brokers", "3"], "--brokers 3: broker:groupcheck starts as one node only"),
+    (["--launch", "kafka:4.1", "--brokers", "0"], "--brokers"),
+])
+def test_brokers_is_refused_where_groupcheck_cannot_run_a_failover(args, words, capsys, tmp_path):
+    assert main(["conform", "broker", *args, "--schedules", "1", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_cluster_node_names_every_voter_and_replicates_the_offsets_topic():
+    props = kafka.server_properties(kafka.parse("kafka:4.1"), 10, 20, "/d", {}, node_id=2,
+                                    voters="1@127.0.0.1:20,2@127.0.0.1:21,3@127.0.0.1:22", replication=3)
+    assert props["node.id"] == "2" and props["controller.quorum.voters"].count("@") == 3
+    assert props["offsets.topic.replication.factor"] == "3" and props["transaction.state.log.replication.factor"] == "3"

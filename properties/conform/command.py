@@ -1,6 +1,6 @@
 """``groupcheck conform broker`` and the replay of its counterexamples.
 
-``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME]) [--schedules N]
+``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME] [--brokers N]) [--schedules N]
 [--steps K] [--members M] [--seed S] [--timers off|on] [--out DIR] [--json] [--no-shrink]``
 
 Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
@@ -49,6 +49,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                                       "a broker groupcheck knows (e.g. kafka:4.1 for a Kafka 4.1 "
                                                       "cluster, whose coordinator answers some requests differently "
                                                       "from 3.9's); default: Kafka 3.9's")
+    b.add_argument("--brokers", type=int_at_least("--brokers", 1), default=1, metavar="N",
+                   help="with --launch kafka:...: a cluster of N nodes, and every schedule kills the node that "
+                        "coordinates its group once (a failover step) and is judged through the takeover "
+                        "(default 1: one node, no failover)")
     b.add_argument("--mutant", metavar="NAME", help="with --launch groupcheck: apply one of groupcheck's "
                                                      "server-side mutants (a deliberately broken broker)")
     b.add_argument("--schedules", type=int_at_least("--schedules", 1), default=100, help="schedules to run (default 100)")
@@ -86,12 +90,20 @@ def cmd_conform(args) -> int:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.profile and not args.bootstrap:
         raise UsageError("--profile is for --bootstrap (a launched broker is judged by its own profile)")
+    if args.brokers != 1 and not args.launch:
+        raise UsageError(f"--brokers {args.brokers} is for --launch (groupcheck cannot kill nodes of a cluster it "
+                         "did not start)")
+    if args.brokers != 1 and args.timers == "on":
+        raise UsageError(f"--brokers {args.brokers} judges failovers with --timers off only: when the new coordinator "
+                         "loaded the group, which restarts every session timer, is not known within the timers' "
+                         "tolerance")
     if args.bootstrap:
         host_and_port(args.bootstrap)
         target = bootstrap_target(args.profile)
     else:
         target = targets.get(targets.BROKER, args.launch, "--launch")
         target.check_mutant(args.mutant)
+        target.check_brokers(args.brokers)
     return _campaign(args, target)
 
 
@@ -112,7 +124,7 @@ def _campaign(args, target: targets.Target) -> int:
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
     tally = Tally()
     with engine.session() as interrupts:
-        broker = Broker(target, args.mutant, args.bootstrap, timers=timing.timers)
+        broker = Broker(target, args.mutant, args.bootstrap, timers=timing.timers, brokers=args.brokers)
         try:
             run = Runner(broker, timing)
 
@@ -120,7 +132,7 @@ def _campaign(args, target: targets.Target) -> int:
                 results = []
                 for seed in range(start, stop):
                     result = run(generate(seed, members=args.members, steps=args.steps, timers=timing.timers,
-                                          static=args.static))
+                                          static=args.static, failover=args.brokers > 1))
                     if result.failure and result.steps_run == 0 and not result.trace and seed == args.seed and (
                             not broker.launched or result.failure.startswith(STATIC_UNSUPPORTED)):
                         raise UsageError(f"{broker.text}: {result.failure}")
@@ -135,7 +147,8 @@ def _campaign(args, target: targets.Target) -> int:
                                  interrupts)
             with interrupts.held(release=False):
                 progress(tally.done, tally.failed, final=True)
-                settings = {"seed": args.seed, "members": args.members, "steps": args.steps, "static": args.static}
+                settings = {"seed": args.seed, "members": args.members, "steps": args.steps, "static": args.static,
+                            "brokers": args.brokers}
                 out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
                 summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
@@ -148,7 +161,8 @@ def _campaign(args, target: targets.Target) -> int:
     return outcome.exit_status(shape.exit_status(summary))
 
 
-def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool) -> int:
+def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool,
+           brokers: int = 1) -> int:
     """``groupcheck replay FILE --bootstrap HOST:PORT | --launch NAME``: run a conformance
     counterexample's schedule again and say whether it still diverges the same way."""
     try:
@@ -161,17 +175,23 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
     if not bootstrap and not launch:
         raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
     timing = Timing.with_timers() if example.get("timers") else NO_TIMERS
+    if any(step.action == "failover" for step in schedule.steps) and brokers == 1:
+        raise UsageError(f"{path}: its schedule kills the group's coordinator; replay it on a cluster: "
+                         "--launch kafka:... --brokers 3")
     if launch:
         target = targets.get(targets.BROKER, launch, "--launch")
         target.check_mutant(mutant)
+        target.check_brokers(brokers)
+    elif brokers != 1:
+        raise UsageError(f"--brokers {brokers} is for --launch")
     else:
         host_and_port(bootstrap)
         target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
     with engine.session():
-        broker = Broker(target, mutant, None if launch else bootstrap, timers=timing.timers)
+        broker = Broker(target, mutant, None if launch else bootstrap, timers=timing.timers, brokers=brokers)
         try:
             result = run_schedule(broker.address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]),
-                                  broker.profile, timing=timing)
+                                  broker.profile, timing=timing, failover=broker.failover)
         except Unreachable as e:
             raise UsageError(str(e)) from None
         finally:

@@ -48,6 +48,7 @@ class Hypothesis:
     aliases: Tuple[Tuple[str, str], ...] = ()  # (broker id, model id), sorted
     member_seq: int = 0
     offsets: Tuple[Tuple[int, int], ...] = ()  # (partition, committed offset), sorted: what OffsetFetch returns
+    persisted: Optional[g.Group] = None  # the group's last record in __consumer_offsets: what a failover loads
 
     def to_model(self) -> Dict[str, str]:
         return dict(self.aliases)
@@ -327,6 +328,20 @@ class Judge:
     def close(self, member: int, epoch: int) -> None:
         self.closed.add((member, epoch))
 
+    def failover(self, now: int) -> None:
+        """The node coordinating the group was killed and another has loaded the group from
+        ``__consumer_offsets``: every hypothesis's group becomes what its last record rebuilds
+        (``model.group.load``, §1.13 ``onGroupLoaded``; Kafka 4.x's ``GroupMetadataManager.replay``
+        rebuilds the same: Stable with the record's members, each supporting the chosen protocol
+        only, or Empty), with fresh session deadlines from *now*. Nothing parked survives (its
+        connection died with the node); committed offsets and the member-id aliasing do."""
+        loaded: List[Hypothesis] = []
+        for h in self.hypotheses:
+            for out in all_choices(lambda choose, h=h: g.load(h.persisted, now, self.config, choose, h.member_seq)):
+                seq = max(h.member_seq, out.group.member_seq if out.group is not None else 0)
+                loaded.append(attrs.evolve(h, group=out.group, member_seq=seq))
+        self.hypotheses = list(dict.fromkeys(loaded))[:MAX_HYPOTHESES]
+
     def model_request(self, api: str, request, to_model: Dict[str, str], client_id: str):
         def mid(broker_id: str) -> str:
             if broker_id == "":
@@ -366,20 +381,20 @@ class Judge:
         """Fire the model's timers as a broker on wall-clock time may have by now: with timers off
         (no tolerance), every deadline up to *lo*; with a tolerance, every deadline before *lo* and
         then any prefix of those up to *hi* — how far is a ``choose("timer", ...)`` point, so every
-        possibility is judged. Returns (group, replies)."""
-        replies = []
+        possibility is judged. Returns (group, replies, the last group record written or None)."""
         if self.tolerance_ms is None:
             out = g.fire_timers(group, lo, self.config, choose)
-            return out.group, list(out.replies)
+            return out.group, list(out.replies), out.persist
         out = g.fire_timers(group, lo - 1, self.config, choose)
-        group, replies = out.group, list(out.replies)
+        group, replies, persist = out.group, list(out.replies), out.persist
         while True:
             deadline = g.next_deadline(group)
             if deadline is None or deadline > hi or not choose("timer", (False, True)):
-                return group, replies
+                return group, replies, persist
             out = g.fire_timers(group, deadline, self.config, choose)
             group = out.group
             replies += out.replies
+            persist = out.persist or persist
 
     def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, end: int,
                   client_id: str):
@@ -389,10 +404,11 @@ class Judge:
         tolerance = self.tolerance_ms or 0
 
         def run(choose):
-            group, replies, offsets = h.group, [], dict(h.offsets)
+            group, replies, offsets, persisted = h.group, [], dict(h.offsets), h.persisted
             if request is not None:
-                group, fired = self._settle(group, now - tolerance, now + tolerance, choose)
+                group, fired, persist = self._settle(group, now - tolerance, now + tolerance, choose)
                 replies += fired
+                persisted = persist or persisted
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
             if api == "DescribeGroups":
                 replies.append((reply_to, GroupSummary.of(group)))
@@ -405,10 +421,12 @@ class Judge:
                 group = out.group
                 replies += out.replies
                 offsets.update(out.committed)
-            group, fired = self._settle(group, end - tolerance, end + tolerance, choose)
+                persisted = out.persist or persisted
+            group, fired, persist = self._settle(group, end - tolerance, end + tolerance, choose)
             replies += fired
+            persisted = persist or persisted
             seq = max(seq, group.member_seq if group is not None else 0)
-            return group, seq, tuple(replies), tuple(sorted(offsets.items()))
+            return group, seq, tuple(replies), tuple(sorted(offsets.items())), persisted
 
         return all_choices(run)
 
@@ -426,8 +444,8 @@ class Judge:
         allowed: List[Tuple[str, ...]] = []
         allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
         for h in self.hypotheses:
-            for group, seq, replies, offsets in self._outcomes(h, api, version, request, reply_to, now, end,
-                                                               client_id):
+            for group, seq, replies, offsets, persisted in self._outcomes(h, api, version, request, reply_to, now,
+                                                                          end, client_id):
                 expected_by: Dict[tuple, list] = {}
                 for where, response in replies:
                     if where not in self.closed:
@@ -435,7 +453,7 @@ class Judge:
                 state = self._match_all(observed_by, expected_by, h)
                 if state is not None:
                     aliases = tuple(sorted(state[0].items()))
-                    survivors.append(Hypothesis(group, aliases, seq, offsets))
+                    survivors.append(Hypothesis(group, aliases, seq, offsets, persisted))
                     continue
                 allowed_own.append(tuple(expected_by.get(reply_to, ())))
                 if len(allowed) < 6:

@@ -98,13 +98,18 @@ def baseline_findings(baseline: dict) -> list:
     return [{"signature": d["signature"]} for d in baseline.get("divergences", [])]
 
 
-def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = False) -> List[str]:
+def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = False, brokers: int = 1) -> List[str]:
     rules = ("Kafka 4.x's GroupMetadataManager where it differs from 3.9's GroupCoordinator"
              if new_group_coordinator else "Kafka 3.9's GroupCoordinator")
-    return [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
-            f"model/broker.py; the rules of {rules}), member ids aliased",
-            "timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its deadline"
-            if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero initial delay fires)"]
+    lines = [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
+             f"model/broker.py; the rules of {rules}), member ids aliased",
+             "timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its deadline"
+             if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero initial delay fires)"]
+    if brokers > 1:
+        lines.append(f"coordinator failover on {brokers} nodes: once per schedule the node coordinating the group is "
+                     "killed (SIGKILL); every answer after it is judged against the group the model loads from its "
+                     "last record (model.group.load, onGroupLoaded), committed offsets kept")
+    return lines
 
 
 def not_checked_lines(diverging: int, stopped_after: Optional[int]) -> List[str]:

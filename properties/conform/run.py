@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import selectors
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import attrs
 
@@ -169,9 +169,12 @@ def model_config(profile: Profile, schedule: Schedule, join_version: int, timing
 
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
                  park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0,
-                 timing: Timing = NO_TIMERS) -> Result:
+                 timing: Timing = NO_TIMERS, failover: Optional[Callable[[str], Tuple[int, Tuple[str, int]]]] = None
+                 ) -> Result:
     """Play *schedule* against the broker at *bootstrap* with group *group_id*; stop at the first
-    divergence or failure. Raises :class:`Unreachable` if nothing listens there."""
+    divergence or failure. Raises :class:`Unreachable` if nothing listens there. *failover(group)*
+    (a cluster's ``kill_coordinator``) kills the group's coordinator and returns (its node id, the
+    address of the node that took over); without it a ``failover`` step is skipped."""
     trace: List[dict] = []
     start = time.monotonic()
     now_ms = lambda: int((time.monotonic() - start) * 1000)  # noqa: E731
@@ -234,6 +237,25 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     member.link.close()
                     trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
                                   "note": "disconnected"})
+                    continue
+                if step.action == "failover":
+                    if failover is None:
+                        trace.append({"t_ms": now_ms(), "member": member.index,
+                                      "note": "failover skipped: the broker is a single node"})
+                        continue
+                    for m in members:  # the coordinator's connections die with its node
+                        if m.link is not None and not m.link.closed:
+                            judge.close(m.index, m.link.epoch)
+                            sel.unregister(m.link.sock)
+                            m.link.close()
+                    try:
+                        killed, address = failover(group_id)
+                    except RuntimeError as e:
+                        return finish(index, failure=f"failover: {e}")
+                    judge.failover(now_ms())
+                    trace.append({"t_ms": now_ms(), "member": member.index,
+                                  "note": f"failover: node {killed} killed; node at {address[0]}:{address[1]} "
+                                          f"coordinates the group"})
                     continue
                 if step.action == "wait":
                     if not timing.timers:

@@ -25,6 +25,10 @@ and an action, with a variant that decides which ids and generation go in the re
 ``wait``       (timers on only) send nothing for a while — ``short``: less than any timeout;
                ``long``: past the session and rebalance timeouts — and collect what the broker's
                timers answer meanwhile.
+``failover``   (a cluster of brokers only, ``--brokers N``) kill the node that coordinates the
+               group and carry on with the node that takes over: every member's connection is
+               gone, and the group is what the new coordinator loads from its log. One per
+               schedule, at a seeded place among the drawn steps (its member is always 0).
 =============  ==========================================================================
 
 With *static* members (``--static N``: members 0..N-1 carry a ``group.instance.id``, KIP-345)
@@ -43,7 +47,7 @@ from typing import List, Optional, Tuple
 
 import attrs
 
-ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait")
+ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait", "failover")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -60,6 +64,7 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
 #: session and rebalance timeouts, so the broker's timers fire during the wait).
 TIMER_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("wait", "short", 4), ("wait", "long", 3))
 VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX if a == action) for action in ACTIONS}
+VARIANTS["failover"] = (None,)
 
 #: Protocol lists a member may offer (most preferred first), and how often.
 PROTOCOL_LISTS: Tuple[Tuple[Tuple[str, ...], int], ...] = (
@@ -80,6 +85,8 @@ class Step:
             raise ValueError(f"{self.action}: unknown variant {self.variant!r}; known: {VARIANTS[self.action]}")
 
     def describe(self) -> str:
+        if self.action == "failover":
+            return "failover (the coordinator's node killed)"
         return f"m{self.member} {self.action}" + (f" ({self.variant})" if self.variant else "")
 
     def to_json(self) -> list:
@@ -130,11 +137,12 @@ class Schedule:
 
 
 def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False,
-             static: int = 0) -> Schedule:
+             static: int = 0, failover: bool = False) -> Schedule:
     """The schedule of *seed*: every member joins first (in a random order); for even seeds the
     group then forms (two join rounds, a sync round); then *steps* steps drawn from :data:`MIX`
     (and :data:`TIMER_MIX` when *timers*), each for a random member. *static*: the first that many
-    members are static (the draws are the same as without)."""
+    members are static (the draws are the same as without). *failover*: one ``failover`` step among
+    the drawn ones, at a place drawn from a second generator (so the other draws stay the same)."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
@@ -154,4 +162,7 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
     for _ in range(steps):
         action, variant = rng.choices(mix, mix_weights)[0]
         out.append(Step(rng.randrange(members), action, variant))
+    if failover:
+        drawn = len(out) - steps
+        out.insert(drawn + random.Random(seed * 7919 + 1).randrange(steps + 1), Step(0, "failover"))
     return Schedule(seed, members, partitions, protocols, tuple(out), min(static, members))

@@ -98,7 +98,8 @@ class Tally:
             requested=requested if requested is not None else self.done, unit="schedules",
             settings={**unit_settings, "target": target.text, "mutant": mutant, "timers": timing.timers,
                       "profile": profile.name},
-            checked=report_module.checked_lines(self.versions, timing.timers, profile.new_group_coordinator),
+            checked=report_module.checked_lines(self.versions, timing.timers, profile.new_group_coordinator,
+                                                settings.get("brokers", 1)),
             not_checked=report_module.not_checked_lines(self.diverging + self.failures, self.stopped_after),
             partial=stopped_by is not None or failure is not None, stopped_by=stopped_by, failure=failure)
         summary.update({

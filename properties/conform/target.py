@@ -33,11 +33,12 @@ class Broker:
     with *bootstrap*, the broker there (judged with *target*'s profile)."""
 
     def __init__(self, target: targets.Target, mutant: Optional[str] = None, bootstrap: Optional[str] = None,
-                 timers: bool = False, start: bool = True) -> None:
-        self.target, self.mutant, self.timers = target, mutant, timers
+                 timers: bool = False, start: bool = True, brokers: int = 1) -> None:
+        self.target, self.mutant, self.timers, self.brokers = target, mutant, timers, brokers
         self.profile = target.profile
         self.system = bootstrap or (target.name + (f" (mutant {mutant})" if mutant else ""))
-        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {target.name}"
+        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {target.name}" + (
+            f" --brokers {brokers}" if brokers != 1 else "")
         self.process = None
         self.address = host_and_port(bootstrap) if bootstrap else None
         self.crashes = 0
@@ -49,9 +50,21 @@ class Broker:
         return self.process is not None
 
     def _start(self) -> None:
-        self.process = self.target.start({TOPIC: PARTITIONS}, self.mutant, self.timers)
+        self.process = self.target.start({TOPIC: PARTITIONS}, self.mutant, self.timers, self.brokers)
         host, port = self.process.bootstrap.rsplit(":", 1)
         self.address = (host, int(port))
+
+    @property
+    def failover(self):
+        """``failover(group) -> (killed node, new coordinator's address)`` of a launched cluster, else None."""
+        return getattr(self.process, "kill_coordinator", None)
+
+    def heal(self) -> None:
+        """A launched cluster with every node running again (after a schedule's failover)."""
+        if getattr(self.process, "failovers", 0) and any(n.killed for n in self.process.nodes):
+            self.process.heal()
+            host, port = self.process.bootstrap.rsplit(":", 1)
+            self.address = (host, int(port))
 
     def crashed(self, wait_s: float = 0.0) -> Optional[str]:
         """A failure line if the launched broker's process has exited, waiting up to *wait_s* for it
@@ -87,8 +100,12 @@ class Runner:
         self.runs += 1
         target = self.target
         try:
+            target.heal()
+        except RuntimeError as e:
+            return Result(schedule, "", None, f"the cluster did not heal after a failover: {e}", 0, (), ())
+        try:
             result = run_schedule(target.address, schedule, group_id(schedule.seed, f"{self.nonce}-{self.runs}"),
-                                  self.profile, timing=self.timing)
+                                  self.profile, timing=self.timing, failover=target.failover)
         except Unreachable as e:
             crash = target.crashed(wait_s=2.0)
             if crash:

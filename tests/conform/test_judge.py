@@ -237,3 +237,54 @@ def test_a_commit_whose_metadata_is_too_long_is_judged_partition_by_partition():
     assert accepted is not None  # a broker without the limit
     judge.hypotheses = before
     assert judge.step(0, "OffsetCommit", 8, commit, (0, 1), 0, member.client_id, [((0, 1), answered(12, 0))]) is None
+
+
+def _heartbeat_answer(error):
+    return canonical_observed("Heartbeat", 4, P.HeartbeatResponseData(error_code=error))
+
+
+@pytest.mark.parametrize("synced", [False, True])
+def test_after_a_failover_the_group_is_what_its_last_record_rebuilds(synced):
+    """A lone member joins (generation 1) and, if *synced*, syncs: the record the leader's SyncGroup
+    writes (GroupCoordinator.doSyncGroup's storeGroup) is what a new coordinator loads. Without it
+    the new coordinator has no group, and the member's Heartbeat is UNKNOWN_MEMBER_ID; with it the
+    group is Stable and the Heartbeat is answered NONE. Either other answer diverges."""
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    join = member.request("join", "same")
+    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [((0, 1), _join_answer(79, "b1"))]) is None
+    member.learn("JoinGroup", P.JoinGroupResponseData(error_code=79, member_id="b1"), "same")
+    join = member.request("join", "same")
+    meta = member.subscription()
+    joined = P.JoinGroupResponseData(error_code=0, generation_id=1, protocol_type="consumer", protocol_name="range",
+                                     leader="b1", member_id="b1",
+                                     members=[P.JoinGroupResponseMember(member_id="b1", group_instance_id=None,
+                                                                        metadata=meta)])
+    assert judge.step(1, "JoinGroup", 9, join, (0, 1), 1, member.client_id,
+                      [((0, 1), canonical_observed("JoinGroup", 9, joined))]) is None
+    member.learn("JoinGroup", joined, "same")
+    if synced:
+        sync = member.request("sync", "current")
+        answer = canonical_observed("SyncGroup", 5, P.SyncGroupResponseData(
+            error_code=0, protocol_type="consumer", protocol_name="range",
+            assignment=P.Assignment([P.TopicPartition(TOPIC, p) for p in range(6)])))
+        assert judge.step(2, "SyncGroup", 5, sync, (0, 1), 2, member.client_id, [((0, 1), answer)]) is None
+    judge.close(0, 1)
+    judge.failover(3)
+    heartbeat = member.request("heartbeat", "current")
+    before = list(judge.hypotheses)
+    expected, other = (Errors.NONE, Errors.UNKNOWN_MEMBER_ID) if synced else (Errors.UNKNOWN_MEMBER_ID, Errors.NONE)
+    assert judge.step(3, "Heartbeat", 4, heartbeat, (0, 2), 4, member.client_id,
+                      [((0, 2), _heartbeat_answer(expected))]) is None
+    judge.hypotheses = before
+    assert judge.step(3, "Heartbeat", 4, heartbeat, (0, 2), 4, member.client_id,
+                      [((0, 2), _heartbeat_answer(other))]) is not None
+
+
+def test_a_failover_step_is_drawn_once_and_leaves_the_other_draws_alone():
+    plain, with_failover = generate(12), generate(12, failover=True)
+    failovers = [s for s in with_failover.steps if s.action == "failover"]
+    assert len(failovers) == 1 and failovers[0].describe() == "failover (the coordinator's node killed)"
+    assert tuple(s for s in with_failover.steps if s.action != "failover") == plain.steps
+    assert Schedule.from_json(with_failover.to_json()) == with_failover
+    assert [s.action for s in with_failover.steps[:3]] == ["join"] * 3  # never before the joins
