@@ -34,6 +34,7 @@ process dies under a schedule). A client library is started once per consumer by
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from typing import Callable, Dict, Optional, Tuple
 
@@ -180,6 +181,20 @@ def kafka_target(name: str, argument: str = "--launch") -> Target:
                   profile, _kafka(name), clusters=True)
 
 
+#: the kafka-clients release ``--client java`` runs (``java:X.Y.Z`` names another)
+JAVA_CLIENTS_VERSION = "4.1.2"
+
+
+def java_target(name: str, argument: str = "--client") -> Target:
+    """Apache Kafka's own KafkaConsumer: ``java`` (kafka-clients :data:`JAVA_CLIENTS_VERSION`) or
+    ``java:X.Y.Z`` (that release, resolved from Maven Central the first time), classic protocol."""
+    version = JAVA_CLIENTS_VERSION if name == "java" else name.partition(":")[2]
+    if not name.startswith("java") or re.fullmatch(r"\d+\.\d+\.\d+", version) is None:
+        raise UsageError(f"{argument} {name}: expected java or java:X.Y.Z (a kafka-clients release, e.g. java:3.9.2)")
+    return Target(name, CLIENT, f"Apache Kafka's KafkaConsumer (kafka-clients {version}, classic protocol)",
+                  runner="properties.clients.runners.java", pip="Java 17 or later and Maven", programs=("java", "mvn"))
+
+
 # ---- the registry ------------------------------------------------------------------------------
 
 # impl.server.config.BrokerConfig's defaults are Kafka's; the launcher sets the initial delay to 0
@@ -234,8 +249,7 @@ _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, muta
     Target("groupcheck", CLIENT, "groupcheck's own consumer (impl.consumer over TCP)",
            runner="properties.clients.runners.groupcheck", module="impl", pip="groupcheck (this package)",
            mutants="client"),
-    Target("java", CLIENT, "Apache Kafka's KafkaConsumer (kafka-clients 4.1.2, classic protocol)",
-           runner="properties.clients.runners.java", pip="Java 17 or later and Maven", programs=("java", "mvn")),
+    java_target("java"),
 )
 
 #: every target, by ``(kind, name)``
@@ -257,6 +271,8 @@ def get(kind: str, name: str, argument: str) -> Target:
     target = TARGETS.get((kind, name))
     if target is None and kind == BROKER and name.startswith("kafka:"):
         target = kafka_target(name, argument)
+    if target is None and kind == CLIENT and name.startswith("java:"):
+        target = java_target(name, argument)
     if target is None:
         known = launchable() if argument == "--launch" else names(kind)
         what = {SIMULATED: "a system", BROKER: "a broker groupcheck can start" if argument == "--launch" else "a broker",
@@ -276,6 +292,8 @@ def resolve(spec: str, argument: str = "--system") -> Target:
     target = TARGETS.get((kind, name))
     if target is None and kind == BROKER and name.startswith("kafka:"):
         target = kafka_target(name, argument)
+    if target is None and kind == CLIENT and name.startswith("java:"):
+        target = java_target(name, argument)
     if target is None or (kind == BROKER and not target.launchable):
         known = [t.spec for t in _ALL if t.kind != BROKER or t.launchable]
         raise UsageError(f"{argument} {spec}: not a system groupcheck knows (known: {', '.join(known)})")

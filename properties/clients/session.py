@@ -188,7 +188,7 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
         for i in range(schedule.consumers):
             config = {"bootstrap": broker.bootstrap, "group": group, "topic": TOPIC, "client_id": schedule.client_id(i),
                       "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant,
-                      "group_instance_id": schedule.instance_id(i)}
+                      "group_instance_id": schedule.instance_id(i), "library": library.name}
             runners.append(_Runner(library, schedule.client_id(i), config, work))
         faults_over = start_ms + schedule.faults_end_ms()
         while time.time() * 1000 < faults_over:

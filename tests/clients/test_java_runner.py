@@ -52,6 +52,24 @@ def test_a_value_that_cannot_be_one_argument_is_refused():
         java.arguments(dict(CONFIG, client_id="c1\nsession.timeout.ms=1"))
 
 
+@pytest.mark.parametrize("name, version", [("java", "4.1.2"), ("java:3.9.2", "3.9.2"), ("java:4.0.1", "4.0.1")])
+def test_java_names_the_kafka_clients_release_the_runner_resolves(name, version):
+    from properties import targets
+
+    target = targets.get(targets.CLIENT, name, "--client")
+    assert target.name == name and f"kafka-clients {version}" in target.what
+    assert targets.resolve(f"client:{name}").name == name
+    assert java.version_of(dict(CONFIG, library=name)) == version
+
+
+@pytest.mark.parametrize("name", ["java:4.1", "java:latest", "java:"])
+def test_a_java_name_without_a_release_is_refused(name):
+    from properties import targets
+
+    with pytest.raises(UsageError, match=f"--client {name}: expected java or java:X.Y.Z"):
+        targets.get(targets.CLIENT, name, "--client")
+
+
 def test_without_java_or_maven_the_client_is_refused_in_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither java nor mvn
     with pytest.raises(UsageError) as e:

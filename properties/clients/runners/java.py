@@ -30,7 +30,6 @@ from properties.errors import UsageError
 from properties.live import maven
 from properties.live.child import PROJECT_ROOT
 
-KAFKA_VERSION = "4.1.2"
 HOME = os.path.join(PROJECT_ROOT, "java", "consumer")
 POM = os.path.join(HOME, "pom.xml")
 SOURCE = os.path.join(HOME, "GroupcheckRunner.java")
@@ -63,12 +62,20 @@ def arguments(c: Dict[str, Any]) -> List[str]:
     return [f"{name}={value}" for name, value in props.items()]
 
 
-def prepare() -> List[str]:
-    """``java`` and its options up to the main class: the jars resolved and the runner compiled,
-    each once into the cache; UsageError (one line) without Java or Maven or if either fails."""
-    folder = f"kafka-clients-{KAFKA_VERSION}"
-    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{KAFKA_VERSION}",
-                        {"kafka.version": KAFKA_VERSION}, WHO)
+def version_of(c: Dict[str, Any]) -> str:
+    """The kafka-clients release the configuration's library names: ``java`` or ``java:X.Y.Z``."""
+    from properties.targets import JAVA_CLIENTS_VERSION
+
+    name = c.get("library") or "java"
+    return name.partition(":")[2] if ":" in name else JAVA_CLIENTS_VERSION
+
+
+def prepare(version: str) -> List[str]:
+    """``java`` and its options up to the main class, for kafka-clients *version*: the jars
+    resolved and the runner compiled, each once into the cache; UsageError (one line) without Java
+    or Maven or if either fails."""
+    folder = f"kafka-clients-{version}"
+    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{version}", {"kafka.version": version}, WHO)
     java = maven.require("java", WHO)
     with open(SOURCE, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
@@ -90,9 +97,10 @@ def prepare() -> List[str]:
 def main() -> None:
     from properties.clients.runners.common import config
 
-    args = arguments(config())
+    c = config()
+    args = arguments(c)
     try:
-        command = prepare()
+        command = prepare(version_of(c))
     except UsageError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr, flush=True)
         sys.exit(2)
