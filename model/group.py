@@ -857,7 +857,8 @@ def handle_join_group(group, request, reply_to, now, config, choose, member_seq:
         config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms
     ):
         return Outcome(group, ((reply_to, _error_join(Errors.INVALID_SESSION_TIMEOUT, member_id)),))
-    if group is None:
+    created = group is None
+    if created:
         if member_id != UNKNOWN_MEMBER_ID:
             return Outcome(None, ((reply_to, _error_join(Errors.UNKNOWN_MEMBER_ID, member_id)),))
         group = Group(group_id=request.group_id, member_seq=member_seq)
@@ -871,6 +872,13 @@ def handle_join_group(group, request, reply_to, now, config, choose, member_seq:
         _current_member_join(d, request, reply_to, now)
     if d.state == PREPARING_REBALANCE:
         d.try_complete_join(now)
+    if created and config.new_group_coordinator and d.persist is None:
+        # Kafka 4.x's GroupMetadataManager.classicGroupJoin: "If there are no records to append and
+        # if a group was newly created, we need to append records to the log to commit the group
+        # to the timeline data structure" -- newEmptyGroupMetadataRecord (generation 0, no members).
+        # A failover then loads an Empty group where the Scala coordinator, which writes nothing
+        # before the first SyncGroup, has none. Found by conform --launch kafka:4.1 --brokers 3.
+        d.persist = Group(group_id=request.group_id, member_seq=member_seq)
     return d.outcome()
 
 
@@ -1307,10 +1315,15 @@ def unload(group) -> Outcome:
     return Outcome(None, tuple(replies), (("transition", previous, DEAD),))
 
 
-def load(persisted, now, config, choose, member_seq: int = 0) -> Outcome:
+def load(persisted, now, config, choose, member_seq: int = 0, group_id: str | None = None,
+         has_offsets: bool = False) -> Outcome:
     """Partition immigration (§1.13 ``onGroupLoaded``): rebuild the group from its persisted
     record (Stable with members, else Empty); nothing parked, no pending or sync state, every
-    member gets a fresh session deadline; an over-capacity group rebalances.
+    member gets a fresh session deadline; an over-capacity group rebalances. A group with committed
+    offsets (*has_offsets*) but no record loads Empty: Scala ``GroupMetadataManager
+    .doLoadGroupsAndOffsets`` (``emptyGroupOffsets``: ``new GroupMetadata(groupId, Empty, time)``),
+    4.x ``OffsetMetadataManager.replay`` (``getOrMaybeCreateClassicGroup(groupId, true)``, "a
+    so-called simple consumer group").
 
     The record keeps one subscription per member, the metadata of the group's selected protocol
     (``GroupMetadataManager.groupMetadataValue``: ``setSubscription(protocolName.map(
@@ -1320,6 +1333,8 @@ def load(persisted, now, config, choose, member_seq: int = 0) -> Outcome:
     names and bytes in order) fails for a JoinGroup listing more: a follower of the loaded Stable
     group that rejoins with its full protocol list starts a rebalance."""
     if persisted is None:
+        if has_offsets and group_id is not None:
+            return Outcome(Group(group_id=group_id, member_seq=member_seq))
         return Outcome(None)
     d = _Draft(persisted, config, choose)
     d.member_seq = max(d.member_seq, member_seq)  # ids handed out after the record was written stay taken

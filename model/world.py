@@ -687,7 +687,7 @@ def _ev_load(world, m, ev, choose, log):
     broker = m.brokers[b]
     if m.leader != b or not broker.alive or not broker.loading:
         return False
-    outcome = grp.load(m.persisted, m.now, world.config, choose, m.member_seq)
+    outcome = grp.load(m.persisted, m.now, world.config, choose, m.member_seq, world.config.group_id, bool(m.committed))
     m.brokers[b] = brk.BrokerState(True, False, broker.group)
     _apply_outcome(world, m, b, outcome, log)
     log.append(E.Loaded(b))

@@ -84,19 +84,22 @@ class Bag:
 @attrs.frozen
 class GroupSummary:
     """What DescribeGroups answers for a model group (``GroupCoordinator.handleDescribeGroup``,
-    ``GroupMetadata.summary``): an unknown group is Dead with no members; members' metadata and
-    assignments are given only when the group is Stable."""
+    ``GroupMetadata.summary``): an unknown group is Dead with no members -- from DescribeGroups v6
+    on (KIP-1043) with the error GROUP_ID_NOT_FOUND (4.1.2 ``GroupMetadataManager.describeGroups``:
+    ``if (context.requestVersion() >= 6)``); members' metadata and assignments are given only when
+    the group is Stable."""
 
     state: str
     protocol_type: str
     protocol: str
     members: tuple  # ((member_id, metadata, assignment), ...)
+    version: int = 0  # the request's version
     api = "DescribeGroups"
 
     @classmethod
-    def of(cls, group: Optional[g.Group]) -> "GroupSummary":
+    def of(cls, group: Optional[g.Group], version: int = 0) -> "GroupSummary":
         if group is None:
-            return cls("Dead", "", "", ())
+            return cls("Dead", "", "", (), version)
         stable = group.state == g.STABLE
         members = tuple((m.member_id, dict(m.protocols).get(group.protocol_name) if stable else None,
                          tuple(m.assignment) if stable else None) for m in group.members)
@@ -144,6 +147,8 @@ def canonical_model(response) -> tuple:
     if api == "OffsetFetch":
         return (api, "NONE", tuple((p, o, "NONE") for p, o in response.offsets))
     if api == "DescribeGroups":
+        if response.state == "Dead" and response.version >= 6:
+            return (api, "GROUP_ID_NOT_FOUND")
         return (api, "NONE", response.state, response.protocol_type, response.protocol,
                 Bag(tuple((Id(m), meta, asg) for m, meta, asg in response.members)))
     raise ValueError(f"no canonical form for {api}")
@@ -328,18 +333,30 @@ class Judge:
     def close(self, member: int, epoch: int) -> None:
         self.closed.add((member, epoch))
 
-    def failover(self, now: int) -> None:
+    def failover(self, now: int, group_id: str) -> None:
         """The node coordinating the group was killed and another has loaded the group from
         ``__consumer_offsets``: every hypothesis's group becomes what its last record rebuilds
         (``model.group.load``, §1.13 ``onGroupLoaded``; Kafka 4.x's ``GroupMetadataManager.replay``
         rebuilds the same: Stable with the record's members, each supporting the chosen protocol
-        only, or Empty), with fresh session deadlines from *now*. Nothing parked survives (its
-        connection died with the node); committed offsets and the member-id aliasing do."""
+        only, or Empty; a group with committed offsets and no record loads Empty), with fresh
+        session deadlines from *now*. Nothing parked survives (its connection died with the node);
+        committed offsets and the member-id aliasing do."""
         loaded: List[Hypothesis] = []
         for h in self.hypotheses:
-            for out in all_choices(lambda choose, h=h: g.load(h.persisted, now, self.config, choose, h.member_seq)):
-                seq = max(h.member_seq, out.group.member_seq if out.group is not None else 0)
-                loaded.append(attrs.evolve(h, group=out.group, member_seq=seq))
+            records = [h.persisted]
+            if self.config.new_group_coordinator and _creation_record(h.persisted):
+                # 4.x answers the JoinGroup that created the group (MEMBER_ID_REQUIRED) without
+                # waiting for the empty record it appends (GroupCoordinatorService.joinGroup returns
+                # the response future, the write completes apart: classicGroupJoin's
+                # CoordinatorResult(records, appendFuture)); killed before that record committed,
+                # the node leaves no group behind (measured: a DescribeGroups at once says Dead,
+                # one after a failover a second later Empty)
+                records.append(None)
+            for record in records:
+                for out in all_choices(lambda choose, h=h, record=record: g.load(
+                        record, now, self.config, choose, h.member_seq, group_id, bool(h.offsets))):
+                    seq = max(h.member_seq, out.group.member_seq if out.group is not None else 0)
+                    loaded.append(attrs.evolve(h, group=out.group, member_seq=seq, persisted=record))
         self.hypotheses = list(dict.fromkeys(loaded))[:MAX_HYPOTHESES]
 
     def model_request(self, api: str, request, to_model: Dict[str, str], client_id: str):
@@ -411,7 +428,7 @@ class Judge:
                 persisted = persist or persisted
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
             if api == "DescribeGroups":
-                replies.append((reply_to, GroupSummary.of(group)))
+                replies.append((reply_to, GroupSummary.of(group, version)))
             elif api == "OffsetFetch":
                 asked = [p for t in request.topics for p in t.partition_indexes]
                 replies.append((reply_to, CommittedOffsets(tuple((p, offsets.get(p, -1)) for p in sorted(asked)))))
@@ -490,6 +507,13 @@ class Judge:
         wanted = " | ".join("; ".join(line) or "no answer" for line in allowed[:2])
         return f"after {api or 'a disconnect'}: the broker answered [{seen or 'nothing'}], the model allows [{wanted}]"
 
+
+
+def _creation_record(persisted: Optional[g.Group]) -> bool:
+    """Whether *persisted* is the empty record 4.x writes for a group a JoinGroup created (no
+    members, generation 0: a record the Scala coordinator never writes, its first empty record
+    comes from a completed join, generation 1 or more)."""
+    return persisted is not None and not persisted.members and persisted.generation == 0
 
 
 #: The fields of a canonical answer, after the API name, for signatures.

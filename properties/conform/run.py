@@ -252,7 +252,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                         killed, address = failover(group_id)
                     except RuntimeError as e:
                         return finish(index, failure=f"failover: {e}")
-                    judge.failover(now_ms())
+                    judge.failover(now_ms(), group_id)
                     trace.append({"t_ms": now_ms(), "member": member.index,
                                   "note": f"failover: node {killed} killed; node at {address[0]}:{address[1]} "
                                           f"coordinates the group"})

@@ -30,8 +30,12 @@ import attrs
 from properties.live import kafka
 from properties.live.exchange import describe_group, exchange
 
-#: How fast the controller fences a node that stopped: Kafka's defaults are 9 s and 2 s.
-FAILOVER_SETTINGS = {"broker.session.timeout.ms": "1500", "broker.heartbeat.interval.ms": "250"}
+#: How fast the controller fences a node that stopped (Kafka's defaults are 9 s and 2 s), and no
+#: preferred-leader election: a healed node would take the offsets partition back at the next
+#: imbalance check (every 300 s), moving the coordinator in the middle of a later schedule (seen as
+#: NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS answers before its failover step).
+FAILOVER_SETTINGS = {"broker.session.timeout.ms": "1500", "broker.heartbeat.interval.ms": "250",
+                     "auto.leader.rebalance.enable": "false"}
 OFFSETS_TOPIC = "__consumer_offsets"
 
 

@@ -270,7 +270,7 @@ def test_after_a_failover_the_group_is_what_its_last_record_rebuilds(synced):
             assignment=P.Assignment([P.TopicPartition(TOPIC, p) for p in range(6)])))
         assert judge.step(2, "SyncGroup", 5, sync, (0, 1), 2, member.client_id, [((0, 1), answer)]) is None
     judge.close(0, 1)
-    judge.failover(3)
+    judge.failover(3, "g")
     heartbeat = member.request("heartbeat", "current")
     before = list(judge.hypotheses)
     expected, other = (Errors.NONE, Errors.UNKNOWN_MEMBER_ID) if synced else (Errors.UNKNOWN_MEMBER_ID, Errors.NONE)
@@ -288,3 +288,23 @@ def test_a_failover_step_is_drawn_once_and_leaves_the_other_draws_alone():
     assert tuple(s for s in with_failover.steps if s.action != "failover") == plain.steps
     assert Schedule.from_json(with_failover.to_json()) == with_failover
     assert [s.action for s in with_failover.steps[:3]] == ["join"] * 3  # never before the joins
+
+
+def test_from_describe_groups_v6_an_unknown_group_is_group_id_not_found():
+    """KIP-1043, 4.1.2 GroupMetadataManager.describeGroups: ``requestVersion() >= 6`` answers an
+    unknown group GROUP_ID_NOT_FOUND (state Dead), v5 and older NONE with state Dead."""
+    from impl.wire.apis import kio_class
+    from impl.wire.build import build
+
+    def described(version, error, state="Dead"):
+        body = build(kio_class("DescribeGroups", version, "response"), {"throttle_time": 0, "groups": [
+            {"error_code": error, "group_id": "g", "group_state": state, "protocol_type": "", "protocol_data": "",
+             "members": [], "authorized_operations": -2147483648, **({"error_message": None} if version >= 6 else {})}]})
+        return canonical_observed("DescribeGroups", version, body)
+
+    for version, right, wrong in ((6, described(6, 69), described(6, 0)), (5, described(5, 0), described(5, 69))):
+        judge = _judge()
+        before = list(judge.hypotheses)
+        assert judge.step(0, "DescribeGroups", version, object(), (0, 1), 0, "c", [((0, 1), right)]) is None
+        judge.hypotheses = before
+        assert judge.step(0, "DescribeGroups", version, object(), (0, 1), 0, "c", [((0, 1), wrong)]) is not None

@@ -980,6 +980,31 @@ def test_load_empty_group():
     assert out.group.state == EMPTY and out.group.generation == 4 and next_deadline(out.group) is None
 
 
+def test_a_group_with_committed_offsets_and_no_record_loads_empty():
+    """Scala GroupMetadataManager.doLoadGroupsAndOffsets (emptyGroupOffsets) and 4.x
+    OffsetMetadataManager.replay both bring a group that only committed offsets back Empty; with
+    nothing in the log there is no group. Found by conform --launch kafka:4.1 --brokers 3."""
+    out = load(None, 5, CFG, never, 7, "g", has_offsets=True)
+    assert out.group.state == EMPTY and out.group.group_id == "g" and out.group.member_seq == 7
+    assert load(None, 5, CFG, never, 7, "g").group is None
+
+
+@pytest.mark.parametrize("new_group_coordinator", [False, True])
+def test_a_join_that_creates_the_group_writes_an_empty_record_only_under_the_java_coordinator(
+        new_group_coordinator):
+    """4.x GroupMetadataManager.classicGroupJoin appends newEmptyGroupMetadataRecord for a group the
+    join created when the join itself writes nothing ("to commit the group to the timeline data
+    structure"); the Scala coordinator writes nothing before the first SyncGroup. A failover then
+    loads an Empty group from 4.x's log and none from 3.9's (conform --launch kafka:4.1 --brokers 3)."""
+    out = join(None, config=cfg(new_group_coordinator=new_group_coordinator))
+    assert only_reply(out).error == Errors.MEMBER_ID_REQUIRED
+    if new_group_coordinator:
+        assert out.persist is not None and out.persist.state == EMPTY and out.persist.members == ()
+        assert load(out.persist, 9, CFG, never).group.state == EMPTY
+    else:
+        assert out.persist is None
+
+
 def test_draft_round_trip_is_identity():
     for g in (Group("g"), form()[0], stable(("a", "b", "c"))[0]):
         assert _Draft(g, CFG, never).freeze() == g
