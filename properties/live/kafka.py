@@ -31,7 +31,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from typing import Dict, Mapping, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import attrs
 
@@ -246,19 +246,28 @@ def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60
     first schedule against kafka:3.9-new-coordinator, 2026-11-28), which a consumer retries but the
     broker checker, whose model starts with the group's coordinator loaded, would judge. A started
     broker is handed over only when it is ready, as a real cluster would be."""
-    probe = "groupcheck-ready"
+    def ready() -> Optional[str]:
+        code, _ = describe_group(bootstrap, "groupcheck-ready", 5.0)
+        return f"error {code}" if code in _NOT_READY else None
+
+    wait_until(ready, timeout_s, "the group coordinator was not ready")
+
+
+def wait_until(check: Callable[[], Optional[str]], timeout_s: float, failure: str, interval_s: float = 0.1) -> None:
+    """Call *check* every *interval_s* until it returns None (done); otherwise it returns why not
+    yet (an unreachable or garbled answer counts as not yet). RuntimeError ``failure within N s
+    (the last reason)`` when *timeout_s* pass first."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
         try:
-            code, _ = describe_group(bootstrap, probe, 5.0)
-            if code not in _NOT_READY:
+            last = check()
+            if last is None:
                 return
-            last = f"error {code}"
-        except (OSError, EOFError, AttributeError) as e:
+        except (OSError, EOFError, AttributeError, RuntimeError) as e:
             last = str(e) or type(e).__name__
-        time.sleep(0.1)
-    raise RuntimeError(f"the group coordinator was not ready within {timeout_s:.0f} s ({last})")
+        time.sleep(interval_s)
+    raise RuntimeError(f"{failure} within {timeout_s:.0f} s ({last})")
 
 
 def _format(java: str, classpath: str, config: str, cluster_id: str = "") -> None:

@@ -206,19 +206,13 @@ class KafkaCluster:
         self.wait_in_sync(timeout_s)
 
     def wait_in_sync(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
         want = sorted(n.node_id for n in self.nodes)
-        last = "no answer"
-        while time.monotonic() < deadline:
-            try:
-                isr = self.in_sync_replicas(OFFSETS_TOPIC)
-                if isr == want:
-                    return
-                last = f"in sync: {isr}"
-            except (OSError, EOFError, RuntimeError) as e:
-                last = str(e) or type(e).__name__
-            time.sleep(0.2)
-        raise RuntimeError(f"the nodes {want} were not all in sync on {OFFSETS_TOPIC} within {timeout_s:.0f} s ({last})")
+
+        def in_sync() -> Optional[str]:
+            isr = self.in_sync_replicas(OFFSETS_TOPIC)
+            return None if isr == want else f"in sync: {isr}"
+
+        kafka.wait_until(in_sync, timeout_s, f"the nodes {want} were not all in sync on {OFFSETS_TOPIC}", 0.2)
 
     def in_sync_replicas(self, topic: str, partition: int = 0) -> List[int]:
         from impl import protocol as P
