@@ -163,9 +163,11 @@ def _rdkafka_mock(topics, mutant: Optional[str], timers: bool):
 
 def _kafka(name: str) -> Callable:
     def start(topics, mutant: Optional[str], timers: bool, brokers: int = 1):
-        from properties.live import kafka
+        from properties.live import kafka, kafka_cluster
 
-        return kafka.start(kafka.parse(name), topics, kafka.settings_for(timers), brokers)
+        if brokers > 1:
+            return kafka_cluster.start_cluster(kafka.parse(name), brokers, topics, kafka.settings_for(timers))
+        return kafka.start(kafka.parse(name), topics, kafka.settings_for(timers))
     return start
 
 

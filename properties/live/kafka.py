@@ -153,15 +153,10 @@ logger.raft.level = info
 """
 
 
-def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str, str] = (),
-          brokers: int = 1):
+def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str, str] = ()) -> KafkaBroker:
     """Kafka *spec* on free loopback ports with *topics* (name -> partitions) created; the caller
-    stops it (its folder goes with it). *brokers* > 1: a cluster of that many nodes
-    (:class:`properties.live.kafka_cluster.KafkaCluster`). RuntimeError if it does not start."""
-    if brokers > 1:
-        from properties.live.kafka_cluster import start_cluster
-
-        return start_cluster(spec, brokers, topics, settings)
+    stops it (its folder goes with it). RuntimeError if it does not start. (A cluster of nodes:
+    :func:`properties.live.kafka_cluster.start_cluster`.)"""
     java, classpath = prepare(spec)
     workdir = tempfile.mkdtemp(prefix=f"groupcheck-kafka-{spec.version}-")
     try:

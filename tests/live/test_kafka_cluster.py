@@ -11,12 +11,13 @@ from properties import targets
 from properties.conform.run import run_schedule
 from properties.conform.schedule import generate
 from properties.conform.target import PARTITIONS, TOPIC
-from properties.live import kafka
+from properties.live import kafka, kafka_cluster
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    started = kafka.start(kafka.parse("kafka:4.1"), {TOPIC: PARTITIONS}, kafka.settings_for(timers=False), brokers=3)
+    started = kafka_cluster.start_cluster(kafka.parse("kafka:4.1"), 3, {TOPIC: PARTITIONS},
+                                          kafka.settings_for(timers=False))
     yield started
     started.stop()
 
