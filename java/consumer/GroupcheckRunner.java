@@ -27,7 +27,6 @@ import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -83,7 +82,9 @@ public final class GroupcheckRunner {
             run(consumer, topic, commitIntervalMs);
         } finally {
             try {
-                consumer.close(CloseOptions.timeout(CLOSE_TIMEOUT));
+                // close(Duration): in every kafka-clients release (4.1's CloseOptions, KIP-1092, is
+                // not in older ones); it leaves the group as a dynamic member, like close(CloseOptions)
+                consumer.close(CLOSE_TIMEOUT);
             } catch (RuntimeException e) {
                 emit("error", "error", quote("close: " + describe(e)));
             }

@@ -10,6 +10,7 @@ the judge's rules were written from.
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -108,3 +109,20 @@ def test_kafkas_consumer_breaks_no_rule_in_three_schedules(tmp_path, capsys):
     assert code == 0 and report["verdict"] == "pass" and report["schedules"] == 3, printed
     assert report["system"] == "client:java" and report["faults_injected"] > 0
     assert report["notes"] == [], report["notes"]  # no consumer died or had to be killed
+
+
+def test_a_runner_that_cannot_be_built_is_one_usage_error_before_any_schedule(tmp_path, monkeypatch, capsys):
+    """``--client java:3.9.2`` once met a runner that did not compile against that release: every
+    consumer exited at once and each schedule reported a group that never settled. Building the
+    runner is now done before anything starts (``libraries.get`` → the runner's ``ready``)."""
+    def failing(version):
+        raise UsageError(f"--client java: javac failed on GroupcheckRunner.java (kafka-clients {version})")
+
+    monkeypatch.setattr(java, "prepare", failing)
+    if shutil.which("java") is None or shutil.which("mvn") is None:
+        pytest.skip("needs java and mvn on PATH for the registry to accept the client")
+    code = main(["conform", "client", "--client", "java:3.9.2", "--schedules", "1", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == ("groupcheck: error: --client java: javac failed on GroupcheckRunner.java "
+                                         "(kafka-clients 3.9.2)")
+    assert not (tmp_path / "r").exists()

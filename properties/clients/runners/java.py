@@ -94,6 +94,11 @@ def prepare(version: str) -> List[str]:
     return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), MAIN]
 
 
+def ready(library: str) -> None:
+    """Resolve and compile for *library* (``java`` or ``java:X.Y.Z``) now; UsageError if either fails."""
+    prepare(version_of({"library": library}))
+
+
 def main() -> None:
     from properties.clients.runners.common import config
 
