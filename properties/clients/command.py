@@ -35,6 +35,7 @@ import time
 from typing import Dict, Optional, Tuple
 
 from properties import findings as shape
+from properties import junit
 from properties import targets
 from properties.clients import libraries
 from properties.clients.judge import Finding, judge
@@ -67,6 +68,8 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     add_set_option(c, "a consumer setting for every consumer: " + ", ".join(libraries.SETTINGS))
     c.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-client-NAME)")
     c.add_argument("--json", action="store_true", help="print the summary as JSON")
+    c.add_argument("--junit", metavar="FILE", default=None,
+                   help="also write the result as JUnit XML to FILE (a test case per finding, one for the run)")
     c.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     c.set_defaults(func=cmd_conform_client)
     return c
@@ -148,6 +151,8 @@ def cmd_conform_client(args) -> int:
     without losing what ran: no new schedule starts, the ones under way may finish (a second signal
     abandons them), and the report is written for the finished ones, marked partial, without
     shrinking; the exit status is then 128 + the signal's number (130, 143), as for every run."""
+    if args.junit:
+        junit.check_path(args.junit)
     plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
@@ -163,6 +168,8 @@ def cmd_conform_client(args) -> int:
                              settings={"seed": args.seed, "parallel": args.parallel}, requested=args.schedules,
                              stopped_by=outcome.stopped_by)
             print_summary(summary, args.json, out)
+            if args.junit:
+                junit.write(summary, args.junit)
     outcome.report_end(out)
     return outcome.exit_status(shape.exit_status(summary))
 

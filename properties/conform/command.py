@@ -21,6 +21,7 @@ from typing import Optional
 import attrs
 
 from properties import findings as shape
+from properties import junit
 from properties import targets
 from properties.conform import report as report_module
 from properties.conform.members import Unreachable
@@ -68,6 +69,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "wait past them, timers judged within a 250 ms tolerance window")
     b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
+    b.add_argument("--junit", metavar="FILE", default=None,
+                   help="also write the result as JUnit XML to FILE (a test case per finding, one for the run)")
     b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     b.set_defaults(func=cmd_conform)
     from properties.clients.command import add_parser as add_client_parser
@@ -90,6 +93,8 @@ def cmd_conform(args) -> int:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.profile and not args.bootstrap:
         raise UsageError("--profile is for --bootstrap (a launched broker is judged by its own profile)")
+    if args.junit:
+        junit.check_path(args.junit)
     if args.brokers != 1 and not args.launch:
         raise UsageError(f"--brokers {args.brokers} is for --launch (groupcheck cannot kill nodes of a cluster it "
                          "did not start)")
@@ -154,6 +159,8 @@ def _campaign(args, target: targets.Target) -> int:
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
                                        stopped_by=outcome.stopped_by)
                 print_summary(summary, args.json, out)
+                if args.junit:
+                    junit.write(summary, args.junit)
         finally:
             with interrupts.held(release=False):
                 broker.stop()
