@@ -14,7 +14,7 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
-      → catalogue                               the properties: what must hold / be reached
+      → catalogue, junit                        the properties: what must hold / be reached; a report as JUnit XML
       → engine/, findings                       the run engine: tasks, executors, interrupts, child processes; the one report shape
       → errors, progress, provenance            the usage-error type, the progress line, where a result came from
       → model/, impl/
@@ -38,7 +38,7 @@ LAYERS = (
     ("mutation", "proofs", "live", "bench"),
     ("systems",),
     ("explore", "impl_checks", "coverage"),
-    ("catalogue",),
+    ("catalogue", "junit"),
     ("engine", "findings"),
     ("errors", "progress", "provenance"),
 )
