@@ -8,9 +8,16 @@ onwards, so rewriting it keeps the batch valid). The log end offset advances by 
 ``lastOffsetDelta + 1``; the high watermark is the log end offset (one replica, acks=all is
 acks=1). Nothing is ever deleted: the log start offset stays 0.
 
-Not modelled: compression is passed through untouched, transactions and idempotence (producer
-ids are kept as sent, never checked), timestamps (ListOffsets by timestamp answers the log end),
-retention, segments.
+Idempotent producers are checked as Kafka's ``UnifiedLog.append`` does: each partition keeps a
+:class:`~impl.server.producer_state.ProducerStateManager`; a batch with a producer id must carry
+its producer's next sequence in an epoch no older than the last (else the whole append is refused
+with the error :class:`~impl.server.producer_state.ProducerStateError` carries), and a batch that
+repeats one of its producer's last five is not written again: the append answers the first
+offset it was written at.
+
+Not modelled: compression is passed through untouched, transactions (no transactional batch gets
+here: see :mod:`impl.server.kafka_apis`), timestamps (ListOffsets by timestamp answers the log
+end), retention, segments.
 """
 
 from __future__ import annotations
@@ -19,15 +26,15 @@ import bisect
 import struct
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["InvalidRecordBatch", "LogManager", "PartitionLog", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP"]
+from impl.server.producer_state import RECORD_BATCH_OVERHEAD, BatchHeader, ProducerStateManager, read_header
+
+__all__ = ["InvalidRecordBatch", "LogManager", "PartitionLog", "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP",
+           "batch_headers", "split_batches"]
 
 #: ``ListOffsetsRequest.EARLIEST_TIMESTAMP`` / ``LATEST_TIMESTAMP``.
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 
-#: baseOffset int64, batchLength int32, partitionLeaderEpoch int32, magic int8, crc int32,
-#: attributes int16, lastOffsetDelta int32 (``DefaultRecordBatch``).
-_HEADER = struct.Struct(">qiibIhi")
 _LOG_OVERHEAD = 12  # baseOffset + batchLength
 
 
@@ -35,28 +42,35 @@ class InvalidRecordBatch(ValueError):
     """Bytes that are not a sequence of whole v2 record batches (Kafka: CORRUPT_MESSAGE)."""
 
 
-def split_batches(records: bytes) -> List[Tuple[int, int]]:
-    """``(start, record count)`` of each batch in *records*; raises :class:`InvalidRecordBatch`."""
+def batch_headers(records: bytes) -> List[Tuple[int, BatchHeader]]:
+    """``(start, header)`` of each batch in *records*; raises :class:`InvalidRecordBatch` unless
+    they are whole v2 batches of at least ``RECORD_BATCH_OVERHEAD`` (61) bytes each, as
+    ``DefaultRecordBatch.ensureValid`` requires."""
     out = []
     offset, n = 0, len(records)
     while offset < n:
-        if n - offset < _HEADER.size:
-            raise InvalidRecordBatch(f"a batch header needs {_HEADER.size} bytes, {n - offset} left at {offset}")
-        _, length, _, magic, _, _, last_delta = _HEADER.unpack_from(records, offset)
-        if magic != 2:
-            raise InvalidRecordBatch(f"record batch magic {magic} at {offset}: only v2 batches are kept")
-        end = offset + _LOG_OVERHEAD + length
-        if length < _HEADER.size - _LOG_OVERHEAD or end > n or last_delta < 0:
-            raise InvalidRecordBatch(f"batch length {length} at {offset} does not fit the {n} bytes sent")
-        out.append((offset, last_delta + 1))
+        if n - offset < RECORD_BATCH_OVERHEAD:
+            raise InvalidRecordBatch(f"a batch header needs {RECORD_BATCH_OVERHEAD} bytes, {n - offset} left at {offset}")
+        header = read_header(records, offset)
+        if header.magic != 2:
+            raise InvalidRecordBatch(f"record batch magic {header.magic} at {offset}: only v2 batches are kept")
+        end = offset + _LOG_OVERHEAD + header.length
+        if header.length < RECORD_BATCH_OVERHEAD - _LOG_OVERHEAD or end > n or header.last_offset_delta < 0:
+            raise InvalidRecordBatch(f"batch length {header.length} at {offset} does not fit the {n} bytes sent")
+        out.append((offset, header))
         offset = end
     return out
+
+
+def split_batches(records: bytes) -> List[Tuple[int, int]]:
+    """``(start, record count)`` of each batch in *records*; raises :class:`InvalidRecordBatch`."""
+    return [(start, header.last_offset_delta + 1) for start, header in batch_headers(records)]
 
 
 class PartitionLog:
     """One partition: batches with their base offsets, in offset order."""
 
-    __slots__ = ("topic", "partition", "_bases", "_batches", "log_end_offset", "size_in_bytes")
+    __slots__ = ("topic", "partition", "_bases", "_batches", "log_end_offset", "size_in_bytes", "producer_state")
 
     def __init__(self, topic: str, partition: int) -> None:
         self.topic = topic
@@ -65,6 +79,7 @@ class PartitionLog:
         self._batches: List[bytes] = []
         self.log_end_offset = 0
         self.size_in_bytes = 0
+        self.producer_state = ProducerStateManager(f"{topic}-{partition}")
 
     @property
     def log_start_offset(self) -> int:
@@ -75,17 +90,28 @@ class PartitionLog:
         return self.log_end_offset
 
     def append(self, records: bytes) -> int:
-        """Append the batches in *records* (``Log.appendAsLeader``); return the first offset."""
+        """Append the batches in *records* (``UnifiedLog.appendAsLeader``); return the first offset.
+
+        The producer state is checked first (``analyzeAndValidateProducerState``): a refused batch
+        raises :class:`~impl.server.producer_state.ProducerStateError` and nothing is written; a
+        duplicate of a retained batch writes nothing and returns that batch's first offset."""
         first = self.log_end_offset
-        spans = split_batches(records)
-        for start, count in spans:
-            _, length, *_ = _HEADER.unpack_from(records, start)
-            batch = bytearray(records[start:start + _LOG_OVERHEAD + length])
+        spans = batch_headers(records)
+        offsets, next_offset = [], first
+        for _, header in spans:
+            offsets.append((header, next_offset))
+            next_offset += header.last_offset_delta + 1
+        updated, duplicate = self.producer_state.analyze(offsets)
+        if duplicate is not None:
+            return duplicate.first_offset
+        for start, header in spans:
+            batch = bytearray(records[start:start + _LOG_OVERHEAD + header.length])
             struct.pack_into(">q", batch, 0, self.log_end_offset)
             self._bases.append(self.log_end_offset)
             self._batches.append(bytes(batch))
-            self.log_end_offset += count
+            self.log_end_offset += header.last_offset_delta + 1
             self.size_in_bytes += len(batch)
+        self.producer_state.update(updated)
         return first
 
     def read(self, fetch_offset: int, max_bytes: int) -> bytes:
