@@ -13,7 +13,17 @@ world runs. What only a real listener needs is here:
   finds fewer than ``min_bytes`` waits up to ``max_wait_ms`` for a Produce, as in Kafka's fetch
   purgatory (``DelayedFetch``);
 * DescribeGroups and ListGroups from the coordinators' groups (``GroupCoordinator.handleDescribeGroup``
-  / ``handleListGroups``, ``GroupMetadata.summary``: member metadata and assignments only in Stable).
+  / ``handleListGroups``, ``GroupMetadata.summary``: member metadata and assignments only in Stable);
+* InitProducerId for idempotent producers, and their sequence checks on Produce
+  (:mod:`impl.server.producer_state`), so that a default producer of Kafka's Java client (since
+  3.0, KIP-679), kafka-python 3 or librdkafka with ``enable.idempotence`` can write here.
+
+Transactions are not served. ``groupcheck broker`` answers as a Kafka whose authorizer grants no
+transactional id: ``KafkaApis.handleInitProducerIdRequest`` answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+(53) to a request with a transactional id, ``handleProduceRequest`` answers it on every partition of a
+request holding transactional batches, and ``handleFindCoordinatorRequest`` answers it for a
+transaction coordinator key — an error every client treats as fatal and names, where Kafka's other
+answers (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) would have a transactional producer retry forever.
 
 Each handler takes the decoded request and a ``respond(body)`` callback; ``respond(None)`` means
 "no response, carry on" (Produce with acks=0).
@@ -27,7 +37,8 @@ from impl import protocol as P
 from impl.errors import Errors
 from impl.server.cluster import Cluster
 from impl.server.group_metadata import STABLE
-from impl.server.log import InvalidRecordBatch, LogManager
+from impl.server.log import InvalidRecordBatch, LogManager, batch_headers
+from impl.server.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ProducerIdManager, ProducerStateError
 from impl.wire import CODEC_VERSIONS
 from impl.wire.apis import RESPONSE, kio_class
 from impl.wire.build import build
@@ -43,7 +54,7 @@ WIRE_API_VERSIONS: Dict[str, Tuple[int, int]] = {
     for api, cap in (("ApiVersions", 99), ("Metadata", 99), ("FindCoordinator", 99), ("JoinGroup", 99),
                      ("SyncGroup", 99), ("Heartbeat", 99), ("LeaveGroup", 99), ("OffsetCommit", 99),
                      ("OffsetFetch", 99), ("Produce", 12), ("Fetch", 12), ("ListOffsets", 99),
-                     ("DescribeGroups", 99), ("ListGroups", 99))
+                     ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99))
 }
 
 _NONE = Errors.NONE.value
@@ -55,6 +66,8 @@ _NOT_COORDINATOR = Errors.NOT_COORDINATOR.value
 _COORDINATOR_LOAD_IN_PROGRESS = Errors.COORDINATOR_LOAD_IN_PROGRESS.value
 _COORDINATOR_NOT_AVAILABLE = Errors.COORDINATOR_NOT_AVAILABLE.value
 _INVALID_REQUEST = Errors.INVALID_REQUEST.value
+_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+_TRANSACTIONAL_ID_AUTHORIZATION_FAILED_MESSAGE = "Transactional Id authorization failed."
 
 Respond = Callable[[object], None]
 
@@ -78,13 +91,14 @@ class KafkaApis:
         self.cluster = cluster
         self.logs = logs
         self._delayed_fetches: List[_DelayedFetch] = []
+        self.producer_ids = ProducerIdManager()
         for name, count in list(cluster.topics.items()):
             logs.create(name, count)
         self._handlers = {
             "ApiVersions": self._api_versions, "Metadata": self._metadata,
             "FindCoordinator": self._find_coordinator, "Produce": self._produce, "Fetch": self._fetch,
             "ListOffsets": self._list_offsets, "DescribeGroups": self._describe_groups,
-            "ListGroups": self._list_groups,
+            "ListGroups": self._list_groups, "InitProducerId": self._init_producer_id,
         }
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -122,7 +136,20 @@ class KafkaApis:
     def _find_coordinator(self, broker_id: int, version: int, body: P.FindCoordinatorRequestData,
                           respond: Respond) -> None:
         """``KafkaApis.handleFindCoordinatorRequest``: the leader of each group's
-        ``__consumer_offsets`` partition; v4+ answers every key of the batch."""
+        ``__consumer_offsets`` partition; v4+ answers every key of the batch. A transaction
+        coordinator is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (``getCoordinator`` when DESCRIBE on the
+        transactional id is denied: see the module docstring)."""
+        if body.key_type == P.CoordinatorType.TRANSACTION:
+            keys = list(body.coordinator_keys) if version >= 4 and body.coordinator_keys else [body.key]
+            if version < 4:
+                respond(P.FindCoordinatorResponseData(
+                    error_code=_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, node_id=-1, host="", port=-1,
+                    error_message=_TRANSACTIONAL_ID_AUTHORIZATION_FAILED_MESSAGE))
+            else:
+                respond(P.FindCoordinatorResponseData(coordinators=[
+                    P.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                  error_message=None) for key in keys]))
+            return
         if body.key_type != P.CoordinatorType.GROUP:
             respond(P.FindCoordinatorResponseData(error_code=_INVALID_REQUEST, error_message="only group coordinators"))
             return
@@ -157,6 +184,22 @@ class KafkaApis:
         return _NONE
 
     def _produce(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        """``KafkaApis.handleProduceRequest``: a request holding transactional batches is refused on
+        every partition (no transactional id is authorized, see the module docstring); each
+        partition's records go to its log, which checks idempotent producers' sequences
+        (:meth:`impl.server.log.PartitionLog.append`) — an error there answers base offset -1 and
+        no message (``ReplicaManager.appendToLocalLog``, ``hasCustomErrorMessage = false``)."""
+        if _has_transactional_records(body):
+            if body.acks == 0:
+                respond(None)
+                return
+            respond(build(kio_class("Produce", version, RESPONSE), {"throttle_time": 0, "responses": [
+                {"name": topic.name, "partition_responses": [
+                    {"index": data.index, "error_code": _TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "base_offset": -1,
+                     "log_append_time": None, "log_start_offset": -1, "record_errors": (),
+                     "error_message": _TRANSACTIONAL_ID_AUTHORIZATION_FAILED_MESSAGE}
+                    for data in topic.partition_data]} for topic in body.topic_data]}))
+            return
         responses = []
         for topic in body.topic_data:
             if self.logs.auto_create and self.logs.partitions(topic.name) is None and not topic.name.startswith("__"):
@@ -170,6 +213,8 @@ class KafkaApis:
                         base_offset = log.append(bytes(data.records))
                     except InvalidRecordBatch:
                         error = _CORRUPT_MESSAGE
+                    except ProducerStateError as e:
+                        error = e.error_code
                 partitions.append({"index": data.index, "error_code": error, "base_offset": base_offset,
                                    "log_append_time": None, "log_start_offset": 0 if log is not None else -1,
                                    "record_errors": (), "error_message": None})
@@ -180,6 +225,39 @@ class KafkaApis:
             respond(None)  # acks=0: Kafka sends no response at all
             return
         respond(build(kio_class("Produce", version, RESPONSE), {"responses": responses, "throttle_time": 0}))
+
+    # -- InitProducerId ----------------------------------------------------------------------------
+
+    def _init_producer_id(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        """``KafkaApis.handleInitProducerIdRequest`` + ``TransactionCoordinator.handleInitProducerId``.
+
+        * A transactional id (even an empty one): TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the answer of a
+          Kafka whose authorizer denies WRITE on it (checked before anything else).
+        * v3+ (KIP-360) carries the producer's current id and epoch: one of them -1 without the other
+          is INVALID_REQUEST.
+        * Otherwise a new producer id with epoch 0, whatever id and epoch the request carries: for a
+          null transactional id Kafka "always blindly accept[s] the request and return[s] a new
+          producerId from the producerId manager". The epoch bump of KIP-360 exists only for a
+          transactional id's producer; an idempotent producer that sends its id and epoch (as
+          kafka-python and librdkafka do to recover from a sequence error) gets a fresh id.
+
+        An error answers producer id -1 and epoch -1 (``InitProducerIdRequest.getErrorResponse``)."""
+        producer_id = getattr(body, "producer_id", NO_PRODUCER_ID)
+        producer_epoch = getattr(body, "producer_epoch", NO_PRODUCER_EPOCH)
+        if body.transactional_id is not None:
+            error = _TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+            error = _INVALID_REQUEST
+        else:
+            error = _NONE
+        if error != _NONE:
+            respond(build(kio_class("InitProducerId", version, RESPONSE), {
+                "throttle_time": 0, "error_code": error, "producer_id": NO_PRODUCER_ID,
+                "producer_epoch": NO_PRODUCER_EPOCH}))
+            return
+        respond(build(kio_class("InitProducerId", version, RESPONSE), {
+            "throttle_time": 0, "error_code": _NONE, "producer_id": self.producer_ids.generate_producer_id(),
+            "producer_epoch": 0}))
 
     def _fetch_response(self, broker_id: int, version: int, body) -> Tuple[object, int]:
         topics, total = [], 0
@@ -304,3 +382,18 @@ class KafkaApis:
                            "group_state": state, "group_type": "classic"})
         respond(build(kio_class("ListGroups", version, RESPONSE), {"throttle_time": 0, "error_code": _NONE,
                                                                     "groups": groups}))
+
+
+def _has_transactional_records(body) -> bool:
+    """``RequestUtils.hasTransactionalRecords``: any batch of any partition is transactional
+    (records that do not parse are left to the log, which answers CORRUPT_MESSAGE)."""
+    for topic in body.topic_data:
+        for data in topic.partition_data:
+            if not data.records:
+                continue
+            try:
+                if any(header.is_transactional for _, header in batch_headers(bytes(data.records))):
+                    return True
+            except InvalidRecordBatch:
+                continue
+    return False

@@ -25,6 +25,7 @@ Fetch              4-18       kio objects, all of kio's
 ListOffsets        1-11       kio objects, all of kio's
 DescribeGroups     0-6        kio objects, all of kio's
 ListGroups         0-5        kio objects, all of kio's
+InitProducerId     0-5        kio objects; v6 adds KIP-939's two-phase-commit fields (transactions)
 =================  =========  ===============================================================
 
 A broker advertises the intersection of its own configuration with this table
@@ -70,6 +71,7 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
     "ListOffsets": (1, 11),
     "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
+    "InitProducerId": (0, 5),  # idempotent producers of groupcheck broker (impl.server.producer_state)
     "CreateTopics": (2, 7),  # the topics of a broker groupcheck starts (properties.live.kafka)
 }
 
