@@ -19,6 +19,7 @@ from impl.wire import decode_response, encode_request
 from properties.live.launch import launch_groupcheck_broker
 from tests.helpers.broker_wire import FAST, api_versions_round_trip, closed_by_peer
 from tests.helpers.broker_wire import address as _address, read_frame as _read_frame
+from tests.helpers.kafka_python_log import CoordinatorLog
 
 kafka = pytest.importorskip("kafka")
 
@@ -32,45 +33,6 @@ def broker():
 
 # -- real clients ------------------------------------------------------------------------------------------
 
-class _CoordinatorLog:
-    """What kafka-python's group coordinator logged on one client's IO thread (``kafka-io-<name>``):
-    enough to tell, when a member never gets its partitions, whether the client was answered."""
-
-    def __init__(self, name):
-        import logging
-
-        self.thread_name = f"kafka-io-{name}"
-        self.lines = []
-        self.handler = logging.Handler(logging.DEBUG)
-        self.handler.emit = self._emit
-        self.logger = logging.getLogger("kafka.coordinator")
-        self.logger.addHandler(self.handler)
-        self.level = self.logger.level
-        self.logger.setLevel(logging.DEBUG)
-
-    def _emit(self, record):
-        if record.threadName == self.thread_name:
-            self.lines.append(record.getMessage()[:300])
-
-    def close(self):
-        self.logger.removeHandler(self.handler)
-        self.logger.setLevel(self.level)
-
-    def stalled_after_sync(self):
-        """The client's own log shows a SyncGroup answered without error as its last word, and no
-        assignment applied after it: kafka-python (3.0.12) then sends nothing more, neither
-        heartbeats nor fetches, until its session expires. The broker had answered."""
-        last = max((i for i, line in enumerate(self.lines) if line.startswith("Received SyncGroup response")),
-                   default=None)
-        if last is None or "error_code=0" not in self.lines[last]:
-            return None
-        after = self.lines[last + 1:]
-        if any("Setting newly assigned partitions" in line or "Enabling heartbeat" in line or "JoinGroup" in line
-               for line in after):
-            return None
-        return self.lines[last]
-
-
 class ConsumerThread:
     """A kafka-python consumer polling on its own thread (kafka-python blocks in poll while it
     joins, so one thread cannot drive two members), committing after each batch."""
@@ -79,7 +41,7 @@ class ConsumerThread:
         import threading
         from kafka import KafkaConsumer
 
-        self.log = _CoordinatorLog(name)
+        self.log = CoordinatorLog(name)
         self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id=name,
                                       auto_offset_reset="earliest", enable_auto_commit=False,
                                       session_timeout_ms=10000, heartbeat_interval_ms=500)
@@ -395,7 +357,7 @@ def test_the_docs_example_runs_as_written(tmp_path):
 
 def test_a_kafka_python_stall_is_told_from_a_member_left_unanswered():
     """The attribution above excuses only what the client's own log shows."""
-    log = _CoordinatorLog("cX")
+    log = CoordinatorLog("cX")
     log.close()
     assert log.stalled_after_sync() is None  # never synced: not the client's doing
     log.lines = ["Received SyncGroup response: SyncGroupResponse(version=5, error_code=27, ...)"]

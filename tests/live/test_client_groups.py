@@ -86,12 +86,13 @@ def library_timing(library):
 
 class Target:
     """Where the scenario runs: a broker's address, the topic and group it uses there, the broker's
-    log, its wire trace (None: untraced), whether the runners keep their libraries' defaults, and
-    whether the producer may be idempotent (InitProducerId: Kafka has it, groupcheck broker not)."""
+    log, its wire trace (None: untraced) and whether the runners keep their libraries' defaults.
+    The producer is kafka-python's default (idempotent) one everywhere: groupcheck broker answers
+    InitProducerId too."""
 
-    def __init__(self, name, bootstrap, topic, group, log, trace=None, library_defaults=False, idempotent=False):
+    def __init__(self, name, bootstrap, topic, group, log, trace=None, library_defaults=False):
         self.name, self.bootstrap, self.topic, self.group, self.log = name, bootstrap, topic, group, log
-        self.trace, self.library_defaults, self.idempotent = trace, library_defaults, idempotent
+        self.trace, self.library_defaults = trace, library_defaults
 
     def timing(self, library):
         """(session timeout, heartbeat interval) in force for *library*'s members here, seconds."""
@@ -378,7 +379,7 @@ def test_on_kafka_41_a_group_with_library_defaults_forms_rebalances_commits_and_
     host, port = kafka41.bootstrap.rsplit(":", 1)
     create_topics((host, int(port)), {topic: PARTITIONS})
     run_group_scenario(library, Target("kafka:4.1", kafka41.bootstrap, topic, f"group-{library}-{run}", kafka41.log,
-                                       library_defaults=True, idempotent=True))
+                                       library_defaults=True))
 
 
 def run_group_scenario(library, target):
@@ -394,9 +395,8 @@ def run_group_scenario(library, target):
     session_s, _ = target.timing(library)
     topic = target.topic
     producer = None
-    if fetches:  # groupcheck broker answers no InitProducerId: no idempotence there
-        producer = KafkaProducer(bootstrap_servers=target.bootstrap,
-                                 **({} if target.idempotent else {"enable_idempotence": False}))
+    if fetches:
+        producer = KafkaProducer(bootstrap_servers=target.bootstrap)
     produced = set()
 
     def produce(n, tag):
