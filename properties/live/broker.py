@@ -61,7 +61,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "broker", help="serve impl's brokers on loopback TCP (Kafka's wire protocol)",
         description="Start N brokers of groupcheck's implementation in one process, on consecutive ports. "
                     "Answers ApiVersions, Metadata, FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, "
-                    "OffsetCommit, OffsetFetch, ListOffsets, Produce, Fetch (in-memory log), DescribeGroups, ListGroups. "
+                    "OffsetCommit, OffsetFetch, ListOffsets, Produce, Fetch (in-memory log), DescribeGroups, ListGroups, "
+                    "InitProducerId (idempotent producers; no transactions). "
                     "SIGUSR1: coordinator failover (every __consumer_offsets partition moves to the next live broker). "
                     "SIGTERM / Ctrl-C: stop.")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on and advertise (default 127.0.0.1)")
