@@ -11,6 +11,7 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → clients/                                client conformance: runners, fault schedules, the client judge
       → campaign/                               Spark job, report, counterexample files, replay, explore
       → targets                                 the registry of systems groupcheck can check: how each starts, its profile
+      → profiles/                               brokers' profiles: what the model is told, as TOML files, and their loader
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
@@ -35,6 +36,7 @@ LAYERS = (
     ("clients",),
     ("campaign",),
     ("targets",),
+    ("profiles",),
     ("mutation", "proofs", "live", "bench"),
     ("systems",),
     ("explore", "impl_checks", "coverage"),
