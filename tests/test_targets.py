@@ -54,9 +54,12 @@ def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, ca
     assert not (tmp_path / "r").exists()
 
 
-def test_a_launched_broker_takes_no_profile(capsys):
-    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:3.9"]) == 2
-    assert "--profile is for --bootstrap" in capsys.readouterr().err
+def test_a_launched_broker_takes_a_profile_too_checked_before_it_starts(capsys, tmp_path):
+    # --profile replaces a launched broker's own profile (tests/test_profiles.py has the files)
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:3.8",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:3.8: no release line 3.8 known")
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("args, words", [

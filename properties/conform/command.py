@@ -1,7 +1,8 @@
 """``groupcheck conform broker`` and the replay of its counterexamples.
 
-``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME] [--brokers N]) [--schedules N]
-[--steps K] [--members M] [--seed S] [--timers off|on] [--out DIR] [--json] [--no-shrink]``
+``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME] [--brokers N] | --launch-cmd
+'COMMAND {port}') [--profile FILE.toml|NAME] [--schedules N] [--steps K] [--members M] [--seed S] [--timers off|on]
+[--out DIR] [--json] [--no-shrink]``
 
 Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
 every answer, shrinks one counterexample per distinct divergence signature, and writes the report
@@ -46,10 +47,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker")
     where.add_argument("--launch", metavar="NAME", help="start a broker on a free loopback port and stop it "
                                                          f"afterwards: {', '.join(targets.launchable())}")
-    b.add_argument("--profile", metavar="NAME", help="with --bootstrap: judge the broker there by the profile of "
-                                                      "a broker groupcheck knows (e.g. kafka:4.1 for a Kafka 4.1 "
-                                                      "cluster, whose coordinator answers some requests differently "
-                                                      "from 3.9's); default: Kafka 3.9's")
+    where.add_argument("--launch-cmd", metavar="'COMMAND {port}'",
+                       help="start any broker with this command ({port}: a free loopback port, {dir}: a fresh data "
+                            "folder), wait until it answers (60 s at most), restart it when it dies, stop it "
+                            "afterwards; judged by --profile (default: Kafka's defaults, the bootstrap profile)")
+    b.add_argument("--profile", metavar="FILE.toml|NAME",
+                   help="judge the broker by this profile: a TOML file (docs/conform-broker.md, Profiles) or a "
+                        "broker groupcheck knows (e.g. kafka:4.1 for a Kafka 4.1 cluster, whose coordinator answers "
+                        "some requests differently from 3.9's); with --launch it replaces the launched broker's "
+                        "own; default: the broker's own, for --bootstrap and --launch-cmd Kafka 3.9's")
     b.add_argument("--brokers", type=int_at_least("--brokers", 1), default=1, metavar="N",
                    help="with --launch kafka:...: a cluster of N nodes, and every schedule kills the node that "
                         "coordinates its group once (a failover step) and is judged through the takeover "
@@ -85,14 +91,12 @@ def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) != "broker":
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
                          "or groupcheck conform client --client NAME")
-    if not args.bootstrap and not args.launch:
-        raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME")
+    if not args.bootstrap and not args.launch and not args.launch_cmd:
+        raise UsageError("conform broker: give --bootstrap HOST:PORT, --launch NAME or --launch-cmd 'COMMAND {port}'")
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.static > args.members:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
-    if args.profile and not args.bootstrap:
-        raise UsageError("--profile is for --bootstrap (a launched broker is judged by its own profile)")
     if args.junit:
         junit.check_path(args.junit)
     if args.brokers != 1 and not args.launch:
@@ -105,19 +109,25 @@ def cmd_conform(args) -> int:
     if args.bootstrap:
         host_and_port(args.bootstrap)
         target = bootstrap_target(args.profile)
+    elif args.launch_cmd:
+        target = targets.command_target(args.launch_cmd, targets.profile_for(args.profile) if args.profile else None)
+        args.out = args.out or f"reports/conform-{report_module.slug(target.name)}"
     else:
         target = targets.get(targets.BROKER, args.launch, "--launch")
         target.check_mutant(args.mutant)
         target.check_brokers(args.brokers)
+        if args.profile:  # judged by another profile than its own (how it is started does not change)
+            target = attrs.evolve(target, profile=targets.profile_for(args.profile))
     return _campaign(args, target)
 
 
 def bootstrap_target(profile: Optional[str]) -> targets.Target:
-    """The target a --bootstrap broker is judged as: with *profile*, that broker's profile."""
+    """The target a --bootstrap broker is judged as: with *profile* (a --profile value: a TOML file
+    or a known broker's name), that profile."""
     target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
     if profile is None:
         return target
-    return attrs.evolve(target, profile=targets.get(targets.BROKER, profile, "--profile").profile)
+    return attrs.evolve(target, profile=targets.profile_for(profile))
 
 
 def _campaign(args, target: targets.Target) -> int:

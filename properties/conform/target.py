@@ -37,8 +37,7 @@ class Broker:
         self.target, self.mutant, self.timers, self.brokers = target, mutant, timers, brokers
         self.profile = target.profile
         self.system = bootstrap or (target.name + (f" (mutant {mutant})" if mutant else ""))
-        self.text = f"--bootstrap {bootstrap}" if bootstrap else f"--launch {target.name}" + (
-            f" --brokers {brokers}" if brokers != 1 else "")
+        self.text = f"--bootstrap {bootstrap}" if bootstrap else target.launch_text(brokers)
         self.process = None
         self.address = host_and_port(bootstrap) if bootstrap else None
         self.crashes = 0

@@ -56,7 +56,7 @@ LIVE_NAMES = {"launch_groupcheck_broker", "launch_tansu", "rdkafka_mock", "creat
               "KafkaProducer", "AIOKafkaConsumer", "AIOKafkaProducer", "WireSelector", "SocketServer",
               "Broker"}  # properties.conform.target.Broker: the broker a conformance run launches or is given
 #: command-line arguments, each a string of its own (``"--launch", "tansu"``): a broker launched or given
-LIVE_ARGUMENTS = {"--launch", "--bootstrap", "tansu", "rdkafka-mock"}
+LIVE_ARGUMENTS = {"--launch", "--launch-cmd", "--bootstrap", "tansu", "rdkafka-mock"}
 #: ``--system broker:NAME`` / ``client:NAME``: a campaign of conformance schedules
 LIVE_SYSTEM = re.compile(r"(broker|client):[\w-]+")
 #: command lines that start brokers and clients: ``groupcheck conform client`` (a broker and a process per consumer)
