@@ -92,7 +92,7 @@ def cmd_conform(args) -> int:
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
                          "or groupcheck conform client --client NAME")
     if not args.bootstrap and not args.launch and not args.launch_cmd:
-        raise UsageError("conform broker: give --bootstrap HOST:PORT, --launch NAME or --launch-cmd 'COMMAND {port}'")
+        raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME (or --launch-cmd 'COMMAND {port}')")
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.static > args.members:

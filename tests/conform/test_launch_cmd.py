@@ -76,22 +76,25 @@ def test_a_broker_that_dies_is_started_again_and_its_last_lines_are_in_the_findi
 
 
 def test_a_profile_file_changes_the_judgement(capsys, tmp_path):
-    # groupcheck's broker numbers generations from 1; a profile that says it starts from 2 (offset 1)
-    # makes its first JoinGroup answer diverge, and acknowledging that divergence lists it as such
+    # groupcheck's broker numbers generations from 1 and conforms by its own profile; a profile that
+    # says it starts from 2 (offset 1) makes its first JoinGroup answer diverge, and one that also
+    # acknowledges that divergence lists it as acknowledged, with its reason, instead of as a finding
     signature = "JoinGroup: answered NONE with generation_id 0 where the model allows 1"
-    profile = tmp_path / "acme.toml"
-    profile.write_text(f'''name = "acme"
-[generation]
-offset = 1
-[[acknowledged]]
+    offset = 'name = "acme"\n[generation]\noffset = 1\n'
+    acknowledged = offset + f'''[[acknowledged]]
 signature = "{signature}"
 reason = "acme numbers its first generation 2"
 link = "https://example.com/acme/issues/1"
-''')
-    code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--profile", str(profile),
-                                "--schedules", "1")
-    assert summary["settings"]["profile"] == "acme" and summary["target"] == "--launch groupcheck"
-    found = {f["signature"]: f["status"] for f in summary["findings"]}
-    assert found[signature] == "acknowledged", found
-    assert [signature, "acme numbers its first generation 2"] in summary["acknowledged"]
-    assert code == 1  # what the translated numbers lead to afterwards still diverges: nothing is loosened silently
+'''
+    runs = {}
+    for name, text in (("offset", offset), ("acknowledged", acknowledged)):
+        profile = tmp_path / f"{name}.toml"
+        profile.write_text(text)
+        code, summary, _ = _conform(capsys, tmp_path / name, "--launch", "groupcheck", "--profile", str(profile),
+                                    "--schedules", "1")
+        assert summary["settings"]["profile"] == "acme" and summary["target"] == "--launch groupcheck"
+        runs[name] = (code, {f["signature"]: f["status"] for f in summary["findings"]}, summary["acknowledged"])
+    code, found, listed = runs["offset"]
+    assert code == 1 and signature in found and found[signature] not in ("acknowledged", "fixed") and listed == []
+    _, found, listed = runs["acknowledged"]
+    assert found[signature] == "acknowledged" and listed == [[signature, "acme numbers its first generation 2"]]
