@@ -34,7 +34,7 @@ import time
 from model.config import Config, ConfigError, settings_of
 from properties.catalogue import CATALOGUE
 from properties.systems import SYSTEMS
-from properties.errors import UsageError, add_settings_argument, check_output_file, int_at_least
+from properties.errors import INCONCLUSIVE, Inconclusive, UsageError, add_settings_argument, check_output_file, int_at_least
 from properties.explore.swarm import FIXED_WORLD
 from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
 from properties.provenance import describe, provenance
@@ -542,6 +542,9 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"groupcheck: error: {e}", file=sys.stderr)
         return 2
+    except Inconclusive as e:
+        print(f"groupcheck: inconclusive: {e}", file=sys.stderr)
+        return INCONCLUSIVE
     except KeyboardInterrupt:
         print("groupcheck: interrupted", file=sys.stderr)
         return 130

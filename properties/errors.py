@@ -2,7 +2,8 @@
 
 A :class:`UsageError` is a problem the user can fix — a bad argument or setting, an unwritable
 output path, no Java, an unreachable Spark master — and is printed as one line
-(``groupcheck: error: ...``) with exit status 2, never a traceback. It lives in a module of its own
+(``groupcheck: error: ...``) with exit status 2, never a traceback; an :class:`Inconclusive` (the
+system under test is not there to judge) the same way with exit status 3. It lives in a module of its own
 at the bottom of the package so that every wing can raise it without importing the CLI; so does
 :func:`int_at_least`, the integer check every command's options share, with the ``--set`` option
 and the ``--out FILE`` check.
@@ -13,6 +14,17 @@ import argparse
 
 class UsageError(Exception):
     """A problem the user can fix: reported in one line, exit status 2."""
+
+
+class Inconclusive(Exception):
+    """Nothing could be judged because the system under test was not there: a broker nobody
+    listens for, one that died before its first answer, a launched broker that did not start.
+    Reported in one line like a :class:`UsageError`, but with exit status 3 (:data:`INCONCLUSIVE`),
+    so a CI tells "the broker is down" from "the command line is wrong" (2) and "it diverges" (1)."""
+
+
+#: The exit statuses of the checkers: 0 conforms, 1 diverges, 2 usage error, 3 inconclusive.
+INCONCLUSIVE = 3
 
 
 def int_at_least(name: str, minimum: int):

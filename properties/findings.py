@@ -34,6 +34,9 @@ and every finding has these fields (:func:`finding`)::
                      before and after shrinking, whether it is locally minimal and came back on a re-run
     counterexample   the replayable counterexample file (relative to the report), or null
     replay           the one command that replays it
+    follows          null, or the signature of an earlier finding this one was only seen after (broker
+                     conformance judges on past a divergence; what it finds next may only follow from
+                     it): shown under that finding, still counted against the verdict
 
 A checker adds its own sections after these keys (the campaign's properties table and coverage,
 the broker's API versions, the client's notes), and its Markdown and HTML reports open with the
@@ -43,6 +46,7 @@ shared :func:`markdown_head` / :func:`html_head`: the verdict, the findings, wha
 from __future__ import annotations
 
 import html
+import json
 from typing import Iterable, List, Optional
 
 SCHEMA = "groupcheck-report/1"
@@ -51,7 +55,7 @@ VERDICTS = ("pass", "fail", "inconclusive")
 STATUSES = (None, "new", "known", "fixed", "acknowledged")
 KINDS = ("always", "eventually", "sometimes", "divergence", "failure", "rule")
 FIELDS = ("signature", "rule", "kind", "status", "count", "first_seeds", "summary", "observed", "allowed", "source",
-          "shrunk", "counterexample", "replay")
+          "shrunk", "counterexample", "replay", "follows")
 ENVELOPE = ("schema", "checker", "system", "verdict", "partial", "stopped_by", "failure", "tool", "settings",
             "checked", "findings")
 
@@ -60,7 +64,7 @@ def finding(*, signature: str, rule: str, kind: str, count: int, first_seeds: It
             observed=None, allowed=None, source: Optional[str] = None, status: Optional[str] = None,
             events: Optional[int] = None, original_events: Optional[int] = None, minimal: Optional[bool] = None,
             reproduced: Optional[bool] = None, counterexample: Optional[str] = None,
-            replay: Optional[str] = None) -> dict:
+            replay: Optional[str] = None, follows: Optional[str] = None) -> dict:
     """One finding, every field present (see the module doc); ValueError for a kind or status
     that is not one of :data:`KINDS` / :data:`STATUSES` (a checker's bug, not the user's)."""
     if kind not in KINDS:
@@ -72,7 +76,47 @@ def finding(*, signature: str, rule: str, kind: str, count: int, first_seeds: It
             "allowed": allowed, "source": source,
             "shrunk": {"events": events, "original_events": original_events, "minimal": minimal,
                        "reproduced": reproduced},
-            "counterexample": counterexample, "replay": replay}
+            "counterexample": counterexample, "replay": replay, "follows": follows}
+
+
+def load_baseline(path: Optional[str], option: str = "--baseline") -> Optional[dict]:
+    """An earlier report (``--baseline FILE``) to compare a run with, or None without one; a file
+    that is missing, not JSON or without a findings list is one UsageError naming *option*."""
+    if not path:
+        return None
+    from properties.errors import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            baseline = json.load(f)
+        if not isinstance(baseline, dict) or not isinstance(baseline.get("findings", baseline.get("divergences")), list):
+            raise ValueError("no findings list")
+    except FileNotFoundError:
+        raise UsageError(f"{option} {path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{option} {path}: not a groupcheck report.json ({e})") from None
+    return baseline
+
+
+def with_baseline(found: List[dict], baseline: Optional[dict]) -> List[dict]:
+    """*found* compared with an earlier report: each finding not acknowledged marked ``known`` (the
+    baseline had it) or ``new``, and every baseline finding this run did not show added as
+    ``fixed`` (count 0). Without a baseline, *found* unchanged."""
+    if baseline is None:
+        return found
+    before = {f["signature"]: f for f in baseline.get("findings", baseline.get("divergences", []))
+              if isinstance(f, dict) and f.get("signature") and f.get("status") != "fixed"}
+    marked = [f if f["status"] == "acknowledged" else {**f, "status": "known" if f["signature"] in before else "new"}
+              for f in found]
+    seen = {f["signature"] for f in found}
+    for signature in sorted(set(before) - seen):
+        old = before[signature]
+        kind = old.get("kind") if old.get("kind") in KINDS else ("failure" if signature.startswith("failure:")
+                                                                 else "divergence")
+        marked.append(finding(signature=signature, rule=old.get("rule") or signature.split(":", 1)[0], kind=kind,
+                              status="fixed", count=0, first_seeds=(), summary="in the baseline, not seen in this run",
+                              source=old.get("source")))
+    return marked
 
 
 def blocking(f: dict) -> bool:

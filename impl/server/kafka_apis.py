@@ -64,6 +64,9 @@ _OFFSET_OUT_OF_RANGE = 1
 _CORRUPT_MESSAGE = 2
 _NOT_COORDINATOR = Errors.NOT_COORDINATOR.value
 _COORDINATOR_LOAD_IN_PROGRESS = Errors.COORDINATOR_LOAD_IN_PROGRESS.value
+_GROUP_ID_NOT_FOUND = Errors.GROUP_ID_NOT_FOUND.value
+#: DescribeGroups answers GROUP_ID_NOT_FOUND for an unknown group from this version on (KIP-1043)
+DESCRIBE_GROUPS_NOT_FOUND_VERSION = 6
 _COORDINATOR_NOT_AVAILABLE = Errors.COORDINATOR_NOT_AVAILABLE.value
 _INVALID_REQUEST = Errors.INVALID_REQUEST.value
 _TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
@@ -338,11 +341,15 @@ class KafkaApis:
         coordinator = self.cluster.broker(broker_id).group_coordinator
         groups = []
         for group_id in body.groups:
-            groups.append(self._describe(coordinator, group_id))
+            groups.append(self._describe(coordinator, group_id, version))
         respond(build(kio_class("DescribeGroups", version, RESPONSE), {"throttle_time": 0, "groups": groups}))
 
-    def _describe(self, coordinator, group_id: str) -> dict:
-        """``GroupCoordinator.handleDescribeGroup`` + ``GroupMetadata.summary``."""
+    def _describe(self, coordinator, group_id: str, version: int) -> dict:
+        """``GroupCoordinator.handleDescribeGroup`` + ``GroupMetadata.summary``; a group the
+        coordinator does not know is Dead, and from DescribeGroups v6 on (KIP-1043, Kafka 4.0) also
+        GROUP_ID_NOT_FOUND (4.1's ``GroupMetadataManager.describeGroups``: ``if
+        (context.requestVersion() >= 6)``): a client asking at v6 must be told, as Kafka tells it
+        (found by conform broker's DescribeGroups before the group exists)."""
         dead = {"group_id": group_id, "group_state": "Dead", "protocol_type": "", "protocol_data": "",
                 "members": (), "authorized_operations": -2147483648, "error_message": None}
         if not coordinator.is_coordinator_for_group(group_id):
@@ -351,6 +358,8 @@ class KafkaApis:
             return {**dead, "error_code": _COORDINATOR_LOAD_IN_PROGRESS, "group_state": ""}
         group = coordinator.group_manager.get_group(group_id)
         if group is None:
+            if version >= DESCRIBE_GROUPS_NOT_FOUND_VERSION:
+                return {**dead, "error_code": _GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} not found."}
             return {**dead, "error_code": _NONE}
         stable = group.is_state(STABLE)
         members = []

@@ -42,7 +42,7 @@ from properties.clients.judge import Finding, judge
 from properties.engine import run as engine
 from properties.engine.run import task_ranges
 from properties.clients.schedule import ClientSchedule, generate
-from properties.errors import UsageError, int_at_least
+from properties.errors import Inconclusive, UsageError, int_at_least
 from properties.progress import Progress
 from properties.live.child import add_set_option
 
@@ -70,20 +70,24 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the summary as JSON")
     c.add_argument("--junit", metavar="FILE", default=None,
                    help="also write the result as JUnit XML to FILE (a test case per finding, one for the run)")
+    c.add_argument("--baseline", metavar="REPORT.json", default=None,
+                   help="an earlier report.json of conform client: every finding marked new or known, and the ones "
+                        "it had that this run did not show listed as fixed")
     c.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     c.set_defaults(func=cmd_conform_client)
     return c
 
 
 def run_and_judge(library: targets.Target, schedule: ClientSchedule, group: str, mutant: Optional[str] = None):
-    """Run one schedule and judge it; a schedule that cannot run (its broker did not start) is a
-    UsageError: nothing about the client was learnt, and the next schedule would fail the same way."""
+    """Run one schedule and judge it; a schedule that cannot run (its broker did not start) is
+    inconclusive (exit 3): nothing about the client was learnt, and the next schedule would fail the
+    same way."""
     from properties.clients import session
 
     try:
         outcome = session.run(library, schedule, group, mutant=mutant)
     except session.SessionError as e:
-        raise UsageError(str(e)) from None
+        raise Inconclusive(str(e)) from None
     return outcome, judge(outcome)
 
 
@@ -153,6 +157,7 @@ def cmd_conform_client(args) -> int:
     shrinking; the exit status is then 128 + the signal's number (130, 143), as for every run."""
     if args.junit:
         junit.check_path(args.junit)
+    baseline = shape.load_baseline(args.baseline)
     plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
@@ -166,7 +171,7 @@ def cmd_conform_client(args) -> int:
             summary = finish(tally, plan, out, time.monotonic() - started,
                              shrinking=not args.no_shrink and not outcome.partial,
                              settings={"seed": args.seed, "parallel": args.parallel}, requested=args.schedules,
-                             stopped_by=outcome.stopped_by)
+                             stopped_by=outcome.stopped_by, baseline=baseline)
             print_summary(summary, args.json, out)
             if args.junit:
                 junit.write(summary, args.junit)
@@ -175,9 +180,11 @@ def cmd_conform_client(args) -> int:
 
 
 def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: bool, settings: dict,
-           requested: Optional[int] = None, stopped_by: Optional[str] = None, failure: Optional[str] = None) -> dict:
+           requested: Optional[int] = None, stopped_by: Optional[str] = None, failure: Optional[str] = None,
+           baseline: Optional[dict] = None) -> dict:
     """Shrink the first counterexample of every rule, write them and the report (the one report
-    shape, :mod:`properties.findings`); the report."""
+    shape, :mod:`properties.findings`; with *baseline*, an earlier report, each finding marked new
+    or known and the ones gone listed as fixed); the report."""
     library = libraries.get(plan["client"])
     os.makedirs(os.path.join(out, "counterexamples"), exist_ok=True)
     found = []
@@ -196,6 +203,7 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
             source=finding.source, events=len(outcome.schedule.faults), original_events=original,
             minimal=True if reproduced else None, reproduced=reproduced, counterexample=relative,
             replay=f"groupcheck replay {path}"))
+    found = shape.with_baseline(found, baseline)
     summary = shape.envelope(
         checker="conform-client", system=f"client:{library.name}", findings=found, done=tally.done,
         requested=requested if requested is not None else tally.done, unit="schedules",
@@ -232,13 +240,18 @@ def print_summary(summary: dict, as_json: bool, out: str) -> None:
     if as_json:
         print(json.dumps(summary, indent=1))
         return
+    broken = [f for f in summary["findings"] if f["status"] != "fixed"]
     print(f"{summary['system']}: {summary['schedules']} schedules in {summary['seconds']} s, "
           f"{summary['faults_injected']} faults injected: {summary['with_findings']} with findings, "
-          f"{len(summary['findings'])} rules broken")
-    for f in summary["findings"]:
+          f"{len(broken)} rules broken")
+    for f in broken:
         again = {True: "", False: " [intermittent: not on a re-run]", None: ""}[f["shrunk"]["reproduced"]]
-        print(f"  {f['count']:>4} × {f['signature']}{again}: {f['summary']}\n         "
+        mark = f" [{f['status']}]" if f["status"] else ""
+        print(f"  {f['count']:>4} × {f['signature']}{mark}{again}: {f['summary']}\n         "
               f"{os.path.join(out, f['counterexample'])}")
+    for f in summary["findings"]:
+        if f["status"] == "fixed":
+            print(f"     fixed: {f['signature']}")
     print(f"report: {out}/report.md — verdict: {shape.headline(summary)}")
 
 

@@ -32,7 +32,7 @@ from properties.conform.target import Broker, Runner, group_id
 from properties.conform.schedule import Schedule, generate
 from properties.engine import run as engine
 from properties.engine.run import task_ranges
-from properties.errors import UsageError, host_and_port, int_at_least
+from properties.errors import Inconclusive, UsageError, host_and_port, int_at_least
 from properties.progress import Progress
 
 
@@ -77,6 +77,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("--junit", metavar="FILE", default=None,
                    help="also write the result as JUnit XML to FILE (a test case per finding, one for the run)")
+    b.add_argument("--baseline", metavar="REPORT.json", default=None,
+                   help="an earlier report.json of conform broker: every divergence marked new or known, and the "
+                        "ones it had that this run did not show listed as fixed")
+    b.add_argument("--faults", action="store_true",
+                   help="also pause the broker's process (SIGSTOP, then SIGCONT; a broker groupcheck started) and "
+                        "cut connections right after a request was written (read or not, either is judged right)")
+    b.add_argument("--parallel", type=int_at_least("--parallel", 1), default=1, metavar="N",
+                   help="run N schedules at once against the broker, each with its own group (default 1). Each "
+                        "schedule waits on the network most of the time; on a loaded machine the answer window "
+                        "(--timers on: the timer tolerance) may be too short for many at once")
     b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     b.set_defaults(func=cmd_conform)
     from properties.clients.command import add_parser as add_client_parser
@@ -99,6 +109,13 @@ def cmd_conform(args) -> int:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.junit:
         junit.check_path(args.junit)
+    args.baseline_report = shape.load_baseline(args.baseline)  # before anything starts: a bad file is a usage error
+    if args.parallel > 1 and args.faults:
+        raise UsageError(f"--parallel {args.parallel} with --faults: a pause stops the broker every schedule under way "
+                         "shares; faults are judged one schedule at a time")
+    if args.parallel > 1 and args.brokers != 1:
+        raise UsageError(f"--parallel {args.parallel} with --brokers {args.brokers}: a failover kills the node every "
+                         "group under way is coordinated by; failovers are judged one schedule at a time")
     if args.brokers != 1 and not args.launch:
         raise UsageError(f"--brokers {args.brokers} is for --launch (groupcheck cannot kill nodes of a cluster it "
                          "did not start)")
@@ -131,10 +148,11 @@ def bootstrap_target(profile: Optional[str]) -> targets.Target:
 
 
 def _campaign(args, target: targets.Target) -> int:
-    """The schedules one after the other against *target* (the engine in this process: a signal
-    stops the schedule under way at once; the report of those that finished is written, marked
-    partial, and the exit status is 128 + the signal's number)."""
-    timing = Timing.with_timers() if args.timers == "on" else NO_TIMERS
+    """The schedules against *target*, one after the other in this process (a signal stops the
+    schedule under way at once) or ``--parallel N`` at once on the engine's threads (a signal lets
+    the ones under way finish, a second abandons them); the report of those that finished is
+    written, marked partial, and the exit status is 128 + the signal's number."""
+    timing = Timing.with_timers(target.profile.timer_tolerance_ms) if args.timers == "on" else NO_TIMERS
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="divergences")
     tally = Tally()
@@ -147,10 +165,12 @@ def _campaign(args, target: targets.Target) -> int:
                 results = []
                 for seed in range(start, stop):
                     result = run(generate(seed, members=args.members, steps=args.steps, timers=timing.timers,
-                                          static=args.static, failover=args.brokers > 1))
+                                          static=args.static, failover=args.brokers > 1, faults=args.faults))
                     if result.failure and result.steps_run == 0 and not result.trace and seed == args.seed and (
                             not broker.launched or result.failure.startswith(STATIC_UNSUPPORTED)):
-                        raise UsageError(f"{broker.text}: {result.failure}")
+                        if result.failure.startswith(STATIC_UNSUPPORTED):
+                            raise UsageError(f"{broker.text}: {result.failure}")
+                        raise Inconclusive(f"{broker.text}: {result.failure}")
                     if not broker.launched and result.failure and \
                             result.failure.startswith("the broker stopped accepting"):
                         tally.stop_requested = "the broker stopped accepting connections"
@@ -158,16 +178,16 @@ def _campaign(args, target: targets.Target) -> int:
                     results.append(result)
                 return results
 
-            outcome = engine.run(task_ranges(args.seed, args.schedules, 1), work, tally, engine.InProcess(), progress,
-                                 interrupts)
+            executor = engine.InProcess() if args.parallel == 1 else engine.Threads(args.parallel)
+            outcome = engine.run(task_ranges(args.seed, args.schedules, 1), work, tally, executor, progress, interrupts)
             with interrupts.held(release=False):
                 progress(tally.done, tally.failed, final=True)
                 settings = {"seed": args.seed, "members": args.members, "steps": args.steps, "static": args.static,
-                            "brokers": args.brokers}
+                            "brokers": args.brokers, "parallel": args.parallel, "faults": args.faults}
                 out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
                 summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
-                                       stopped_by=outcome.stopped_by)
+                                       stopped_by=outcome.stopped_by, baseline=args.baseline_report)
                 print_summary(summary, args.json, out)
                 if args.junit:
                     junit.write(summary, args.junit)
@@ -191,7 +211,6 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         raise UsageError(f"{path}: not a readable conformance counterexample ({e})") from None
     if not bootstrap and not launch:
         raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
-    timing = Timing.with_timers() if example.get("timers") else NO_TIMERS
     if any(step.action == "failover" for step in schedule.steps) and brokers == 1:
         raise UsageError(f"{path}: its schedule kills the group's coordinator; replay it on a cluster: "
                          "--launch kafka:... --brokers 3")
@@ -204,19 +223,22 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
     else:
         host_and_port(bootstrap)
         target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
+    timing = Timing.with_timers(target.profile.timer_tolerance_ms) if example.get("timers") else NO_TIMERS
     with engine.session():
         broker = Broker(target, mutant, None if launch else bootstrap, timers=timing.timers, brokers=brokers)
         try:
             result = run_schedule(broker.address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]),
-                                  broker.profile, timing=timing, failover=broker.failover)
+                                  broker.profile, park_ms=broker.profile.answer_window_ms, timing=timing,
+                                  failover=broker.failover, pause=broker.pause)
         except Unreachable as e:
-            raise UsageError(str(e)) from None
+            raise Inconclusive(str(e)) from None
         finally:
             broker.stop()
-    same = result.signature() == signature
+    same = signature in result.signatures()
     if as_json:
         print(json.dumps({"file": path, "signature": signature, "reproduced": same, "now": result.signature(),
-                          "verdict": result.verdict, "trace": list(result.trace)}, indent=1))
+                          "signatures": list(result.signatures()), "verdict": result.verdict,
+                          "trace": list(result.trace)}, indent=1))
     else:
         for x in result.trace:
             if "note" in x:
@@ -224,7 +246,10 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
             else:
                 print(f"{x['t_ms']:>6} ms  m{x['member']}#{x['connection']} {x['direction'][:3]} {x['api']} "
                       f"v{x['version']} {json.dumps(x['body'])[:200]}")
-        if result.divergence or result.failure:
-            print(result.failure or result.divergence.summary)
-        print(f"{'reproduced' if same else 'NOT reproduced'}: {signature}" + ("" if same else f" (now: {result.signature()})"))
+        for d in result.divergences:
+            print(f"step {d.step}: {d.summary}")
+        if result.failure:
+            print(result.failure)
+        print(f"{'reproduced' if same else 'NOT reproduced'}: {signature}" + (
+            "" if same else f" (now: {'; '.join(result.signatures()) or 'conforms'})"))
     return 1 if same else 0

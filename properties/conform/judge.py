@@ -13,8 +13,12 @@ to the model's, the model's member-id counter — and for every step:
    the model id in the same place; the binding is one-to-one).
 
 When no pair survives, the broker did something no model state allows: a :class:`Divergence`,
-with the answers observed and the ones the model would have accepted. Answers meant for a
-connection the member has closed are not observed by anyone and are dropped on both sides.
+with the answers observed and the ones the model would have accepted. The judge then goes on
+(issue 36): it *adopts* the broker's answers (:func:`adopt`: the model states closest to what was
+observed, the ids the broker handed out bound to the model's) and judges the rest of the schedule
+from there, so one schedule can show several divergences (:attr:`Judge.divergences`). Answers
+meant for a connection the member has closed are not observed by anyone and are dropped on both
+sides.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from model.messages import (
 #: Prefix of a model-side member id standing for a broker id the aliasing does not know (an id a
 #: member made up, or one the broker never handed out).
 UNBOUND = "unbound:"
+#: SyncGroup carries protocol_type and protocol_name from v5 on (KIP-559)
+SYNC_GROUP_NAMES_VERSION = 5
 MAX_HYPOTHESES = 256
 
 
@@ -64,6 +70,9 @@ class Divergence:
     signature: str
     observed: Tuple[str, ...]
     allowed: Tuple[Tuple[str, ...], ...]
+    # (api, answer) the broker gave the step's request, named as a decision (decisions.py): an
+    # answer Kafka's coordinator never gives that request cannot follow from another group state
+    answer: Optional[Tuple[str, str]] = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,6 +303,81 @@ def _match_bag(observed: list, expected: list, to_model, to_broker):
     return None
 
 
+def _lenient(observed, expected, to_model, to_broker):
+    """Like :func:`match`, but a field that differs is skipped instead of failing the whole answer:
+    (the aliasing extended wherever ids line up, how many fields agreed). What the judge learns
+    from an answer it did not allow (:func:`adopt`)."""
+    exact = match(observed, expected, to_model, to_broker)
+    if exact is not None:
+        return exact, _size(expected)
+    if isinstance(expected, tuple) and isinstance(observed, tuple) and len(observed) == len(expected):
+        agreed = 0
+        for o, e in zip(observed, expected):
+            (to_model, to_broker), n = _lenient(o, e, to_model, to_broker)
+            agreed += n
+        return (to_model, to_broker), agreed
+    return (to_model, to_broker), 0
+
+
+def _size(value) -> int:
+    if isinstance(value, tuple):
+        return sum(_size(v) for v in value)
+    if isinstance(value, Bag):
+        return sum(_size(v) for v in value.items)
+    return 1
+
+
+def _adopt_generation(group: Optional[g.Group], observed: tuple, expected: tuple) -> Optional[g.Group]:
+    """*group* numbered as the broker numbers it, when a completed JoinGroup's answer gives another
+    generation than the model's: the members will send the broker's number, and the model then
+    judges them by it rather than calling every later request of theirs stale."""
+    if (group is None or observed[:2] != ("JoinGroup", "NONE") or expected[:2] != ("JoinGroup", "NONE")
+            or observed[2] == expected[2] or group.generation != expected[2]):
+        return group
+    sync_generation = observed[2] if group.sync_generation == expected[2] else group.sync_generation
+    return attrs.evolve(group, generation=observed[2], sync_generation=sync_generation)
+
+
+def adopt(candidates, observed_by: Dict[tuple, list]) -> List[Hypothesis]:
+    """The hypotheses to go on from after a divergence: the model states closest to what the
+    broker was seen to do, its answers taken as given.
+
+    *candidates* are (hypothesis before the step, the model's answers per connection, the
+    hypothesis after it) for every outcome the model allows — the request handled, and the
+    request skipped (a broker that refused it, or parked it unread, changed nothing the model
+    knows of). The ones kept agree with the broker on the most connections (every answer equal
+    under the aliasing), then on the most fields of the answers that differ; each keeps the
+    aliasing those answers imply (a member id the broker handed out where the model handed out
+    another is bound to it), so the members' later requests — which carry what the broker told
+    them — are judged against that state. A later divergence that only follows from this one is
+    reported under it (:class:`properties.conform.tally.Tally`)."""
+    scored = []
+    for before, expected_by, after in candidates:
+        to_model, to_broker = before.to_model(), before.to_broker()
+        agreeing = 0
+        differing = []
+        for where in sorted(set(observed_by) | set(expected_by)):
+            observed, expected = observed_by.get(where, []), expected_by.get(where, [])
+            state = Judge._match_lists(observed, expected, to_model, to_broker)
+            if state is None:
+                differing.append((observed, expected))
+            else:
+                agreeing += 1
+                to_model, to_broker = state
+        fields = 0
+        group = after.group
+        for observed, expected in differing:
+            for o, e in zip(observed, expected):
+                (to_model, to_broker), n = _lenient(o, e, to_model, to_broker)
+                fields += n
+                group = _adopt_generation(group, o, e)
+        scored.append(((agreeing, fields), attrs.evolve(after, group=group, aliases=tuple(sorted(to_model.items())))))
+    if not scored:
+        return [Hypothesis(None)]
+    best = max(score for score, _ in scored)
+    return list(dict.fromkeys(h for score, h in scored if score == best))[:MAX_HYPOTHESES]
+
+
 # ---------------------------------------------------------------------------------------------
 # The judge
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +413,10 @@ class Judge:
         self.tolerance_ms = tolerance_ms  # None: timers off (deterministic); else the tolerance window
         self.hypotheses: List[Hypothesis] = [Hypothesis(None)]
         self.closed: set = set()  # (member, epoch) of connections a member closed
+        self.divergences: List[Divergence] = []  # every divergence so far, in order (the judge goes on past each)
+        # (api, group state when the request arrived, the answer) of every step the broker answered
+        # as the model does: the coordinator's decisions this schedule reached (decisions.py)
+        self.decisions: set = set()
 
     def close(self, member: int, epoch: int) -> None:
         self.closed.add((member, epoch))
@@ -359,7 +447,9 @@ class Judge:
                     loaded.append(attrs.evolve(h, group=out.group, member_seq=seq, persisted=record))
         self.hypotheses = list(dict.fromkeys(loaded))[:MAX_HYPOTHESES]
 
-    def model_request(self, api: str, request, to_model: Dict[str, str], client_id: str):
+    def model_request(self, api: str, request, to_model: Dict[str, str], client_id: str, version: Optional[int] = None):
+        """The model's request for a broker request written at *version* (None: every field as
+        given): a field the version does not carry is not seen by the broker, nor by the model."""
         def mid(broker_id: str) -> str:
             if broker_id == "":
                 return ""
@@ -374,8 +464,10 @@ class Judge:
                                     tuple((p.name, metadata_key(p.metadata)) for p in request.protocols), client_id,
                                     request.group_instance_id)
         if api == "SyncGroup":
+            named = version is None or version >= SYNC_GROUP_NAMES_VERSION
             return SyncGroupRequest(request.group_id, gen(request.generation_id), mid(request.member_id),
-                                    request.protocol_type, request.protocol_name,
+                                    request.protocol_type if named else None,
+                                    request.protocol_name if named else None,
                                     tuple((mid(a.member_id), assignment_key(a.assignment)) for a in request.assignments),
                                     request.group_instance_id)
         if api == "Heartbeat":
@@ -415,7 +507,7 @@ class Judge:
 
     def _outcomes(self, h: Hypothesis, api: str, version: int, request, reply_to, now: int, end: int,
                   client_id: str):
-        model_request = (self.model_request(api, request, h.to_model(), client_id)
+        model_request = (self.model_request(api, request, h.to_model(), client_id, version)
                          if request is not None and api not in ("DescribeGroups", "OffsetFetch") else None)
         config = self.config
         tolerance = self.tolerance_ms or 0
@@ -448,43 +540,88 @@ class Judge:
         return all_choices(run)
 
     def step(self, index: int, api: Optional[str], version: int, request, reply_to, now: int, client_id: str,
-             observed: Sequence[Tuple[tuple, tuple]], end: Optional[int] = None) -> Optional[Divergence]:
+             observed: Sequence[Tuple[tuple, tuple]], end: Optional[int] = None,
+             maybe_unread: bool = False) -> Optional[Divergence]:
         """Judge one step: *request* (``impl.protocol``, or None for a wait, which sends nothing)
         sent on *reply_to* = (member, epoch) at model time *now*; the step's observation window
         ends at *end* (default *now*); *observed* = ((member, epoch), canonical answer) for every
-        answer the broker gave during the step, in arrival order."""
+        answer the broker gave during the step, in arrival order. *maybe_unread*: the request's
+        connection was cut right after it was written, so the broker may never have read it: the
+        model states where it did not are kept too."""
         end = now if end is None else end
         observed_by: Dict[tuple, list] = {}
         for where, answer in observed:
-            observed_by.setdefault(where, []).append(answer)
+            if where not in self.closed:  # a connection the broker broke during the step: judged by neither side
+                observed_by.setdefault(where, []).append(answer)
         survivors: List[Hypothesis] = []
         allowed: List[Tuple[str, ...]] = []
         allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
+        candidates: List[Tuple[Hypothesis, Dict[tuple, list], Hypothesis]] = []  # for adopting the broker's answers
+        reached: set = set()  # (group state before the step, the model's answer) of every surviving outcome
+        timer_outcomes: list = []  # a wait's or a pause's outcomes: (hypothesis, the model's replies)
         for h in self.hypotheses:
             for group, seq, replies, offsets, persisted in self._outcomes(h, api, version, request, reply_to, now,
                                                                           end, client_id):
-                expected_by: Dict[tuple, list] = {}
-                for where, response in replies:
-                    if where not in self.closed:
-                        expected_by.setdefault(where, []).append(canonical_model(response))
+                expected_by = self._expected(replies)
                 state = self._match_all(observed_by, expected_by, h)
                 if state is not None:
                     aliases = tuple(sorted(state[0].items()))
                     survivors.append(Hypothesis(group, aliases, seq, offsets, persisted))
+                    own = expected_by.get(reply_to)
+                    reached.add((h.group.state if h.group is not None else "no group",
+                                 decision_of(own[0]) if own else "parked"))
                     continue
+                candidates.append((h, expected_by, Hypothesis(group, h.aliases, seq, offsets, persisted)))
                 allowed_own.append(tuple(expected_by.get(reply_to, ())))
+                if api is None:
+                    timer_outcomes.append((h, replies))
                 if len(allowed) < 6:
                     names = h.to_broker()
                     line = tuple(f"m{w[0]}: {render(r, names)}" for w, rs in sorted(expected_by.items()) for r in rs)
                     if line not in allowed:
                         allowed.append(line)
+        if maybe_unread and request is not None:
+            for h in self.hypotheses:
+                for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to, now,
+                                                                              end, client_id):
+                    state = self._match_all(observed_by, self._expected(replies), h)
+                    if state is not None:
+                        survivors.append(Hypothesis(group, tuple(sorted(state[0].items())), seq, offsets, persisted))
+            reached = set()  # read or not: no decision to count
         if survivors:
+            if api is not None:
+                for state, own in reached:
+                    self.decisions.add((api, state, own))
             unique = list(dict.fromkeys(survivors))
             self.hypotheses = unique[:MAX_HYPOTHESES]
             return None
+        if request is not None:  # the broker may have refused the request, or not read it: the model skips it
+            for h in self.hypotheses:
+                for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to, now,
+                                                                              end, client_id):
+                    candidates.append((h, self._expected(replies), Hypothesis(group, h.aliases, seq, offsets,
+                                                                              persisted)))
         seen = tuple(f"m{w[0]}: {render(a)}" for w, answers in sorted(observed_by.items()) for a in answers)
-        return Divergence(index, self._summary(api, observed_by, allowed),
-                          signature(api, tuple(observed_by.get(reply_to, ())), allowed_own), seen, tuple(allowed))
+        if api is None:  # a wait or a pause: what the broker's timers answered, on any connection
+            own = tuple(a for _, answers in sorted(observed_by.items()) for a in answers)
+            allowed_own = [tuple(a for _, answers in sorted(self._expected(replies).items()) for a in answers)
+                           for _, replies in timer_outcomes] if timer_outcomes else allowed_own
+        else:
+            own = tuple(observed_by.get(reply_to, ()))
+        answer = (api, decision_of(own[0]) if own else "parked") if api is not None else None
+        divergence = Divergence(index, self._summary(api, observed_by, allowed), signature(api, own, allowed_own),
+                                seen, tuple(allowed), answer)
+        self.hypotheses = adopt(candidates, observed_by)
+        self.divergences.append(divergence)
+        return divergence
+
+    def _expected(self, replies) -> Dict[tuple, list]:
+        """The model's replies as canonical answers per open connection (a closed one's are dropped)."""
+        expected_by: Dict[tuple, list] = {}
+        for where, response in replies:
+            if where not in self.closed:
+                expected_by.setdefault(where, []).append(canonical_model(response))
+        return expected_by
 
     @staticmethod
     def _match_all(observed_by, expected_by, h: Hypothesis):
@@ -492,20 +629,28 @@ class Judge:
             return None
         state = (h.to_model(), h.to_broker())
         for where, answers in observed_by.items():
-            expected = expected_by[where]
-            if len(answers) != len(expected):
+            state = Judge._match_lists(answers, expected_by[where], *state)
+            if state is None:
                 return None
-            for o, e in zip(answers, expected):
-                state = match(o, e, *state)
-                if state is None:
-                    return None
+        return state
+
+    @staticmethod
+    def _match_lists(answers: list, expected: list, to_model, to_broker):
+        """The aliasing under which one connection's answers equal the model's, in order, or None."""
+        if len(answers) != len(expected):
+            return None
+        state = (to_model, to_broker)
+        for o, e in zip(answers, expected):
+            state = match(o, e, *state)
+            if state is None:
+                return None
         return state
 
     @staticmethod
     def _summary(api, observed_by, allowed) -> str:
         seen = "; ".join(f"m{w[0]}: {render(a)}" for w, answers in sorted(observed_by.items()) for a in answers)
         wanted = " | ".join("; ".join(line) or "no answer" for line in allowed[:2])
-        return f"after {api or 'a disconnect'}: the broker answered [{seen or 'nothing'}], the model allows [{wanted}]"
+        return f"after {api or 'a wait'}: the broker answered [{seen or 'nothing'}], the model allows [{wanted}]"
 
 
 
@@ -524,16 +669,44 @@ FIELDS = {"JoinGroup": ("error", "generation_id", "protocol_name", "leader", "me
           "OffsetFetch": ("error", "offsets")}
 
 
+def decision_of(answer: tuple) -> str:
+    """The answer a decision is named by: its error (a DescribeGroups answer's group state too)."""
+    if answer[0] == "DescribeGroups" and answer[1] == "NONE":
+        return f"NONE {answer[2]}"
+    return _error_of(answer)
+
+
 def _error_of(answer: tuple) -> str:
     if answer[0] == "OffsetCommit":  # the errors, not the partitions (they differ between schedules)
         return "/".join(sorted({error for _, error in answer[1]})) or "no partitions"
     return answer[1] if isinstance(answer[1], str) else render(answer)
 
 
+def _offsets_differ(got: tuple, allowed: List[tuple]) -> str:
+    """How committed offsets differ from the model's, in words that do not depend on the
+    partitions or the numbers: a commit the broker lost, one it has that the model does not, or
+    another offset."""
+    mine = {p: o for p, o, _ in got}
+    kinds = set()
+    for offsets in allowed:
+        for p, o, _ in offsets:
+            if mine.get(p, -1) == o:
+                continue
+            kinds.add("a committed offset missing" if mine.get(p, -1) == -1 else
+                      "an offset the model has no commit for" if o == -1 else "another committed offset")
+    return " / ".join(sorted(kinds)) if kinds else "other offsets"
+
+
 def signature(api: Optional[str], own: tuple, allowed_own: List[tuple]) -> str:
     """What kind of divergence, in words that do not depend on ids or timing: the request, what
     the broker answered it, and what the model allows (errors, or the first field that differs)."""
-    name = api or "disconnect"
+    if api is None:  # a wait or a pause: the answers the broker's timers gave, on any connection
+        wanted = sorted({f"{a[0][0]} {_error_of(a[0])}" for a in allowed_own if a}) or ["no answer"]
+        got = f"{own[0][0]} {_error_of(own[0])}" if own else "no answer"
+        if got in wanted:  # the first answer agrees: the others differ
+            return f"timers: {got}, but the other answers differ from the model's"
+        return f"timers: {got} where the model allows {' or '.join(wanted)}"
+    name = api
     allowed_first = [a[0] for a in allowed_own if a]
     wanted = sorted({_error_of(a) for a in allowed_first}) or ["no answer"]
     if not own:
@@ -544,6 +717,8 @@ def signature(api: Optional[str], own: tuple, allowed_own: List[tuple]) -> str:
     same_error = [a for a in allowed_first if a[:2] == got[:2]]
     if not same_error:
         return f"{name}: answered {_error_of(got)} where the model allows {' or '.join(wanted)}"
+    if got[0] == "OffsetFetch" and len(got) > 2:
+        return f"{name}: answered {_error_of(got)} with {_offsets_differ(got[2], [a[2] for a in same_error if len(a) > 2])}"
     fields = FIELDS.get(got[0], ())
     for position, field in enumerate(fields[1:], start=2):
         if all(len(a) > position and len(got) > position and type(a[position]) is type(got[position])

@@ -117,6 +117,18 @@ class Link:
                 pass
 
 
+#: What the corner variants of a step send (properties.conform.schedule): a member id no member
+#: has, a session timeout below any broker's group.min.session.timeout.ms and one above Kafka's
+#: group.max.session.timeout.ms (30 min), a protocol type and a protocol no other member offers,
+#: and offset metadata over offset.metadata.max.bytes (4096).
+UNKNOWN_ID = "no-such-member"
+SHORT_SESSION_MS = 1
+LONG_SESSION_MS = 86_400_000
+FOREIGN_TYPE = "connect"
+FOREIGN_PROTOCOL = "groupcheck-foreign"
+OVERSIZED_METADATA = "m" * 5000
+
+
 class VirtualMember:
     """What member *index* knows, and its current :class:`Link` (``None`` until it first speaks)."""
 
@@ -161,10 +173,19 @@ class VirtualMember:
                 self.forget()
             elif variant == "changed":
                 self.metadata_version += 1
-            return P.JoinGroupRequestData(group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
-                                          rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.member_id,
-                                          group_instance_id=self.instance_id, protocol_type="consumer",
-                                          protocols=self.protocols())
+            protocols = self.protocols()
+            if variant == "no-protocols":
+                protocols = []
+            elif variant == "foreign":
+                protocols = [P.JoinGroupRequestProtocol(name=FOREIGN_PROTOCOL, metadata=self.subscription())]
+            session = {"short-session": SHORT_SESSION_MS, "long-session": LONG_SESSION_MS}.get(
+                variant, self.session_timeout_ms)
+            return P.JoinGroupRequestData(group_id=self.group_id, session_timeout_ms=session,
+                                          rebalance_timeout_ms=self.rebalance_timeout_ms,
+                                          member_id=UNKNOWN_ID if variant == "unknown" else self.member_id,
+                                          group_instance_id=self.instance_id,
+                                          protocol_type=FOREIGN_TYPE if variant == "other-type" else "consumer",
+                                          protocols=protocols)
         if action == "sync":
             assignments = []
             if self.leader:
@@ -176,9 +197,11 @@ class VirtualMember:
                     member_id=m, assignment=P.Assignment(partitions=[P.TopicPartition(TOPIC, p) for p in ps]))
                     for m, ps in owners.items()]
             generation = self.generation - 1 if variant == "stale" else self.generation
-            return P.SyncGroupRequestData(group_id=self.group_id, generation_id=generation, member_id=self.member_id,
+            return P.SyncGroupRequestData(group_id=self.group_id, generation_id=generation,
+                                          member_id=UNKNOWN_ID if variant == "unknown" else self.member_id,
                                           group_instance_id=self.instance_id, protocol_type="consumer",
-                                          protocol_name=self.protocol_name, assignments=assignments)
+                                          protocol_name=FOREIGN_PROTOCOL if variant == "wrong-name"
+                                          else self.protocol_name, assignments=assignments)
         if action == "heartbeat":
             generation, member_id = self._fenced(variant)
             return P.HeartbeatRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id,
@@ -189,7 +212,9 @@ class VirtualMember:
                 generation, member_id = -1, ""
             self.commits += 1
             partition = P.OffsetCommitRequestPartition(partition_index=self.index % self.partitions,
-                                                       committed_offset=self.commits)
+                                                       committed_offset=self.commits,
+                                                       committed_metadata=OVERSIZED_METADATA if variant == "big-metadata"
+                                                       else "")
             return P.OffsetCommitRequestData(group_id=self.group_id, generation_id=generation, member_id=member_id,
                                              group_instance_id=None if variant == "simple" else self.instance_id,
                                              topics=[P.OffsetCommitRequestTopic(name=TOPIC, partitions=[partition])])
@@ -197,6 +222,9 @@ class VirtualMember:
             return P.OffsetFetchRequestData(group_id=self.group_id, topics=[
                 P.OffsetFetchRequestTopic(name=TOPIC, partition_indexes=list(range(self.partitions)))])
         if action == "leave":
+            if variant == "unknown":  # someone else's id: the member itself stays
+                return P.LeaveGroupRequestData(group_id=self.group_id, members=[
+                    P.MemberIdentity(member_id=UNKNOWN_ID, group_instance_id=None)])
             request = P.LeaveGroupRequestData(group_id=self.group_id,
                                               members=[P.MemberIdentity(member_id=self.member_id,
                                                                         group_instance_id=self.instance_id)])
@@ -208,7 +236,7 @@ class VirtualMember:
         if variant == "stale":
             return self.generation - 1, self.member_id
         if variant == "unknown":
-            return self.generation, "no-such-member"
+            return self.generation, UNKNOWN_ID
         return self.generation, self.member_id
 
     def forget(self) -> None:
@@ -221,7 +249,7 @@ class VirtualMember:
     def learn(self, api: str, body, variant: Optional[str]) -> None:
         """Update what the member knows from an answer meant for its current connection (to a
         request of *variant*: an answer to a deliberately wrong id teaches nothing)."""
-        if variant in ("unknown", "simple"):
+        if variant in ("unknown", "simple", "short-session", "long-session", "wrong-name"):
             return
         if api == "JoinGroup":
             if body.error_code == 0:

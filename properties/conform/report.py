@@ -14,10 +14,11 @@ import html
 import json
 import os
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from properties import findings as shape
 from properties.campaign.report import svg_bars
+from properties.conform import decisions
 from properties.conform.run import Result
 from properties.targets import Profile
 
@@ -25,18 +26,22 @@ KIND = "groupcheck-broker-conformance"
 
 
 def counterexample(result: Result, system: str, target: str, mutant: Optional[str], profile: Profile,
-                   original_steps: int) -> dict:
-    d = result.divergence
+                   original_steps: int, signature: Optional[str] = None) -> dict:
+    """The counterexample file of *signature* (default: the result's first) shown by *result*;
+    ``divergences`` lists every divergence the schedule showed, in order."""
+    signature = signature or result.signature()
+    d = result.first_of(signature)
     return {
         "kind": KIND,
         "system": system,
         "target": target,  # "--launch NAME" or "--bootstrap HOST:PORT"
         "mutant": mutant,
         "profile": profile.name,
-        "signature": result.signature(),
-        "summary": result.failure or (d.summary if d else None),
+        "signature": signature,
+        "summary": d.summary if d else result.failure,
         "verdict": result.verdict,
-        "step": result.steps_run,
+        "step": result.step_of(signature),
+        "divergences": [{"step": x.step, "signature": x.signature} for x in result.divergences],
         "steps_before_shrinking": original_steps,
         "observed": list(d.observed) if d else [],
         "allowed": [list(a) for a in d.allowed] if d else [],
@@ -87,24 +92,27 @@ def finding(example: dict, count: int, seeds, path: str, status: Optional[str]) 
         status=status, count=count, first_seeds=sorted(seeds)[:20], summary=example["summary"] or "",
         observed=example["observed"], allowed=example["allowed"], source=source_of(example["signature"]),
         events=len(example["schedule"]["steps"]), original_events=example["steps_before_shrinking"],
-        minimal=True if example.get("shrunk") else None, counterexample=path, replay=example["replay"])
+        minimal=True if example.get("shrunk") else None, counterexample=path, replay=example["replay"],
+        follows=example.get("follows"))
 
 
-def baseline_findings(baseline: dict) -> list:
-    """The findings of an earlier report (``--baseline``): this shape's, or the older
-    ``divergences`` list."""
-    if "findings" in baseline:
-        return [f for f in baseline["findings"] if f.get("status") != "fixed"]
-    return [{"signature": d["signature"]} for d in baseline.get("divergences", [])]
-
-
-def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = False, brokers: int = 1) -> List[str]:
+def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = False, brokers: int = 1,
+                  faults: bool = False, tolerance_ms: Optional[int] = 250, window_ms: int = 250) -> List[str]:
     rules = ("Kafka 4.x's GroupMetadataManager where it differs from 3.9's GroupCoordinator"
              if new_group_coordinator else "Kafka 3.9's GroupCoordinator")
     lines = [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
              f"model/broker.py; the rules of {rules}), member ids aliased",
-             "timers on: 2 s timeouts, schedules wait past them, a timer may fire within 250 ms of its deadline"
-             if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero initial delay fires)"]
+             f"timers on: 2 s timeouts, schedules wait past them, a timer may fire within {tolerance_ms} ms of its "
+             "deadline" if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero "
+             "initial delay fires)",
+             f"a request unanswered after {window_ms} ms counts as parked (the profile's answer window)",
+             "every step of a schedule, also after a divergence: the judge goes on from the model states closest to "
+             "the broker's answers (the ids it handed out bound to the model's); a divergence only ever seen after "
+             "another is listed under it"]
+    if faults:
+        lines.append("faults (--faults): the broker's process paused (SIGSTOP) and resumed, what it answers after "
+                     "judged as after a wait; connections cut right after a request was written, judged both as read "
+                     "and as never read")
     if brokers > 1:
         lines.append(f"coordinator failover on {brokers} nodes: once per schedule the node coordinating the group is "
                      "killed (SIGKILL); every answer after it is judged against the group the model loads from its "
@@ -112,8 +120,9 @@ def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = Fa
     return lines
 
 
-def not_checked_lines(diverging: int, stopped_after: Optional[int]) -> List[str]:
-    lines = ["the steps after a schedule's first divergence (a schedule stops there)"] if diverging else []
+def not_checked_lines(failures: int, stopped_after: Optional[int]) -> List[str]:
+    lines = ["the steps after a broker failure (a closed connection, an undecodable answer: the schedule stops "
+             "there)"] if failures else []
     if stopped_after:
         lines.append(f"the schedules after the {stopped_after}th: the broker stopped accepting connections")
     return lines
@@ -160,6 +169,43 @@ def _api_list(versions: dict) -> str:
     return used[0] if len(used) == 1 else ", ".join(used[:-1]) + " and " + used[-1]
 
 
+LATENCY_NOTE = ("From the wire trace: request written to answer read, per API, over every answer of every "
+                "schedule, 1 ms resolution. JoinGroup and SyncGroup include the time a request was parked "
+                "waiting for the other members (a parked request never answered is not counted).")
+
+
+def _coverage_cells(row: dict) -> Tuple[str, str]:
+    if row["schedules"]:
+        return str(row["schedules"]), ", ".join(f"{state} {n}" for state, n in row["states"].items())
+    if row["unreachable"]:
+        return "—", f"not reachable here: {row['unreachable']}"
+    return "0", "**not reached**"
+
+
+def coverage_markdown(rows: List[dict]) -> List[str]:
+    if not rows:
+        return []
+    lines = ["## Coverage: the coordinator's decisions", "", decisions.headline(rows) + ". Each decision is an "
+             "answer Kafka's coordinator gives (properties/conform/decisions.py); counted in the schedules where "
+             "the broker gave it as the model does, with the group's state when the request arrived.", "",
+             "| API | answer | schedules | group states / why not | where Kafka decides it |", "|---|---|---:|---|---|"]
+    for row in rows:
+        count, states = _coverage_cells(row)
+        lines.append(f"| {row['api']} | {row['answer']} | {count} | {states} | "
+                     f"{row['source'] or '(not in the catalogue)'} |")
+    return lines + [""]
+
+
+def latency_markdown(latency: dict) -> List[str]:
+    if not latency:
+        return []
+    lines = ["## Answer times", "", LATENCY_NOTE, "", "| API | answers | p50 ms | p99 ms | max ms |",
+             "|---|---:|---:|---:|---:|"]
+    lines += [f"| {api} | {row['answers']} | {row['p50_ms']} | {row['p99_ms']} | {row['max_ms']} |"
+              for api, row in latency.items()]
+    return lines + [""]
+
+
 def markdown(summary: dict, examples: List[dict]) -> str:
     lines = shape.markdown_head(summary, f"Broker conformance: {summary['system']}")
     lines += [f"- target: `{summary['target']}`" + (f", mutant `{summary['mutant']}`" if summary.get("mutant") else ""),
@@ -177,18 +223,27 @@ def markdown(summary: dict, examples: List[dict]) -> str:
     if summary.get("stopped_after"):
         lines[-1:-1] = [f"- **the broker stopped accepting connections during schedule {summary['stopped_after']}**; "
                         f"the later schedules were not run"]
+    lines += coverage_markdown(summary.get("coverage") or [])
+    lines += latency_markdown(summary.get("latency") or {})
     if summary.get("caps"):
         lines += ["## Version caps (profile)", "",
                   ", ".join(f"{k} ≤ v{v}" for k, v in sorted(summary["caps"].items())) + ": " + summary["caps_why"], ""]
     if summary["acknowledged"]:
         lines += ["## Acknowledged divergences (profile)", ""]
-        lines += [f"- {sig}: {why}" for sig, why in summary["acknowledged"]]
+        lines += [f"- {sig}: {why}" + (f" ({link})" if link else "") for sig, why, *rest in summary["acknowledged"]
+                  for link in [rest[0] if rest else None]]
         lines.append("")
     if not examples:
         lines += ["No divergence: every answer in every schedule was one the model allows.", ""]
         return "\n".join(lines)
     for i, example in enumerate(examples, 1):
-        lines += ["", f"### {i}. {example['signature']}", "", example["summary"] or "", "",
+        lines += ["", f"### {i}. {example['signature']}", ""]
+        if example.get("follows"):
+            lines += [f"*Only seen after* `{example['follows']}` *(it may follow from that one; fix that first)*", ""]
+        if len(example.get("divergences", ())) > 1:
+            lines += ["Every divergence of this schedule: " + "; ".join(
+                f"step {x['step']}: {x['signature']}" for x in example["divergences"]), ""]
+        lines += [example["summary"] or "", "",
                   "Schedule: " + "; ".join(f"m{m} {a}" + (f" ({v})" if v else "")
                                           for m, a, v in example["schedule"]["steps"]), "",
                   "Observed: " + ("; ".join(example["observed"]) or "no answer"), "",
@@ -240,18 +295,41 @@ def html_page(summary: dict, examples: List[dict]) -> str:
     if distinct:
         body.append('<div class="plot">' + svg_bars([(f"{i}. {f['signature'][:48]}", f["count"])
                                                      for i, f in enumerate(distinct, 1)]) + "</div>")
+    if summary.get("coverage"):
+        rows = summary["coverage"]
+        body.append("<h2>Coverage: the coordinator's decisions</h2><p class=muted>" + _e(decisions.headline(rows))
+                    + ": answers Kafka's coordinator gives, counted in the schedules where the broker gave them as "
+                    "the model does, with the group's state when the request arrived.</p><table><tr><th>API</th>"
+                    "<th>answer</th><th>schedules</th><th>group states / why not</th><th>source</th></tr>" + "".join(
+                        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+                            _e(r["api"]), _e(r["answer"]), *map(_e, _coverage_cells(r)),
+                            _e(r["source"] or "(not in the catalogue)")) for r in rows) + "</table>")
+    if summary.get("latency"):
+        body.append("<h2>Answer times</h2><p class=muted>" + _e(LATENCY_NOTE) + "</p><table><tr><th>API</th>"
+                    "<th>answers</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>" + "".join(
+                        f"<tr><td>{_e(api)}</td><td>{row['answers']}</td><td>{row['p50_ms']}</td>"
+                        f"<td>{row['p99_ms']}</td><td>{row['max_ms']}</td></tr>"
+                        for api, row in summary["latency"].items()) + "</table>")
     if summary.get("caps"):
         body.append("<h2>Version caps (profile)</h2><p>" + _e(", ".join(
             f"{k} ≤ v{v}" for k, v in sorted(summary["caps"].items())) + ": " + summary["caps_why"]) + "</p>")
     if summary["acknowledged"]:
         body.append("<h2>Acknowledged divergences (profile)</h2><ul>" + "".join(
-            f"<li><code>{_e(sig)}</code>: {_e(why)}</li>" for sig, why in summary["acknowledged"]) + "</ul>")
+            f"<li><code>{_e(sig)}</code>: {_e(why)}" + (f' (<a href="{_e(rest[0])}">{_e(rest[0])}</a>)' if rest and rest[0]
+                                                         else "") + "</li>"
+            for sig, why, *rest in summary["acknowledged"]) + "</ul>")
     body.append("<h2>Divergences</h2>")
     if not examples:
         body.append("<p>None: every answer in every schedule was one the model allows.</p>")
     for i, ex in enumerate(examples, 1):
         allowed = " | ".join("; ".join(a) or "no answer" for a in ex["allowed"]) or "nothing (the broker failed first)"
-        body.append(f'<div class="card" id="d{i}"><h3>{i}. {_e(ex["signature"])}</h3><p>{_e(ex["summary"] or "")}</p>'
+        follows = (f'<p class=muted>Only seen after <code>{_e(ex["follows"])}</code> (it may follow from that one; '
+                   'fix that first)</p>') if ex.get("follows") else ""
+        every = ("<p class=muted>Every divergence of this schedule: " + _e("; ".join(
+            f"step {x['step']}: {x['signature']}" for x in ex["divergences"])) + "</p>") \
+            if len(ex.get("divergences", ())) > 1 else ""
+        body.append(f'<div class="card" id="d{i}"><h3>{i}. {_e(ex["signature"])}</h3>{follows}{every}'
+                    f'<p>{_e(ex["summary"] or "")}</p>'
                     "<p><b>Schedule</b></p><ol>" + "".join(
                         f"<li>m{m} {_e(a)}" + (f" ({_e(v)})" if v else "") + "</li>" for m, a, v in ex["schedule"]["steps"])
                     + f"</ol><p><b>Observed:</b> {_e('; '.join(ex['observed']) or 'no answer')}</p>"

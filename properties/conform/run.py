@@ -33,6 +33,10 @@ from properties.conform.schedule import Schedule, Step
 from properties.targets import Profile
 
 GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+#: how long a ``pause (short)`` step keeps the broker stopped
+PAUSE_MS = 1000
+#: the request a ``cut`` step writes, per variant: (action, variant of that action)
+CUT_VARIANTS = {"join": "same", "sync": "current", "heartbeat": "current", "commit": "current", "leave": None}
 
 
 @attrs.frozen
@@ -50,33 +54,81 @@ class Timing:
     long_wait_ms: int = 0
 
     @classmethod
-    def with_timers(cls) -> "Timing":
-        return cls(True, 2_000, 2_000, 250, 300, 2_600)
+    def with_timers(cls, tolerance_ms: int = 250) -> "Timing":
+        """2 s timeouts, waits of 300 ms and 2.6 s, timers judged within *tolerance_ms* (a profile's
+        ``timing.timer_tolerance_ms``)."""
+        return cls(True, 2_000, 2_000, tolerance_ms, 300, 2_600)
 
 
 NO_TIMERS = Timing()
 
 
+FAILURE = "failure: "
+
+
+def failure_signature(what: str) -> str:
+    """The signature of a broker failure: what happened, without the member, ids and bytes."""
+    return FAILURE + re.sub(r" \([^)]*\)", "", what).split(":")[0]
+
+
+def _divergences(value) -> Tuple[Divergence, ...]:
+    """None, one divergence, or several, as the tuple :class:`Result` keeps."""
+    if value is None:
+        return ()
+    if isinstance(value, Divergence):
+        return (value,)
+    return tuple(value)
+
+
 @attrs.frozen
 class Result:
+    """One schedule's outcome: every divergence in it, in order (the judge goes on past each), and
+    the failure that ended it, if one did."""
+
     schedule: Schedule
     group_id: str
-    divergence: Optional[Divergence]
+    divergences: Tuple[Divergence, ...] = attrs.field(converter=_divergences)
     failure: Optional[str]  # the broker closed a connection, sent undecodable bytes, or stopped answering
-    steps_run: int
+    steps_run: int  # the steps played: all of them, or up to the failure
     trace: Tuple[dict, ...]
     versions: Tuple[Tuple[str, int], ...]
+    # (api, group state when the request arrived, answer) of every step answered as the model does
+    decisions: Tuple[Tuple[str, str, str], ...] = ()
+
+    @property
+    def divergence(self) -> Optional[Divergence]:
+        """The schedule's first divergence (the others may only follow from it)."""
+        return self.divergences[0] if self.divergences else None
 
     @property
     def verdict(self) -> str:
-        if self.failure:
+        if self.failure or any(d.signature.startswith(FAILURE) for d in self.divergences):
             return "failure"
-        return "divergence" if self.divergence else "conforms"
+        return "divergence" if self.divergences else "conforms"
+
+    def failure_signature(self) -> Optional[str]:
+        return failure_signature(self.failure) if self.failure else None
 
     def signature(self) -> Optional[str]:
+        """What ended or first broke the schedule: its failure, else its first divergence."""
         if self.failure:
-            return "failure: " + re.sub(r" \([^)]*\)", "", self.failure).split(":")[0]
+            return self.failure_signature()
         return self.divergence.signature if self.divergence else None
+
+    def signatures(self) -> Tuple[str, ...]:
+        """Every distinct signature in the schedule, in the order first seen (a failure last)."""
+        found = [d.signature for d in self.divergences] + ([self.failure_signature()] if self.failure else [])
+        return tuple(dict.fromkeys(found))
+
+    def step_of(self, signature: str) -> int:
+        """The step at which *signature* first showed."""
+        for d in self.divergences:
+            if d.signature == signature:
+                return d.step
+        return self.steps_run
+
+    def first_of(self, signature: str) -> Optional[Divergence]:
+        return next((d for d in self.divergences if d.signature == signature), None)
 
 
 class BrokerFailure(Exception):
@@ -169,12 +221,15 @@ def model_config(profile: Profile, schedule: Schedule, join_version: int, timing
 
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
                  park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0,
-                 timing: Timing = NO_TIMERS, failover: Optional[Callable[[str], Tuple[int, Tuple[str, int]]]] = None
-                 ) -> Result:
-    """Play *schedule* against the broker at *bootstrap* with group *group_id*; stop at the first
-    divergence or failure. Raises :class:`Unreachable` if nothing listens there. *failover(group)*
+                 timing: Timing = NO_TIMERS, failover: Optional[Callable[[str], Tuple[int, Tuple[str, int]]]] = None,
+                 pause: Optional[Callable[[int], None]] = None) -> Result:
+    """Play *schedule* against the broker at *bootstrap* with group *group_id*, judging every
+    answer; a divergence is recorded and judging goes on from the broker's answers
+    (:func:`properties.conform.judge.adopt`); a failure ends the schedule. Raises :class:`Unreachable` if nothing listens there. *failover(group)*
     (a cluster's ``kill_coordinator``) kills the group's coordinator and returns (its node id, the
-    address of the node that took over); without it a ``failover`` step is skipped."""
+    address of the node that took over); without it a ``failover`` step is skipped. *pause(ms)*
+    (a launched broker's) stops the broker's process for *ms* and resumes it; without it a
+    ``pause`` step is skipped."""
     trace: List[dict] = []
     start = time.monotonic()
     now_ms = lambda: int((time.monotonic() - start) * 1000)  # noqa: E731
@@ -217,12 +272,27 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
         trace.append({"t_ms": now_ms(), "member": member.index, "connection": epoch, "direction": direction,
                       "api": api, "version": version, "body": to_plain(body)})
 
-    def finish(step_index: int, divergence=None, failure=None) -> Result:
+    def finish(step_index: int, failure=None) -> Result:
         for m in members:
             if m.link is not None:
                 m.link.close()
         sel.close()
-        return Result(schedule, group_id, divergence, failure, step_index, tuple(trace), version_list)
+        return Result(schedule, group_id, tuple(judge.divergences), failure, step_index, tuple(trace), version_list,
+                      tuple(sorted(judge.decisions)))
+
+    def failed(index: int, failures) -> None:
+        """Broker failures of a step (a closed connection, an undecodable answer): findings of
+        their own; the judge drops that connection's answers, and the schedule goes on."""
+        for m, epoch, what in failures:
+            judge.close(m, epoch)
+            judge.divergences.append(Divergence(index, what, failure_signature(what), (), ()))
+            trace.append({"t_ms": now_ms(), "member": m, "connection": epoch, "note": f"broker failure: {what}"})
+
+    def noted(divergence, member: VirtualMember) -> None:
+        """A divergence is recorded (by the judge) and the schedule goes on from the broker's answers."""
+        if divergence is not None:
+            trace.append({"t_ms": now_ms(), "member": member.index,
+                          "note": f"divergence: {divergence.signature} (judging on from the broker's answers)"})
 
     try:
         for index, scheduled in enumerate(schedule.steps):
@@ -257,6 +327,22 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                                   "note": f"failover: node {killed} killed; node at {address[0]}:{address[1]} "
                                           f"coordinates the group"})
                     continue
+                if step.action == "pause":
+                    if pause is None:
+                        trace.append({"t_ms": now_ms(), "member": member.index,
+                                      "note": "pause skipped: not a broker process groupcheck started"})
+                        continue
+                    duration = timing.long_wait_ms if step.variant == "long" else PAUSE_MS
+                    started_at = now_ms()
+                    trace.append({"t_ms": started_at, "member": member.index,
+                                  "note": f"broker paused (SIGSTOP) for {duration} ms"})
+                    pause(duration)
+                    trace.append({"t_ms": now_ms(), "member": member.index, "note": "broker resumed (SIGCONT)"})
+                    observed, failures = _collect(sel, members, None, None, park_ms, settle_ms, record,
+                                                  profile.generation_offset)
+                    failed(index, failures)
+                    noted(judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms()), member)
+                    continue
                 if step.action == "wait":
                     if not timing.timers:
                         trace.append({"t_ms": now_ms(), "member": member.index, "note": "wait skipped: timers are off"})
@@ -264,13 +350,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     duration = timing.long_wait_ms if step.variant == "long" else timing.short_wait_ms
                     started_at = now_ms()
                     trace.append({"t_ms": started_at, "member": member.index, "note": f"waiting {duration} ms"})
-                    observed, failure = _collect(sel, members, None, None, duration, settle_ms, record,
-                                                 profile.generation_offset)
-                    if failure:
-                        return finish(index, failure=failure)
-                    divergence = judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms())
-                    if divergence is not None:
-                        return finish(index, divergence=divergence)
+                    observed, failures = _collect(sel, members, None, None, duration, settle_ms, record,
+                                                  profile.generation_offset)
+                    failed(index, failures)
+                    noted(judge.step(index, None, 0, None, None, started_at, "", observed, end=now_ms()), member)
                     continue
                 if step.action == "describe" and describe_version is None:
                     trace.append({"t_ms": now_ms(), "member": member.index,
@@ -280,32 +363,53 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     trace.append({"t_ms": now_ms(), "member": member.index,
                                   "note": "fetch skipped: no OffsetFetch version both sides support"})
                     continue
-                if member.busy:
+                if member.busy and not all(m.busy for m in members):
                     trace.append({"t_ms": now_ms(), "member": member.index,
                                   "note": f"skipped {step.describe()}: a request is still parked"})
                     continue
+                if member.busy:
+                    # every member waits on a parked request: nothing else would ever run. The
+                    # member gives up as a client whose request timed out does (NetworkClient's
+                    # request timeout closes the connection; the coordinator keeps the member) and
+                    # sends its step on a new connection
+                    judge.close(member.index, member.link.epoch)
+                    sel.unregister(member.link.sock)
+                    member.link.close()
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                                  "note": "gave up on its parked request (every member was waiting): disconnected"})
                 if member.link is None or member.link.closed:
                     member.epochs += 1
                     member.link = Link(address, member.index, member.epochs, member.client_id, timeout_s)
                     sel.register(member.link.sock, selectors.EVENT_READ, member)
+                cut = step.action == "cut"
                 if step.action == "describe":
                     api = "DescribeGroups"
                     request = build(kio_class(api, describe_version, "request"),
                                     {"groups": [group_id], "include_authorized_operations": False})
+                elif cut:
+                    request = member.request(step.variant, CUT_VARIANTS[step.variant])
+                    api = request.api_key
                 else:
                     request = member.request(step.action, step.variant)
                     api = request.api_key
                 sent_at = now_ms()
                 record(member, member.link.epoch, "request", api, chosen[api], request)
                 correlation = member.link.send(request, chosen[api], step.variant, api)
-                observed, failure = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
-                                             profile.generation_offset)
-                if failure:
-                    return finish(index, failure=failure)
-                divergence = judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
-                                        member.client_id, observed, end=now_ms() if timing.timers else None)
-                if divergence is not None:
-                    return finish(index, divergence=divergence)
+                if cut:  # closed right after writing: read by the broker or not, its answer is never read
+                    judge.close(member.index, member.link.epoch)
+                    sel.unregister(member.link.sock)
+                    member.link.close()
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                                  "note": "connection cut right after the request"})
+                    observed, failures = _collect(sel, members, None, None, settle_ms, settle_ms, record,
+                                                  profile.generation_offset)
+                else:
+                    observed, failures = _collect(sel, members, member, correlation, park_ms, settle_ms, record,
+                                                  profile.generation_offset)
+                failed(index, failures)
+                noted(judge.step(index, api, chosen[api], request, (member.index, member.link.epoch), sent_at,
+                                 member.client_id, observed, end=now_ms() if timing.timers else None,
+                                 maybe_unread=cut), member)
         return finish(len(schedule.steps))
     except Unreachable as e:
         return finish(0, failure=str(e))
@@ -323,8 +427,12 @@ def expand(step: Step, members: int) -> List[Step]:
 
 def _collect(sel, members, member, correlation, park_ms, settle_ms, record, generation_offset=0):
     """Every answer until the step's own answer is in and the connections were quiet for
-    *settle_ms*, or *park_ms* passed without it (a parked request)."""
+    *settle_ms*, or *park_ms* passed without it (a parked request). A connection the broker
+    closes, or on which it answers bytes that do not decode, is closed here and reported in the
+    failures — ``[(member, connection epoch, what happened)]`` — and the collecting goes on with the
+    other connections: the member opens a new one for its next step, as a client does."""
     observed: List[tuple] = []
+    failures: List[tuple] = []
     started = time.monotonic()
     answered_at: Optional[float] = None
     last_frame = started
@@ -347,8 +455,16 @@ def _collect(sel, members, member, correlation, park_ms, settle_ms, record, gene
                     last_frame = time.monotonic()
                     if m is member and correlation not in link.inflight:
                         answered_at = last_frame
-                elif event[0] == "undecodable":
-                    return observed, f"undecodable {event[1]} v{event[2]} answer (to m{m.index}): {event[3]}"
+                    continue
+                if event[0] == "undecodable":
+                    what = f"undecodable {event[1]} v{event[2]} answer (to m{m.index}): {event[3]}"
                 else:
-                    return observed, f"{event[1]} (m{m.index}'s connection)"
-    return observed, None
+                    what = f"{event[1]} (m{m.index}'s connection)"
+                failures.append((m.index, link.epoch, what))
+                sel.unregister(link.sock)
+                link.close()
+                last_frame = time.monotonic()
+                if m is member:
+                    answered_at = last_frame
+                break
+    return observed, failures

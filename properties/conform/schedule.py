@@ -9,15 +9,24 @@ and an action, with a variant that decides which ids and generation go in the re
                protocols as before; ``changed``: new metadata (a subscription change, which
                rebalances a Stable group); ``fresh``: forget the id and join as a new member
                (a restarted client); ``round``: every member in turn, from this one on, joins
-               with ``same`` (what real clients do together when a rebalance starts).
+               with ``same`` (what real clients do together when a rebalance starts). The
+               corners: ``short-session`` / ``long-session`` (a session timeout below any
+               minimum / above Kafka's maximum: INVALID_SESSION_TIMEOUT), ``other-type``
+               (protocol type ``connect``), ``no-protocols``, ``foreign`` (only a protocol no
+               other member offers: INCONSISTENT_GROUP_PROTOCOL unless the group is empty),
+               ``unknown`` (a member id nobody has: UNKNOWN_MEMBER_ID).
 ``sync``       SyncGroup at the member's generation (``stale``: one below); a member that
                was told it leads assigns the partitions round-robin over the members it got;
-               ``round``: every member in turn syncs.
+               ``round``: every member in turn syncs; ``unknown``: a member id nobody has;
+               ``wrong-name``: a protocol name that is not the group's (SyncGroup v5+:
+               INCONSISTENT_GROUP_PROTOCOL; older versions do not carry it).
 ``heartbeat``  Heartbeat, ``current`` / ``stale`` generation / ``unknown`` member id.
 ``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
-               ``simple`` (generation -1 and no member id, a consumer outside the group).
+               ``simple`` (generation -1 and no member id, a consumer outside the group) /
+               ``big-metadata`` (metadata over offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE).
 ``fetch``      OffsetFetch of every partition of the topic: the offsets committed so far.
-``leave``      LeaveGroup with the member's id; the member forgets it.
+``leave``      LeaveGroup with the member's id; the member forgets it. ``unknown``: an id
+               nobody has (UNKNOWN_MEMBER_ID); the member keeps its own.
 ``describe``   DescribeGroups for the group, where the broker offers it (state, protocol, the
                members, and their metadata and assignments once Stable); skipped otherwise.
 ``disconnect`` close the member's connection (a parked JoinGroup or SyncGroup is cut); its
@@ -25,6 +34,12 @@ and an action, with a variant that decides which ids and generation go in the re
 ``wait``       (timers on only) send nothing for a while — ``short``: less than any timeout;
                ``long``: past the session and rebalance timeouts — and collect what the broker's
                timers answer meanwhile.
+``pause``      (``--faults``, a broker groupcheck started) stop the broker's process (SIGSTOP)
+               and resume it (SIGCONT): ``short`` 1 s, ``long`` (timers on) past the timeouts;
+               what its timers answer on resuming is judged as after a ``wait``.
+``cut``        (``--faults``) write the request the variant names (``join`` same, ``sync``,
+               ``heartbeat`` and ``commit`` current, ``leave``) and close the connection at
+               once: the broker may have read it or not, and either is judged right.
 ``failover``   (a cluster of brokers only, ``--brokers N``) kill the node that coordinates the
                group and carry on with the node that takes over: every member's connection is
                gone, and the group is what the new coordinator loads from its log. One per
@@ -47,7 +62,8 @@ from typing import List, Optional, Tuple
 
 import attrs
 
-ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait", "failover")
+ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait", "failover",
+           "pause", "cut")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -59,11 +75,26 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("disconnect", None, 3),
     ("describe", None, 3),
     ("fetch", None, 3),
+) + (
+    # the corners: requests Kafka's coordinator refuses, each a decision of its own (see
+    # properties/conform/decisions.py for which one, and its source)
+    ("join", "short-session", 1), ("join", "long-session", 1), ("join", "other-type", 1),
+    ("join", "no-protocols", 1), ("join", "foreign", 1), ("join", "unknown", 1),
+    ("sync", "unknown", 1), ("sync", "wrong-name", 1),
+    ("commit", "big-metadata", 1), ("leave", "unknown", 1),
 )
 #: With timers on, schedules also wait: ``short`` (less than any timeout) or ``long`` (past the
 #: session and rebalance timeouts, so the broker's timers fire during the wait).
 TIMER_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("wait", "short", 4), ("wait", "long", 3))
-VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX if a == action) for action in ACTIONS}
+#: With faults (``--faults``): the broker paused and resumed (``short``: 1 s; ``long``, timers on
+#: only: past the session and rebalance timeouts), and a request whose connection is cut right
+#: after it was written (the variant says which request: it may or may not have been read).
+FAULT_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
+    ("pause", "short", 3), ("cut", "join", 2), ("cut", "sync", 2), ("cut", "heartbeat", 1), ("cut", "commit", 1),
+    ("cut", "leave", 1))
+TIMER_FAULT_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("pause", "long", 2),)
+VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX + FAULT_MIX + TIMER_FAULT_MIX if a == action)
+            for action in ACTIONS}
 VARIANTS["failover"] = (None,)
 
 #: Protocol lists a member may offer (most preferred first), and how often.
@@ -87,6 +118,8 @@ class Step:
     def describe(self) -> str:
         if self.action == "failover":
             return "failover (the coordinator's node killed)"
+        if self.action == "cut":
+            return f"m{self.member} {self.variant} (connection cut)"
         return f"m{self.member} {self.action}" + (f" ({self.variant})" if self.variant else "")
 
     def to_json(self) -> list:
@@ -137,12 +170,14 @@ class Schedule:
 
 
 def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False,
-             static: int = 0, failover: bool = False) -> Schedule:
-    """The schedule of *seed*: every member joins first (in a random order); for even seeds the
+             static: int = 0, failover: bool = False, faults: bool = False) -> Schedule:
+    """The schedule of *seed*: every member joins first (in a random order; for one seed in four
+    after a DescribeGroups of the group that does not exist yet); for even seeds the
     group then forms (two join rounds, a sync round); then *steps* steps drawn from :data:`MIX`
     (and :data:`TIMER_MIX` when *timers*), each for a random member. *static*: the first that many
     members are static (the draws are the same as without). *failover*: one ``failover`` step among
-    the drawn ones, at a place drawn from a second generator (so the other draws stay the same)."""
+    the drawn ones, at a place drawn from a second generator (so the other draws stay the same).
+    *faults*: ``pause`` and ``cut`` steps are drawn too (:data:`FAULT_MIX`)."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
@@ -150,13 +185,16 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
     order = list(range(members))
     rng.shuffle(order)
     out: List[Step] = [Step(m, "join", "same") for m in order]
+    if seed % 4 == 3:  # one in four asks about the group before it exists (Dead; v6+: GROUP_ID_NOT_FOUND)
+        out.insert(0, Step(order[0], "describe"))
     if seed % 2 == 0:
         # even seeds: two join rounds and a sync round first, so the group forms whole (with an
         # initial delay of 0 the first member to rejoin completes a generation of its own and the
         # others join the next) and is Stable before the random part; odd seeds go random at once,
         # which reaches a broker's early divergences that a formed group would have gone past
         out += [Step(order[0], "join", "round"), Step(order[0], "join", "round"), Step(order[-1], "sync", "round")]
-    table = MIX + (TIMER_MIX if timers else ())
+    table = MIX + (TIMER_MIX if timers else ()) + (FAULT_MIX if faults else ()) + (
+        TIMER_FAULT_MIX if faults and timers else ())
     mix = [(a, v) for a, v, _ in table]
     mix_weights = [w for _, _, w in table]
     for _ in range(steps):

@@ -19,7 +19,6 @@ Arguments of ``groupcheck campaign`` that apply: ``--interleavings`` (schedules)
 from __future__ import annotations
 
 import functools
-import json
 import time
 from typing import Optional
 
@@ -113,13 +112,4 @@ def cmd_broker_campaign(args) -> int:
 
 
 def _load_baseline(path: Optional[str]) -> Optional[dict]:
-    if not path:
-        return None
-    try:
-        with open(path) as f:
-            baseline = json.load(f)
-        if not isinstance(baseline.get("findings", baseline.get("divergences")), list):
-            raise ValueError("no findings list")
-        return baseline
-    except (OSError, ValueError, AttributeError) as e:
-        raise RunError(f"--baseline {path}: not a conformance report.json ({e})") from None
+    return shape.load_baseline(path)

@@ -8,6 +8,10 @@ and turns a broker that stopped listening, or a process that died, into the find
 
 from __future__ import annotations
 
+import itertools
+import os
+import signal
+import threading
 import time
 import uuid
 from typing import Optional
@@ -18,7 +22,7 @@ from properties import targets
 from properties.conform.members import TOPIC, Unreachable
 from properties.conform.run import NO_TIMERS, Result, Timing, run_schedule
 from properties.conform.schedule import Schedule
-from properties.errors import UsageError, host_and_port
+from properties.errors import Inconclusive, host_and_port
 
 #: partitions of the schedules' topic on a launched broker
 PARTITIONS = 6
@@ -41,6 +45,9 @@ class Broker:
         self.process = None
         self.address = host_and_port(bootstrap) if bootstrap else None
         self.crashes = 0
+        # schedules run on several threads (--parallel) see a crash, or a cluster to heal, together:
+        # one of them restarts the broker
+        self._restarting = threading.Lock()
         if bootstrap is None and start:  # start=False: a name for reports, no broker (nothing to run)
             self._start()
 
@@ -54,12 +61,32 @@ class Broker:
         self.address = (host, int(port))
 
     @property
+    def pause(self):
+        """``pause(ms)``: stop the launched broker's process (SIGSTOP) for *ms* and resume it
+        (SIGCONT); None for a broker groupcheck did not start, or a cluster."""
+        process = getattr(self.process, "process", None)
+        if process is None:
+            return None
+
+        def pause(ms: int) -> None:
+            os.kill(process.pid, signal.SIGSTOP)
+            try:
+                time.sleep(ms / 1000)
+            finally:
+                os.kill(process.pid, signal.SIGCONT)
+        return pause
+
+    @property
     def failover(self):
         """``failover(group) -> (killed node, new coordinator's address)`` of a launched cluster, else None."""
         return getattr(self.process, "kill_coordinator", None)
 
     def heal(self) -> None:
         """A launched cluster with every node running again (after a schedule's failover)."""
+        with self._restarting:
+            self._heal()
+
+    def _heal(self) -> None:
         if getattr(self.process, "failovers", 0) and any(n.killed for n in self.process.nodes):
             self.process.heal()
             host, port = self.process.bootstrap.rsplit(":", 1)
@@ -70,6 +97,10 @@ class Broker:
         (a process that is aborting closes its sockets before it is gone); it is then started again."""
         if self.process is None:
             return None
+        with self._restarting:
+            return self._crashed(wait_s)
+
+    def _crashed(self, wait_s: float) -> Optional[str]:
         deadline = time.monotonic() + wait_s
         while self.process.process.poll() is None:
             if time.monotonic() >= deadline:
@@ -93,27 +124,32 @@ class Runner:
     def __init__(self, target: Broker, timing: Timing = NO_TIMERS) -> None:
         self.target, self.profile, self.timing = target, target.profile, timing
         self.nonce = uuid.uuid4().hex[:8]  # group ids differ between runs against one long-lived broker
+        self._count = itertools.count(1)  # thread-safe: runs under way at once (--parallel) get their own numbers
         self.runs = 0
 
     def __call__(self, schedule: Schedule) -> Result:
-        self.runs += 1
+        run = next(self._count)
+        self.runs = max(self.runs, run)
         target = self.target
         try:
             target.heal()
         except RuntimeError as e:
             return Result(schedule, "", None, f"the cluster did not heal after a failover: {e}", 0, (), ())
         try:
-            result = run_schedule(target.address, schedule, group_id(schedule.seed, f"{self.nonce}-{self.runs}"),
-                                  self.profile, timing=self.timing, failover=target.failover)
+            result = run_schedule(target.address, schedule, group_id(schedule.seed, f"{self.nonce}-{run}"),
+                                  self.profile, park_ms=self.profile.answer_window_ms, timing=self.timing,
+                                  failover=target.failover, pause=target.pause)
         except Unreachable as e:
             crash = target.crashed(wait_s=2.0)
             if crash:
                 return Result(schedule, "", None, crash, 0, (), ())
-            if self.runs == 1:
-                raise UsageError(f"{target.text}: {e}") from None
+            if run == 1:
+                raise Inconclusive(f"{target.text}: {e}") from None
             return Result(schedule, "", None, f"the broker stopped accepting connections ({e})", 0, (), ())
-        lost = result.failure is not None and ("closed" in result.failure or "connection error" in result.failure)
+        lost = any("closed" in text or "connection error" in text
+                   for text in [result.failure or ""] + [d.summary for d in result.divergences
+                                                          if d.signature.startswith("failure:")])
         crash = target.crashed(wait_s=2.0 if lost else 0.0)
         if crash:
-            return attrs.evolve(result, divergence=None, failure=crash)
+            return attrs.evolve(result, divergences=(), failure=crash)
         return result

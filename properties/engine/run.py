@@ -25,8 +25,9 @@ while the run stops — is merged, never half of one; a task still running is ab
 thread at once; on Spark its job is cancelled; on a pool, whose threads cannot be interrupted,
 after a grace period or a second signal, its child processes ended so that it returns); a task
 that fails after Spark's retries, or raises on a pool, ends the run the same way with its first
-error line in :attr:`Outcome.failure`. A :class:`~properties.errors.UsageError` raised by a task (a
-broker that cannot be reached at all) propagates: nothing about the system was learnt. The
+error line in :attr:`Outcome.failure`. A :class:`~properties.errors.UsageError` or
+:class:`~properties.errors.Inconclusive` raised by a task (a broker that cannot be reached at all)
+propagates: nothing about the system was learnt. The
 checker then writes its report of what finished, marked partial when :attr:`Outcome.partial`, and
 exits with :meth:`Outcome.exit_status`: 128 + the signal's number (130 SIGINT, 143 SIGTERM).
 :func:`session` wraps a whole command: the signal handlers, and at its end every child process the
@@ -47,7 +48,7 @@ import attrs
 
 from properties.engine import children
 from properties.engine.interrupts import Interrupts, NoInterrupts, exit_status, name as signal_name
-from properties.errors import UsageError
+from properties.errors import Inconclusive, UsageError
 
 Task = Tuple[int, int]
 
@@ -283,7 +284,7 @@ def drive(job, tasks, in_flight: int, tally, progress=None, interrupts: Optional
             for f in finished:
                 error = f.exception()
                 if error is not None:
-                    if isinstance(error, UsageError):
+                    if isinstance(error, (UsageError, Inconclusive)):
                         raise error
                     failure = error
                     break

@@ -101,7 +101,9 @@ def test_schedules_are_deterministic_and_round_trip_through_json():
     a, b = generate(7), generate(7)
     assert a == b and a != generate(8)
     assert Schedule.from_json(a.to_json()) == a
-    assert [s.action for s in a.steps[:3]] == ["join"] * 3
+    # seed 7 % 4 == 3: a DescribeGroups before the group exists, then every member joins
+    assert [s.action for s in a.steps[:4]] == ["describe"] + ["join"] * 3
+    assert [s.action for s in generate(8).steps[:3]] == ["join"] * 3
     with pytest.raises(ValueError, match="member 5"):
         Schedule.from_json(dict(a.to_json(), steps=[[5, "join", "same"]]))
     with pytest.raises(ValueError, match="unknown action"):
@@ -212,7 +214,7 @@ def test_offset_fetch_must_return_what_was_committed():
 
     before = list(judge.hypotheses)
     lost = judge.step(1, "OffsetFetch", 7, fetch, (0, 1), 1, member.client_id, [((0, 1), fetched(-1))])
-    assert lost is not None and lost.signature.startswith("OffsetFetch: answered NONE with offsets")
+    assert lost is not None and lost.signature == "OffsetFetch: answered NONE with a committed offset missing"
     judge.hypotheses = before
     assert judge.step(1, "OffsetFetch", 7, fetch, (0, 1), 1, member.client_id, [((0, 1), fetched(1))]) is None
 
@@ -308,3 +310,90 @@ def test_from_describe_groups_v6_an_unknown_group_is_group_id_not_found():
         assert judge.step(0, "DescribeGroups", version, object(), (0, 1), 0, "c", [((0, 1), right)]) is None
         judge.hypotheses = before
         assert judge.step(0, "DescribeGroups", version, object(), (0, 1), 0, "c", [((0, 1), wrong)]) is not None
+
+
+def _heartbeat(member, generation):
+    return P.HeartbeatRequestData(group_id="g", generation_id=generation, member_id=member.member_id,
+                                  group_instance_id=None)
+
+
+def _heartbeat_answer(error):
+    return canonical_observed("Heartbeat", 4, P.HeartbeatResponseData(error_code=error))
+
+
+def _joined_with_generation(judge, member, generation):
+    """The member joins; the broker completes the join with *generation* (Kafka's first is 1)."""
+    first = member.request("join", "same")
+    judge.step(0, "JoinGroup", 9, first, (0, 1), 0, member.client_id, [((0, 1), _join_answer(79, "broker-id-1"))])
+    member.member_id = "broker-id-1"
+    second = member.request("join", "same")
+    answer = _join_answer(0, "broker-id-1", generation=generation, leader="broker-id-1",
+                          members=[("broker-id-1", member.subscription())])
+    return judge.step(1, "JoinGroup", 9, second, (0, 1), 10, member.client_id, [((0, 1), answer)])
+
+
+def test_after_a_divergence_the_judge_adopts_the_brokers_generation_and_goes_on_judging():
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    first = _joined_with_generation(judge, member, 0)  # numbered from 0: a divergence
+    assert first is not None and judge.divergences == [first]
+    assert judge.hypotheses and all(h.group.generation == 0 for h in judge.hypotheses)
+    assert all(dict(h.aliases).get("broker-id-1") for h in judge.hypotheses)  # the broker's id is bound
+    # the member's heartbeat with the broker's generation is judged from the adopted state: fine ...
+    assert judge.step(2, "Heartbeat", 4, _heartbeat(member, 0), (0, 1), 20, member.client_id,
+                      [((0, 1), _heartbeat_answer(0))]) is None
+    # ... and a later misbehaviour is still caught: a stale generation accepted
+    later = judge.step(3, "Heartbeat", 4, _heartbeat(member, 7), (0, 1), 30, member.client_id,
+                       [((0, 1), _heartbeat_answer(0))])
+    assert later is not None and later.signature == "Heartbeat: answered NONE where the model allows ILLEGAL_GENERATION"
+    assert judge.divergences == [first, later]
+
+
+def test_without_adoption_every_later_step_would_diverge_too():
+    """The mutant of adopt(): keeping the model's own generation makes the member's next, correct
+    heartbeat a divergence as well -- the noise judging past a divergence must not produce."""
+    from properties.conform import judge as judge_module
+
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    original = judge_module._adopt_generation
+    judge_module._adopt_generation = lambda group, observed, expected: group
+    try:
+        assert _joined_with_generation(judge, member, 0) is not None
+        assert judge.step(2, "Heartbeat", 4, _heartbeat(member, 0), (0, 1), 20, member.client_id,
+                          [((0, 1), _heartbeat_answer(0))]) is not None
+    finally:
+        judge_module._adopt_generation = original
+
+
+def test_a_refused_request_is_adopted_as_skipped():
+    """The broker answers an error the model does not give: the model goes on from every state
+    as close to that as any other -- the request handled, and the request skipped (changing
+    nothing: no group at all)."""
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    request = member.request("join", "same")
+    divergence = judge.step(0, "JoinGroup", 9, request, (0, 1), 0, member.client_id,
+                            [((0, 1), _join_answer(int(Errors.COORDINATOR_NOT_AVAILABLE), ""))])
+    assert divergence is not None
+    assert None in [h.group for h in judge.hypotheses]  # the join may not have happened
+    # the member's next join is then judged as a first join again: MEMBER_ID_REQUIRED is right
+    assert judge.step(1, "JoinGroup", 9, request, (0, 1), 10, member.client_id,
+                      [((0, 1), _join_answer(79, "broker-id-1"))]) is None
+
+
+def test_a_cut_request_may_have_been_read_or_not():
+    """A JoinGroup whose connection was cut right after it was written: the broker may have read
+    it (the member is pending, its id was handed out on a dead connection) or not (no group): both
+    are kept, and neither is a divergence; without the cut, silence would be one."""
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    join = member.request("join", "same")
+    judge.close(0, 1)
+    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [], maybe_unread=True) is None
+    groups = [h.group for h in judge.hypotheses]
+    assert None in groups and any(g is not None and g.pending_members for g in groups)
+    assert judge.decisions == set()  # read or not: no decision counted
+    # the same silence on an open connection is a divergence (the model answers MEMBER_ID_REQUIRED)
+    judge = _judge()
+    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, []) is not None

@@ -97,4 +97,5 @@ link = "https://example.com/acme/issues/1"
     code, found, listed = runs["offset"]
     assert code == 1 and signature in found and found[signature] not in ("acknowledged", "fixed") and listed == []
     _, found, listed = runs["acknowledged"]
-    assert found[signature] == "acknowledged" and listed == [[signature, "acme numbers its first generation 2"]]
+    assert found[signature] == "acknowledged" and listed == [[signature, "acme numbers its first generation 2",
+                                                                   "https://example.com/acme/issues/1"]]

@@ -55,3 +55,44 @@ def test_acknowledged_divergences_leave_the_verdict_but_stay_on_the_page():
     page = html_page(acknowledged, [_example()])
     assert acknowledged["verdict"] == "pass" and "PASS" in page
     assert "known since 0.1" in page and "[acknowledged]" in page
+
+
+def test_answer_times_pair_each_connections_requests_and_answers_in_order():
+    from properties.conform.tally import answer_times, latency_table
+
+    trace = [
+        {"t_ms": 0, "member": 0, "connection": 1, "direction": "request", "api": "JoinGroup"},
+        {"t_ms": 1, "member": 1, "connection": 1, "direction": "request", "api": "Heartbeat"},
+        {"t_ms": 3, "member": 1, "connection": 1, "direction": "response", "api": "Heartbeat"},
+        {"t_ms": 5, "member": 0, "note": "disconnected"},
+        {"t_ms": 250, "member": 0, "connection": 1, "direction": "response", "api": "JoinGroup"},
+        {"t_ms": 260, "member": 1, "connection": 2, "direction": "request", "api": "Heartbeat"},  # never answered
+    ]
+    assert sorted(answer_times(trace)) == [("Heartbeat", 2), ("JoinGroup", 250)]
+    table = latency_table({"Heartbeat": [1] * 98 + [40, 50]})
+    assert table["Heartbeat"] == {"answers": 100, "p50_ms": 1, "p99_ms": 40, "max_ms": 50}
+
+
+def test_a_divergence_seen_only_after_another_is_shown_under_it_unless_no_state_explains_it():
+    from properties.conform.judge import Divergence
+    from properties.conform.run import Result
+    from properties.conform.schedule import generate
+    from properties.conform.tally import Tally
+
+    def divergence(step, signature, answer):
+        return Divergence(step, "s", signature, (), (), answer)
+
+    first = divergence(1, "JoinGroup: no answer where the model allows NONE", ("JoinGroup", "parked"))
+    state_explains = divergence(4, "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE",
+                                ("Heartbeat", "REBALANCE_IN_PROGRESS"))
+    never_kafka = divergence(6, "DescribeGroups: answered NONE with group_state 'Unknown' where the model allows "
+                                "'Stable'", ("DescribeGroups", "NONE Unknown"))
+    tally = Tally()
+    for seed in (0, 1):
+        tally.add(Result(generate(seed), "g", (first, state_explains, never_kafka), None, 10, (), ()))
+    assert tally.parent(first.signature) is None
+    assert tally.parent(state_explains.signature) == first.signature  # may only follow from the first
+    assert tally.parent(never_kafka.signature) is None  # Kafka never answers 'Unknown': its own
+    # its own ones by count (then name), each followed by those seen only after it
+    assert tally.ordered() == [never_kafka.signature, first.signature, state_explains.signature]
+    assert tally.counts[state_explains.signature] == 2 and tally.diverging == 2

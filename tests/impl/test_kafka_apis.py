@@ -167,6 +167,12 @@ def test_describe_and_list_groups_follow_the_coordinator():
                         broker_id=coordinator)
     assert [(g.group_id, g.error_code.value, g.group_state) for g in described.groups] == [
         ("grp", 0, "Empty"), ("nobody", 0, "Dead")]
+    # from v6 on (KIP-1043) an unknown group is also GROUP_ID_NOT_FOUND, as Kafka 4.x answers
+    # (GroupMetadataManager.describeGroups); found by conform broker describing a group not yet created
+    (described,) = call(a, "DescribeGroups", 6, {"groups": ["grp", "nobody"], "include_authorized_operations": False},
+                        broker_id=coordinator)
+    assert [(g.group_id, g.error_code.value, g.group_state) for g in described.groups] == [
+        ("grp", 0, "Empty"), ("nobody", 69, "Dead")]
     (elsewhere,) = call(a, "DescribeGroups", 5, {"groups": ["grp"], "include_authorized_operations": False},
                         broker_id=other)
     assert elsewhere.groups[0].error_code.value == 16  # NOT_COORDINATOR

@@ -1,0 +1,58 @@
+"""Coverage of the coordinator's decisions (properties/conform/decisions.py): what the judge
+records for a step answered as the model does, and how a run's decisions lay over the catalogue."""
+
+from properties.conform import decisions
+from properties.conform.judge import Judge
+from properties.conform.members import TOPIC, VirtualMember
+from model.config import Config
+from impl import protocol as P
+from properties.conform.judge import canonical_observed
+
+
+def _judge():
+    return Judge(Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
+                        join_group_version=9))
+
+
+def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one_it_does_not():
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    join = member.request("join", "same")
+    required = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=79, generation_id=-1, protocol_type="consumer", protocol_name=None, leader="", member_id="b-1",
+        members=[]))
+    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [((0, 1), required)]) is None
+    assert judge.decisions == {("JoinGroup", "no group", "MEMBER_ID_REQUIRED")}
+    short = member.request("join", "short-session")  # INVALID_SESSION_TIMEOUT is what the model answers
+    wrong = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=79, generation_id=-1, protocol_type="consumer", protocol_name=None, leader="", member_id="b-2",
+        members=[]))
+    assert judge.step(1, "JoinGroup", 9, short, (0, 1), 10, member.client_id, [((0, 1), wrong)]) is not None
+    assert ("JoinGroup", "Empty", "INVALID_SESSION_TIMEOUT") not in judge.decisions
+
+
+def test_coverage_lays_the_decisions_reached_over_the_catalogue():
+    reached = {("Heartbeat", "Stable", "NONE"): 3, ("Heartbeat", "CompletingRebalance", "NONE"): 1,
+               ("Heartbeat", "Stable", "SOMETHING_NEW"): 1}
+    schedules = {("Heartbeat", "NONE"): 3, ("Heartbeat", "SOMETHING_NEW"): 1}
+    rows = decisions.coverage(reached, schedules, versions={"SyncGroup": 3})
+    by = {(r["api"], r["answer"]): r for r in rows}
+    assert by[("Heartbeat", "NONE")]["schedules"] == 3
+    assert by[("Heartbeat", "NONE")]["states"] == {"CompletingRebalance": 1, "Stable": 3}
+    assert by[("Heartbeat", "REBALANCE_IN_PROGRESS")]["schedules"] == 0
+    assert by[("Heartbeat", "REBALANCE_IN_PROGRESS")]["unreachable"] is None  # reachable, not reached
+    assert by[("Heartbeat", "FENCED_INSTANCE_ID")]["unreachable"] == "needs --static N"
+    assert "v3 in use" in by[("SyncGroup", "INCONSISTENT_GROUP_PROTOCOL")]["unreachable"]
+    assert by[("Heartbeat", "SOMETHING_NEW")]["listed"] is False  # an answer the catalogue does not name
+    headline = decisions.headline(rows)
+    assert headline.startswith("1 of ") and "not reachable by these schedules" in headline
+
+
+def test_every_corner_variant_of_a_schedule_is_drawn():
+    from properties.conform.schedule import MIX, generate
+
+    corners = {(a, v) for a, v, _ in MIX if v in ("short-session", "long-session", "other-type", "no-protocols",
+                                                   "foreign", "unknown", "wrong-name", "big-metadata")}
+    drawn = {(s.action, s.variant) for seed in range(200) for s in generate(seed).steps}
+    assert corners and corners <= drawn
+    assert any(generate(seed).steps[0].action == "describe" for seed in range(8))  # before the group exists
