@@ -1,17 +1,11 @@
 """Coverage of the coordinator's decisions (properties/conform/decisions.py): what the judge
 records for a step answered as the model does, and how a run's decisions lay over the catalogue."""
 
-from properties.conform import decisions
-from properties.conform.judge import Judge
-from properties.conform.members import TOPIC, VirtualMember
-from model.config import Config
 from impl import protocol as P
+from properties.conform import decisions
 from properties.conform.judge import canonical_observed
-
-
-def _judge():
-    return Judge(Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
-                        join_group_version=9))
+from properties.conform.members import VirtualMember
+from tests.helpers.judges import judge as _judge
 
 
 def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one_it_does_not():

@@ -11,6 +11,7 @@ from model.messages import SyncGroupRequest
 from properties.conform.judge import (UNBOUND, Bag, Id, Judge, all_choices, canonical_observed, match, signature)
 from properties.conform.members import TOPIC, VirtualMember
 from properties.conform.schedule import Schedule, Step, generate
+from tests.helpers.judges import judge as _judge
 
 
 def test_ids_bind_one_to_one_and_stay_bound():
@@ -51,11 +52,6 @@ def _join_answer(error, member_id, generation=-1, leader="", members=()):
         error_code=error, generation_id=generation, protocol_type="consumer", protocol_name="range" if not error else None,
         leader=leader, member_id=member_id,
         members=[P.JoinGroupResponseMember(member_id=m, group_instance_id=None, metadata=meta) for m, meta in members]))
-
-
-def _judge():
-    return Judge(Config(brokers=1, clients=1, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
-                        join_group_version=9))
 
 
 def test_a_lone_member_that_joins_twice_is_judged_and_a_wrong_generation_is_a_divergence():
@@ -315,10 +311,6 @@ def test_from_describe_groups_v6_an_unknown_group_is_group_id_not_found():
 def _heartbeat(member, generation):
     return P.HeartbeatRequestData(group_id="g", generation_id=generation, member_id=member.member_id,
                                   group_instance_id=None)
-
-
-def _heartbeat_answer(error):
-    return canonical_observed("Heartbeat", 4, P.HeartbeatResponseData(error_code=error))
 
 
 def _joined_with_generation(judge, member, generation):

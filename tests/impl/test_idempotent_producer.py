@@ -18,33 +18,13 @@ from impl.time import MockTime
 from impl.wire import decode_response, encode_response_as
 from impl.wire.apis import REQUEST, kio_class
 from impl.wire.build import build
+from tests.helpers.records import batch
+from tests.helpers.records import offsets_and_values as values_in
 
 kafka = pytest.importorskip("kafka")
 
 NONE, INVALID_REQUEST, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 0, 42, 53
 INT_MAX = 2 ** 31 - 1
-
-
-def batch(*values, producer_id=-1, epoch=-1, sequence=-1, transactional=False):
-    from kafka.record.default_records import DefaultRecordBatchBuilder
-
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
-                                        producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence,
-                                        batch_size=1 << 20)
-    for i, value in enumerate(values):
-        builder.append(i, timestamp=1_700_000_000_000 + i, key=None, value=value, headers=[])
-    return bytes(builder.build())
-
-
-def values_in(records):
-    from kafka.record import MemoryRecords
-
-    memory, out = MemoryRecords(records), []
-    while True:
-        b = memory.next_batch()
-        if b is None:
-            return out
-        out += [(r.offset, r.value) for r in b]
 
 
 def apis(brokers=1):

@@ -15,29 +15,10 @@ from impl.time import MockTime
 from impl.wire import decode_response, encode_response_as
 from impl.wire.apis import REQUEST, RESPONSE, kio_class
 from impl.wire.build import build, to_plain
+from tests.helpers.records import batch
+from tests.helpers.records import offsets_and_values as offsets_in
 
 kafka = pytest.importorskip("kafka")
-
-
-def batch(*values):
-    from kafka.record.default_records import DefaultRecordBatchBuilder
-
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-    for i, value in enumerate(values):
-        builder.append(i, timestamp=1_700_000_000_000 + i, key=None, value=value, headers=[])
-    return bytes(builder.build())
-
-
-def offsets_in(records):
-    from kafka.record import MemoryRecords
-
-    memory, out = MemoryRecords(records), []
-    while True:
-        b = memory.next_batch()
-        if b is None:
-            return out
-        out += [(r.offset, r.value) for r in b]
 
 
 def test_the_log_assigns_offsets_by_rewriting_each_batchs_base_offset():
