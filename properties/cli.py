@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--bootstrap", metavar="HOST:PORT", help="broker counterexamples: the broker to replay against")
     p.add_argument("--launch", metavar="NAME", help="broker counterexamples: start this broker to replay against")
+    p.add_argument("--launch-cmd", metavar="'COMMAND {port}'",
+                   help="broker counterexamples: start any broker with this command to replay against")
+    p.add_argument("--profile", metavar="FILE.toml|NAME",
+                   help="broker counterexamples: judge the replay by this profile (default: the broker's own)")
     p.add_argument("--mutant", metavar="NAME", help="broker counterexamples: with --launch groupcheck, the mutant")
     p.add_argument("--brokers", type=_positive_int("--brokers"), default=1, metavar="N",
                    help="broker counterexamples: with --launch kafka:..., a cluster of N nodes (a schedule with a "
@@ -321,14 +325,16 @@ def cmd_replay(args) -> int:
     except (OSError, ValueError, AttributeError):
         kind = None  # replay_file reports what is wrong with the file
     if kind == clients.KIND:
-        if args.bootstrap or args.launch or args.mutant:
-            raise UsageError(f"{args.file}: a client counterexample starts its own broker: no --bootstrap, --launch "
-                             "or --mutant")
+        if args.bootstrap or args.launch or args.mutant or args.launch_cmd or args.profile:
+            raise UsageError(f"{args.file}: a client counterexample starts its own broker: no --bootstrap, --launch, "
+                             "--launch-cmd, --profile or --mutant")
         return clients.replay(args.file, data, args.json)
     if kind == KIND:
-        return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json, args.brokers)
-    if args.bootstrap or args.launch or args.mutant:
-        raise UsageError(f"{args.file}: --bootstrap, --launch and --mutant are for broker conformance counterexamples")
+        return conform.replay(args.file, args.bootstrap, args.launch, args.mutant, args.json, args.brokers,
+                              launch_cmd=args.launch_cmd, profile=args.profile)
+    if args.bootstrap or args.launch or args.mutant or args.launch_cmd or args.profile:
+        raise UsageError(f"{args.file}: --bootstrap, --launch, --launch-cmd, --profile and --mutant are for broker "
+                         "conformance counterexamples")
     return replay_file(args.file, as_json=args.json, last=args.last)
 
 

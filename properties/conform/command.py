@@ -199,7 +199,7 @@ def _campaign(args, target: targets.Target) -> int:
 
 
 def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: Optional[str], as_json: bool,
-           brokers: int = 1) -> int:
+           brokers: int = 1, launch_cmd: Optional[str] = None, profile: Optional[str] = None) -> int:
     """``groupcheck replay FILE --bootstrap HOST:PORT | --launch NAME``: run a conformance
     counterexample's schedule again and say whether it still diverges the same way."""
     try:
@@ -209,8 +209,10 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         signature = example["signature"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path}: not a readable conformance counterexample ({e})") from None
-    if not bootstrap and not launch:
+    if not bootstrap and not launch and not launch_cmd:
         raise UsageError(f"{path} is a broker counterexample: give --bootstrap HOST:PORT or --launch NAME")
+    if sum(map(bool, (bootstrap, launch, launch_cmd))) > 1:
+        raise UsageError(f"{path}: give one of --bootstrap, --launch and --launch-cmd")
     if any(step.action == "failover" for step in schedule.steps) and brokers == 1:
         raise UsageError(f"{path}: its schedule kills the group's coordinator; replay it on a cluster: "
                          "--launch kafka:... --brokers 3")
@@ -218,14 +220,20 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         target = targets.get(targets.BROKER, launch, "--launch")
         target.check_mutant(mutant)
         target.check_brokers(brokers)
+        if profile:
+            target = attrs.evolve(target, profile=targets.profile_for(profile))
     elif brokers != 1:
         raise UsageError(f"--brokers {brokers} is for --launch")
+    elif mutant:
+        raise UsageError("--mutant needs --launch groupcheck")
+    elif launch_cmd:
+        target = targets.command_target(launch_cmd, targets.profile_for(profile) if profile else None)
     else:
         host_and_port(bootstrap)
-        target = targets.get(targets.BROKER, "bootstrap", "--bootstrap")
+        target = bootstrap_target(profile)
     timing = Timing.with_timers(target.profile.timer_tolerance_ms) if example.get("timers") else NO_TIMERS
     with engine.session():
-        broker = Broker(target, mutant, None if launch else bootstrap, timers=timing.timers, brokers=brokers)
+        broker = Broker(target, mutant, bootstrap, timers=timing.timers, brokers=brokers)
         try:
             result = run_schedule(broker.address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]),
                                   broker.profile, park_ms=broker.profile.answer_window_ms, timing=timing,

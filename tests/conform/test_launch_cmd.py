@@ -99,3 +99,22 @@ link = "https://example.com/acme/issues/1"
     _, found, listed = runs["acknowledged"]
     assert found[signature] == "acknowledged" and listed == [[signature, "acme numbers its first generation 2",
                                                                    "https://example.com/acme/issues/1"]]
+
+
+def test_a_counterexample_of_a_launch_cmd_broker_replays_with_its_command_and_profile(capsys, tmp_path):
+    """The replay line of a --launch-cmd run is a command replay takes, and --profile judges it as
+    the run did: the divergence comes back by the file's profile and not by the broker's own."""
+    profile = tmp_path / "acme.toml"
+    profile.write_text('name = "acme"\n[generation]\noffset = 1\n')
+    command = (f"{sys.executable} -m properties.cli broker --port {{port}} --partitions 6 "
+               "--set group.initial.rebalance.delay.ms=0")
+    code, summary, _ = _conform(capsys, tmp_path, "--launch-cmd", command, "--profile", str(profile),
+                                "--schedules", "1", "--no-shrink")
+    assert code == 1
+    first = summary["findings"][0]
+    path = str(tmp_path / "report" / first["counterexample"])
+    assert "--launch-cmd" in first["replay"]
+    assert main(["replay", path, "--launch-cmd", command, "--profile", str(profile)]) == 1
+    assert "reproduced" in capsys.readouterr().out
+    assert main(["replay", path, "--launch-cmd", command]) == 0  # by the default profile it conforms
+    assert main(["replay", path, "--launch-cmd", command, "--bootstrap", "127.0.0.1:9"]) == 2
