@@ -192,7 +192,8 @@ def test_describe_groups_is_judged_against_the_models_group_summary():
     assert judge.step(2, "DescribeGroups", 5, object(), (0, 1), 2, "c", [((0, 1), describe("Empty"))]) is None
     judge.hypotheses = before
     diverged = judge.step(2, "DescribeGroups", 5, object(), (0, 1), 2, "c", [((0, 1), describe("Assigning", ["b1"]))])
-    assert diverged.signature == "DescribeGroups: answered NONE with group_state 'Assigning' where the model allows 'Empty'"
+    assert diverged.signature == ("DescribeGroups: answered NONE with group_state 'Assigning', "
+                                  "not a state of Kafka's classic groups")
 
 
 def test_offset_fetch_must_return_what_was_committed():
@@ -389,3 +390,14 @@ def test_a_cut_request_may_have_been_read_or_not():
     # the same silence on an open connection is a divergence (the model answers MEMBER_ID_REQUIRED)
     judge = _judge()
     assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, []) is not None
+
+
+def test_a_group_state_kafka_never_reports_is_one_signature_whatever_the_model_expected():
+    answer = ("DescribeGroups", "NONE", "Unknown", "consumer", "", Bag(()))
+    for expected_state in ("PreparingRebalance", "Empty"):
+        allowed = [(("DescribeGroups", "NONE", expected_state, "consumer", "", Bag(())),)]
+        assert signature("DescribeGroups", (answer,), allowed) == (
+            "DescribeGroups: answered NONE with group_state 'Unknown', not a state of Kafka's classic groups")
+    stable = ("DescribeGroups", "NONE", "Stable", "consumer", "range", Bag(()))
+    allowed = [(("DescribeGroups", "NONE", "Empty", "consumer", "", Bag(())),)]
+    assert "where the model allows 'Empty'" in signature("DescribeGroups", (stable,), allowed)
