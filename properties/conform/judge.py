@@ -713,6 +713,8 @@ def signature(api: Optional[str], own: tuple, allowed_own: List[tuple]) -> str:
     allowed_first = [a[0] for a in allowed_own if a]
     wanted = sorted({_error_of(a) for a in allowed_first}) or ["no answer"]
     if not own:
+        if wanted == ["no answer"]:  # both park it: what differs is another member's answer
+            return f"{name}: no answer (parked, as the model allows), but the answers to the other members differ"
         return f"{name}: no answer where the model allows {' or '.join(wanted)}"
     got = own[0]
     if not allowed_first:

@@ -401,3 +401,10 @@ def test_a_group_state_kafka_never_reports_is_one_signature_whatever_the_model_e
     stable = ("DescribeGroups", "NONE", "Stable", "consumer", "range", Bag(()))
     allowed = [(("DescribeGroups", "NONE", "Empty", "consumer", "", Bag(())),)]
     assert "where the model allows 'Empty'" in signature("DescribeGroups", (stable,), allowed)
+
+
+def test_a_step_both_sides_park_diverges_on_the_other_members_answers():
+    other = ("JoinGroup", "NONE")
+    assert signature("JoinGroup", (), [(), ()]) == (
+        "JoinGroup: no answer (parked, as the model allows), but the answers to the other members differ")
+    assert signature("JoinGroup", (), [(other,)]) == "JoinGroup: no answer where the model allows NONE"
