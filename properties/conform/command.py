@@ -87,6 +87,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run N schedules at once against the broker, each with its own group (default 1). Each "
                         "schedule waits on the network most of the time; on a loaded machine the answer window "
                         "(--timers on: the timer tolerance) may be too short for many at once")
+    b.add_argument("--shrink-seconds", type=int_at_least("--shrink-seconds", 1), default=600, metavar="S",
+                   help="the time all shrinking may take, shared by the divergences still to shrink (default 600)")
     b.add_argument("--no-shrink", action="store_true", help="keep counterexamples as found")
     b.set_defaults(func=cmd_conform)
     from properties.clients.command import add_parser as add_client_parser
@@ -187,7 +189,8 @@ def _campaign(args, target: targets.Target) -> int:
                 out = args.out or f"reports/conform-{report_module.slug(args.launch or 'bootstrap')}"
                 summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
-                                       stopped_by=outcome.stopped_by, baseline=args.baseline_report)
+                                       stopped_by=outcome.stopped_by, baseline=args.baseline_report,
+                                       shrink_seconds=args.shrink_seconds)
                 print_summary(summary, args.json, out)
                 if args.junit:
                     junit.write(summary, args.junit)

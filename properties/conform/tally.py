@@ -34,6 +34,7 @@ class Tally:
         self.counts: Dict[str, int] = {}
         self.seeds: Dict[str, List[int]] = {}
         self.leading: set = set()  # signatures some schedule showed first (or a broker failure)
+        self.led: Dict[str, Result] = {}  # signature -> the smallest-seed result it was the first divergence of
         self.follows: Dict[str, Dict[str, int]] = {}  # signature -> {the schedule's first signature: schedules}
         self.conforming = self.diverging = self.failures = 0
         self.versions: Dict[str, int] = {}
@@ -77,6 +78,10 @@ class Tally:
                 self.first[signature] = result
             # its own: the schedule's first, a broker failure, or an answer Kafka never gives to
             # that request (no earlier divergence's state explains it)
+            if signature == lead:
+                known = self.led.get(signature)
+                if known is None or result.schedule.seed < known.schedule.seed:
+                    self.led[signature] = result
             if signature == lead or signature.startswith("failure:") or signature in novel:
                 self.leading.add(signature)
             else:
@@ -97,6 +102,10 @@ class Tally:
         for decision, n in other.decided.items():
             self.decided[decision] = self.decided.get(decision, 0) + n
         self.leading |= other.leading
+        for signature, theirs in other.led.items():
+            mine = self.led.get(signature)
+            if mine is None or theirs.schedule.seed < mine.schedule.seed:
+                self.led[signature] = theirs
         for signature, after in other.follows.items():
             mine = self.follows.setdefault(signature, {})
             for lead, n in after.items():
@@ -159,17 +168,20 @@ class Tally:
         profile = target.profile
         examples: List[dict] = []
         deadline = time.monotonic() + shrink_seconds
-        signatures = self.ordered()
+        # the divergences of their own first (they are what a reader fixes), then the ones only seen
+        # after another: the shared budget goes to them in that order
+        signatures = sorted(self.ordered(), key=lambda sig: self.parent(sig) is not None)
         for i, signature in enumerate(signatures):
             result = self.first[signature]
-            share = max(MIN_SHRINK_SECONDS, (deadline - time.monotonic()) / (len(signatures) - i))
+            remaining = deadline - time.monotonic()
+            share = max(min(MIN_SHRINK_SECONDS, remaining), remaining / (len(signatures) - i))
             # a crash is seen when the process is gone, which a timer inside the broker may decide
             # long after the schedule that caused it: crashes are reported as found, with the
             # broker's last words, not shrunk against schedules that may not be theirs
             crash = signature.startswith("failure: the broker process exited")
             follows = self.parent(signature)
             shrunk = result
-            if shrinking and not self.stopped_after and not crash:
+            if shrinking and not self.stopped_after and not crash and share > 0:  # else the budget is spent
                 if follows is not None:
                     # only ever seen after another: does it show without it? Shrinking to a schedule
                     # where it comes first says yes (then it is a divergence of its own); if none is
@@ -181,7 +193,12 @@ class Tally:
                         self.leading.add(signature)
                         follows, shrunk = None, alone
                 if follows is None and shrunk is result:
-                    shrunk = shrink(result, run, signature=signature, max_seconds=share)
+                    # from a schedule it was the first divergence of, kept first; one that is its own
+                    # because no state explains it may stay behind others
+                    led = self.led.get(signature)
+                    shrunk = shrink(led or result, run, signature=signature, max_seconds=share, first=led is not None)
+                    if shrunk is led:
+                        shrunk = result
             example = report_module.counterexample(shrunk, target.system, target.text, mutant, profile,
                                                    len(result.schedule.steps), signature)
             example["timers"] = timing.timers
