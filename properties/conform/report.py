@@ -219,7 +219,9 @@ def markdown(summary: dict, examples: List[dict]) -> str:
         lines[-1:-1] = [f"- **PARTIAL: stopped by {summary.get('stopped_by') or 'a failed task'}**; the figures cover the "
                         f"{summary['schedules']} schedules that finished, which need not be the first seeds of the range"]
     if summary.get("crashes"):
-        lines[-1:-1] = [f"- **the broker process crashed {summary['crashes']} time(s)**; it was started again each time"]
+        lines[-1:-1] = [f"- **the broker process crashed {summary['crashes']} time(s)**; it was started again each time"
+                        + (f"; {summary['cut_short_by_a_crash']} schedule(s) under way on other threads were cut "
+                           "short by a crash" if summary.get("cut_short_by_a_crash") else "")]
     if summary.get("stopped_after"):
         lines[-1:-1] = [f"- **the broker stopped accepting connections during schedule {summary['stopped_after']}**; "
                         f"the later schedules were not run"]

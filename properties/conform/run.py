@@ -295,6 +295,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                           "note": f"divergence: {divergence.signature} (judging on from the broker's answers)"})
 
     try:
+        index = 0
         for index, scheduled in enumerate(schedule.steps):
             for step in expand(scheduled, schedule.members):
                 member = members[step.member]
@@ -394,7 +395,15 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     api = request.api_key
                 sent_at = now_ms()
                 record(member, member.link.epoch, "request", api, chosen[api], request)
-                correlation = member.link.send(request, chosen[api], step.variant, api)
+                try:
+                    correlation = member.link.send(request, chosen[api], step.variant, api)
+                except OSError as e:  # the broker reset the connection under the write: not read
+                    epoch = member.link.epoch
+                    sel.unregister(member.link.sock)
+                    member.link.close()
+                    failed(index, [(member.index, epoch, f"the broker reset the connection (m{member.index}'s, "
+                                                         f"writing {api}: {e.strerror or e})")])
+                    continue
                 if cut:  # closed right after writing: read by the broker or not, its answer is never read
                     judge.close(member.index, member.link.epoch)
                     sel.unregister(member.link.sock)
@@ -411,8 +420,8 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                                  member.client_id, observed, end=now_ms() if timing.timers else None,
                                  maybe_unread=cut), member)
         return finish(len(schedule.steps))
-    except Unreachable as e:
-        return finish(0, failure=str(e))
+    except Unreachable as e:  # a member could not connect again: the broker is gone
+        return finish(index, failure=str(e))
 
 
 def expand(step: Step, members: int) -> List[Step]:

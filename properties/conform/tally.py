@@ -14,6 +14,7 @@ from properties.conform import decisions
 from properties.conform import report as report_module
 from properties.conform.run import Result, Timing
 from properties.conform.shrink import shrink
+from properties.conform.target import CRASHED_ELSEWHERE
 
 
 #: the budget for showing that a divergence only ever seen after another also shows alone
@@ -42,6 +43,7 @@ class Tally:
         self.decisions: Dict[tuple, int] = {}  # (api, group state, answer) -> schedules that reached it
         self.decided: Dict[tuple, int] = {}  # (api, answer) -> schedules that reached it, in any state
         self.crashes = 0
+        self.cut_short = 0  # schedules under way when the broker died (--parallel): another reported the crash
         self.stopped_after: Optional[int] = None
 
     @property
@@ -68,6 +70,13 @@ class Tally:
             self.failures += 1
         else:
             self.diverging += 1
+        if result.failure == CRASHED_ELSEWHERE:
+            # its schedule was under way when the broker died, and another one reported that crash:
+            # counted, not a finding of its own
+            self.cut_short += 1
+            signatures = tuple(sig for sig in signatures if sig != result.failure_signature())
+            if not signatures:
+                return
         lead = signatures[0]
         novel = {d.signature for d in result.divergences if decisions.unexplained(d.answer)}
         for signature in signatures:
@@ -94,6 +103,7 @@ class Tally:
         self.diverging += other.diverging
         self.failures += other.failures
         self.crashes += other.crashes
+        self.cut_short += other.cut_short
         self.versions.update(other.versions)
         for api, times in other.latency.items():
             self.latency.setdefault(api, []).extend(times)
@@ -225,7 +235,7 @@ class Tally:
             partial=stopped_by is not None or failure is not None, stopped_by=stopped_by, failure=failure)
         summary.update({
             "schedules": self.done, "target": target.text, "mutant": mutant, "timers": timing.timers,
-            "crashes": self.crashes + target.crashes, "conforming": self.conforming, "diverging": self.diverging,
+            "crashes": self.crashes + target.crashes, "cut_short_by_a_crash": self.cut_short, "conforming": self.conforming, "diverging": self.diverging,
             "failures": self.failures, "versions": self.versions, "acknowledged": [[sig, why, dict(profile.acknowledged_links).get(sig)] for sig, why in sorted(acknowledged.items())],
             "caps": dict(profile.caps), "caps_why": profile.caps_why, "seconds": round(seconds, 1),
             "latency": latency_table(self.latency),
