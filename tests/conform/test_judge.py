@@ -408,3 +408,19 @@ def test_a_step_both_sides_park_diverges_on_the_other_members_answers():
     assert signature("JoinGroup", (), [(), ()]) == (
         "JoinGroup: no answer (parked, as the model allows), but the answers to the other members differ")
     assert signature("JoinGroup", (), [(other,)]) == "JoinGroup: no answer where the model allows NONE"
+
+
+def test_members_metadata_of_a_group_of_another_protocol_type_is_read_as_the_model_keeps_it():
+    """Kafka 4.1 answered a lone member's JoinGroup with protocol type "connect" (a corner of the
+    schedules) with its metadata as bytes, which the codec does not read as a subscription; the
+    judge compared the raw bytes with the subscription the model kept and called it a divergence
+    (seed 51 of conform broker --launch kafka:4.1). Read as the model keeps them, they agree."""
+    raw = bytes.fromhex("000300000001001267726f7570636865636b2d636f6e666f726d00000002020000000000ffffffffffff")
+    member = VirtualMember(2, "g", ("range",), 6)
+    kept = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=0, generation_id=1, protocol_type="consumer", protocol_name="range", leader="b", member_id="b",
+        members=[P.JoinGroupResponseMember(member_id="b", group_instance_id=None, metadata=member.subscription())]))
+    as_bytes = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=0, generation_id=1, protocol_type="connect", protocol_name="range", leader="b", member_id="b",
+        members=[P.JoinGroupResponseMember(member_id="b", group_instance_id=None, metadata=raw)]))
+    assert as_bytes == kept
