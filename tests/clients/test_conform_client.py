@@ -211,14 +211,15 @@ def test_a_finding_that_does_not_come_back_is_kept_as_found_and_called_intermitt
     assert kept is outcome and reproduced is False
 
 
-def test_a_broker_that_does_not_start_gives_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
+def test_a_broker_that_does_not_start_gives_one_line_and_exit_3_inconclusive(monkeypatch, capsys, tmp_path):
+    """Nothing about the client was learnt: inconclusive (3), not a usage error (2) nor a finding (1)."""
     def no_broker(**kwargs):
         raise RuntimeError("groupcheck broker did not start: Address already in use")
 
     monkeypatch.setattr(session, "launch_groupcheck_broker", no_broker)
-    assert main(["conform", "client", "--client", "groupcheck", "--schedules", "1", "--out", str(tmp_path)]) == 2
+    assert main(["conform", "client", "--client", "groupcheck", "--schedules", "1", "--out", str(tmp_path)]) == 3
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == "groupcheck: error: schedule 0: groupcheck broker did not start: Address already in use"
+    assert err[-1] == "groupcheck: inconclusive: schedule 0: groupcheck broker did not start: Address already in use"
 
 
 def test_a_stopped_run_keeps_every_finished_schedule_and_says_it_is_partial(tmp_path, monkeypatch, capsys):
