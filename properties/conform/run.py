@@ -1,12 +1,15 @@
-"""Run one schedule against a broker and judge every answer (timers off).
+"""Run one schedule against a broker and judge every answer.
 
 :func:`run_schedule` finds the group's coordinator, asks it for its ApiVersions, and then plays
 the schedule one step at a time: the step's request is written on its member's connection, and
 every frame that arrives on any member's connection is collected until the step's own answer is
 in and the connections have been quiet for ``settle_ms`` — or, for a request the broker parks
 (a JoinGroup or SyncGroup waiting for the others), until ``park_ms`` pass. The judge then decides
-whether some model state allows exactly those answers. A broker that closes a connection, or
-answers with bytes that do not decode, is a finding too (:class:`Result.failure`).
+whether some model state allows exactly those answers; when none does, the divergence is
+recorded and the judge goes on from the broker's answers. A broker that closes or resets a
+connection, or answers with bytes that do not decode, is a finding too (a ``failure:``
+divergence); the member opens a new connection for its next step. Only a broker that stops
+accepting connections ends the schedule (:attr:`Result.failure`).
 
 Schedules without timers set the session and rebalance timeouts to 30 s and are over long before;
 the model runs with the broker's profile (minimum and maximum session timeout, initial rebalance
@@ -225,7 +228,10 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                  pause: Optional[Callable[[int], None]] = None) -> Result:
     """Play *schedule* against the broker at *bootstrap* with group *group_id*, judging every
     answer; a divergence is recorded and judging goes on from the broker's answers
-    (:func:`properties.conform.judge.adopt`); a failure ends the schedule. Raises :class:`Unreachable` if nothing listens there. *failover(group)*
+    (:func:`properties.conform.judge.adopt`); a broker failure on a connection (closed, reset,
+    undecodable) is recorded and the member reconnects; only a broker that no longer accepts
+    connections ends the schedule (``Result.failure``). Raises :class:`Unreachable` if nothing
+    listens there at the start. *failover(group)*
     (a cluster's ``kill_coordinator``) kills the group's coordinator and returns (its node id, the
     address of the node that took over); without it a ``failover`` step is skipped. *pause(ms)*
     (a launched broker's) stops the broker's process for *ms* and resumes it; without it a
