@@ -585,13 +585,18 @@ class Judge:
                     line = tuple(f"m{w[0]}: {render(r, names)}" for w, rs in sorted(expected_by.items()) for r in rs)
                     if line not in allowed:
                         allowed.append(line)
-        if maybe_unread and request is not None:
-            for h in self.hypotheses:
-                for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to, now,
-                                                                              end, client_id):
-                    state = self._match_all(observed_by, self._expected(replies), h)
-                    if state is not None:
-                        survivors.append(Hypothesis(group, tuple(sorted(state[0].items())), seq, offsets, persisted))
+        # the model states where the request was never read: kept for a cut connection, and
+        # candidates for adopting the broker's answers after a divergence (computed once)
+        skipped = [(h, self._expected(replies), Hypothesis(group, h.aliases, seq, offsets, persisted))
+                   for h in self.hypotheses
+                   for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to,
+                                                                                 now, end, client_id)
+                   ] if request is not None and (maybe_unread or not survivors) else []
+        if maybe_unread:
+            for h, expected_by, after in skipped:
+                state = self._match_all(observed_by, expected_by, h)
+                if state is not None:
+                    survivors.append(attrs.evolve(after, aliases=tuple(sorted(state[0].items()))))
             reached = set()  # read or not: no decision to count
         if survivors:
             if api is not None:
@@ -600,12 +605,7 @@ class Judge:
             unique = list(dict.fromkeys(survivors))
             self.hypotheses = unique[:MAX_HYPOTHESES]
             return None
-        if request is not None:  # the broker may have refused the request, or not read it: the model skips it
-            for h in self.hypotheses:
-                for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to, now,
-                                                                              end, client_id):
-                    candidates.append((h, self._expected(replies), Hypothesis(group, h.aliases, seq, offsets,
-                                                                              persisted)))
+        candidates += skipped  # the broker may have refused the request, or not read it: the model skips it
         seen = tuple(f"m{w[0]}: {render(a)}" for w, answers in sorted(observed_by.items()) for a in answers)
         if api is None:  # a wait or a pause: what the broker's timers answered, on any connection
             own = tuple(a for _, answers in sorted(observed_by.items()) for a in answers)

@@ -286,6 +286,15 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
         return Result(schedule, group_id, tuple(judge.divergences), failure, step_index, tuple(trace), version_list,
                       tuple(sorted(judge.decisions)))
 
+    def hang_up(m: VirtualMember) -> int:
+        """Close *m*'s connection on this side: neither the member nor the judge hears from it again
+        (its epoch returned); the member opens a new one for its next step."""
+        epoch = m.link.epoch
+        judge.close(m.index, epoch)
+        sel.unregister(m.link.sock)
+        m.link.close()
+        return epoch
+
     def failed(index: int, failures) -> None:
         """Broker failures of a step (a closed connection, an undecodable answer): findings of
         their own; the judge drops that connection's answers, and the schedule goes on."""
@@ -309,10 +318,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     if member.link is None or member.link.closed:
                         trace.append({"t_ms": now_ms(), "member": member.index, "note": "disconnect: no open connection"})
                         continue
-                    judge.close(member.index, member.link.epoch)
-                    sel.unregister(member.link.sock)
-                    member.link.close()
-                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": hang_up(member),
                                   "note": "disconnected"})
                     continue
                 if step.action == "failover":
@@ -322,9 +328,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                         continue
                     for m in members:  # the coordinator's connections die with its node
                         if m.link is not None and not m.link.closed:
-                            judge.close(m.index, m.link.epoch)
-                            sel.unregister(m.link.sock)
-                            m.link.close()
+                            hang_up(m)
                     try:
                         killed, address = failover(group_id)
                     except RuntimeError as e:
@@ -379,10 +383,7 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     # member gives up as a client whose request timed out does (NetworkClient's
                     # request timeout closes the connection; the coordinator keeps the member) and
                     # sends its step on a new connection
-                    judge.close(member.index, member.link.epoch)
-                    sel.unregister(member.link.sock)
-                    member.link.close()
-                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": hang_up(member),
                                   "note": "gave up on its parked request (every member was waiting): disconnected"})
                 if member.link is None or member.link.closed:
                     member.epochs += 1
@@ -404,17 +405,11 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                 try:
                     correlation = member.link.send(request, chosen[api], step.variant, api)
                 except OSError as e:  # the broker reset the connection under the write: not read
-                    epoch = member.link.epoch
-                    sel.unregister(member.link.sock)
-                    member.link.close()
-                    failed(index, [(member.index, epoch, f"the broker reset the connection (m{member.index}'s, "
+                    failed(index, [(member.index, hang_up(member), f"the broker reset the connection (m{member.index}'s, "
                                                          f"writing {api}: {e.strerror or e})")])
                     continue
                 if cut:  # closed right after writing: read by the broker or not, its answer is never read
-                    judge.close(member.index, member.link.epoch)
-                    sel.unregister(member.link.sock)
-                    member.link.close()
-                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": member.link.epoch,
+                    trace.append({"t_ms": now_ms(), "member": member.index, "connection": hang_up(member),
                                   "note": "connection cut right after the request"})
                     observed, failures = _collect(sel, members, None, None, settle_ms, settle_ms, record,
                                                   profile.generation_offset)
