@@ -240,7 +240,7 @@ def replay(path: str, bootstrap: Optional[str], launch: Optional[str], mutant: O
         try:
             result = run_schedule(broker.address, schedule, group_id(schedule.seed, "replay-" + uuid.uuid4().hex[:8]),
                                   broker.profile, park_ms=broker.profile.answer_window_ms, timing=timing,
-                                  failover=broker.failover, pause=broker.pause)
+                                  failover=broker.failover, pause=broker.pause, restart=broker.restart)
         except Unreachable as e:
             raise Inconclusive(str(e)) from None
         finally:

@@ -225,7 +225,8 @@ def model_config(profile: Profile, schedule: Schedule, join_version: int, timing
 def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, profile: Profile,
                  park_ms: int = 250, settle_ms: int = 25, timeout_s: float = 10.0,
                  timing: Timing = NO_TIMERS, failover: Optional[Callable[[str], Tuple[int, Tuple[str, int]]]] = None,
-                 pause: Optional[Callable[[int], None]] = None) -> Result:
+                 pause: Optional[Callable[[int], None]] = None,
+                 restart: Optional[Callable[[str], Tuple[str, int]]] = None) -> Result:
     """Play *schedule* against the broker at *bootstrap* with group *group_id*, judging every
     answer; a divergence is recorded and judging goes on from the broker's answers
     (:func:`properties.conform.judge.adopt`); a broker failure on a connection (closed, reset,
@@ -321,22 +322,27 @@ def run_schedule(bootstrap: Tuple[str, int], schedule: Schedule, group_id: str, 
                     trace.append({"t_ms": now_ms(), "member": member.index, "connection": hang_up(member),
                                   "note": "disconnected"})
                     continue
-                if step.action == "failover":
-                    if failover is None:
-                        trace.append({"t_ms": now_ms(), "member": member.index,
-                                      "note": "failover skipped: the broker is a single node"})
+                if step.action in ("failover", "restart"):
+                    if (failover if step.action == "failover" else restart) is None:
+                        trace.append({"t_ms": now_ms(), "member": member.index, "note": (
+                            "failover skipped: the broker is a single node" if step.action == "failover" else
+                            "restart skipped: not a broker groupcheck started with storage it keeps")})
                         continue
                     for m in members:  # the coordinator's connections die with its node
                         if m.link is not None and not m.link.closed:
                             hang_up(m)
                     try:
-                        killed, address = failover(group_id)
+                        if step.action == "failover":
+                            killed, address = failover(group_id)
+                            note = (f"failover: node {killed} killed; node at {address[0]}:{address[1]} "
+                                    "coordinates the group")
+                        else:
+                            address = restart(group_id)
+                            note = "restart: the broker killed (SIGKILL) and started again on its storage"
                     except RuntimeError as e:
-                        return finish(index, failure=f"failover: {e}")
+                        return finish(index, failure=f"{step.action}: {e}")
                     judge.failover(now_ms(), group_id)
-                    trace.append({"t_ms": now_ms(), "member": member.index,
-                                  "note": f"failover: node {killed} killed; node at {address[0]}:{address[1]} "
-                                          f"coordinates the group"})
+                    trace.append({"t_ms": now_ms(), "member": member.index, "note": note})
                     continue
                 if step.action == "pause":
                     if pause is None:

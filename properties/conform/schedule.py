@@ -40,6 +40,10 @@ and an action, with a variant that decides which ids and generation go in the re
 ``cut``        (``--faults``) write the request the variant names (``join`` same, ``sync``,
                ``heartbeat`` and ``commit`` current, ``leave``) and close the connection at
                once: the broker may have read it or not, and either is judged right.
+``restart``    (``--faults``, timers off, a launched broker with storage: Kafka, a ``--launch-cmd``
+               with ``{dir}``) kill the broker (SIGKILL) and start it again on its folder: every
+               connection is gone and the group is what the broker loads from what it persisted,
+               judged as a ``failover``. Skipped for a broker that keeps nothing (in memory).
 ``failover``   (a cluster of brokers only, ``--brokers N``) kill the node that coordinates the
                group and carry on with the node that takes over: every member's connection is
                gone, and the group is what the new coordinator loads from its log. One per
@@ -63,7 +67,7 @@ from typing import List, Optional, Tuple
 import attrs
 
 ACTIONS = ("join", "sync", "heartbeat", "commit", "fetch", "leave", "disconnect", "describe", "wait", "failover",
-           "pause", "cut")
+           "pause", "cut", "restart")
 
 #: (action, variant, weight): the mix of a generated schedule.
 MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
@@ -93,7 +97,11 @@ FAULT_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("pause", "short", 3), ("cut", "join", 2), ("cut", "sync", 2), ("cut", "heartbeat", 1), ("cut", "commit", 1),
     ("cut", "leave", 1))
 TIMER_FAULT_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("pause", "long", 2),)
-VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX + FAULT_MIX + TIMER_FAULT_MIX if a == action)
+#: With faults and timers off: the broker killed and started again on its storage (judged as a
+#: failover, which is judged with timers off only: when the group is loaded again restarts its
+#: session timers at a moment the checker does not see)
+RESTART_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("restart", None, 2),)
+VARIANTS = {action: tuple(v for a, v, _ in MIX + TIMER_MIX + FAULT_MIX + TIMER_FAULT_MIX + RESTART_MIX if a == action)
             for action in ACTIONS}
 VARIANTS["failover"] = (None,)
 
@@ -118,6 +126,8 @@ class Step:
     def describe(self) -> str:
         if self.action == "failover":
             return "failover (the coordinator's node killed)"
+        if self.action == "restart":
+            return "restart (the broker killed and started again on its storage)"
         if self.action == "cut":
             return f"m{self.member} {self.variant} (connection cut)"
         return f"m{self.member} {self.action}" + (f" ({self.variant})" if self.variant else "")
@@ -177,7 +187,8 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
     (and :data:`TIMER_MIX` when *timers*), each for a random member. *static*: the first that many
     members are static (the draws are the same as without). *failover*: one ``failover`` step among
     the drawn ones, at a place drawn from a second generator (so the other draws stay the same).
-    *faults*: ``pause`` and ``cut`` steps are drawn too (:data:`FAULT_MIX`)."""
+    *faults*: ``pause`` and ``cut`` steps are drawn too (:data:`FAULT_MIX`), and ``restart`` ones
+    with timers off (:data:`RESTART_MIX`)."""
     rng = random.Random(seed)
     lists = [p for p, _ in PROTOCOL_LISTS]
     weights = [w for _, w in PROTOCOL_LISTS]
@@ -194,7 +205,7 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
         # which reaches a broker's early divergences that a formed group would have gone past
         out += [Step(order[0], "join", "round"), Step(order[0], "join", "round"), Step(order[-1], "sync", "round")]
     table = MIX + (TIMER_MIX if timers else ()) + (FAULT_MIX if faults else ()) + (
-        TIMER_FAULT_MIX if faults and timers else ())
+        (TIMER_FAULT_MIX if timers else RESTART_MIX) if faults else ())
     mix = [(a, v) for a, v, _ in table]
     mix_weights = [w for _, _, w in table]
     for _ in range(steps):

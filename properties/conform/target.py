@@ -68,17 +68,31 @@ class Broker:
     def pause(self):
         """``pause(ms)``: stop the launched broker's process (SIGSTOP) for *ms* and resume it
         (SIGCONT); None for a broker groupcheck did not start, or a cluster."""
-        process = getattr(self.process, "process", None)
-        if process is None:
+        if getattr(self.process, "process", None) is None:
             return None
 
         def pause(ms: int) -> None:
-            os.kill(process.pid, signal.SIGSTOP)
+            pid = self.process.process.pid  # looked up now: a restart starts another process
+            os.kill(pid, signal.SIGSTOP)
             try:
                 time.sleep(ms / 1000)
             finally:
-                os.kill(process.pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGCONT)
         return pause
+
+    @property
+    def restart(self):
+        """``restart(group) -> address``: kill the launched broker and start it again on its own
+        storage (Kafka's folder; a ``--launch-cmd`` with ``{dir}``); None for a broker that keeps
+        nothing across a restart (Tansu in memory, the mock, groupcheck's own) or was not launched."""
+        restart = getattr(self.process, "restart", None)
+        if restart is None or not getattr(self.process, "restartable", True):
+            return None
+
+        def restarted(group: str):
+            self.address = restart(group)
+            return self.address
+        return restarted
 
     @property
     def failover(self):
@@ -143,7 +157,7 @@ class Runner:
         try:
             result = run_schedule(target.address, schedule, group_id(schedule.seed, f"{self.nonce}-{run}"),
                                   self.profile, park_ms=self.profile.answer_window_ms, timing=self.timing,
-                                  failover=target.failover, pause=target.pause)
+                                  failover=target.failover, pause=target.pause, restart=target.restart)
         except Unreachable as e:
             crash = target.crashed(wait_s=2.0)
             if crash:

@@ -47,6 +47,7 @@ POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
 HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident
 READY = re.compile(r"Kafka Server started")
 READY_TIMEOUT_S = 90.0
+OFFSETS_TOPIC = "__consumer_offsets"
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -101,6 +102,24 @@ class KafkaBroker(ChildBroker):
     """A running Apache Kafka node (see :func:`start`)."""
 
     spec: KafkaSpec
+    #: how it was started (:func:`spawn_node`): what :meth:`restart` starts again
+    started: Tuple[str, str, str, str]
+
+    def restart(self, group: str, timeout_s: float = 90.0) -> Tuple[str, int]:
+        """Kill the node (SIGKILL: a crash, nothing flushed on the way out) and start it again on
+        its own folder and port, as an operator's restart does; return its address once it has
+        loaded *group* from ``__consumer_offsets`` and writes are fast again. What it persisted
+        (the group's records, committed offsets) is all the group has afterwards."""
+        java, classpath, workdir, config = self.started
+        self.process.kill()
+        self.process.wait(timeout=10)
+        fresh = await_ready(spawn_node(self.spec, java, classpath, workdir, config, self.port,
+                                       owns_workdir=self._workdir is not None))
+        self.process, self.log_path = fresh.process, fresh.log_path
+        address = (self.host, self.port)
+        wait_for_group_coordinator(address, timeout_s, group)
+        wait_for_fast_writes(address, time.monotonic() + timeout_s)
+        return address
 
 
 def server_properties(spec: KafkaSpec, port: int, controller_port: int, data: str,
@@ -215,6 +234,7 @@ def spawn_node(spec: KafkaSpec, java: str, classpath: str, workdir: str, config:
     process, log_path = spawn(jvm, "kafka-", log_dir=workdir)
     broker = KafkaBroker(process, "127.0.0.1", [port], log_path, workdir if owns_workdir else None)
     broker.spec = spec
+    broker.started = (java, classpath, workdir, config)
     return broker
 
 
@@ -233,19 +253,56 @@ def await_ready(broker: KafkaBroker) -> KafkaBroker:
 _NOT_READY = (14, 15, 16)
 
 
-def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60.0) -> None:
+def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60.0,
+                               group: str = "groupcheck-ready") -> None:
     """Return once the group coordinator answers a DescribeGroups of a probe group for good.
 
     A fresh node creates ``__consumer_offsets`` at the first FindCoordinator and then loads it;
     until then the Java coordinator answers a JoinGroup COORDINATOR_LOAD_IN_PROGRESS (seen on the
     first schedule against kafka:3.9-new-coordinator, 2026-11-28), which a consumer retries but the
     broker checker, whose model starts with the group's coordinator loaded, would judge. A started
-    broker is handed over only when it is ready, as a real cluster would be."""
+    broker is handed over only when it is ready, as a real cluster would be. (*group*: the group
+    whose coordinator must be loaded; after a restart, the schedule's own.)"""
     def ready() -> Optional[str]:
-        code, _ = describe_group(bootstrap, "groupcheck-ready", 5.0)
+        code, _ = describe_group(bootstrap, group, 5.0)
         return f"error {code}" if code in _NOT_READY else None
 
     wait_until(ready, timeout_s, "the group coordinator was not ready")
+
+
+def wait_for_fast_writes(address: Tuple[str, int], deadline: float, fast_s: float = 0.05,
+                         times: int = 3) -> None:
+    """Return once *times* OffsetCommits in a row (of a probe group, to the offsets topic itself:
+    the one log every group's records go to) are answered within *fast_s*.
+
+    Just after a takeover (or a restart) the first writes wait for the in-sync replicas to settle
+    on the new leader (seen on 4.1.2: a LeaveGroup answered only after 250 ms, which the checker reads as
+    a broker that parks it); a running cluster a client meets has long settled. Kafka's own
+    answers are judged from then on."""
+    from impl import protocol as P
+
+    request = P.OffsetCommitRequestData(group_id="groupcheck-failover-probe", topics=[
+        P.OffsetCommitRequestTopic(OFFSETS_TOPIC, [P.OffsetCommitRequestPartition(0, 0)])])
+    in_a_row, last = 0, "no answer"
+    while time.monotonic() < deadline:
+        started = time.monotonic()
+        try:
+            answer = exchange(address, request, "OffsetCommit", 8, 5.0, "groupcheck-failover")
+            codes = [p.error_code for t in answer.body.topics for p in t.partitions]
+        except (OSError, EOFError, AttributeError) as e:
+            in_a_row, last = 0, str(e) or type(e).__name__
+            time.sleep(0.1)
+            continue
+        took = time.monotonic() - started
+        if not any(codes) and took <= fast_s:
+            in_a_row += 1
+            if in_a_row >= times:
+                return
+        else:
+            in_a_row, last = 0, f"errors {codes}, {took * 1000:.0f} ms"
+            time.sleep(0.05)
+    raise RuntimeError(f"writes to {address[0]}:{address[1]} did not become fast "
+                       f"after the takeover or restart ({last})")
 
 
 def wait_until(check: Callable[[], Optional[str]], timeout_s: float, failure: str, interval_s: float = 0.1) -> None:

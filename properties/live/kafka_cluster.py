@@ -36,7 +36,7 @@ from properties.live.exchange import describe_group, exchange
 #: NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS answers before its failover step).
 FAILOVER_SETTINGS = {"broker.session.timeout.ms": "1500", "broker.heartbeat.interval.ms": "250",
                      "auto.leader.rebalance.enable": "false"}
-OFFSETS_TOPIC = "__consumer_offsets"
+OFFSETS_TOPIC = kafka.OFFSETS_TOPIC
 
 
 @attrs.define(eq=False)
@@ -154,46 +154,13 @@ class KafkaCluster:
                     continue
                 now = self.coordinator_of(group)
                 if now is not dead:
-                    self.wait_for_fast_writes(now.address, deadline)
+                    kafka.wait_for_fast_writes(now.address, deadline)
                     return dead.node_id, now.address
                 last = f"node {dead.node_id} is still named the coordinator"
                 break
             time.sleep(0.1)
         raise RuntimeError(f"no node took over the coordination of {group} within {timeout_s:.0f} s "
                            f"after node {dead.node_id} was killed ({last})")
-
-    def wait_for_fast_writes(self, address: Tuple[str, int], deadline: float, fast_s: float = 0.05,
-                             times: int = 3) -> None:
-        """Return once *times* OffsetCommits in a row (of a probe group, to the offsets topic itself:
-        the one log every group's records go to) are answered within *fast_s*.
-
-        Just after a takeover the first writes wait for the in-sync replicas to settle on the new
-        leader (seen on 4.1.2: a LeaveGroup answered only after 250 ms, which the checker reads as
-        a broker that parks it); a running cluster a client meets has long settled. Kafka's own
-        answers are judged from then on."""
-        from impl import protocol as P
-
-        request = P.OffsetCommitRequestData(group_id="groupcheck-failover-probe", topics=[
-            P.OffsetCommitRequestTopic(OFFSETS_TOPIC, [P.OffsetCommitRequestPartition(0, 0)])])
-        in_a_row, last = 0, "no answer"
-        while time.monotonic() < deadline:
-            started = time.monotonic()
-            try:
-                answer = exchange(address, request, "OffsetCommit", 8, 5.0, "groupcheck-failover")
-                codes = [p.error_code for t in answer.body.topics for p in t.partitions]
-            except (OSError, EOFError, AttributeError) as e:
-                in_a_row, last = 0, str(e) or type(e).__name__
-                time.sleep(0.1)
-                continue
-            took = time.monotonic() - started
-            if not any(codes) and took <= fast_s:
-                in_a_row += 1
-                if in_a_row >= times:
-                    return
-            else:
-                in_a_row, last = 0, f"errors {codes}, {took * 1000:.0f} ms"
-                time.sleep(0.05)
-        raise RuntimeError(f"writes to {address[0]}:{address[1]} did not become fast after the takeover ({last})")
 
     def heal(self, timeout_s: float = 120.0) -> None:
         """Start every killed node again and wait until all are in-sync replicas of the offsets topic."""

@@ -76,7 +76,9 @@ def start(command: str, topics: Mapping[str, int] = (), host: str = "127.0.0.1",
     except OSError as e:
         shutil.rmtree(workdir, ignore_errors=True)
         raise RuntimeError(f"cannot run {args[0]}: {e.strerror or e}") from None
-    broker = ChildBroker(process, host, [port], log_path, workdir)
+    broker = CommandBroker(process, host, [port], log_path, workdir)
+    broker.args = args
+    broker.restartable = any("{dir}" in word for word in argv)
     deadline = time.monotonic() + timeout_s
     try:
         versions = _ready(broker, deadline, timeout_s)
@@ -89,6 +91,29 @@ def start(command: str, topics: Mapping[str, int] = (), host: str = "127.0.0.1",
         broker.stop()
         raise
     return broker
+
+
+class CommandBroker(ChildBroker):
+    """A broker *args* started (see :func:`start`); with ``{dir}`` in its command it can be
+    restarted on the same folder (``--faults``)."""
+
+    args: List[str]
+    restartable: bool
+
+    def restart(self, group: str, timeout_s: float = READY_TIMEOUT_S) -> Tuple[str, int]:
+        """Kill the broker (SIGKILL) and run its command again, same port and data folder; its
+        address once it answers ApiVersions again. RuntimeError (one line) if it does not."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+        with open(self.log_path, "ab") as log:
+            log.write(b"\n--- groupcheck: killed (SIGKILL) and started again on the same folder ---\n")
+            log.flush()
+            self.process = children.popen(self.args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _ready(self, time.monotonic() + timeout_s, timeout_s)
+        except RuntimeError as e:
+            raise RuntimeError(f"after a restart: {e}; its last output line: {last_line(self.log())}") from None
+        return self.host, self.port
 
 
 def _exited(broker: ChildBroker) -> Optional[str]:

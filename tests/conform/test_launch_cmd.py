@@ -118,3 +118,50 @@ def test_a_counterexample_of_a_launch_cmd_broker_replays_with_its_command_and_pr
     assert "reproduced" in capsys.readouterr().out
     assert main(["replay", path, "--launch-cmd", command]) == 0  # by the default profile it conforms
     assert main(["replay", path, "--launch-cmd", command, "--bootstrap", "127.0.0.1:9"]) == 2
+
+
+def test_a_broker_that_forgets_what_it_persisted_on_a_restart_is_caught():
+    """``--faults`` restarts a ``--launch-cmd`` broker whose command has ``{dir}`` on that folder.
+    groupcheck's broker keeps everything in memory (its ``--trace`` file in ``{dir}`` is all it
+    writes there), so after the restart the group and the offsets committed before it are gone:
+    the judge, which reloads the group from what Kafka would have persisted, catches it."""
+    from tests.live.test_kafka import RESTART
+    from properties.conform.run import run_schedule
+    from properties.conform.schedule import Schedule
+    from properties.conform.target import PARTITIONS, TOPIC
+    from properties.live import launch_cmd
+    from properties import targets
+
+    broker = launch_cmd.start(BROKER + " --partitions 6 --trace {dir}/trace.jsonl", {TOPIC: PARTITIONS})
+    try:
+        assert broker.restartable
+        result = run_schedule((broker.host, broker.port), Schedule.from_json(RESTART), "forgets",
+                              targets.profile_for("groupcheck"), restart=broker.restart)
+    finally:
+        broker.stop()
+    assert result.failure is None
+    signatures = result.signatures()
+    assert any(s.startswith("OffsetFetch: answered NONE with a committed offset missing") for s in signatures), signatures
+    notes = [e.get("note", "") for e in result.trace]
+    assert any(n.startswith("restart: the broker killed") for n in notes)
+
+
+def test_a_command_without_a_data_folder_is_not_restarted():
+    """Without ``{dir}`` groupcheck cannot tell where the broker keeps its data: its restart steps
+    are skipped (and the trace says so), never judged as a broker that lost it."""
+    from tests.live.test_kafka import RESTART
+    from properties import targets
+    from properties.conform.run import run_schedule
+    from properties.conform.schedule import Schedule
+    from properties.conform.target import Broker
+
+    broker = Broker(targets.command_target(BROKER + " --partitions 6", None))
+    try:
+        assert broker.restart is None and broker.pause is not None
+        result = run_schedule(broker.address, Schedule.from_json(RESTART), "not-restarted",
+                              targets.profile_for("groupcheck"), restart=broker.restart)
+    finally:
+        broker.stop()
+    assert result.divergence is None and result.failure is None, result.signatures()
+    notes = [e.get("note", "") for e in result.trace]
+    assert "restart skipped: not a broker groupcheck started with storage it keeps" in notes

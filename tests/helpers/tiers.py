@@ -54,7 +54,8 @@ SPARK_STRINGS = ("local[", "spark://", "spark-submit", "spark-class")
 LIVE_FOLDERS = ("live",)
 LIVE_NAMES = {"launch_groupcheck_broker", "launch_tansu", "rdkafka_mock", "create_connection", "KafkaConsumer",
               "KafkaProducer", "AIOKafkaConsumer", "AIOKafkaProducer", "WireSelector", "SocketServer",
-              "Broker"}  # properties.conform.target.Broker: the broker a conformance run launches or is given
+              "Broker",  # properties.conform.target.Broker: the broker a conformance run launches or is given
+              "launch_cmd"}  # properties.live.launch_cmd: any broker binary, started
 #: command-line arguments, each a string of its own (``"--launch", "tansu"``): a broker launched or given
 LIVE_ARGUMENTS = {"--launch", "--launch-cmd", "--bootstrap", "tansu", "rdkafka-mock"}
 #: ``--system broker:NAME`` / ``client:NAME``: a campaign of conformance schedules

@@ -100,3 +100,26 @@ def test_a_launched_broker_is_handed_over_with_its_group_coordinator_loaded(tmp_
     assert code == 0 and report["verdict"] == "pass", report["findings"]
     assert "Kafka 4.x's GroupMetadataManager" in report["checked"]["what"][0]
 
+
+
+# A group formed, offsets committed, the broker killed and started again on its folder (a
+# ``restart`` fault): what Kafka persisted — the group's record and the offsets — is what the
+# members meet afterwards (GroupMetadataManager.replay on loading __consumer_offsets).
+RESTART = {"seed": 0, "members": 3, "partitions": 6, "protocols": [["range"], ["range"], ["range", "roundrobin"]],
+           "steps": [[0, "join", "same"], [1, "join", "same"], [2, "join", "same"], [0, "join", "round"],
+                     [0, "join", "round"], [2, "sync", "round"], [0, "commit", "current"], [1, "commit", "simple"],
+                     [1, "restart", None], [2, "fetch", None], [1, "heartbeat", "current"], [0, "commit", "current"],
+                     [2, "join", "changed"], [0, "join", "round"], [0, "sync", "round"], [1, "fetch", None]]}
+
+
+def test_kafka_41_keeps_what_it_persisted_across_a_restart(kafka41):
+    schedule = Schedule.from_json(RESTART)
+    profile = targets.get(targets.BROKER, "kafka:4.1", "--launch").profile
+    result = run_schedule(_address(kafka41), schedule, f"restart-{uuid.uuid4().hex[:8]}", profile,
+                          restart=kafka41.restart)
+    assert result.divergence is None and result.failure is None, result.signature()
+    notes = [e.get("note", "") for e in result.trace]
+    assert any(n.startswith("restart: the broker killed") for n in notes), notes
+    # after the restart the fetch was answered with the offsets committed before it
+    fetched = [e for e in result.trace if e.get("api") == "OffsetFetch" and e.get("direction") == "response"]
+    assert fetched and any(p["committed_offset"] >= 0 for t in fetched[0]["body"]["topics"] for p in t["partitions"])
