@@ -1,7 +1,8 @@
 """The decisions of Kafka's group coordinator a schedule can reach, and which ones a run reached.
 
 A *decision* is an answer the coordinator gives a request — each error it returns, a join or sync
-it parks, each group state DescribeGroups reports — named by ``(api, answer)``, with where Kafka
+it parks, each group state DescribeGroups reports — or one of its timers firing (``timers``: a
+session expiring, a rebalance or sync timeout, a pending member forgotten), named by ``(api, answer)``, with where Kafka
 decides it: the Scala ``GroupCoordinator`` of 3.9 (``kafka.coordinator.group``) and the Java
 ``GroupMetadataManager`` of 4.x (``org.apache.kafka.coordinator.group``), which take the same
 decisions for the classic protocol. The judge records, for every step the broker answered as the
@@ -95,11 +96,23 @@ DECISIONS: Tuple[Decision, ...] = (
              versions=(0, 5)),
     Decision("DescribeGroups", "GROUP_ID_NOT_FOUND", f"{_GMM}.describeGroups: an unknown group from v6 on (KIP-1043)",
              versions=(6, 99)),
+    # the coordinator's timers (api "timers": no request decides them; a wait or a pause, or any
+    # request, lets them fire, and the answers around them are judged)
+    Decision("timers", "session expiry", f"{_GC}.onExpireHeartbeat (removeMemberAndUpdateGroup); "
+             f"{_GMM}.expireClassicGroupMemberHeartbeat", needs="timers"),
+    Decision("timers", "rebalance timeout", "DelayedJoin.onExpiration: the join completes without the members that "
+             f"did not rejoin ({_GC}.onCompleteJoin); {_GMM}.completeClassicGroupJoin on the join timer",
+             needs="timers"),
+    Decision("timers", "sync timeout", f"{_GC}.onExpirePendingSync: members that did not sync within the rebalance "
+             f"timeout are removed and the group rebalances; {_GMM}.expirePendingSync", needs="timers"),
+    Decision("timers", "pending member expiry", f"{_GC}.onExpireHeartbeat (isPending: "
+             f"removePendingMemberAndUpdateGroup); {_GMM}.expireClassicGroupMemberHeartbeat "
+             "(removePendingMemberAndUpdateClassicGroup)", needs="timers"),
 )
 
 
 def coverage(reached: Dict[Tuple[str, str, str], int], schedules: Dict[Tuple[str, str], int],
-             static: bool = False, versions: Optional[Dict[str, int]] = None) -> List[dict]:
+             static: bool = False, versions: Optional[Dict[str, int]] = None, timers: bool = False) -> List[dict]:
     """One row per decision: how many schedules reached it (*schedules*: (api, answer) -> count)
     and in which group states (*reached*: (api, state, answer) -> schedules), or why it was not;
     and the decisions reached that are not in :data:`DECISIONS` (an answer the catalogue does not
@@ -112,7 +125,8 @@ def coverage(reached: Dict[Tuple[str, str, str], int], schedules: Dict[Tuple[str
     rows = []
     for d in DECISIONS:
         states = by_decision.pop((d.api, d.answer), {})
-        why = d.unreachable or ("needs --static N" if d.needs == "static" and not static and not states else None)
+        why = d.unreachable or ("needs --static N" if d.needs == "static" and not static and not states else
+                                "needs --timers on" if d.needs == "timers" and not timers and not states else None)
         used = (versions or {}).get(d.api)
         if why is None and not states and used is not None and not d.versions[0] <= used <= d.versions[1]:
             why = f"{d.api} v{used} in use; Kafka decides it at v{d.versions[0]}" + (

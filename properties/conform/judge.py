@@ -495,17 +495,20 @@ class Judge:
         """Fire the model's timers as a broker on wall-clock time may have by now: with timers off
         (no tolerance), every deadline up to *lo*; with a tolerance, every deadline before *lo* and
         then any prefix of those up to *hi* — how far is a ``choose("timer", ...)`` point, so every
-        possibility is judged. Returns (group, replies, the last group record written or None)."""
+        possibility is judged. Returns (group, replies, the last group record written or None, the
+        timers that fired as :func:`timers_fired` names them)."""
         if self.tolerance_ms is None:
             out = g.fire_timers(group, lo, self.config, choose)
-            return out.group, list(out.replies), out.persist
+            return out.group, list(out.replies), out.persist, timers_fired(group, out)
         out = g.fire_timers(group, lo - 1, self.config, choose)
+        fired = timers_fired(group, out)
         group, replies, persist = out.group, list(out.replies), out.persist
         while True:
             deadline = g.next_deadline(group)
             if deadline is None or deadline > hi or not choose("timer", (False, True)):
-                return group, replies, persist
+                return group, replies, persist, fired
             out = g.fire_timers(group, deadline, self.config, choose)
+            fired += timers_fired(group, out)
             group = out.group
             replies += out.replies
             persist = out.persist or persist
@@ -518,11 +521,12 @@ class Judge:
         tolerance = self.tolerance_ms or 0
 
         def run(choose):
-            group, replies, offsets, persisted = h.group, [], dict(h.offsets), h.persisted
+            group, replies, offsets, persisted, timers = h.group, [], dict(h.offsets), h.persisted, []
             if request is not None:
-                group, fired, persist = self._settle(group, now - tolerance, now + tolerance, choose)
+                group, fired, persist, kinds = self._settle(group, now - tolerance, now + tolerance, choose)
                 replies += fired
                 persisted = persist or persisted
+                timers += kinds
             seq = max(h.member_seq, group.member_seq if group is not None else 0)
             if api == "DescribeGroups":
                 replies.append((reply_to, GroupSummary.of(group, version)))
@@ -536,11 +540,12 @@ class Judge:
                 replies += out.replies
                 offsets.update(out.committed)
                 persisted = out.persist or persisted
-            group, fired, persist = self._settle(group, end - tolerance, end + tolerance, choose)
+            group, fired, persist, kinds = self._settle(group, end - tolerance, end + tolerance, choose)
             replies += fired
             persisted = persist or persisted
+            timers += kinds
             seq = max(seq, group.member_seq if group is not None else 0)
-            return group, seq, tuple(replies), tuple(sorted(offsets.items())), persisted
+            return group, seq, tuple(replies), tuple(sorted(offsets.items())), persisted, tuple(timers)
 
         return all_choices(run)
 
@@ -562,19 +567,23 @@ class Judge:
         allowed: List[Tuple[str, ...]] = []
         allowed_own: List[tuple] = []  # what the model allows the step's own connection, per outcome
         candidates: List[Tuple[Hypothesis, Dict[tuple, list], Hypothesis]] = []  # for adopting the broker's answers
-        reached: set = set()  # (group state before the step, the model's answer) of every surviving outcome
+        # (api, group state before the step, the model's answer) of every surviving outcome, and
+        # ("timers", the group's state before, what fired) for the coordinator's timers that fired in one
+        reached: set = set()
         timer_outcomes: list = []  # a wait's or a pause's outcomes: (hypothesis, the model's replies)
         for h in self.hypotheses:
-            for group, seq, replies, offsets, persisted in self._outcomes(h, api, version, request, reply_to, now,
-                                                                          end, client_id):
+            for group, seq, replies, offsets, persisted, timers in self._outcomes(h, api, version, request, reply_to,
+                                                                                  now, end, client_id):
                 expected_by = self._expected(replies)
                 state = self._match_all(observed_by, expected_by, h)
                 if state is not None:
                     aliases = tuple(sorted(state[0].items()))
                     survivors.append(Hypothesis(group, aliases, seq, offsets, persisted))
                     own = expected_by.get(reply_to)
-                    reached.add((h.group.state if h.group is not None else "no group",
-                                 decision_of(own[0]) if own else "parked"))
+                    if api is not None:
+                        reached.add((api, h.group.state if h.group is not None else "no group",
+                                     decision_of(own[0]) if own else "parked"))
+                    reached.update(("timers", before, kind) for before, kind in timers)
                     continue
                 candidates.append((h, expected_by, Hypothesis(group, h.aliases, seq, offsets, persisted)))
                 allowed_own.append(tuple(expected_by.get(reply_to, ())))
@@ -589,8 +598,8 @@ class Judge:
         # candidates for adopting the broker's answers after a divergence (computed once)
         skipped = [(h, self._expected(replies), Hypothesis(group, h.aliases, seq, offsets, persisted))
                    for h in self.hypotheses
-                   for group, seq, replies, offsets, persisted in self._outcomes(h, None, version, None, reply_to,
-                                                                                 now, end, client_id)
+                   for group, seq, replies, offsets, persisted, _ in self._outcomes(h, None, version, None, reply_to,
+                                                                                    now, end, client_id)
                    ] if request is not None and (maybe_unread or not survivors) else []
         if maybe_unread:
             for h, expected_by, after in skipped:
@@ -599,9 +608,7 @@ class Judge:
                     survivors.append(attrs.evolve(after, aliases=tuple(sorted(state[0].items()))))
             reached = set()  # read or not: no decision to count
         if survivors:
-            if api is not None:
-                for state, own in reached:
-                    self.decisions.add((api, state, own))
+            self.decisions.update(reached)
             unique = list(dict.fromkeys(survivors))
             self.hypotheses = unique[:MAX_HYPOTHESES]
             return None
@@ -657,6 +664,31 @@ class Judge:
         wanted = " | ".join("; ".join(line) or "no answer" for line in allowed[:2])
         return f"after {api or 'a wait'}: the broker answered [{seen or 'nothing'}], the model allows [{wanted}]"
 
+
+
+def timers_fired(before, out) -> List[Tuple[str, str]]:
+    """The coordinator's timers that fired between *before* (a group, or None) and
+    ``g.fire_timers``' outcome *out*, as (the group's state before, what fired) — the timer
+    decisions of :mod:`properties.conform.decisions`: ``session expiry`` (a member removed at its
+    session deadline), ``rebalance timeout`` (a join phase completed without every member),
+    ``sync timeout`` (members that did not sync removed), ``pending member expiry`` (an id handed
+    out with MEMBER_ID_REQUIRED forgotten)."""
+    if before is None:
+        return []
+    state = before.state
+    fired = []
+    for note in out.notes:
+        if note[0] == "member_removed" and note.reason in _TIMER_REMOVALS:
+            fired.append((state, _TIMER_REMOVALS[note.reason]))
+        elif note[0] == "join_complete" and not note.all_joined:
+            fired.append((state, "rebalance timeout"))
+    after = {p[0] for p in out.group.pending_members} if out.group is not None else set()
+    if any(p[0] not in after for p in before.pending_members):
+        fired.append((state, "pending member expiry"))
+    return fired
+
+
+_TIMER_REMOVALS = {"session": "session expiry", "not_synced": "sync timeout"}
 
 
 def _creation_record(persisted: Optional[g.Group]) -> bool:

@@ -259,6 +259,8 @@ def test_with_timers_groupcheck_broker_conforms_and_an_ignored_session_expiry_is
     should have expired is still answered as a member (seed 10 reaches it) — invisible without timers."""
     code, summary, _ = _conform(capsys, tmp_path, "--launch", "groupcheck", "--timers", "on", "--schedules", "4")
     assert code == 0 and summary["timers"] is True and summary["conforming"] == 4, summary
+    fired = {r["answer"] for r in summary["coverage"] if r["api"] == "timers" and r["schedules"]}
+    assert {"session expiry", "rebalance timeout"} <= fired, fired  # the timer decisions the waits reach
     mutant = ["--launch", "groupcheck", "--mutant", "session_expiry_ignored", "--seed", "10"]
     code, summary, _ = _conform(capsys, tmp_path, *mutant, "--schedules", "1")
     assert code == 0, summary  # without timers nothing expires: the bug is out of reach

@@ -25,6 +25,24 @@ def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one
     assert ("JoinGroup", "Empty", "INVALID_SESSION_TIMEOUT") not in judge.decisions
 
 
+def test_a_timer_that_fires_while_the_broker_answers_as_the_model_does_is_a_decision_reached():
+    """A member id handed out with MEMBER_ID_REQUIRED and never used: a wait past its session
+    timeout lets the coordinator forget it (onExpireHeartbeat, isPending), which the judge
+    records as the timer decision ``pending member expiry``; a wait short of it records nothing."""
+    member = VirtualMember(0, "g", ("range",), 6)
+    judge = _judge()
+    join = member.request("join", "same")
+    required = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=79, generation_id=-1, protocol_type="consumer", protocol_name=None, leader="", member_id="b-1",
+        members=[]))
+    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [((0, 1), required)]) is None
+    session = join.session_timeout_ms
+    assert judge.step(1, None, 0, None, None, 10, "", [], end=session - 1) is None
+    assert not any(api == "timers" for api, _, _ in judge.decisions)
+    assert judge.step(2, None, 0, None, None, session - 1, "", [], end=session + 1) is None
+    assert ("timers", "Empty", "pending member expiry") in judge.decisions
+
+
 def test_coverage_lays_the_decisions_reached_over_the_catalogue():
     reached = {("Heartbeat", "Stable", "NONE"): 3, ("Heartbeat", "CompletingRebalance", "NONE"): 1,
                ("Heartbeat", "Stable", "SOMETHING_NEW"): 1}
@@ -36,6 +54,9 @@ def test_coverage_lays_the_decisions_reached_over_the_catalogue():
     assert by[("Heartbeat", "REBALANCE_IN_PROGRESS")]["schedules"] == 0
     assert by[("Heartbeat", "REBALANCE_IN_PROGRESS")]["unreachable"] is None  # reachable, not reached
     assert by[("Heartbeat", "FENCED_INSTANCE_ID")]["unreachable"] == "needs --static N"
+    assert by[("timers", "session expiry")]["unreachable"] == "needs --timers on"
+    on = {(r["api"], r["answer"]): r for r in decisions.coverage(reached, schedules, timers=True)}
+    assert on[("timers", "session expiry")]["unreachable"] is None
     assert "v3 in use" in by[("SyncGroup", "INCONSISTENT_GROUP_PROTOCOL")]["unreachable"]
     assert by[("Heartbeat", "SOMETHING_NEW")]["listed"] is False  # an answer the catalogue does not name
     headline = decisions.headline(rows)
