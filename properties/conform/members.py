@@ -210,6 +210,8 @@ class VirtualMember:
             generation, member_id = self._fenced(variant)
             if variant == "simple":
                 generation, member_id = -1, ""
+            elif variant == "ahead":  # a generation the group has not reached (a group that does not exist yet)
+                generation = self.generation + 1 if self.generation >= 0 else 1
             self.commits += 1
             partition = P.OffsetCommitRequestPartition(partition_index=self.index % self.partitions,
                                                        committed_offset=self.commits,
@@ -249,7 +251,7 @@ class VirtualMember:
     def learn(self, api: str, body, variant: Optional[str]) -> None:
         """Update what the member knows from an answer meant for its current connection (to a
         request of *variant*: an answer to a deliberately wrong id teaches nothing)."""
-        if variant in ("unknown", "simple", "short-session", "long-session", "wrong-name"):
+        if variant in ("unknown", "simple", "ahead", "short-session", "long-session", "wrong-name"):
             return
         if api == "JoinGroup":
             if body.error_code == 0:

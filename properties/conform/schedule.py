@@ -23,7 +23,9 @@ and an action, with a variant that decides which ids and generation go in the re
 ``heartbeat``  Heartbeat, ``current`` / ``stale`` generation / ``unknown`` member id.
 ``commit``     OffsetCommit of one partition, ``current`` / ``stale`` / ``unknown`` /
                ``simple`` (generation -1 and no member id, a consumer outside the group) /
-               ``big-metadata`` (metadata over offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE).
+               ``big-metadata`` (metadata over offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE) /
+               ``ahead`` (a generation the group has not reached, 1 before the member joined:
+               ILLEGAL_GENERATION, also from a coordinator that has no such group).
 ``fetch``      OffsetFetch of every partition of the topic: the offsets committed so far.
 ``leave``      LeaveGroup with the member's id; the member forgets it. ``unknown``: an id
                nobody has (UNKNOWN_MEMBER_ID); the member keeps its own.
@@ -85,8 +87,14 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("join", "short-session", 1), ("join", "long-session", 1), ("join", "other-type", 1),
     ("join", "no-protocols", 1), ("join", "foreign", 1), ("join", "unknown", 1),
     ("sync", "unknown", 1), ("sync", "wrong-name", 1),
-    ("commit", "big-metadata", 1), ("leave", "unknown", 1),
+    ("commit", "big-metadata", 1), ("leave", "unknown", 1), ("commit", "ahead", 1),
 )
+#: What one seed in four (seed % 4 == 1) asks before any member joined: a coordinator asked about a
+#: group it does not have (Heartbeat, SyncGroup and LeaveGroup: UNKNOWN_MEMBER_ID; an OffsetCommit
+#: at generation 1: ILLEGAL_GENERATION — GroupCoordinator.handleHeartbeat / handleSyncGroup /
+#: handleLeaveGroup / handleCommitOffsets, ``case None``)
+BEFORE_GROUP: Tuple[Tuple[str, Optional[str]], ...] = (
+    ("heartbeat", "unknown"), ("sync", "unknown"), ("leave", "unknown"), ("commit", "ahead"))
 #: With timers on, schedules also wait: ``short`` (less than any timeout) or ``long`` (past the
 #: session and rebalance timeouts, so the broker's timers fire during the wait).
 TIMER_MIX: Tuple[Tuple[str, Optional[str], int], ...] = (("wait", "short", 4), ("wait", "long", 3))
@@ -182,7 +190,8 @@ class Schedule:
 def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, timers: bool = False,
              static: int = 0, failover: bool = False, faults: bool = False) -> Schedule:
     """The schedule of *seed*: every member joins first (in a random order; for one seed in four
-    after a DescribeGroups of the group that does not exist yet); for even seeds the
+    after a DescribeGroups of the group that does not exist yet, for another one in four after one
+    or two requests of :data:`BEFORE_GROUP` to it); for even seeds the
     group then forms (two join rounds, a sync round); then *steps* steps drawn from :data:`MIX`
     (and :data:`TIMER_MIX` when *timers*), each for a random member. *static*: the first that many
     members are static (the draws are the same as without). *failover*: one ``failover`` step among
@@ -198,6 +207,9 @@ def generate(seed: int, members: int = 3, steps: int = 24, partitions: int = 6, 
     out: List[Step] = [Step(m, "join", "same") for m in order]
     if seed % 4 == 3:  # one in four asks about the group before it exists (Dead; v6+: GROUP_ID_NOT_FOUND)
         out.insert(0, Step(order[0], "describe"))
+    elif seed % 4 == 1:  # and one in four sends it a request of a member before there is a group
+        before = random.Random(seed * 7919 + 2)  # its own generator: the other draws stay the same
+        out[:0] = [Step(before.randrange(members), *before.choice(BEFORE_GROUP)) for _ in range(before.randint(1, 2))]
     if seed % 2 == 0:
         # even seeds: two join rounds and a sync round first, so the group forms whole (with an
         # initial delay of 0 the first member to rejoin completes a generation of its own and the

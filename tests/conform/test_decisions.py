@@ -67,7 +67,10 @@ def test_every_corner_variant_of_a_schedule_is_drawn():
     from properties.conform.schedule import MIX, generate
 
     corners = {(a, v) for a, v, _ in MIX if v in ("short-session", "long-session", "other-type", "no-protocols",
-                                                   "foreign", "unknown", "wrong-name", "big-metadata")}
+                                                   "foreign", "unknown", "wrong-name", "big-metadata", "ahead")}
     drawn = {(s.action, s.variant) for seed in range(200) for s in generate(seed).steps}
     assert corners and corners <= drawn
     assert any(generate(seed).steps[0].action == "describe" for seed in range(8))  # before the group exists
+    from properties.conform.schedule import BEFORE_GROUP
+    firsts = {(generate(seed).steps[0].action, generate(seed).steps[0].variant) for seed in range(1, 200, 4)}
+    assert firsts == set(BEFORE_GROUP)  # every request to a group nobody joined yet
