@@ -103,6 +103,12 @@ def as_coordinator_reads(request, version: int):
     return request
 
 
+#: From this OffsetCommit version on, the Java coordinator answers a commit at a generation to a
+#: group it does not have GROUP_ID_NOT_FOUND (KIP-848); below it, and the Scala coordinator at any
+#: version, ILLEGAL_GENERATION
+OFFSET_COMMIT_GROUP_NOT_FOUND_VERSION = 9
+
+
 def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to, now, config, choose,
                          member_seq: int = 0, version: int | None = None) -> g.Outcome:
     """Run a group API request on *broker*: the version checks, the prelude, then the coordinator's
@@ -116,6 +122,14 @@ def handle_group_request(broker: BrokerState, is_leader: bool, request, reply_to
     if error != Errors.NONE or (broker.loading and isinstance(request, HeartbeatRequest)):
         return g.Outcome(broker.group, ((reply_to, prelude_response(request, error)),))
     handler = _HANDLERS[type(request)]
+    if (broker.group is None and isinstance(request, OffsetCommitRequest) and request.generation_id >= 0
+            and config.new_group_coordinator and version is not None and version >= OFFSET_COMMIT_GROUP_NOT_FOUND_VERSION):
+        # a commit at a generation to a group the coordinator does not have: from OffsetCommit v9
+        # on the Java coordinator answers GROUP_ID_NOT_FOUND (KIP-848), before it ILLEGAL_GENERATION
+        # as the Scala one always does (OffsetMetadataManager.validateOffsetCommit: "Starting from
+        # version 9 of the OffsetCommit API, we return GROUP_ID_NOT_FOUND if the group does not exist")
+        errors = tuple((p, Errors.GROUP_ID_NOT_FOUND) for p, _ in request.offsets)
+        return g.Outcome(None, ((reply_to, OffsetCommitResponse(errors)),))
     if broker.group is None and handler in (g.handle_join_group, g.handle_offset_commit):
         return handler(None, request, reply_to, now, config, choose, member_seq)
     return handler(broker.group, request, reply_to, now, config, choose)

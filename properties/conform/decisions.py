@@ -30,6 +30,7 @@ class Decision:
     needs: Optional[str] = None  # "static": only with --static N; "timers": only with --timers on
     unreachable: Optional[str] = None  # why no schedule reaches it (None: schedules can)
     versions: Tuple[int, int] = (0, 99)  # the API versions at which Kafka decides it
+    java_only: bool = False  # only the Java coordinator (4.x; 3.x with group.coordinator.new.enable) decides it
 
 
 DECISIONS: Tuple[Decision, ...] = (
@@ -84,6 +85,9 @@ DECISIONS: Tuple[Decision, ...] = (
     Decision("OffsetCommit", "REBALANCE_IN_PROGRESS", f"{_GC}.doCommitOffsets: CompletingRebalance"),
     Decision("OffsetCommit", "OFFSET_METADATA_TOO_LARGE", "GroupMetadataManager.storeOffsets: metadata over "
              "offset.metadata.max.bytes (validateOffsetMetadataLength)"),
+    Decision("OffsetCommit", "GROUP_ID_NOT_FOUND", "OffsetMetadataManager.validateOffsetCommit: a generation, and "
+             "no such group, from OffsetCommit v9 on (KIP-848; before, and the Scala coordinator always: "
+             "ILLEGAL_GENERATION)", versions=(9, 99), java_only=True),
     Decision("OffsetCommit", "FENCED_INSTANCE_ID", f"{_GC}.validateOffsetCommit (validateCurrentMember)",
              needs="static"),
     # OffsetFetch, DescribeGroups
@@ -112,7 +116,8 @@ DECISIONS: Tuple[Decision, ...] = (
 
 
 def coverage(reached: Dict[Tuple[str, str, str], int], schedules: Dict[Tuple[str, str], int],
-             static: bool = False, versions: Optional[Dict[str, int]] = None, timers: bool = False) -> List[dict]:
+             static: bool = False, versions: Optional[Dict[str, int]] = None, timers: bool = False,
+             java_coordinator: bool = True) -> List[dict]:
     """One row per decision: how many schedules reached it (*schedules*: (api, answer) -> count)
     and in which group states (*reached*: (api, state, answer) -> schedules), or why it was not;
     and the decisions reached that are not in :data:`DECISIONS` (an answer the catalogue does not
@@ -126,7 +131,9 @@ def coverage(reached: Dict[Tuple[str, str, str], int], schedules: Dict[Tuple[str
     for d in DECISIONS:
         states = by_decision.pop((d.api, d.answer), {})
         why = d.unreachable or ("needs --static N" if d.needs == "static" and not static and not states else
-                                "needs --timers on" if d.needs == "timers" and not timers and not states else None)
+                                "needs --timers on" if d.needs == "timers" and not timers and not states else
+                                "the Java coordinator's only; judged as the Scala one" if d.java_only and
+                                not java_coordinator and not states else None)
         used = (versions or {}).get(d.api)
         if why is None and not states and used is not None and not d.versions[0] <= used <= d.versions[1]:
             why = f"{d.api} v{used} in use; Kafka decides it at v{d.versions[0]}" + (

@@ -240,7 +240,8 @@ class Tally:
             "caps": dict(profile.caps), "caps_why": profile.caps_why, "seconds": round(seconds, 1),
             "latency": latency_table(self.latency),
             "coverage": decisions.coverage(self.decisions, self.decided, static=bool(settings.get("static")),
-                                           versions=self.versions, timers=timing.timers),
+                                           versions=self.versions, timers=timing.timers,
+                                           java_coordinator=profile.new_group_coordinator),
             "stopped_after": self.stopped_after, **{k: settings[k] for k in ("seed", "members", "steps") if k in settings},
         })
         report_module.write(out, summary, examples)

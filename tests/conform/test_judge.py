@@ -47,6 +47,25 @@ def test_syncgroup_v5_without_protocol_name_is_refused_before_the_coordinator():
     assert out.replies[0][1].error == Errors.INCONSISTENT_GROUP_PROTOCOL
 
 
+def test_a_commit_at_a_generation_to_no_group_is_group_id_not_found_from_v9_on_the_java_coordinator():
+    """Found against Kafka 4.1.2 (2026-11-29, a commit at generation 1 before any member joined):
+    OffsetMetadataManager.validateOffsetCommit answers GROUP_ID_NOT_FOUND from OffsetCommit v9 on
+    (KIP-848), ILLEGAL_GENERATION before; the Scala GroupCoordinator.handleCommitOffsets always
+    ILLEGAL_GENERATION (and a generation of -1 creates a simple group on both)."""
+    from model.messages import OffsetCommitRequest
+
+    def answer(new, version, generation=1):
+        request = OffsetCommitRequest("g", generation, "", ((0, 5),))
+        out = handle_group_request(BrokerState(), True, request, "r", 0, Config(new_group_coordinator=new), None, 0,
+                                   version)
+        return out.replies[0][1].errors[0][1]
+
+    assert answer(True, 9) == Errors.GROUP_ID_NOT_FOUND
+    assert answer(True, 8) == Errors.ILLEGAL_GENERATION
+    assert answer(False, 9) == Errors.ILLEGAL_GENERATION
+    assert answer(True, 9, generation=-1) == Errors.NONE
+
+
 def _join_answer(error, member_id, generation=-1, leader="", members=()):
     return canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
         error_code=error, generation_id=generation, protocol_type="consumer", protocol_name="range" if not error else None,
