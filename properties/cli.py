@@ -498,10 +498,12 @@ def _cmd_campaign(args) -> int:
 
     target = targets.resolve(args.system)
     if target.kind == targets.SIMULATED:
-        if args.bootstrap or args.timers != "off":
-            raise UsageError("--bootstrap and --timers are for --system broker:NAME")
+        if args.bootstrap or args.timers != "off" or args.profile:
+            raise UsageError("--bootstrap, --timers and --profile are for --system broker:NAME")
         return cmd_campaign(args)
     if target.kind == targets.CLIENT:
+        if args.profile:
+            raise UsageError("--profile is for --system broker:NAME")
         from properties.clients.spark import cmd_client_campaign as run
     else:
         from properties.conform.spark import cmd_broker_campaign as run

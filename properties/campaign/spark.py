@@ -461,7 +461,9 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
     p.add_argument("--partitions", type=int_at_least("--partitions", 1), default=None,
                    help="partitions (fixed world default 6)")
     p.add_argument("--faults", default=None,
-                   help=f"fault profile: {', '.join(FAULT_PROFILES)} (fixed world default all)")
+                   help=f"fault profile: {', '.join(FAULT_PROFILES)} (fixed world default all); with --system "
+                        "broker:NAME none (default) or all: each task's broker paused, connections cut mid-request, "
+                        "a broker with storage restarted (groupcheck conform broker --faults)")
     p.add_argument("--max-faults", type=int_at_least("--max-faults", 0), default=None,
                    help="disruptions per interleaving (fixed world default 6)")
     p.add_argument("--system", default="impl", help="impl (the implementation beside the model; default), model, or "
@@ -495,6 +497,9 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                    help="--system broker:NAME only: judge this running broker instead of launching one per task")
     p.add_argument("--timers", choices=("off", "on"), default="off",
                    help="--system broker:NAME only: schedules with short timeouts and waits (groupcheck conform broker)")
+    p.add_argument("--profile", default=None, metavar="FILE.toml|NAME",
+                   help="--system broker:NAME only: judge the broker by this profile (read on the driver, sent to "
+                        "the tasks)")
     p.add_argument("--crash-once", default=None, help=argparse.SUPPRESS)  # test hook: SEED:MARKER
 
 

@@ -112,7 +112,9 @@ def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = Fa
     if faults:
         lines.append("faults (--faults): the broker's process paused (SIGSTOP) and resumed, what it answers after "
                      "judged as after a wait; connections cut right after a request was written, judged both as read "
-                     "and as never read")
+                     "and as never read" + ("" if timers else "; a broker with storage (Kafka, a --launch-cmd with "
+                     "{dir}) killed and restarted on it, judged as a failover (the group it persisted, the offsets); "
+                     "the trace says where a broker keeping nothing was not restarted"))
     if brokers > 1:
         lines.append(f"coordinator failover on {brokers} nodes: once per schedule the node coordinating the group is "
                      "killed (SIGKILL); every answer after it is judged against the group the model loads from its "

@@ -13,13 +13,18 @@ so a task per core is a floor, not a ceiling: ``local[8]`` on two cores runs eig
 Arguments of ``groupcheck campaign`` that apply: ``--interleavings`` (schedules), ``--seed-start``,
 ``--steps``, ``--clients`` (virtual members), ``--mutant`` (``broker:groupcheck`` only),
 ``--master``, ``--local``, ``--task-size`` (schedules per task, default 10), ``--out``,
-``--baseline``, ``--json``, and the broker-only ``--bootstrap`` and ``--timers``.
+``--baseline``, ``--json``, and the broker-only ``--bootstrap``, ``--timers``, ``--faults`` (each
+task's broker paused, connections cut, a broker with storage restarted: one schedule at a time per
+task, as ``conform broker --faults``) and ``--profile FILE.toml|NAME`` (read once on the driver,
+the :class:`~properties.profiles.Profile` sent to the tasks: no file needed on the executors).
 """
 
 from __future__ import annotations
 
 import functools
 import time
+
+import attrs
 from typing import Optional
 
 from properties.campaign.spark import fixed
@@ -38,16 +43,25 @@ from properties.errors import host_and_port
 DEFAULT_TASK_SIZE = 10
 
 
+def _target(plan: dict) -> targets.Target:
+    """The plan's broker target, with the profile the driver read (``--profile``) if any."""
+    target = targets.get(targets.BROKER, plan["name"], "--system")
+    return attrs.evolve(target, profile=plan["profile"]) if plan.get("profile") is not None else target
+
+
+def _timing(plan: dict) -> Timing:
+    return Timing.with_timers(_target(plan).profile.timer_tolerance_ms) if plan["timers"] else NO_TIMERS
+
+
 def broker_task(plan: dict, start: int, stop: int) -> Tally:
     """One task: seeds ``start..stop-1`` against a broker of its own (or ``plan["bootstrap"]``)."""
-    timing = Timing.with_timers() if plan["timers"] else NO_TIMERS
-    broker = Broker(targets.get(targets.BROKER, plan["name"], "--system"), plan["mutant"], plan["bootstrap"],
-                    timers=plan["timers"])
+    broker = Broker(_target(plan), plan["mutant"], plan["bootstrap"], timers=plan["timers"])
     tally = Tally()
     try:
-        run = Runner(broker, timing)
+        run = Runner(broker, _timing(plan))
         for seed in range(start, stop):
-            tally.add(run(generate(seed, members=plan["members"], steps=plan["steps"], timers=plan["timers"])))
+            tally.add(run(generate(seed, members=plan["members"], steps=plan["steps"], timers=plan["timers"],
+                                   faults=plan.get("faults", False))))
         tally.crashes = broker.crashes
     finally:
         broker.stop()
@@ -76,14 +90,23 @@ def make_plan(args) -> dict:
         host_and_port(args.bootstrap)
         if args.mutant:
             raise RunError("--mutant needs groupcheck to launch the broker: drop --bootstrap")
-    return {"name": target.name, "bootstrap": args.bootstrap, "mutant": args.mutant,
-            "timers": args.timers == "on", "members": fixed(args, "clients"), "steps": fixed(args, "steps")}
+    if getattr(args, "faults", None) not in (None, "none", "all"):
+        raise RunError(f"--faults {args.faults} with --system {args.system}: broker schedules take none (the "
+                       "default) or all (the broker paused, connections cut, a broker with storage restarted)")
+    faults = getattr(args, "faults", None) == "all"
+    if faults and args.bootstrap:
+        raise RunError("--faults pauses and restarts the broker of each task: it needs one groupcheck launches "
+                       "(drop --bootstrap)")
+    profile = targets.profile_for(args.profile) if getattr(args, "profile", None) else None
+    return {"name": target.name, "bootstrap": args.bootstrap, "mutant": args.mutant, "faults": faults,
+            "profile": profile, "timers": args.timers == "on", "members": fixed(args, "clients"),
+            "steps": fixed(args, "steps")}
 
 
 def cmd_broker_campaign(args) -> int:
     plan = make_plan(args)
     _load_baseline(args.baseline)  # a bad --baseline is refused before any work
-    timing = Timing.with_timers() if plan["timers"] else NO_TIMERS
+    timing = _timing(plan)
     out, tally, started = args.out or f"reports/broker-campaign-{slug(plan['name'])}", _Merged(), time.monotonic()
     with engine.session() as interrupts:
         outcome, master, task_size = run_schedules(
@@ -94,12 +117,12 @@ def cmd_broker_campaign(args) -> int:
             baseline = _load_baseline(args.baseline)
             # the driver shrinks against a broker of its own (when there is something to shrink, and the
             # run was not stopped)
-            broker = Broker(targets.get(targets.BROKER, plan["name"], "--system"), plan["mutant"], plan["bootstrap"],
-                            timers=plan["timers"], start=bool(tally.first) and not outcome.partial)
+            broker = Broker(_target(plan), plan["mutant"], plan["bootstrap"], timers=plan["timers"],
+                            start=bool(tally.first) and not outcome.partial)
             try:
                 run = Runner(broker, timing)
                 settings = {"seed": args.seed_start, "members": plan["members"], "steps": plan["steps"],
-                            "master": master, "task_size": task_size}
+                            "master": master, "task_size": task_size, "faults": plan["faults"]}
                 summary = tally.finish(run, broker, timing, plan["mutant"], settings, out, seconds, baseline=baseline,
                                        shrinking=not outcome.partial, requested=args.interleavings,
                                        stopped_by=outcome.stopped_by,
