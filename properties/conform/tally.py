@@ -23,6 +23,9 @@ PROMOTION_SECONDS = 60.0
 #: the time all shrinking of a run may take, and the least any one signature gets
 SHRINK_SECONDS = 600.0
 MIN_SHRINK_SECONDS = 10.0
+#: how much more of the budget a divergence of its own gets than one seen only after another
+#: (the former are what a reader fixes; the latter mostly show whether they stand alone)
+OWN_SHARE = 4
 
 
 class Tally:
@@ -181,10 +184,11 @@ class Tally:
         # the divergences of their own first (they are what a reader fixes), then the ones only seen
         # after another: the shared budget goes to them in that order
         signatures = sorted(self.ordered(), key=lambda sig: self.parent(sig) is not None)
+        weights = [1 if self.parent(sig) is not None else OWN_SHARE for sig in signatures]
         for i, signature in enumerate(signatures):
             result = self.first[signature]
             remaining = deadline - time.monotonic()
-            share = max(min(MIN_SHRINK_SECONDS, remaining), remaining / (len(signatures) - i))
+            share = max(min(MIN_SHRINK_SECONDS, remaining), remaining * weights[i] / sum(weights[i:]))
             # a crash is seen when the process is gone, which a timer inside the broker may decide
             # long after the schedule that caused it: crashes are reported as found, with the
             # broker's last words, not shrunk against schedules that may not be theirs

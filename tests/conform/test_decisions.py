@@ -8,7 +8,9 @@ from properties.conform.members import VirtualMember
 from tests.helpers.judges import judge as _judge
 
 
-def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one_it_does_not():
+def _member_id_required():
+    """A member's first JoinGroup, answered MEMBER_ID_REQUIRED as the model does: (the member, the
+    judge that accepted it, the request)."""
     member = VirtualMember(0, "g", ("range",), 6)
     judge = _judge()
     join = member.request("join", "same")
@@ -16,6 +18,11 @@ def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one
         error_code=79, generation_id=-1, protocol_type="consumer", protocol_name=None, leader="", member_id="b-1",
         members=[]))
     assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [((0, 1), required)]) is None
+    return member, judge, join
+
+
+def test_the_judge_records_the_decision_of_every_step_it_accepts_and_none_of_one_it_does_not():
+    member, judge, join = _member_id_required()
     assert judge.decisions == {("JoinGroup", "no group", "MEMBER_ID_REQUIRED")}
     short = member.request("join", "short-session")  # INVALID_SESSION_TIMEOUT is what the model answers
     wrong = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
@@ -29,13 +36,7 @@ def test_a_timer_that_fires_while_the_broker_answers_as_the_model_does_is_a_deci
     """A member id handed out with MEMBER_ID_REQUIRED and never used: a wait past its session
     timeout lets the coordinator forget it (onExpireHeartbeat, isPending), which the judge
     records as the timer decision ``pending member expiry``; a wait short of it records nothing."""
-    member = VirtualMember(0, "g", ("range",), 6)
-    judge = _judge()
-    join = member.request("join", "same")
-    required = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
-        error_code=79, generation_id=-1, protocol_type="consumer", protocol_name=None, leader="", member_id="b-1",
-        members=[]))
-    assert judge.step(0, "JoinGroup", 9, join, (0, 1), 0, member.client_id, [((0, 1), required)]) is None
+    member, judge, join = _member_id_required()
     session = join.session_timeout_ms
     assert judge.step(1, None, 0, None, None, 10, "", [], end=session - 1) is None
     assert not any(api == "timers" for api, _, _ in judge.decisions)
