@@ -81,8 +81,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="an earlier report.json of conform broker: every divergence marked new or known, and the "
                         "ones it had that this run did not show listed as fixed")
     b.add_argument("--faults", action="store_true",
-                   help="also pause the broker's process (SIGSTOP, then SIGCONT; a broker groupcheck started) and "
-                        "cut connections right after a request was written (read or not, either is judged right)")
+                   help="also pause the broker's process (SIGSTOP, then SIGCONT; a broker groupcheck started), "
+                        "cut connections right after a request was written (read or not, either is judged right) "
+                        "and, with timers off, kill and restart a broker that keeps storage (Kafka; --launch-cmd "
+                        "with {dir}): what it persisted must be what the group has afterwards")
     b.add_argument("--parallel", type=int_at_least("--parallel", 1), default=1, metavar="N",
                    help="run N schedules at once against the broker, each with its own group (default 1). Each "
                         "schedule waits on the network most of the time; on a loaded machine the answer window "
