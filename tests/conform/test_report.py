@@ -96,3 +96,41 @@ def test_a_divergence_seen_only_after_another_is_shown_under_it_unless_no_state_
     # its own ones by count (then name), each followed by those seen only after it
     assert tally.ordered() == [never_kafka.signature, first.signature, state_explains.signature]
     assert tally.counts[state_explains.signature] == 2 and tally.diverging == 2
+
+
+def test_divergences_of_their_own_get_the_larger_share_of_the_shrinking_budget(tmp_path, monkeypatch):
+    """The shrinking budget is shared: one of its own (what a reader fixes) gets OWN_SHARE times
+    what one only seen after another gets, whatever the order they come in."""
+    import types
+
+    from properties import targets
+    from properties.conform import tally as tally_module
+    from properties.conform.judge import Divergence
+    from properties.conform.run import NO_TIMERS, Result
+    from properties.conform.schedule import generate
+
+    def divergence(step, signature, answer):
+        return Divergence(step, "s", signature, (), (), answer)
+
+    own = [divergence(1, "JoinGroup: no answer where the model allows NONE", ("JoinGroup", "parked")),
+           divergence(2, "SyncGroup: no answer where the model allows NONE", ("SyncGroup", "parked"))]
+    after = [divergence(4 + i, f"Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows {e}",
+                        ("Heartbeat", "REBALANCE_IN_PROGRESS")) for i, e in enumerate(("NONE", "ILLEGAL_GENERATION"))]
+    tally = tally_module.Tally()
+    tally.add(Result(generate(0), "g", (own[0], after[0]), None, 10, (), ()))
+    tally.add(Result(generate(1), "g", (own[1], after[1]), None, 10, (), ()))
+    shares = {}
+
+    def fake_shrink(result, run, max_runs=150, max_seconds=120.0, signature=None, first=True):
+        shares[signature] = max(shares.get(signature, 0), max_seconds)
+        return result
+
+    monkeypatch.setattr(tally_module, "shrink", fake_shrink)
+    monkeypatch.setattr(tally_module.time, "monotonic", lambda: 0.0)  # shrinking takes no time here
+    target = types.SimpleNamespace(profile=targets.profile_for("groupcheck"), system="groupcheck",
+                                   text="--launch groupcheck", crashes=0)
+    tally.finish(None, target, NO_TIMERS, None, {"seed": 0, "members": 3, "steps": 24}, str(tmp_path), 1.0,
+                 shrink_seconds=600)
+    budget_own = [shares[d.signature] for d in own]
+    budget_after = [shares[d.signature] for d in after]
+    assert min(budget_own) >= tally_module.OWN_SHARE * max(budget_after) * 0.99, shares
