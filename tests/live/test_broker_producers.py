@@ -2,11 +2,16 @@
 ``KafkaProducer()`` as it comes (idempotence on, acks=all: InitProducerId, then sequenced batches)
 writes records that a group of default kafka-python consumers reads, every record exactly once;
 librdkafka's producer with ``enable.idempotence=true`` writes each record once, at consecutive
-offsets. The Java producer is not run here.
+offsets; Kafka's own Java ``KafkaProducer`` with its defaults (``java/consumer/GroupcheckProducer.java``,
+kafka-clients from Maven Central, as ``--client java``) writes each record once, and a default
+kafka-python group reads them back.
 
 Every test starts its own broker (properties/live/launch.py) and stops it; every wait is bounded.
 """
 
+import json
+import shutil
+import subprocess
 import threading
 import time
 
@@ -65,6 +70,35 @@ class DefaultConsumer:
         self.log.close()
 
 
+def _a_default_group_reads_each_record_once(bootstrap, topic, sent):
+    """Three default kafka-python consumers in one group read *topic* until they have read
+    ``len(sent)`` records (60 s at most): exactly *sent* ({(partition, offset): value}), no record
+    twice, and more than one member read some."""
+    records = len(sent)
+    seen, lock = {}, threading.Lock()
+    members = [DefaultConsumer(bootstrap, "readers", topic, f"c{i}", seen, lock) for i in range(3)]
+    try:
+        deadline = time.monotonic() + 60
+        while len(seen) < records and time.monotonic() < deadline and not any(m.error for m in members):
+            time.sleep(0.05)
+        if len(seen) < records:
+            stalled = [(m.name, m.log.stalled_after_sync()) for m in members if not m.assignment]
+            if stalled and all(evidence for _, evidence in stalled):
+                # kafka-python's fault, shown by its own log (see tests/live/test_broker.py)
+                pytest.xfail("kafka-python stalled after a successful SyncGroup answer: "
+                             + "; ".join(f"{name}: {evidence}" for name, evidence in stalled))
+        assert [m.error for m in members] == [None, None, None]
+        assert len(seen) == records, (f"{len(seen)} of {records} records read in 60 s; assignments: "
+                                      + str({m.name: sorted(tp.partition for tp in m.assignment) for m in members}))
+        assert {key: value for key, (_, value) in seen.items()} == sent
+        assert [m.duplicates for m in members] == [[], [], []]
+        readers = {name for name, _ in seen.values()}
+        assert len(readers) >= 2, f"one member read everything: {readers}"  # a group, not one consumer
+    finally:
+        for m in members:
+            m.stop()
+
+
 def test_a_default_kafka_python_producer_writes_and_a_default_group_reads_every_record_once():
     from kafka import KafkaProducer
 
@@ -87,28 +121,7 @@ def test_a_default_kafka_python_producer_writes_and_a_default_group_reads_every_
             offsets = sorted(o for q, o in sent if q == p)
             assert offsets == list(range(len(offsets)))
 
-        seen, lock = {}, threading.Lock()
-        members = [DefaultConsumer(broker.bootstrap, "readers", "orders", f"c{i}", seen, lock) for i in range(3)]
-        try:
-            deadline = time.monotonic() + 60
-            while len(seen) < RECORDS and time.monotonic() < deadline and not any(m.error for m in members):
-                time.sleep(0.05)
-            if len(seen) < RECORDS:
-                stalled = [(m.name, m.log.stalled_after_sync()) for m in members if not m.assignment]
-                if stalled and all(evidence for _, evidence in stalled):
-                    # kafka-python's fault, shown by its own log (see tests/live/test_broker.py)
-                    pytest.xfail("kafka-python stalled after a successful SyncGroup answer: "
-                                 + "; ".join(f"{name}: {evidence}" for name, evidence in stalled))
-            assert [m.error for m in members] == [None, None, None]
-            assert len(seen) == RECORDS, (f"{len(seen)} of {RECORDS} records read in 60 s; assignments: "
-                                          + str({m.name: sorted(tp.partition for tp in m.assignment) for m in members}))
-            assert {key: value for key, (_, value) in seen.items()} == sent
-            assert [m.duplicates for m in members] == [[], [], []]
-            readers = {name for name, _ in seen.values()}
-            assert len(readers) >= 2, f"one member read everything: {readers}"  # a group, not one consumer
-        finally:
-            for m in members:
-                m.stop()
+        _a_default_group_reads_each_record_once(broker.bootstrap, "orders", sent)
 
 
 def test_librdkafka_idempotent_producer_writes_each_record_once():
@@ -145,3 +158,68 @@ def test_librdkafka_idempotent_producer_writes_each_record_once():
         finally:
             reader.close()
         assert {tp.partition: end for tp, end in ends.items()} == counts
+
+
+JAVA_RECORDS = 200
+JAVA_FLUSH_EVERY = 25  # eight rounds: each partition gets eight or more batches, sequences well past 0
+
+
+def test_a_default_java_producer_writes_each_record_once_and_a_default_group_reads_them(tmp_path):
+    """Kafka's own KafkaProducer as it comes (kafka-clients 4.1.2: idempotence on, acks=all; only the
+    servers and the serializers set): one InitProducerId, then sequenced batches, every record
+    delivered once at consecutive offsets, the broker's end offsets the counts, and a default
+    kafka-python group reads exactly those records."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    from properties.clients.runners import java
+    from properties.targets import JAVA_CLIENTS_VERSION
+
+    missing = [program for program in ("java", "mvn") if shutil.which(program) is None]
+    if missing:
+        pytest.skip(f"Kafka's Java producer needs {' and '.join(missing)} on PATH (Java 17+, Maven)")
+    command = java.prepare_producer(JAVA_CLIENTS_VERSION)  # resolved and compiled once into the cache
+    trace = tmp_path / "trace.jsonl"
+    with launch_groupcheck_broker(brokers=1, partitions=PARTITIONS, topics={"payments": PARTITIONS},
+                                  trace=str(trace)) as broker:
+        try:
+            done = subprocess.run(command + java.producer_arguments(broker.bootstrap, "payments", JAVA_RECORDS, "p",
+                                                                    JAVA_FLUSH_EVERY),
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
+        except subprocess.TimeoutExpired as e:  # subprocess.run has killed the JVM
+            pytest.fail(f"the Java producer did not finish in 90 s; it printed: {(e.stdout or b'')[-2000:]!r}")
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        said = f"exit {done.returncode}; stdout ends {done.stdout[-1500:]}; stderr ends {done.stderr[-1500:]}"
+        assert [x for x in lines if x["event"] == "error"] == [], said
+        assert done.returncode == 0 and lines[0]["event"] == "ready" and lines[-1] == dict(
+            lines[-1], event="done", delivered=JAVA_RECORDS, errors=0), said
+        assert lines[0]["version"] == JAVA_CLIENTS_VERSION
+        delivered = [x for x in lines if x["event"] == "delivered"]
+        assert sorted(x["index"] for x in delivered) == list(range(JAVA_RECORDS)), said
+        assert all(x["value"] == f"p{x['index']}" for x in delivered)
+        sent = {(x["partition"], x["offset"]): x["value"].encode() for x in delivered}
+        assert len(sent) == JAVA_RECORDS and {p for p, _ in sent} == set(range(PARTITIONS))
+        counts = {}
+        for p in range(PARTITIONS):  # consecutive offsets from 0 in each partition: nothing written twice
+            offsets = sorted(o for q, o in sent if q == p)
+            assert offsets == list(range(len(offsets)))
+            counts[p] = len(offsets)
+        reader = KafkaConsumer(bootstrap_servers=broker.bootstrap)
+        try:
+            ends = reader.end_offsets([TopicPartition("payments", p) for p in range(PARTITIONS)])
+        finally:
+            reader.close()
+        assert {tp.partition: end for tp, end in ends.items()} == counts
+
+        _a_default_group_reads_each_record_once(broker.bootstrap, "payments", sent)
+
+    # the defaults were in force: the producer asked for a producer id (only an idempotent one does)
+    # and got one, and wrote with acks=all, every partition's answer without an error
+    ours = [x for x in map(json.loads, trace.read_text().splitlines())
+            if x.get("client_id", "").startswith("producer-") and x["direction"] in ("request", "response")]
+    init = [x["body"] for x in ours if x["api"] == "InitProducerId"]
+    assert len(init) == 2 and init[0]["transactional_id"] is None, init  # one request, one answer
+    assert (init[1]["error_code"], init[1]["producer_epoch"]) == (0, 0) and init[1]["producer_id"] >= 0, init
+    produce = [x["body"] for x in ours if x["api"] == "Produce"]
+    assert produce and {b["acks"] for b in produce if "acks" in b} == {-1}
+    answers = [r for b in produce if "responses" in b for t in b["responses"] for r in t["partition_responses"]]
+    assert answers and {r["error_code"] for r in answers} == {0}

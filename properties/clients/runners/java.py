@@ -15,6 +15,11 @@ Why compiled once rather than run in source-launch mode (``java GroupcheckRunner
 on this project's 2-core machine, the compiled class prints ``ready`` 0.4 s after the JVM starts,
 source-launch 1.1–1.3 s (it compiles in-process on every start, about a CPU-second each, three
 consumers per schedule); compiling costs 1.5 s once.
+
+The same folder holds ``GroupcheckProducer.java``, Kafka's KafkaProducer with its defaults for tests
+of ``groupcheck broker`` (not a client under test of ``groupcheck conform``): :func:`prepare_producer`
+builds it the same way, into a cache folder of its own, and :func:`producer_arguments` flattens
+its few arguments.
 """
 
 from __future__ import annotations
@@ -92,6 +97,57 @@ def prepare(version: str) -> List[str]:
 
     classes = maven.once(os.path.join(folder, f"runner-{digest}"), compile_into)
     return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), MAIN]
+
+
+PRODUCER_SOURCE = os.path.join(HOME, "GroupcheckProducer.java")
+PRODUCER_MAIN = "GroupcheckProducer"
+SERIALIZER = "org.apache.kafka.common.serialization.StringSerializer"
+PRODUCER_WHO = "the Java producer (GroupcheckProducer)"
+
+
+def producer_arguments(bootstrap: str, topic: str, records: int, value_prefix: str = "",
+                       flush_every: int = 0) -> List[str]:
+    """GroupcheckProducer's ``NAME=VALUE`` arguments: Kafka's producer with its defaults (only
+    ``bootstrap.servers`` and the String serializers set), and the program's own (``runner.``):
+    *records* records to *topic*, values *value_prefix* + index, a flush after every *flush_every*
+    records (0: only at the end)."""
+    props = {"bootstrap.servers": bootstrap, "key.serializer": SERIALIZER, "value.serializer": SERIALIZER,
+             "runner.topic": topic, "runner.records": str(records), "runner.value.prefix": value_prefix,
+             "runner.flush.every": str(flush_every)}
+    for name, value in props.items():
+        if "\n" in value or "\0" in value:
+            raise ValueError(f"{name}: a value with a newline or NUL cannot be an argument: {value!r}")
+    return [f"{name}={value}" for name, value in props.items()]
+
+
+def prepare_producer(version: str) -> List[str]:
+    """``java`` and its options up to the main class of ``java/consumer/GroupcheckProducer.java``
+    (Kafka's KafkaProducer with its defaults, for tests of ``groupcheck broker``), for
+    kafka-clients *version*: the same jars as :func:`prepare`, the producer compiled once into the
+    cache with the runner it borrows its JSON helpers from (keyed by a hash of both sources);
+    UsageError (one line) without Java or Maven or if either fails."""
+    folder = f"kafka-clients-{version}"
+    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{version}", {"kafka.version": version},
+                        PRODUCER_WHO)
+    java = maven.require("java", PRODUCER_WHO)
+    sources = [PRODUCER_SOURCE, SOURCE]
+    digest = hashlib.sha256()
+    for source in sources:
+        with open(source, "rb") as f:
+            digest.update(f.read())
+
+    def compile_into(staging: str) -> None:
+        javac = shutil.which("javac") or os.path.join(os.path.dirname(os.path.realpath(java)), "javac")
+        if not os.path.exists(javac):
+            raise UsageError(f"{PRODUCER_WHO} needs a JDK (javac on PATH or beside java): javac was not found")
+        done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", staging, "-cp", os.path.join(lib, "*"),
+                               *sources], capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            said = (done.stdout + done.stderr).strip().splitlines() or ["no output"]
+            raise UsageError(f"{PRODUCER_WHO}: javac failed on {PRODUCER_SOURCE}: {said[0][:400]}")
+
+    classes = maven.once(os.path.join(folder, f"producer-{digest.hexdigest()[:16]}"), compile_into)
+    return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), PRODUCER_MAIN]
 
 
 def ready(library: str) -> None:
