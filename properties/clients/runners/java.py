@@ -79,24 +79,7 @@ def prepare(version: str) -> List[str]:
     """``java`` and its options up to the main class, for kafka-clients *version*: the jars
     resolved and the runner compiled, each once into the cache; UsageError (one line) without Java
     or Maven or if either fails."""
-    folder = f"kafka-clients-{version}"
-    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{version}", {"kafka.version": version}, WHO)
-    java = maven.require("java", WHO)
-    with open(SOURCE, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:16]
-
-    def compile_into(staging: str) -> None:
-        javac = shutil.which("javac") or os.path.join(os.path.dirname(os.path.realpath(java)), "javac")
-        if not os.path.exists(javac):
-            raise UsageError(f"{WHO} needs a JDK (javac on PATH or beside java): javac was not found")
-        done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", staging, "-cp", os.path.join(lib, "*"),
-                               SOURCE], capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            said = (done.stdout + done.stderr).strip().splitlines() or ["no output"]
-            raise UsageError(f"{WHO}: javac failed on {SOURCE}: {said[0][:400]}")
-
-    classes = maven.once(os.path.join(folder, f"runner-{digest}"), compile_into)
-    return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), MAIN]
+    return _compiled(version, [SOURCE], MAIN, "runner", WHO)
 
 
 PRODUCER_SOURCE = os.path.join(HOME, "GroupcheckProducer.java")
@@ -124,13 +107,17 @@ def prepare_producer(version: str) -> List[str]:
     """``java`` and its options up to the main class of ``java/consumer/GroupcheckProducer.java``
     (Kafka's KafkaProducer with its defaults, for tests of ``groupcheck broker``), for
     kafka-clients *version*: the same jars as :func:`prepare`, the producer compiled once into the
-    cache with the runner it borrows its JSON helpers from (keyed by a hash of both sources);
-    UsageError (one line) without Java or Maven or if either fails."""
+    cache with the runner it borrows its JSON helpers from."""
+    return _compiled(version, [PRODUCER_SOURCE, SOURCE], PRODUCER_MAIN, "producer", PRODUCER_WHO)
+
+
+def _compiled(version: str, sources: List[str], main: str, tag: str, who: str) -> List[str]:
+    """``java … -cp CLASSES:JARS MAIN`` for *sources* compiled against kafka-clients *version*:
+    the jars resolved and the classes compiled, each once into the cache (the classes' folder
+    keyed by a hash of the sources, so an edited source compiles again)."""
     folder = f"kafka-clients-{version}"
-    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{version}", {"kafka.version": version},
-                        PRODUCER_WHO)
-    java = maven.require("java", PRODUCER_WHO)
-    sources = [PRODUCER_SOURCE, SOURCE]
+    lib = maven.resolve(POM, folder, f"org.apache.kafka:kafka-clients:{version}", {"kafka.version": version}, who)
+    java = maven.require("java", who)
     digest = hashlib.sha256()
     for source in sources:
         with open(source, "rb") as f:
@@ -139,15 +126,15 @@ def prepare_producer(version: str) -> List[str]:
     def compile_into(staging: str) -> None:
         javac = shutil.which("javac") or os.path.join(os.path.dirname(os.path.realpath(java)), "javac")
         if not os.path.exists(javac):
-            raise UsageError(f"{PRODUCER_WHO} needs a JDK (javac on PATH or beside java): javac was not found")
+            raise UsageError(f"{who} needs a JDK (javac on PATH or beside java): javac was not found")
         done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", staging, "-cp", os.path.join(lib, "*"),
                                *sources], capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             said = (done.stdout + done.stderr).strip().splitlines() or ["no output"]
-            raise UsageError(f"{PRODUCER_WHO}: javac failed on {PRODUCER_SOURCE}: {said[0][:400]}")
+            raise UsageError(f"{who}: javac failed on {sources[0]}: {said[0][:400]}")
 
-    classes = maven.once(os.path.join(folder, f"producer-{digest.hexdigest()[:16]}"), compile_into)
-    return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), PRODUCER_MAIN]
+    classes = maven.once(os.path.join(folder, f"{tag}-{digest.hexdigest()[:16]}"), compile_into)
+    return [java, *JVM, "-cp", os.pathsep.join([classes, os.path.join(lib, "*")]), main]
 
 
 def ready(library: str) -> None:
