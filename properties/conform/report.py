@@ -176,6 +176,12 @@ LATENCY_NOTE = ("From the wire trace: request written to answer read, per API, o
                 "waiting for the other members (a parked request never answered is not counted).")
 
 
+COVERAGE_NOTE = ("Each decision is an answer Kafka's coordinator gives (properties/conform/decisions.py), "
+                 "counted in the schedules where the broker gave it as the model does, with the group's state "
+                 "when the request arrived; a 'timers' decision is one of its timers firing, counted where it "
+                 "fired in a model state the broker's answers agreed with, with the state before it fired.")
+
+
 def _coverage_cells(row: dict) -> Tuple[str, str]:
     if row["schedules"]:
         return str(row["schedules"]), ", ".join(f"{state} {n}" for state, n in row["states"].items())
@@ -187,9 +193,7 @@ def _coverage_cells(row: dict) -> Tuple[str, str]:
 def coverage_markdown(rows: List[dict]) -> List[str]:
     if not rows:
         return []
-    lines = ["## Coverage: the coordinator's decisions", "", decisions.headline(rows) + ". Each decision is an "
-             "answer Kafka's coordinator gives (properties/conform/decisions.py); counted in the schedules where "
-             "the broker gave it as the model does, with the group's state when the request arrived.", "",
+    lines = ["## Coverage: the coordinator's decisions", "", decisions.headline(rows) + ". " + COVERAGE_NOTE, "",
              "| API | answer | schedules | group states / why not | where Kafka decides it |", "|---|---|---:|---|---|"]
     for row in rows:
         count, states = _coverage_cells(row)
@@ -302,8 +306,7 @@ def html_page(summary: dict, examples: List[dict]) -> str:
     if summary.get("coverage"):
         rows = summary["coverage"]
         body.append("<h2>Coverage: the coordinator's decisions</h2><p class=muted>" + _e(decisions.headline(rows))
-                    + ": answers Kafka's coordinator gives, counted in the schedules where the broker gave them as "
-                    "the model does, with the group's state when the request arrived.</p><table><tr><th>API</th>"
+                    + ". " + _e(COVERAGE_NOTE) + "</p><table><tr><th>API</th>"
                     "<th>answer</th><th>schedules</th><th>group states / why not</th><th>source</th></tr>" + "".join(
                         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
                             _e(r["api"]), _e(r["answer"]), *map(_e, _coverage_cells(r)),
