@@ -71,8 +71,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "versions of the other group APIs that carry it): a fresh join of theirs is a restarted "
                         "process taking its instance's place (default 0)")
     b.add_argument("--timers", choices=("off", "on"), default="off",
-                   help="off (default): 30 s timeouts, judged deterministically; on: 2 s timeouts, schedules "
-                        "wait past them, timers judged within a 250 ms tolerance window")
+                   help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
+                        "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window")
     b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("--junit", metavar="FILE", default=None,

@@ -104,6 +104,9 @@ DECISIONS: Tuple[Decision, ...] = (
     # request, lets them fire, and the answers around them are judged)
     Decision("timers", "session expiry", f"{_GC}.onExpireHeartbeat (removeMemberAndUpdateGroup); "
              f"{_GMM}.expireClassicGroupMemberHeartbeat", needs="timers"),
+    Decision("timers", "initial rebalance delay", f"{_GC}.prepareRebalance: the first join of an Empty group waits "
+             "group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members arrive) before "
+             f"onCompleteJoin; {_GMM}.prepareRebalance / tryCompleteInitialRebalanceElseSchedule"),
     Decision("timers", "rebalance timeout", "DelayedJoin.onExpiration: the join completes without the members that "
              f"did not rejoin ({_GC}.onCompleteJoin); {_GMM}.completeClassicGroupJoin on the join timer",
              needs="timers"),

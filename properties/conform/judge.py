@@ -670,7 +670,9 @@ def timers_fired(before, out) -> List[Tuple[str, str]]:
     """The coordinator's timers that fired between *before* (a group, or None) and
     ``g.fire_timers``' outcome *out*, as (the group's state before, what fired) — the timer
     decisions of :mod:`properties.conform.decisions`: ``session expiry`` (a member removed at its
-    session deadline), ``rebalance timeout`` (a join phase completed without every member),
+    session deadline), ``initial rebalance delay`` (the first join phase of an Empty group
+    completed when the delay ran out), ``rebalance timeout`` (a later join phase completed without
+    every member),
     ``sync timeout`` (members that did not sync removed), ``pending member expiry`` (an id handed
     out with MEMBER_ID_REQUIRED forgotten)."""
     if before is None:
@@ -681,7 +683,10 @@ def timers_fired(before, out) -> List[Tuple[str, str]]:
         if note[0] == "member_removed" and note.reason in _TIMER_REMOVALS:
             fired.append((state, _TIMER_REMOVALS[note.reason]))
         elif note[0] == "join_complete" and not note.all_joined:
-            fired.append((state, "rebalance timeout"))
+            # the first join of an Empty group waits the initial delay (InitialDelayedJoin), any
+            # other the rebalance timeout (DelayedJoin)
+            fired.append((state, "initial rebalance delay" if before.initial_delay_remaining is not None
+                          else "rebalance timeout"))
     after = {p[0] for p in out.group.pending_members} if out.group is not None else set()
     if any(p[0] not in after for p in before.pending_members):
         fired.append((state, "pending member expiry"))

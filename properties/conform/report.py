@@ -102,7 +102,8 @@ def checked_lines(versions: dict, timers: bool, new_group_coordinator: bool = Fa
              if new_group_coordinator else "Kafka 3.9's GroupCoordinator")
     lines = [f"every answer to {_api_list(versions)} against the model's coordinator (model/group.py, "
              f"model/broker.py; the rules of {rules}), member ids aliased",
-             f"timers on: 2 s timeouts, schedules wait past them, a timer may fire within {tolerance_ms} ms of its "
+             f"timers on: 2 s session and 1.5 s rebalance timeouts, schedules wait past them, a timer may fire "
+             f"within {tolerance_ms} ms of its "
              "deadline" if timers else "timers off: 30 s timeouts, judged deterministically (nothing but a zero "
              "initial delay fires)",
              f"a request unanswered after {window_ms} ms counts as parked (the profile's answer window)",

@@ -58,9 +58,12 @@ class Timing:
 
     @classmethod
     def with_timers(cls, tolerance_ms: int = 250) -> "Timing":
-        """2 s timeouts, waits of 300 ms and 2.6 s, timers judged within *tolerance_ms* (a profile's
-        ``timing.timer_tolerance_ms``)."""
-        return cls(True, 2_000, 2_000, tolerance_ms, 300, 2_600)
+        """A 2 s session timeout and a 1.5 s rebalance timeout, waits of 300 ms and 2.6 s (past
+        both), timers judged within *tolerance_ms* (a profile's ``timing.timer_tolerance_ms``).
+        The rebalance timeout is the shorter one so that it, not the session of a member that
+        does not rejoin or sync, ends a join or sync phase: DelayedJoin's and DelayedSync's expiry
+        are decisions of their own (with equal timeouts the session, armed earlier, always won)."""
+        return cls(True, 2_000, 1_500, tolerance_ms, 300, 2_600)
 
 
 NO_TIMERS = Timing()

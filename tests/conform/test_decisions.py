@@ -44,6 +44,22 @@ def test_a_timer_that_fires_while_the_broker_answers_as_the_model_does_is_a_deci
     assert ("timers", "Empty", "pending member expiry") in judge.decisions
 
 
+def test_the_first_join_completing_after_the_initial_delay_is_not_a_rebalance_timeout():
+    """With group.initial.rebalance.delay.ms 0 the first join of an Empty group completes on the
+    InitialDelayedJoin at once: the decision ``initial rebalance delay`` (timers off reach it too),
+    never ``rebalance timeout``."""
+    member, judge, join = _member_id_required()
+    rejoin = member.request("join", "same")
+    rejoin.member_id = "b-1"
+    answer = canonical_observed("JoinGroup", 9, P.JoinGroupResponseData(
+        error_code=0, generation_id=1, protocol_type="consumer", protocol_name="range", leader="b-1",
+        member_id="b-1", members=[P.JoinGroupResponseMember(member_id="b-1", group_instance_id=None,
+                                                            metadata=rejoin.protocols[0].metadata)]))
+    assert judge.step(1, "JoinGroup", 9, rejoin, (0, 1), 5, member.client_id, [((0, 1), answer)]) is None
+    fired = {kind for api, _, kind in judge.decisions if api == "timers"}
+    assert fired == {"initial rebalance delay"}, judge.decisions
+
+
 def test_coverage_lays_the_decisions_reached_over_the_catalogue():
     reached = {("Heartbeat", "Stable", "NONE"): 3, ("Heartbeat", "CompletingRebalance", "NONE"): 1,
                ("Heartbeat", "Stable", "SOMETHING_NEW"): 1}

@@ -55,15 +55,19 @@ LATE_SYNC = {"seed": 1046, "members": 3, "partitions": 6,
                        [1, "join", "same"], [0, "wait", "short"], [1, "disconnect", None], [1, "join", "round"]]}
 
 
+#: the timing it was found with (2026-11-28: session and rebalance timeouts both 2 s)
+LATE_SYNC_TIMING = Timing(True, 2_000, 2_000, 250, 300, 2_600)
+
+
 def test_kafka_41_does_not_keep_a_session_alive_on_a_stable_sync(kafka41):
     schedule = Schedule.from_json(LATE_SYNC)
     as_41 = targets.get(targets.BROKER, "kafka:4.1", "--launch").profile
     as_39 = targets.get(targets.BROKER, "kafka:3.9", "--launch").profile
     judged_41 = run_schedule(_address(kafka41), schedule, f"late-sync-{uuid.uuid4().hex[:8]}", as_41,
-                             timing=Timing.with_timers())
+                             timing=LATE_SYNC_TIMING)
     assert judged_41.divergence is None and judged_41.failure is None, judged_41.signature()
     judged_39 = run_schedule(_address(kafka41), schedule, f"late-sync-{uuid.uuid4().hex[:8]}", as_39,
-                             timing=Timing.with_timers())
+                             timing=LATE_SYNC_TIMING)
     assert judged_39.signature() == "JoinGroup: answered NONE where the model allows no answer (parked)"
 
 
