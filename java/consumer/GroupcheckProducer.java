@@ -20,7 +20,6 @@ import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -38,18 +37,8 @@ public final class GroupcheckProducer {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
     public static void main(String[] args) {
-        Map<String, String> runner = new HashMap<>();
         Properties props = new Properties();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq <= 0)
-                throw new IllegalArgumentException("expected NAME=VALUE, got " + arg);
-            String name = arg.substring(0, eq), value = arg.substring(eq + 1);
-            if (name.startsWith("runner."))
-                runner.put(name.substring("runner.".length()), value);
-            else
-                props.put(name, value);
-        }
+        Map<String, String> runner = GroupcheckRunner.split(args, props);
         String topic = Objects.requireNonNull(runner.get("topic"), "runner.topic");
         int records = Integer.parseInt(Objects.requireNonNull(runner.get("records"), "runner.records"));
         String prefix = runner.getOrDefault("value.prefix", "");

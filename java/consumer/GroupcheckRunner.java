@@ -46,9 +46,10 @@ public final class GroupcheckRunner {
 
     private static volatile boolean stopRequested = false;
 
-    public static void main(String[] args) throws InterruptedException {
+    /** Splits NAME=VALUE arguments: Kafka's settings go into props, the program's own ("runner."
+     *  prefix, without it) are returned. */
+    static Map<String, String> split(String[] args, Properties props) {
         Map<String, String> runner = new HashMap<>();
-        Properties props = new Properties();
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq <= 0)
@@ -59,6 +60,12 @@ public final class GroupcheckRunner {
             else
                 props.put(name, value);
         }
+        return runner;
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        Properties props = new Properties();
+        Map<String, String> runner = split(args, props);
         String topic = Objects.requireNonNull(runner.get("topic"), "runner.topic");
         long commitIntervalMs = Long.parseLong(Objects.requireNonNull(runner.get("commit.interval.ms"),
                 "runner.commit.interval.ms"));

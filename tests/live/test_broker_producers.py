@@ -99,6 +99,24 @@ def _a_default_group_reads_each_record_once(bootstrap, topic, sent):
             m.stop()
 
 
+def _each_written_once(bootstrap: str, topic: str, delivered) -> None:
+    """The (partition, offset) of every delivered record are consecutive from 0 in each partition
+    (nothing written twice, nothing skipped), and the broker's end offsets are those counts."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    counts = {}
+    for p in range(PARTITIONS):
+        offsets = sorted(o for q, o in delivered if q == p)
+        assert offsets == list(range(len(offsets)))
+        counts[p] = len(offsets)
+    reader = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        ends = reader.end_offsets([TopicPartition(topic, p) for p in range(PARTITIONS)])
+    finally:
+        reader.close()
+    assert {tp.partition: end for tp, end in ends.items()} == counts
+
+
 def test_a_default_kafka_python_producer_writes_and_a_default_group_reads_every_record_once():
     from kafka import KafkaProducer
 
@@ -126,7 +144,6 @@ def test_a_default_kafka_python_producer_writes_and_a_default_group_reads_every_
 
 def test_librdkafka_idempotent_producer_writes_each_record_once():
     confluent_kafka = pytest.importorskip("confluent_kafka")
-    from kafka import KafkaConsumer, TopicPartition
 
     with launch_groupcheck_broker(brokers=1, partitions=PARTITIONS, topics={"events": PARTITIONS}) as broker:
         producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True,
@@ -147,17 +164,7 @@ def test_librdkafka_idempotent_producer_writes_each_record_once():
         assert (left, errors) == (0, [])
         assert len(delivered) == RECORDS
         assert sorted(v for _, _, v in delivered) == sorted(f"e{i}".encode() for i in range(RECORDS))
-        counts = {}
-        for p in range(PARTITIONS):
-            offsets = sorted(o for q, o, _ in delivered if q == p)
-            assert offsets == list(range(len(offsets)))  # consecutive from 0: each record written once
-            counts[p] = len(offsets)
-        reader = KafkaConsumer(bootstrap_servers=broker.bootstrap)
-        try:
-            ends = reader.end_offsets([TopicPartition("events", p) for p in range(PARTITIONS)])
-        finally:
-            reader.close()
-        assert {tp.partition: end for tp, end in ends.items()} == counts
+        _each_written_once(broker.bootstrap, "events", [(q, o) for q, o, _ in delivered])
 
 
 JAVA_RECORDS = 200
@@ -169,8 +176,6 @@ def test_a_default_java_producer_writes_each_record_once_and_a_default_group_rea
     servers and the serializers set): one InitProducerId, then sequenced batches, every record
     delivered once at consecutive offsets, the broker's end offsets the counts, and a default
     kafka-python group reads exactly those records."""
-    from kafka import KafkaConsumer, TopicPartition
-
     from properties.clients.runners import java
     from properties.targets import JAVA_CLIENTS_VERSION
 
@@ -198,17 +203,7 @@ def test_a_default_java_producer_writes_each_record_once_and_a_default_group_rea
         assert all(x["value"] == f"p{x['index']}" for x in delivered)
         sent = {(x["partition"], x["offset"]): x["value"].encode() for x in delivered}
         assert len(sent) == JAVA_RECORDS and {p for p, _ in sent} == set(range(PARTITIONS))
-        counts = {}
-        for p in range(PARTITIONS):  # consecutive offsets from 0 in each partition: nothing written twice
-            offsets = sorted(o for q, o in sent if q == p)
-            assert offsets == list(range(len(offsets)))
-            counts[p] = len(offsets)
-        reader = KafkaConsumer(bootstrap_servers=broker.bootstrap)
-        try:
-            ends = reader.end_offsets([TopicPartition("payments", p) for p in range(PARTITIONS)])
-        finally:
-            reader.close()
-        assert {tp.partition: end for tp, end in ends.items()} == counts
+        _each_written_once(broker.bootstrap, "payments", list(sent))
 
         _a_default_group_reads_each_record_once(broker.bootstrap, "payments", sent)
 
