@@ -125,7 +125,7 @@ def test_a_broker_that_forgets_what_it_persisted_on_a_restart_is_caught():
     groupcheck's broker keeps everything in memory (its ``--trace`` file in ``{dir}`` is all it
     writes there), so after the restart the group and the offsets committed before it are gone:
     the judge, which reloads the group from what Kafka would have persisted, catches it."""
-    from tests.live.test_kafka import RESTART
+    from tests.helpers.schedules import RESTART
     from properties.conform.run import run_schedule
     from properties.conform.schedule import Schedule
     from properties.conform.target import PARTITIONS, TOPIC
@@ -149,7 +149,7 @@ def test_a_broker_that_forgets_what_it_persisted_on_a_restart_is_caught():
 def test_a_command_without_a_data_folder_is_not_restarted():
     """Without ``{dir}`` groupcheck cannot tell where the broker keeps its data: its restart steps
     are skipped (and the trace says so), never judged as a broker that lost it."""
-    from tests.live.test_kafka import RESTART
+    from tests.helpers.schedules import RESTART
     from properties import targets
     from properties.conform.run import run_schedule
     from properties.conform.schedule import Schedule

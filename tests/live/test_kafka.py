@@ -12,6 +12,7 @@ from properties import targets
 from properties.cli import main
 from properties.conform.run import Timing, run_schedule
 from properties.conform.schedule import Schedule
+from tests.helpers.schedules import RESTART
 
 
 def _address(broker):
@@ -104,16 +105,6 @@ def test_a_launched_broker_is_handed_over_with_its_group_coordinator_loaded(tmp_
     assert code == 0 and report["verdict"] == "pass", report["findings"]
     assert "Kafka 4.x's GroupMetadataManager" in report["checked"]["what"][0]
 
-
-
-# A group formed, offsets committed, the broker killed and started again on its folder (a
-# ``restart`` fault): what Kafka persisted — the group's record and the offsets — is what the
-# members meet afterwards (GroupMetadataManager.replay on loading __consumer_offsets).
-RESTART = {"seed": 0, "members": 3, "partitions": 6, "protocols": [["range"], ["range"], ["range", "roundrobin"]],
-           "steps": [[0, "join", "same"], [1, "join", "same"], [2, "join", "same"], [0, "join", "round"],
-                     [0, "join", "round"], [2, "sync", "round"], [0, "commit", "current"], [1, "commit", "simple"],
-                     [1, "restart", None], [2, "fetch", None], [1, "heartbeat", "current"], [0, "commit", "current"],
-                     [2, "join", "changed"], [0, "join", "round"], [0, "sync", "round"], [1, "fetch", None]]}
 
 
 def test_kafka_41_keeps_what_it_persisted_across_a_restart(kafka41):
