@@ -119,14 +119,26 @@ def canonical(obs: tuple, alias: Aliases, pending=None) -> tuple:
 
 def _api(message) -> str:
     """The API a message on a link belongs to: its class name without the Request/Response(Data)
-    suffix (the model's and the implementation's message classes are named after Kafka's)."""
-    if isinstance(message, (bytes, bytearray, memoryview)):
+    suffix (the model's and the implementation's message classes are named after Kafka's). Named
+    once per class (:data:`_API_OF`): it runs for every message in flight after every event."""
+    kind = type(message)
+    name = _API_OF.get(kind)
+    if name is None:
+        name = _API_OF[kind] = _api_of(kind)
+    return name
+
+
+def _api_of(kind: type) -> str:
+    if issubclass(kind, (bytes, bytearray, memoryview)):
         return "frame"  # a wire world's encoded frame: counted, not named
-    name = type(message).__name__
+    name = kind.__name__
     for suffix in ("RequestData", "ResponseData", "Request", "Response"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+_API_OF: dict = {}
 
 
 def model_in_flight(world, names: bool = True) -> tuple:
