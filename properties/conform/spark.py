@@ -49,16 +49,17 @@ def _target(plan: dict) -> targets.Target:
     return attrs.evolve(target, profile=plan["profile"]) if plan.get("profile") is not None else target
 
 
-def _timing(plan: dict) -> Timing:
-    return Timing.with_timers(_target(plan).profile.timer_tolerance_ms) if plan["timers"] else NO_TIMERS
+def _timing(plan: dict, target: targets.Target) -> Timing:
+    return Timing.with_timers(target.profile.timer_tolerance_ms) if plan["timers"] else NO_TIMERS
 
 
 def broker_task(plan: dict, start: int, stop: int) -> Tally:
     """One task: seeds ``start..stop-1`` against a broker of its own (or ``plan["bootstrap"]``)."""
-    broker = Broker(_target(plan), plan["mutant"], plan["bootstrap"], timers=plan["timers"])
+    target = _target(plan)
+    broker = Broker(target, plan["mutant"], plan["bootstrap"], timers=plan["timers"])
     tally = Tally()
     try:
-        run = Runner(broker, _timing(plan))
+        run = Runner(broker, _timing(plan, target))
         for seed in range(start, stop):
             tally.add(run(generate(seed, members=plan["members"], steps=plan["steps"], timers=plan["timers"],
                                    faults=plan.get("faults", False))))
@@ -106,7 +107,8 @@ def make_plan(args) -> dict:
 def cmd_broker_campaign(args) -> int:
     plan = make_plan(args)
     _load_baseline(args.baseline)  # a bad --baseline is refused before any work
-    timing = _timing(plan)
+    target = _target(plan)
+    timing = _timing(plan, target)
     out, tally, started = args.out or f"reports/broker-campaign-{slug(plan['name'])}", _Merged(), time.monotonic()
     with engine.session() as interrupts:
         outcome, master, task_size = run_schedules(
@@ -117,7 +119,7 @@ def cmd_broker_campaign(args) -> int:
             baseline = _load_baseline(args.baseline)
             # the driver shrinks against a broker of its own (when there is something to shrink, and the
             # run was not stopped)
-            broker = Broker(_target(plan), plan["mutant"], plan["bootstrap"], timers=plan["timers"],
+            broker = Broker(target, plan["mutant"], plan["bootstrap"], timers=plan["timers"],
                             start=bool(tally.first) and not outcome.partial)
             try:
                 run = Runner(broker, timing)
