@@ -34,6 +34,7 @@ from model.config import Config
 from properties.catalogue import Violation, covers
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+_LOOK = object()  # snapshot's group not given: it looks itself
 
 
 def _partitions(assignment) -> tuple | None:
@@ -47,32 +48,35 @@ class ImplChecker:
     """Always properties over successive snapshots of one :class:`properties.systems.simworld.SimWorld`."""
 
     def __init__(self, config: Config):
+        from impl.server.group_metadata_manager import GroupMetadataKey
+
         self.config = config
         self.stored: dict = {}  # (generation, member id) -> partitions the coordinator stored
         self.topic_partitions = config.partitions
+        self._record_key = GroupMetadataKey(config.group_id)
 
-    def snapshot(self, sim, observation: tuple | None = None, polled: int | None = None) -> tuple:
+    def snapshot(self, sim, observation: tuple | None = None, polled: int | None = None,
+                 rows: dict | None = None, previous: tuple | None = None, group=_LOOK) -> tuple:
         """(partition leader, group, persisted generation, clients, poll); plain values only.
         *observation* is ``sim.observe()`` if the caller has it already; *polled* the consumer whose
         application just polled, if one did (poll: its member state and what a poll with a long
-        timeout would block for, else None)."""
-        from impl.server.group_metadata_manager import GroupMetadataKey
-
-        g = sim._group()
+        timeout would block for, else None). With *rows* ({c: ``sim.observe_client(c)``}) and the
+        *previous* snapshot, only those clients are read again; the others are as they were (the
+        differential's comparison of what an event touched); *group*: ``sim._group()``, if the
+        caller has it already."""
+        g = sim._group() if group is _LOOK else group
         group = None
         if g is not None:
             stored = tuple(sorted((m.member_id, _partitions(m.assignment)) for m in g.members.values()))
             group = (id(g), g.state.value, g.generation_id, g.leader_id, tuple(sorted(g.members)), stored)
-        record = sim.cluster.offsets_log._partitions[sim.group_partition].get(GroupMetadataKey(self.config.group_id))
+        record = sim.cluster.offsets_log._partitions[sim.group_partition].get(self._record_key)
         persisted = None if record is None else record.generation
-        clients = []
-        for consumer, obs in zip(sim.consumers, (observation or sim.observe())[3]):
-            state, generation, member_id, assignment, _coordinator, _live = obs
-            outstanding = sum(1 for queue in consumer.client.unsent._unsent.values() for r in queue
-                              if r.request.api_key in _JOIN_OR_SYNC)
-            outstanding += sum(1 for queue in consumer.network_client.in_flight_requests._requests.values()
-                               for r in queue if r.header.api_key in _JOIN_OR_SYNC)
-            clients.append((state, generation, member_id, assignment, outstanding))
+        if rows is not None and previous is not None:
+            clients = list(previous[3])
+            for c, obs in rows.items():
+                clients[c] = _client(sim.consumers[c], obs)
+        else:
+            clients = [_client(consumer, obs) for consumer, obs in zip(sim.consumers, (observation or sim.observe())[3])]
         self.topic_partitions = sim.topic_partitions  # the topic's partition count now
         return (sim.leader, group, persisted, tuple(clients), _poll_timeout(sim, polled))
 
@@ -128,6 +132,17 @@ class ImplChecker:
                     return _v("disjoint-assignments",
                               f"consumers {other} and {c} both own partition {p} in generation {generation}")
         return None
+
+
+def _client(consumer, obs: tuple) -> tuple:
+    """A consumer's part of a snapshot: its member state, generation, member id and assignment
+    (from its observation row *obs*), and how many JoinGroup/SyncGroup requests it has outstanding."""
+    state, generation, member_id, assignment, _coordinator, _live = obs
+    outstanding = sum(1 for queue in consumer.client.unsent._unsent.values() for r in queue
+                      if r.request.api_key in _JOIN_OR_SYNC)
+    outstanding += sum(1 for queue in consumer.network_client.in_flight_requests._requests.values()
+                       for r in queue if r.header.api_key in _JOIN_OR_SYNC)
+    return (state, generation, member_id, assignment, outstanding)
 
 
 def _poll_timeout(sim, c: int | None) -> tuple | None:

@@ -157,9 +157,14 @@ class ModelMachine(RuleBasedStateMachine):
             self._fail(violation)
 
     def teardown(self):
-        if not self.check_eventually or getattr(self, "world", None) is None:
+        if getattr(self, "world", None) is None:
             return
-        self.world, violation = settle(self.world, self.checker, None, self.schedule, companion=self.companion)
+        violation = None
+        if self.check_eventually:
+            self.world, violation = settle(self.world, self.checker, None, self.schedule, companion=self.companion)
+        finish = getattr(self.companion, "finish", None)
+        if violation is None and finish is not None:
+            violation = finish(self.world)  # the companion's last, full look
         if violation is not None:
             self._fail(violation)
 

@@ -577,6 +577,17 @@ def _beside(companion, checker, world, event, new, log, schedule, trace, on_step
     return new, log, problem
 
 
+def _finish(companion, world, trace):
+    """The companion's last look at the end of a run (a Differential's full comparison,
+    :meth:`properties.systems.differential.Differential.finish`): a Violation or None; on a
+    problem its view is folded into the trace, as :func:`_beside` does."""
+    finish = getattr(companion, "finish", None)
+    problem = None if finish is None else finish(world)
+    if problem is not None and trace is not None:
+        trace.mix(companion.view())
+    return problem
+
+
 def walk(
     seed: int,
     config: Config,
@@ -658,6 +669,8 @@ def walk(
     walked = len(schedule)
     if violation is None and eventually:
         world, violation = settle(world, checker, trace, schedule, companion=companion, on_step=on_step)
+    if violation is None and companion is not None:
+        violation = _finish(companion, world, trace)
     return RunResult(
         seed=seed,
         schedule=tuple(schedule),
@@ -707,7 +720,9 @@ def replay(config: Config, schedule, eventually_after: int | None = None, compan
             break
     if violation is None and settle_after:
         world, violation = settle(world, checker, trace, applied, companion=companion, on_step=on_step)
-    elif violation is None and eventually_after is not None:
+    if violation is None and companion is not None:
+        violation = _finish(companion, world, trace)
+    if violation is None and eventually_after is not None and not settle_after:
         violation = checker.check_eventually(world)
     return RunResult(0, tuple(applied), "ok" if violation is None else "counterexample", violation,
                      None if violation is None else len(applied) - 1, trace.hexdigest(), world, len(applied),

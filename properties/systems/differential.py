@@ -26,9 +26,10 @@ import re
 
 import attrs
 
+from model import group as grp
 from model.config import Config
 from model.events import Tick, as_event
-from properties.catalogue import ALWAYS, Property
+from properties.catalogue import ALWAYS, Property, Violation
 from model.world import initial_world, step
 from properties.systems.simworld import SimWorld
 from properties.systems.watchdog import Crash, guarded
@@ -99,22 +100,49 @@ class Aliases:
         twin._by_id, twin._per_client = dict(self._by_id), dict(self._per_client)
         return twin
 
+    def mark(self) -> int:
+        """How many ids have aliases: :meth:`upto` of it is this map as it is now."""
+        return len(self._by_id)
+
+    def upto(self, mark: int) -> "Aliases":
+        """A copy holding only the first *mark* ids' aliases (what the map was at :meth:`mark`):
+        aliases are only ever added, in order, so the first ones are the map of then."""
+        twin = Aliases()
+        for member_id, alias in itertools.islice(self._by_id.items(), mark):
+            twin._by_id[member_id] = alias
+            client = alias[1:alias.index(".")]
+            twin._per_client[client] = twin._per_client.get(client, 0) + 1
+        return twin
+
 
 def canonical(obs: tuple, alias: Aliases, pending=None) -> tuple:
     """*obs* (:func:`properties.explore.walker.observe`'s shape) with member ids aliased. With
     *pending* (the group's pending member ids) the group gains a sixth field, the id order: every
     member and pending id, aliased, in the order of the raw ids (what the assignors sort by)."""
     now, leader, group, clients, committed = obs
-    clients = tuple((s, g, alias(m), tuple(a), coord, live) for s, g, m, a, coord, live in clients)
-    if group is not None:
-        state, generation, leader_id, members, protocol = group
-        group = (state, generation, alias(leader_id), tuple(alias(m) for m in members), protocol)
-        if pending is not None:
-            ids = list(members) + [p for p in pending if p not in members]
-            for m in ids:
-                alias(m)  # in listed order, before sorting: aliases never depend on the raw ids
-            group += (tuple(alias(m) for m in sorted(ids)),)
-    return (now, leader, group, clients, committed)
+    clients = tuple(canonical_client(client, alias) for client in clients)
+    return (now, leader, canonical_group(group, alias, pending), clients, committed)
+
+
+def canonical_client(client: tuple, alias: Aliases) -> tuple:
+    """One client of an observation (member state, generation, member id, assignment,
+    coordinator, live) with its member id aliased."""
+    s, g, m, a, coord, live = client
+    return (s, g, alias(m), tuple(a), coord, live)
+
+
+def canonical_group(group: tuple | None, alias: Aliases, pending=None) -> tuple | None:
+    """The group of an observation with its member ids aliased (see :func:`canonical`)."""
+    if group is None:
+        return None
+    state, generation, leader_id, members, protocol = group
+    group = (state, generation, alias(leader_id), tuple(alias(m) for m in members), protocol)
+    if pending is not None:
+        ids = list(members) + [p for p in pending if p not in members]
+        for m in ids:
+            alias(m)  # in listed order, before sorting: aliases never depend on the raw ids
+        group += (tuple(alias(m) for m in sorted(ids)),)
+    return group
 
 
 def _api(message) -> str:
@@ -141,20 +169,37 @@ def _api_of(kind: type) -> str:
 _API_OF: dict = {}
 
 
+def _frame(message) -> str:
+    return "frame"
+
+
 def model_in_flight(world, names: bool = True) -> tuple:
     """What is on the model's links: per client, per connection slot, the APIs of the requests on
     their way to the broker and of the answers on their way back, in order. Without *names* (a wire
     world, whose implementation side carries encoded frames) every message is a ``frame``."""
-    api = _api if names else (lambda message: "frame")
-    return tuple(tuple((tuple(api(m[3]) for m in link.to_broker), tuple(api(m[3]) for m in link.to_client))
-                       for link in links) for links in world.links)
+    return tuple(model_links_in_flight(links, names) for links in world.links)
+
+
+def model_links_in_flight(links: tuple, names: bool = True) -> tuple:
+    """One client's part of :func:`model_in_flight`."""
+    api = _api if names else _frame
+    return tuple((tuple([api(m[3]) for m in link.to_broker]), tuple([api(m[3]) for m in link.to_client]))
+                 if link.to_broker or link.to_client else _EMPTY for link in links)
+
+
+_EMPTY = ((), ())
 
 
 def impl_in_flight(sim) -> tuple:
     """:func:`model_in_flight` of the implementation's world."""
-    return tuple(tuple(((), ()) if link is None else
-                       (tuple(_api(m[2]) for m in link.to_broker), tuple(_api(m[2]) for m in link.to_client))
-                       for link in selector.links) for selector in sim.selectors)
+    return tuple(impl_links_in_flight(selector) for selector in sim.selectors)
+
+
+def impl_links_in_flight(selector) -> tuple:
+    """One client's part of :func:`impl_in_flight`."""
+    return tuple((tuple([_api(m[2]) for m in link.to_broker]), tuple([_api(m[2]) for m in link.to_client]))
+                 if link is not None and (link.to_broker or link.to_client) else _EMPTY
+                 for link in selector.links)
 
 
 def model_roles(world) -> tuple:
@@ -249,6 +294,12 @@ def _alternatives(log: list):
         yield dict(zip(kinds, values))
 
 
+#: The differential compares everything, whatever an event touched, after every FULL_EVERY-th
+#: event both sides applied and at the end of every interleaving (:meth:`Differential.finish`):
+#: the safety net under the comparison of what each event touched.
+FULL_EVERY = 16
+
+
 class Differential:
     """The implementation world beside a model world, one event at a time (a companion of
     :func:`properties.explore.walker.walk`).
@@ -258,21 +309,49 @@ class Differential:
     compares the canonical observations, lets the model follow the coordinator's choices, and
     checks the always properties that can be read off the implementation's own state
     (:class:`properties.impl_checks.ImplChecker`). It returns the model world to continue from
-    (the followed one) and the first problem, or None."""
+    (the followed one) and the first problem, or None.
 
-    def __init__(self, config: Config, seed: int):
+    **What an event touched.** Most events change one client or one link, so after an event only
+    the parts it may have changed are compared (time, partition leader, group, committed offsets,
+    and the clients it touched): on the model's side the clients whose state or links are no longer
+    the same objects (the model's world is immutable, so this is exact), on the implementation's
+    the clients its own hooks name (:attr:`properties.systems.simworld.SimWorld.touched`: the
+    event's client, every client a broker answered or a crash cut). Where the two agree on those,
+    they agree on everything as far as the hooks see; where they do not, everything is compared as
+    before, aliases and all, so a divergence is reported exactly as a full comparison reports it.
+    A full comparison also runs after every *full_every*-th event and at :meth:`finish`, so a
+    change the hooks do not name (an implementation bug that reaches into another client) is still
+    caught, a few events later. ``full_every=1`` compares everything after every event."""
+
+    def __init__(self, config: Config, seed: int, full_every: int | None = None):
         from properties.impl_checks import ImplChecker
 
+        full_every = FULL_EVERY if full_every is None else full_every  # read now: a test may set it
+        if full_every < 1:
+            raise ValueError(f"full_every must be at least 1, got {full_every!r}")
         self.config = config
+        self.full_every = full_every
         self.sim = SimWorld(config, seed)
         self.model_alias, self.impl_alias = Aliases(), Aliases()
         self.impl_checker = ImplChecker(config)
         self.snapshot = self.impl_checker.snapshot(self.sim)
+        self.sim.touched.clear()
         self.recent: list = []
         self.index = 0
         self.divergence: Divergence | None = None
         self.last_model_obs = self.last_impl_obs = None
         self.failure = None  # a Crash or Hang of the implementation (the walk stops there)
+        self._since_full = 0  # events compared by what they touched since the last full comparison
+        self._last = None  # (index, event, model world) of the last event compared
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what the comparison of touched parts remembers of the last agreement: per client
+        (model client, model links, implementation row) last seen equal; the model's group and its
+        canonical form; the implementation's group view and its canonical form."""
+        self._agreed: list = [None] * self.config.clients
+        self._model_group: tuple = (self, None)  # (model group object, canonical); `self`: nothing yet
+        self._impl_group: tuple = (self, None)  # ((group observation, pending ids), canonical)
 
     def after(self, world, event: tuple, new, log: list):
         event = as_event(event)
@@ -286,10 +365,16 @@ class Differential:
             self.recent.append(event)
         return new, log, problem
 
+    def finish(self, world):
+        """The full comparison at the end of an interleaving (*world*: the model's last), unless
+        the last event was compared in full: a Violation, or None."""
+        if self._since_full == 0 or self._last is None or self.divergence is not None or self.failure is not None:
+            return None
+        index, event, _ = self._last
+        return self._compare_all(None, event, world, index, None, [])[2]
+
     def _next_stop(self, world, end: int) -> int | None:
         """The first time strictly between now and *end* at which either side has a timer due."""
-        from model import group as grp
-
         dues = []
         if world.leader is not None and world.brokers[world.leader].alive:
             dues.append(grp.next_due(world.group, self.config))
@@ -316,24 +401,114 @@ class Differential:
 
     def _after_one(self, world, event: tuple, new, log: list, index: int, part):
         """*event* (or *part* of it, a tick up to a timer) on the implementation, compared."""
-        from properties.catalogue import Violation
-
         applied_event = event if part is None else part
         follow = [(e.kind, e.chosen) for e in log if e.tag == "choice"]
-        outcome, failure = guarded(self._impl_step, applied_event, follow)
-        if failure is not None:
-            self.failure = failure
-            prop = CRASH if isinstance(failure, Crash) else HANG
-            return new, log, Violation(prop.name, f"{failure.describe()}, in {event!r}")
-        impl_applied, raw, pending = outcome
+        outcome, problem = self._guarded(self._impl_step, event, applied_event, follow)
+        if problem is not None:
+            return new, log, problem
+        impl_applied, touched = outcome
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
+        self._last = (index, event, new)
+        self._since_full += 1
+        if self._since_full < self.full_every and model_applied and impl_applied:
+            marks = self.model_alias.mark(), self.impl_alias.mark()
+            agreed = self._agreed_rows(world, new, touched)
+            if agreed is not None:
+                rows, group = agreed
+                snapshot = self.impl_checker.snapshot(self.sim, polled=event.c if event.kind == "poll" else None,
+                                                      rows=rows, previous=self.snapshot, group=group)
+                violation = self.impl_checker.check(self.snapshot, snapshot, event)
+                self.snapshot = snapshot
+                return new, log, violation
+            # they differ: compared again in full, as if this look had not been taken
+            self.model_alias, self.impl_alias = self.model_alias.upto(marks[0]), self.impl_alias.upto(marks[1])
+            self._forget()
+        return self._compare_all(world, event, new, index, part, log, model_applied, impl_applied)
+
+    def _guarded(self, function, event, *args):
+        """``(function(*args), None)``, or ``(None, Violation)`` when the implementation crashed
+        or hung in it (remembered in :attr:`failure`: the walk stops there)."""
+        outcome, failure = guarded(function, *args)
+        if failure is None:
+            return outcome, None
+        self.failure = failure
+        prop = CRASH if isinstance(failure, Crash) else HANG
+        return None, Violation(prop.name, f"{failure.describe()}, in {event!r}")
+
+    def _impl_step(self, event: tuple, follow: list) -> tuple:
+        """The implementation's part of one event (guarded against crashes and hangs): whether it
+        applied it, and the clients its hooks say it touched, each read: {c: (observation row,
+        in flight, leader role)}."""
+        sim = self.sim
+        applied = sim.step(event, follow=follow)
+        touched = {c: self._impl_row(c) for c in sorted(sim.touched)} if applied else {}
+        if applied:
+            sim.touched.clear()
+        return applied, touched
+
+    def _impl_row(self, c: int) -> tuple:
+        sim = self.sim
+        return (sim.observe_client(c), impl_links_in_flight(sim.selectors[c]), sim.consumers[c].coordinator.is_leader)
+
+    def _agreed_rows(self, world, new, touched: dict) -> dict | None:
+        """Compare what the event may have changed (see the class docstring); None where the two
+        sides differ, else (the implementation's observation rows of the clients compared, its
+        coordinator's group object) for the implementation's checks. A client whose model state and links are the objects last seen
+        equal to an implementation row equal to this one is not canonicalized again."""
+        sim, names = self.sim, not self.config.wire
+        if new.now != sim.now or new.leader != sim.leader or new.committed != sim.committed():
+            return None
+        model_alias, impl_alias, agreed = self.model_alias, self.impl_alias, self._agreed
+        rows = {}
+        before, after, links_before, links_after = world.clients, new.clients, world.links, new.links
+        for c in range(self.config.clients):
+            row = touched.get(c)
+            client, links = after[c], links_after[c]
+            if row is None:
+                if client is before[c] and links is links_before[c]:
+                    continue  # neither side touched it: as it was when they last agreed
+                row = self._impl_row(c)  # the model's changed, the implementation's hooks did not say
+            last = agreed[c]
+            if last is None or last[0] is not client or last[1] is not links or last[2] != row:
+                raw, in_flight, role = row
+                mine = (client.state, client.generation, client.member_id, client.assignment, client.coordinator, client.live)
+                if (client.is_leader != role or canonical_client(mine, model_alias) != canonical_client(raw, impl_alias)
+                        or model_links_in_flight(links, names) != in_flight):
+                    return None
+                agreed[c] = (client, links, row)
+            rows[c] = row[0]
+        g = new.group
+        model_group = self._model_group
+        if model_group[0] is not g:
+            mine = None if g is None else (g.state, g.generation, g.leader_id, tuple(m.member_id for m in g.members), g.protocol_name)
+            model_group = self._model_group = (g, canonical_group(mine, model_alias, model_pending(new)))
+        g = sim._group()
+        view = sim.group_view(g)
+        impl_group = self._impl_group
+        if impl_group[0] != view:
+            impl_group = self._impl_group = (view, canonical_group(view[0], impl_alias, view[1]))
+        if model_group[1] != impl_group[1]:
+            return None
+        return rows, g
+
+    def _compare_all(self, world, event: tuple, new, index: int, part, log: list,
+                     model_applied: bool = True, impl_applied: bool = True):
+        """Compare everything (the model following the coordinator's choices where the two
+        differ), then the implementation's checks over a snapshot of everything."""
+        self._since_full = 0
+        outcome, problem = self._guarded(self._impl_observe, event)
+        if problem is not None:
+            return new, log, problem
+        raw, pending = outcome
+        self.sim.touched.clear()
         impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim), impl_roles(self.sim))
         before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
         names = not self.config.wire
         model_obs = model_view(new, self.model_alias, names)
-        if model_obs != impl_obs and impl_applied and model_applied:
+        if model_obs != impl_obs and impl_applied and model_applied and world is not None:
+            applied_event = event if part is None else part
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, applied_event, prefer=prefer)
                 trial = before.copy()
@@ -343,21 +518,22 @@ class Differential:
                     break
         self.last_model_obs, self.last_impl_obs = model_obs, impl_obs
         if model_applied != impl_applied or model_obs != impl_obs:
+            recent = self.recent[-10:] if world is not None else self.recent[-11:-1]  # at finish: before the last
             self.divergence = Divergence(index, event, model_obs, impl_obs, model_applied, impl_applied,
-                                         tuple(self.recent[-10:]), None if part is None else new.now)
+                                         tuple(recent), None if part is None else new.now)
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
-        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=event.c if event.kind == "poll" else None)
+        polled = event.c if event.kind == "poll" and world is not None else None
+        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=polled)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation
 
-    def _impl_step(self, event: tuple, follow: list) -> tuple:
-        """The implementation's part of one event (guarded against crashes and hangs)."""
-        applied = self.sim.step(event, follow=follow)
-        return applied, self.sim.observe(), self.sim.pending_member_ids()
+    def _impl_observe(self) -> tuple:
+        """The implementation's whole observation and pending member ids (guarded)."""
+        return self.sim.observe(), self.sim.group_view()[1]
 
     def view(self) -> tuple:
-        """The implementation's canonical observation after the last event."""
+        """The implementation's canonical observation after the last event compared in full."""
         return self.last_impl_obs
 
 

@@ -349,6 +349,12 @@ class SimWorld:
             self.selectors.append(selector)
             self.consumers.append(consumer)
         self.restarts = [0] * config.clients  # processes started after client c's first
+        # The clients whose observation or links may have changed since the differential last
+        # looked (it empties the set): the event's own client, and every client whose link a broker
+        # answered on or a crash cut. What the hooks miss, the differential's periodic full
+        # comparison sees (properties.systems.differential.FULL_EVERY).
+        self.touched: set = set(range(config.clients))
+        self._committed: tuple = (-1, ())  # (the offsets partition's end offset, committed()) read last
 
     # -- construction ---------------------------------------------------------------------
     def _start_consumer(self, c: int, clock: MockTime, selector: "SimSelector", restarts: int = 0):
@@ -475,12 +481,20 @@ class SimWorld:
         return manager.get_group(self.config.group_id)
 
     def committed(self) -> tuple:
+        """The group's committed offsets of the topic, ((partition, offset), ...) by partition; read
+        again only when the offsets partition has grown (an append is its only change)."""
+        log = self.cluster.offsets_log
+        end = log.end_offset(self.group_partition)
+        if self._committed[0] == end:
+            return self._committed[1]
         offsets = {}
-        for key, value in self.cluster.offsets_log.read(self.group_partition):
+        for key, value in log.read(self.group_partition):
             if isinstance(key, OffsetKey) and key.group == self.config.group_id and \
                     key.topic_partition.topic == self.config.topic:
                 offsets[key.topic_partition.partition] = value.offset
-        return tuple(sorted(offsets.items()))
+        committed = tuple(sorted(offsets.items()))
+        self._committed = (end, committed)
+        return committed
 
     def pending_member_ids(self) -> tuple:
         """The coordinator's pending member ids (handed out with MEMBER_ID_REQUIRED), in order."""
@@ -489,17 +503,36 @@ class SimWorld:
 
     def observe(self) -> tuple:
         """The shape of :func:`properties.explore.walker.observe`: (now, leader, group, clients, committed)."""
-        g = self._group()
-        group = None if g is None else (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name)
-        clients = []
-        for c, consumer in enumerate(self.consumers):
-            coord = consumer.coordinator
-            gen = coord.generation
-            assignment = tuple(sorted(tp.partition for tp in consumer.subscriptions.assigned_partitions()
-                                      if tp.topic == self.config.topic))
-            clients.append((_STATE_NAMES[coord.state], gen.generation_id, gen.member_id, assignment,
-                            self._coordinator_of(c), self.client_live(c)))
-        return (self.now, self.leader, group, tuple(clients), self.committed())
+        return (self.now, self.leader, self.observe_group(), tuple(self.observe_client(c) for c in range(self.config.clients)),
+                self.committed())
+
+    def observe_group(self) -> Optional[tuple]:
+        """The group's part of :meth:`observe`: (state, generation, leader, members, protocol), or
+        None while no live coordinator has it loaded."""
+        return self.group_view()[0]
+
+    _LOOK = object()
+
+    def group_view(self, g=_LOOK) -> tuple:
+        """(:meth:`observe_group`, :meth:`pending_member_ids`) from one look at the coordinator's
+        group (*g*: that look, :meth:`_group`, if the caller took it already)."""
+        if g is SimWorld._LOOK:
+            g = self._group()
+        if g is None:
+            return None, ()
+        return (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name), tuple(g.pending_members)
+
+    def observe_client(self, c: int) -> tuple:
+        """Consumer *c*'s part of :meth:`observe`: (member state, generation, member id,
+        assignment, coordinator, live)."""
+        consumer = self.consumers[c]
+        coord = consumer.coordinator
+        gen = coord.generation
+        topic = self.config.topic
+        assignment = tuple(sorted(tp.partition for tp in consumer.subscriptions.assigned_partitions()
+                                  if tp.topic == topic))
+        return (_STATE_NAMES[coord.state], gen.generation_id, gen.member_id, assignment,
+                self._coordinator_of(c), self.client_live(c))
 
     # -- the network ----------------------------------------------------------------------
     def answer_out_of_band(self, selector: SimSelector, slot: int, link: SimLink, correlation_id: int, request) -> None:
@@ -539,6 +572,7 @@ class SimWorld:
                 if wire is not None:
                     response = wire.response_frame(decoded, response)
                 link.to_client.append((self.now + self.config.latency_ms, correlation_id, response))
+                self.touched.add(c)
             if link.processing == correlation_id:
                 link.processing = None  # the channel is unmuted
 
@@ -561,6 +595,7 @@ class SimWorld:
                 _, correlation_id, request = link.to_broker.pop(0)
                 self._handle(c, slot, link, correlation_id, request)
         selector.links[slot] = None
+        self.touched.add(c)
 
     # -- events ---------------------------------------------------------------------------
     def step(self, event, follow: Optional[List[Tuple[str, Any]]] = None) -> bool:
@@ -577,6 +612,9 @@ class SimWorld:
         handler = getattr(self, "_ev_" + kind, None)
         if handler is None:
             raise ValueError("the implementation's world has no event %r" % (kind,))
+        c = getattr(event, "c", None)
+        if c is not None:
+            self.touched.add(c)  # its application, heartbeat thread, process or links
         if self.append_errors_leader is not None and self.append_errors_leader != self.leader:
             # the failures were the old coordinator's (the model keeps them in its group)
             self.cluster.offsets_log.clear_injected_errors(self.group_partition)
@@ -965,6 +1003,7 @@ class SimWorld:
                 link = selector.links[slot]
                 if link is not None:
                     selector.links[slot] = None
+                    self.touched.add(c)
                     if self.alive[c]:
                         selector.notices.append(("disconnected", slot, link.epoch, None))
         self.cluster.crash(b)

@@ -538,6 +538,28 @@ def test_quality_mutant_is_killed(search, name):
     assert outcome.property == prop, outcome.message
 
 
+@pytest.mark.quality
+@pytest.mark.parametrize("name", sorted(QUALITY) + sorted(SWARM_KILLS))
+def test_the_comparison_of_what_events_touched_kills_what_the_full_one_kills(name, monkeypatch):
+    """Issue 37: the differential compares after each event only what the event touched (with a
+    full comparison every FULL_EVERY events and at the end). On each mutant's measured killing
+    interleaving it reports the same property as comparing everything after every event."""
+    from properties.mutation.mutants import _verdict
+    from properties.systems import differential
+
+    interleavings, prop = QUALITY[name] if name in QUALITY else SWARM_KILLS[name]
+    search = Search() if name in QUALITY else Search(world="swarm")
+    incremental = differential.FULL_EVERY
+    monkeypatch.setattr(differential, "FULL_EVERY", 1)  # find the kill comparing everything after every event
+    first = 0 if interleavings <= LATE_KILL else interleavings - 10
+    outcome = search.hunt(name, budget=max(40, 2 * interleavings) if first == 0 else 40, first=first)
+    assert outcome.killed and outcome.property == prop, outcome
+    case = search.case(name, first + outcome.interleavings - 1)
+    monkeypatch.setattr(differential, "FULL_EVERY", incremental)
+    with applied(name):
+        assert _verdict(case)[0] == prop
+
+
 # ---- CLI -----------------------------------------------------------------------------------
 
 def test_cli_json_prints_the_documented_fields(capsys):

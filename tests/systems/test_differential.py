@@ -1,5 +1,7 @@
 """Model versus implementation on the same schedules (issue 3, first cut)."""
 
+from pathlib import Path
+
 import pytest
 
 from model.config import Config
@@ -255,13 +257,13 @@ def test_the_differential_compares_when_a_timer_fires_inside_a_tick(monkeypatch)
         world, _ = step(world, event)
     assert compare(config, schedule, seed).divergence is None
 
-    honest = SimWorld.observe
+    honest = SimWorld.group_view  # what every look at the implementation's group goes through
 
     def lying(self):
-        now, leader, group, clients, committed = honest(self)
-        return (now, leader, None if now == due else group, clients, committed)
+        group, pending = honest(self)
+        return (None if self.now == due else group), pending
 
-    monkeypatch.setattr(SimWorld, "observe", lying)
+    monkeypatch.setattr(SimWorld, "group_view", lying)
     divergence = compare(config, schedule, seed).divergence
     assert divergence is not None and divergence.index == index and divergence.at_ms == due
     assert f"at {due} ms within it" in divergence.describe()
@@ -312,11 +314,62 @@ def test_a_request_only_one_side_has_in_flight_is_a_divergence_where_it_appears(
     link = diff.sim.selectors[0].links[0]
     assert [type(m[2]).__name__ for m in link.to_broker] == ["FindCoordinatorRequestData"]
     link.to_broker.append(link.to_broker[0])  # the implementation's side sends it once more
+    diff.sim.touched.add(0)  # as the client's own send does
     event = ("tick", 1, 0)  # changes nothing on the links: only the extra request differs
     new, log = _step(world, event)
     new, _, problem = diff.after(world, event, new, log)
     assert problem is not None and "client 0 slot 0 to broker: model ('FindCoordinator',), impl " \
         "('FindCoordinator', 'FindCoordinator')" in problem.message, problem
+
+
+def _tampered(full_every: int):
+    """A differential three events in, whose implementation then gets an extra request on client
+    0's link behind its hooks' back (no hook names client 0): (model world, differential)."""
+    from properties.systems.differential import Differential as _Differential
+
+    config = Config()
+    world = initial_world(config)
+    diff = _Differential(config, 0, full_every=full_every)
+    for event in (("poll", 0, 0), ("connect", 0, 0, 0), ("poll", 0, 0)):
+        new, log = step(world, event)
+        new, _, problem = diff.after(world, event, new, log)
+        assert problem is None, problem
+        world = new
+    link = diff.sim.selectors[0].links[0]
+    link.to_broker.append(link.to_broker[0])
+    return world, diff
+
+
+def test_a_change_no_hook_names_is_caught_by_the_full_comparison():
+    """The comparison of what an event touched trusts the implementation's hooks; what they miss
+    (here an extra request put on a link behind them) is caught by the full comparison: after
+    every event with full_every=1, within FULL_EVERY events by default, and at finish()."""
+    from properties.systems.differential import FULL_EVERY
+
+    tick = ("tick", 1, 0)
+    world, diff = _tampered(full_every=1)
+    new, log = step(world, tick)
+    assert diff.after(world, tick, new, log)[2] is not None
+
+    world, diff = _tampered(full_every=FULL_EVERY)
+    seen = None
+    for n in range(1, FULL_EVERY + 1):
+        new, log = step(world, tick)
+        new, _, problem = diff.after(world, tick, new, log)
+        world = new
+        if problem is not None:
+            seen = n
+            break
+    assert seen is not None and seen > 1, seen  # not at once (no hook named it), but within FULL_EVERY
+    assert "client 0 slot 0 to broker" in problem.message
+
+    world, diff = _tampered(full_every=FULL_EVERY)
+    new, log = step(world, tick)
+    world, _, problem = diff.after(world, tick, new, log)
+    assert problem is None  # not seen by the look at what the tick touched
+    problem = diff.finish(world)
+    assert problem is not None and "client 0 slot 0 to broker" in problem.message
+    assert diff.divergence.index == 3 and diff.divergence.event == tick
 
 
 def test_a_former_leader_answered_as_a_follower_sends_its_sync_group_at_once_in_both():
@@ -428,3 +481,20 @@ def test_a_leader_role_difference_alone_is_named_in_the_divergence():
     model, impl = base + ((True, False),), base + ((False, False),)
     assert differences(model, impl) == ["client 0 believes it leads the group (isLeader): model True, impl False"]
     assert differences(model, model) == []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parent / "data").glob("*.json")))
+def test_a_stored_counterexample_gets_the_same_verdict_from_either_comparison(name, monkeypatch):
+    """Issue 37: every schedule kept here replays to the same verdict, the same trace hash and the
+    same implementation state whether the differential compares everything after every event
+    (full_every=1) or what each event touched."""
+    from properties.systems import differential, replay
+
+    config, schedule, seed = _replay_file(name)
+    results = []
+    for full_every in (1, differential.FULL_EVERY):
+        monkeypatch.setattr(differential, "FULL_EVERY", full_every)
+        result = replay("impl", config, schedule, seed=seed)
+        results.append((result.verdict, result.violation, result.trace_hash, result.companion.view()))
+    assert results[0] == results[1]
+    assert results[0][3] is not None  # the last look at the end was a full one
