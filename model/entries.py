@@ -245,6 +245,19 @@ class MemberState(NamedTuple):
     new: str
 
 
+@tagged("tag", "answered")
+class Answered(NamedTuple):
+    """An answer to client *c*'s *api* request reached its response handler: *error*, the member
+    *state* then, and whether the request's generation (generation, member id, protocol) is still
+    the member's (*current*; False: the member rejoined or was reset since it sent it)."""
+    tag: str
+    c: int
+    api: str
+    error: Any
+    state: str
+    current: bool
+
+
 @tagged("tag", "reset")
 class Reset(NamedTuple):
     """Client *c* was reset by an *api* answer *error*: *sent* the generation the request was sent

@@ -726,5 +726,10 @@ _DISPATCH = {
 
 
 def dispatch(s: Step, req, result) -> None:
-    """Fire one completion: the response handler of the request's API."""
+    """Fire one completion: the response handler of the request's API. An answer from the
+    coordinator (not a transport failure, not FindCoordinator's) is logged as it reaches the
+    handler, with the member's state and whether the request's generation is still the member's:
+    what the handlers decide on (properties.error_paths counts it)."""
+    if not isinstance(result, str) and req.api != "FindCoordinator":
+        s.log.append(E.Answered(s.index, req.api, result.error, s.state, _generation_unchanged(s, req)))
     _DISPATCH[req.api](s, req, result)

@@ -15,8 +15,8 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
-      → catalogue, junit                        the properties: what must hold / be reached; a report as JUnit XML
-      → engine/, findings                       the run engine: tasks, executors, interrupts, child processes; the one report shape
+      → catalogue, junit, error_paths           the properties: what must hold / be reached; a report as JUnit XML; the error-path matrices
+      → engine/, findings, decisions            the run engine: tasks, executors, child processes; the one report shape; Kafka's coordinator decisions
       → errors, progress, provenance            the usage-error type, the progress line, where a result came from
       → model/, impl/
 
@@ -40,7 +40,7 @@ LAYERS = (
     ("mutation", "proofs", "live", "bench"),
     ("systems",),
     ("explore", "impl_checks", "coverage"),
-    ("catalogue", "junit"),
-    ("engine", "findings"),
+    ("catalogue", "junit", "error_paths"),
+    ("engine", "findings", "decisions"),
     ("errors", "progress", "provenance"),
 )

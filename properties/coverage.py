@@ -10,6 +10,9 @@ each finished run; it counts
   state notes in the step log, as the catalogue counts them: also a state an event passes through),
 * error codes in the coordinator's replies, per API (``JoinGroup:MEMBER_ID_REQUIRED``),
 * the ``sometimes`` properties (the catalogue's own counters),
+* the error-path matrices of :mod:`properties.error_paths`: each answer a client's handler got, by
+  API, error, member state and whether its generation was still current; each request a
+  coordinator got, by API, group state and the request's member id and generation,
 * distinct *abstract states* — the group's state and each consumer's member state (``down`` for a
   crashed or closed one) — with the first seed that reached each, so the campaign can plot how the
   number of distinct states grows with the interleavings explored (a flat curve means more of the
@@ -26,6 +29,8 @@ from model import group as grp
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED
 from model.errors import name_of
 from properties.catalogue import SOMETIMES_NAMES
+from properties import error_paths
+from properties.error_paths import client_key, coordinator_key, name
 
 MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
 INITIAL_MEMBER_STATE = UNJOINED  # where every consumer of the initial world starts
@@ -48,7 +53,7 @@ class Coverage:
     """Counts for one task (or a whole campaign after :meth:`merge`)."""
 
     __slots__ = ("group_states", "group_transitions", "member_states", "member_transitions", "errors",
-                 "sometimes", "abstract_first", "seed")
+                 "sometimes", "abstract_first", "seed", "client_paths", "coordinator_paths")
 
     def __init__(self):
         self.group_states: dict = {}
@@ -59,6 +64,8 @@ class Coverage:
         self.sometimes: dict = {name: 0 for name in SOMETIMES_NAMES}
         self.abstract_first: dict = {}  # abstract state key -> first seed that reached it
         self.seed = 0
+        self.client_paths: dict = {}  # properties.error_paths.client_key -> answers
+        self.coordinator_paths: dict = {}  # properties.error_paths.coordinator_key -> requests
 
     # -- collection (executor side, hot path) --------------------------------------------------
     def on_step(self, world, event, new, log) -> None:
@@ -72,6 +79,14 @@ class Coverage:
             if tag == "reply":
                 key = (entry.api, entry.error)
                 self.errors[key] = self.errors.get(key, 0) + 1
+            elif tag == "answered":
+                key = client_key(entry.api, entry.error, entry.state, entry.current)
+                if key is not None:
+                    self.client_paths[key] = self.client_paths.get(key, 0) + 1
+            elif tag == "handled":
+                key = coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading)
+                if key is not None:
+                    self.coordinator_paths[key] = self.coordinator_paths.get(key, 0) + 1
             elif tag == "server" and entry.note == "transition":  # the coordinator's own transitions,
                 self._group_edge(entry.from_state, entry.to_state)  # also those a single event passes through
                 if first is None:
@@ -128,6 +143,8 @@ class Coverage:
             "member_transitions": {f"{a}→{b}": n for (a, b), n in sorted(self.member_transitions.items())},
             "errors": {f"{api}:{name_of(code)}": n for (api, code), n in sorted(self.errors.items())},
             "sometimes": dict(self.sometimes),
+            "client_paths": {name(k): n for k, n in sorted(self.client_paths.items())},
+            "coordinator_paths": {name(k): n for k, n in sorted(self.coordinator_paths.items())},
             "abstract_first": {_abstract_name(k): s for k, s in sorted(self.abstract_first.items(), key=lambda kv: _abstract_name(kv[0]))},
         }
 
@@ -144,7 +161,8 @@ def empty() -> dict:
 def merge(a: dict, b: dict) -> dict:
     """Two coverage dicts (from :meth:`Coverage.to_dict`) merged; order-independent."""
     out = {}
-    for field in ("group_states", "group_transitions", "member_states", "member_transitions", "errors", "sometimes"):
+    for field in ("group_states", "group_transitions", "member_states", "member_transitions", "errors", "sometimes",
+                  "client_paths", "coordinator_paths"):
         merged = dict(a.get(field, {}))
         for k, n in b.get(field, {}).items():
             merged[k] = merged.get(k, 0) + n
@@ -189,6 +207,7 @@ def summarise(cov: dict, seed_start: int, interleavings: int, points: int = 60) 
         "errors": cov["errors"],
         "sometimes": cov["sometimes"],
         "sometimes_never": sometimes_never,
+        "error_paths": error_paths.summarise(cov),
         "abstract_states": len(cov["abstract_first"]),
         "abstract_states_curve": curve,
     }

@@ -512,6 +512,60 @@ def worlds_line(r: dict) -> list:
     return [f"{d}: " + " · ".join(items) for d, items in by_dimension.items()]
 
 
+_PATHS = (("client", "The client's error paths",
+           "each ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS or FENCED_INSTANCE_ID answer to a "
+           "JoinGroup, SyncGroup, Heartbeat or OffsetCommit as it reached the member's response handler: API / error "
+           "/ member state then / whether the request's generation was still the member's"),
+          ("coordinator", "The coordinator's request paths",
+           "each request as it reached the broker: API / the group's state then / how the request's member id and "
+           "generation stood to the group's"))
+
+
+def _error_paths_md(paths: dict | None) -> list:
+    """The report's error-path matrices (properties/error_paths.py), in Markdown."""
+    if not paths:
+        return []
+    from properties.error_paths import headline
+
+    L = ["## Error paths", "", headline(paths) + ".", ""]
+    for side, title, what in _PATHS:
+        m = paths[side]
+        L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached.", ""]
+        if m["reached_unreachable"] or m["unexpected"]:
+            L += ["**Reached, though listed as unreachable (a claim of the matrix is wrong):** "
+                  + ", ".join(f"`{c}`" for c in m["reached_unreachable"] + m["unexpected"]), ""]
+        L += ["| cell | times |", "|---|---|"]
+        L += [f"| {row['cell']} | {row['count']:,} |" for row in m["rows"] if row["count"]]
+        L += ["", "Reachable, not reached: " + (", ".join(f"`{c}`" for c in m["not_reached"]) or "none") + ".", ""]
+        reasons: dict = {}
+        for row in m["rows"]:
+            if row["unreachable"] is not None:
+                reasons.setdefault(row["unreachable"], []).append(row["cell"])
+        L += ["Unreachable:", ""] + [f"- {why}: {len(cells)} cells" for why, cells in reasons.items()] + [""]
+    return L
+
+
+def _error_paths_html(paths: dict | None) -> str:
+    """The report's error-path matrices, in HTML."""
+    if not paths:
+        return ""
+    from properties.error_paths import headline
+
+    out = [f"<h2>Error paths</h2><p>{_e(headline(paths))}.</p>"]
+    for side, title, what in _PATHS:
+        m = paths[side]
+        out.append(f"<h3>{_e(title)}</h3><p class=muted>{_e(what)}.</p>")
+        wrong = m["reached_unreachable"] + m["unexpected"]
+        if wrong:
+            out.append("<p><b>Reached, though listed as unreachable:</b> " + ", ".join(f"<code>{_e(c)}</code>" for c in wrong) + "</p>")
+        out.append("<table><tr><th>cell</th><th>times</th><th>unreachable because</th></tr>" + "".join(
+            f"<tr><td><code>{_e(row['cell'])}</code></td><td>{row['count']:,}</td><td>{_e(row['unreachable'] or '')}</td></tr>"
+            for row in m["rows"] if row["count"] or row["unreachable"] is None) + "</table>")
+        out.append(f"<p class=muted>{m['unreachable']} cells no schedule can reach are left out of the table "
+                   "(results.json lists them with the reason).</p>")
+    return "".join(out)
+
+
 def markdown(r: dict, docs: dict) -> str:
     c = r["settings"]
     L = shape.markdown_head(r, f"groupcheck campaign {r['campaign_id']}")
@@ -582,7 +636,8 @@ def markdown(r: dict, docs: dict) -> str:
           "- error codes answered (API:error count): " + ", ".join(f"{k} {v:,}" for k, v in cov["errors"].items()), "",
           "| sometimes property | times reached |", "|---|---|"]
     L += [f"| `{k}` | {v:,} |" for k, v in cov["sometimes"].items()]
-    L += ["", "## Proofs (z3)", ""]
+    L += [""] + _error_paths_md(cov.get("error_paths"))
+    L += ["## Proofs (z3)", ""]
     proofs = r.get("proofs")
     if proofs is None:
         L += ["No proof run yet (reports/proofs-latest.json is missing).", ""]
@@ -873,6 +928,7 @@ def html_report(r: dict, docs: dict) -> str:
     body.append('<div class="plot"><h3>Member transitions</h3>'
                 + svg_bars(list(cov["member_transitions"].items()), color="#7b4fc4") + "</div>")
     body.append("</div>")
+    body.append(_error_paths_html(cov.get("error_paths")))
     # proofs
     body.append("<h2>Proofs (z3)</h2>")
     proofs = r.get("proofs")

@@ -669,7 +669,7 @@ class Judge:
 def timers_fired(before, out) -> List[Tuple[str, str]]:
     """The coordinator's timers that fired between *before* (a group, or None) and
     ``g.fire_timers``' outcome *out*, as (the group's state before, what fired) — the timer
-    decisions of :mod:`properties.conform.decisions`: ``session expiry`` (a member removed at its
+    decisions of :mod:`properties.decisions`: ``session expiry`` (a member removed at its
     session deadline), ``initial rebalance delay`` (the first join phase of an Empty group
     completed when the delay ran out), ``rebalance timeout`` (a later join phase completed without
     every member),

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from properties import findings as shape
 from properties.campaign.report import svg_bars
-from properties.conform import decisions
+from properties import decisions
 from properties.conform.run import Result
 from properties.targets import Profile
 
@@ -177,7 +177,7 @@ LATENCY_NOTE = ("From the wire trace: request written to answer read, per API, o
                 "waiting for the other members (a parked request never answered is not counted).")
 
 
-COVERAGE_NOTE = ("Each decision is an answer Kafka's coordinator gives (properties/conform/decisions.py), "
+COVERAGE_NOTE = ("Each decision is an answer Kafka's coordinator gives (properties/decisions.py), "
                  "counted in the schedules where the broker gave it as the model does, with the group's state "
                  "when the request arrived; a 'timers' decision is one of its timers firing, counted where it "
                  "fired in a model state the broker's answers agreed with, with the state before it fired.")

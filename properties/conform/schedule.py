@@ -83,7 +83,7 @@ MIX: Tuple[Tuple[str, Optional[str], int], ...] = (
     ("fetch", None, 3),
 ) + (
     # the corners: requests Kafka's coordinator refuses, each a decision of its own (see
-    # properties/conform/decisions.py for which one, and its source)
+    # properties/decisions.py for which one, and its source)
     ("join", "short-session", 1), ("join", "long-session", 1), ("join", "other-type", 1),
     ("join", "no-protocols", 1), ("join", "foreign", 1), ("join", "unknown", 1),
     ("sync", "unknown", 1), ("sync", "wrong-name", 1),

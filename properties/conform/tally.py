@@ -10,7 +10,7 @@ import time
 from typing import Dict, List, Optional
 
 from properties import findings as shape
-from properties.conform import decisions
+from properties import decisions
 from properties.conform import report as report_module
 from properties.conform.run import Result, Timing
 from properties.conform.shrink import shrink

@@ -337,3 +337,21 @@ def test_a_swarm_report_shows_its_worlds(tmp_path):
     assert regimes in summary and regimes in page
     for text in (page, summary):  # the verdict and the findings open the report; the worlds come after them
         assert text.index("FAIL") < text.index(cluster["signature"]) < text.index("Worlds (swarm)")
+
+
+def test_the_report_shows_both_error_path_matrices(built):
+    """Issue 37: the summary and the page show the client's and the coordinator's matrices with the
+    headline, the cells reached with their counts, and results.json every cell with its count or
+    why no schedule reaches it."""
+    from properties import error_paths
+
+    out, results = built
+    paths = results["coverage"]["error_paths"]
+    assert paths["coordinator"]["reached"] > 0
+    summary = (out / "summary.md").read_text()
+    page = (out / "index.html").read_text()
+    assert "## Error paths" in summary and error_paths.headline(paths) in summary
+    reached = [r for r in paths["coordinator"]["rows"] if r["count"]]
+    assert f"| {reached[0]['cell']} | {reached[0]['count']:,} |" in summary
+    assert "<h2>Error paths</h2>" in page and "The coordinator&#x27;s request paths" in page
+    assert all(r["unreachable"] is None or r["unreachable"] for r in paths["client"]["rows"])

@@ -1,8 +1,8 @@
-"""Coverage of the coordinator's decisions (properties/conform/decisions.py): what the judge
+"""Coverage of the coordinator's decisions (properties/decisions.py): what the judge
 records for a step answered as the model does, and how a run's decisions lay over the catalogue."""
 
 from impl import protocol as P
-from properties.conform import decisions
+from properties import decisions
 from properties.conform.judge import canonical_observed
 from properties.conform.members import VirtualMember
 from tests.helpers.judges import judge as _judge

@@ -1,0 +1,173 @@
+"""Error paths: which of the protocol's answers the interleavings took, and where (issue 37).
+
+Two matrices, counted from the model's step log by :class:`properties.coverage.Coverage` and laid
+out here for the campaign's report:
+
+* **the client's**: an answer reaching its response handler, as (API, error, the member state then,
+  whether the request's generation — generation, member id and protocol — is still the member's),
+  for the answers whose handling depends on those: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+  REBALANCE_IN_PROGRESS and FENCED_INSTANCE_ID on JoinGroup, SyncGroup, Heartbeat and
+  OffsetCommit (Kafka's ``AbstractCoordinator.JoinGroupResponseHandler``,
+  ``SyncGroupResponseHandler``, ``HeartbeatResponseHandler`` and
+  ``ConsumerCoordinator.OffsetCommitResponseHandler`` decide with ``generationUnchanged()`` and the
+  member state which of generation and member id to reset; the model's ``model/member.py`` logs
+  ``Answered`` where it dispatches);
+* **the coordinator's**: a request reaching the broker, as (API, the group's state then, how the
+  request's member id and generation stand to the group's).
+
+A cell no schedule can reach is listed with the reason (:func:`client_cells`,
+:func:`coordinator_cells`); the others are the matrix a campaign should fill. The counts are plain
+dicts keyed by strings, so partial coverages from Spark tasks merge by addition.
+"""
+
+from __future__ import annotations
+
+from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED
+from model.errors import Errors, name_of
+from properties.decisions import ANSWERS
+
+CLIENT_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit")
+CLIENT_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID")
+MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
+CURRENT, OLDER = "generation current", "sent before a rejoin or reset"
+
+COORDINATOR_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+#: where the coordinator decides before it looks at members: one cell per API
+NOT_COORDINATOR, LOADING, NO_GROUP = "not coordinator", "loading", "no group"
+GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+NEW, MEMBER, PENDING, UNKNOWN = "new member (no member id)", "member", "pending member", "unknown member id"
+GEN_CURRENT, GEN_OLDER, GEN_NEWER = "member, current generation", "member, older generation", "member, newer generation"
+RELATIONS = {
+    "JoinGroup": (NEW, MEMBER, PENDING, UNKNOWN),
+    "SyncGroup": (GEN_CURRENT, GEN_OLDER, GEN_NEWER, PENDING, UNKNOWN),
+    "Heartbeat": (GEN_CURRENT, GEN_OLDER, GEN_NEWER, PENDING, UNKNOWN),
+    "OffsetCommit": (GEN_CURRENT, GEN_OLDER, GEN_NEWER, PENDING, UNKNOWN),
+    "LeaveGroup": (MEMBER, PENDING, UNKNOWN),
+}
+_ERRORS = frozenset(getattr(Errors, name) for name in CLIENT_ERRORS)
+_SEP = " / "
+
+
+def client_key(api: str, error, state: str, current: bool) -> tuple | None:
+    """The client matrix's cell of an ``Answered`` log entry (None: not one of the matrix's);
+    :func:`name` makes it the report's key."""
+    if api not in CLIENT_APIS or error not in _ERRORS:
+        return None
+    return (api, name_of(error), state, CURRENT if current else OLDER)
+
+
+def name(key: tuple) -> str:
+    """A cell's name in the report and the coverage dict: its parts joined by `` / ``."""
+    return _SEP.join(key)
+
+
+def coordinator_key(request, group, is_leader: bool, loading: bool) -> tuple | None:
+    """The coordinator matrix's cell of a ``Handled`` log entry: the request, the group the broker
+    held when it arrived, whether the broker led the group's offsets partition and was loading it."""
+    api = request.api
+    if api not in RELATIONS:
+        return None
+    if not is_leader:
+        return (api, NOT_COORDINATOR)
+    if loading:
+        return (api, LOADING)
+    if group is None:
+        return (api, NO_GROUP)
+    return (api, group.state, _relation(api, request, group))
+
+
+def _relation(api: str, request, group) -> str:
+    member_id = request.member_ids[0] if api == "LeaveGroup" and request.member_ids else getattr(request, "member_id", "")
+    if api == "JoinGroup" and not member_id:
+        return NEW
+    if any(m.member_id == member_id for m in group.members):
+        if api in ("JoinGroup", "LeaveGroup"):
+            return MEMBER
+        generation = request.generation_id
+        return GEN_CURRENT if generation == group.generation else GEN_OLDER if generation < group.generation else GEN_NEWER
+    if any(p == member_id for p, _ in group.pending_members):
+        return PENDING
+    return UNKNOWN
+
+
+def _never_answered(api: str, error: str) -> str | None:
+    if (api, error) not in ANSWERS:
+        return (f"Kafka's coordinator never answers a {api} with {error} "
+                "(the decisions catalogue, properties/decisions.py)")
+    return None
+
+
+def client_cells() -> list:
+    """Every cell of the client matrix: (key, reason it cannot be reached or None)."""
+    cells = []
+    for api in CLIENT_APIS:
+        for error in CLIENT_ERRORS:
+            never = _never_answered(api, error)
+            for state in MEMBER_STATES:
+                for current in (True, False):
+                    key = _SEP.join((api, error, state, CURRENT if current else OLDER))
+                    reason = never
+                    if reason is None and api == "JoinGroup" and state in (COMPLETING_REBALANCE, STABLE):
+                        # the JoinGroup answer is what moves a member out of PREPARING_REBALANCE
+                        # (or a reset, to UNJOINED); a member never leaves it with a JoinGroup in flight
+                        reason = ("a member leaves PREPARING_REBALANCE for COMPLETING_REBALANCE only by its JoinGroup's "
+                                  "answer, so no JoinGroup is in flight there (AbstractCoordinator.JoinGroupResponseHandler)")
+                    cells.append((key, reason))
+    return cells
+
+
+_PENDING_SENDS_ONLY_JOIN_OR_LEAVE = (
+    "a pending member id is known only to the dynamic member MEMBER_ID_REQUIRED gave it to, which holds it with no "
+    "generation (JoinGroupResponseHandler: new Generation(NO_GENERATION_ID, memberId, null)) and so sends no SyncGroup "
+    "(only after a JoinGroup succeeds, which makes it a member), no Heartbeat (the heartbeat thread is enabled by a "
+    "successful JoinGroup) and no OffsetCommit (generationIfStable() is null outside STABLE); it can only rejoin or "
+    "leave; pending ids are fresh UUIDs, never another member's")
+
+
+def coordinator_cells() -> list:
+    """Every cell of the coordinator matrix: (key, reason it cannot be reached or None)."""
+    cells = []
+    for api, relations in RELATIONS.items():
+        for where in (NOT_COORDINATOR, LOADING, NO_GROUP):
+            cells.append((_SEP.join((api, where)), None))
+        for state in GROUP_STATES:
+            for relation in relations:
+                reason = None
+                if state == "Dead":
+                    reason = "a group is Dead only once it is deleted or its partition moved away; no event deletes a group"
+                elif state == "Empty" and relation not in (NEW, PENDING, UNKNOWN):
+                    reason = "an Empty group has no members"
+                elif relation == PENDING and api in ("SyncGroup", "Heartbeat", "OffsetCommit"):
+                    reason = _PENDING_SENDS_ONLY_JOIN_OR_LEAVE
+                cells.append((_SEP.join((api, state, relation)), reason))
+    return cells
+
+
+def matrix(counts: dict, cells: list) -> dict:
+    """The report's matrix: every cell with its count, the reachable ones reached and not."""
+    rows = [{"cell": key, "count": counts.get(key, 0), "unreachable": reason} for key, reason in cells]
+    reachable = [r for r in rows if r["unreachable"] is None]
+    reached = [r for r in reachable if r["count"]]
+    unexpected = sorted(set(counts) - {key for key, _ in cells})  # reached, though the space has no such cell
+    return {
+        "reachable": len(reachable),
+        "reached": len(reached),
+        "unreachable": len(rows) - len(reachable),
+        "not_reached": [r["cell"] for r in reachable if not r["count"]],
+        "reached_unreachable": [r["cell"] for r in rows if r["unreachable"] is not None and r["count"]],
+        "unexpected": unexpected,
+        "rows": rows,
+    }
+
+
+def summarise(cov: dict) -> dict:
+    """Both matrices of a campaign's coverage (:meth:`properties.coverage.Coverage.to_dict`)."""
+    return {"client": matrix(cov.get("client_paths", {}), client_cells()),
+            "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells())}
+
+
+def headline(paths: dict) -> str:
+    c, k = paths["client"], paths["coordinator"]
+    return (f"client error paths: {c['reached']} of {c['reachable']} reachable cells reached "
+            f"({c['unreachable']} unreachable); coordinator request paths: {k['reached']} of "
+            f"{k['reachable']} reached ({k['unreachable']} unreachable)")

@@ -1,0 +1,103 @@
+"""The error-path matrices (properties/error_paths.py, issue 37): how answers and requests are put
+into cells, what a walk fills, and how a campaign's counts are laid over the space."""
+
+from __future__ import annotations
+
+import attrs
+
+from model.client import PREPARING_REBALANCE, STABLE, UNJOINED
+from model.config import Config
+from model.errors import Errors
+from model.messages import HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest
+from properties import error_paths as ep
+from properties.coverage import Coverage, summarise
+from properties.systems import run
+
+
+def _group(state="Stable", generation=3, members=("m1", "m2"), pending=("p1",)):
+    class Member:
+        def __init__(self, member_id):
+            self.member_id = member_id
+
+    class Group:
+        pass
+
+    g = Group()
+    g.state, g.generation = state, generation
+    g.members = tuple(Member(m) for m in members)
+    g.pending_members = tuple((p, 0) for p in pending)
+    return g
+
+
+def test_an_answer_goes_to_its_api_error_state_and_generation_cell():
+    assert ep.client_key("Heartbeat", Errors.ILLEGAL_GENERATION, STABLE, True) == \
+        ("Heartbeat", "ILLEGAL_GENERATION", STABLE, ep.CURRENT)
+    assert ep.client_key("SyncGroup", Errors.UNKNOWN_MEMBER_ID, UNJOINED, False)[3] == ep.OLDER
+    assert ep.client_key("Heartbeat", Errors.NONE, STABLE, True) is None  # not one of the matrix's errors
+    assert ep.client_key("LeaveGroup", Errors.UNKNOWN_MEMBER_ID, STABLE, True) is None  # nor of its APIs
+
+
+def test_a_request_goes_to_its_api_group_state_and_relation_cell():
+    g = _group()
+    heartbeat = lambda generation, member: HeartbeatRequest("g", generation, member, None)  # noqa: E731
+    assert ep.coordinator_key(heartbeat(3, "m1"), g, True, False) == ("Heartbeat", "Stable", ep.GEN_CURRENT)
+    assert ep.coordinator_key(heartbeat(2, "m1"), g, True, False)[2] == ep.GEN_OLDER
+    assert ep.coordinator_key(heartbeat(4, "m2"), g, True, False)[2] == ep.GEN_NEWER
+    assert ep.coordinator_key(heartbeat(3, "p1"), g, True, False)[2] == ep.PENDING
+    assert ep.coordinator_key(heartbeat(3, "zz"), g, True, False)[2] == ep.UNKNOWN
+    join = JoinGroupRequest("g", "", 10000, 30000, "consumer", ())
+    assert ep.coordinator_key(join, g, True, False) == ("JoinGroup", "Stable", ep.NEW)
+    assert ep.coordinator_key(attrs.evolve(join, member_id="m2"), g, True, False)[2] == ep.MEMBER
+    leave = LeaveGroupRequest("g", ("p1",))
+    assert ep.coordinator_key(leave, g, True, False) == ("LeaveGroup", "Stable", ep.PENDING)
+    # before it looks at members: not the coordinator, loading, no group
+    assert ep.coordinator_key(heartbeat(3, "m1"), g, False, False) == ("Heartbeat", ep.NOT_COORDINATOR)
+    assert ep.coordinator_key(heartbeat(3, "m1"), g, True, True) == ("Heartbeat", ep.LOADING)
+    assert ep.coordinator_key(heartbeat(3, "m1"), None, True, False) == ("Heartbeat", ep.NO_GROUP)
+
+
+def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why():
+    for cells in (ep.client_cells(), ep.coordinator_cells()):
+        keys = [k for k, _ in cells]
+        assert len(keys) == len(set(keys))
+        assert all(reason is None or len(reason) > 20 for _, reason in cells)
+    client = dict(ep.client_cells())
+    # Kafka's coordinator never answers a JoinGroup ILLEGAL_GENERATION (the decisions catalogue)
+    assert "never answers a JoinGroup" in client["JoinGroup / ILLEGAL_GENERATION / STABLE / " + ep.CURRENT]
+    assert client["Heartbeat / ILLEGAL_GENERATION / STABLE / " + ep.OLDER] is None
+
+
+def test_walks_fill_cells_of_both_matrices_and_none_listed_unreachable():
+    """Thirty walks of the implementation beside the model: answers reach handlers with the
+    request's generation current and sent before a rejoin; no cell the space calls unreachable
+    (or leaves out) is reached."""
+    cov = Coverage()
+    for seed in range(30):
+        cov.start_run(seed)
+        cov.end_run(run("impl", seed, Config(), steps=60, on_step=cov.on_step, hash_trace=False))
+    paths = summarise(cov.to_dict(), 0, 30)["error_paths"]
+    client, coordinator = paths["client"], paths["coordinator"]
+    assert client["reached"] >= 8 and coordinator["reached"] >= 20, ep.headline(paths)
+    reached = [r["cell"] for r in client["rows"] if r["count"]]
+    assert any(c.endswith(ep.OLDER) for c in reached) and any(c.endswith(ep.CURRENT) for c in reached)
+    for m in (client, coordinator):
+        assert m["reached_unreachable"] == [] and m["unexpected"] == []
+        assert m["reached"] + len(m["not_reached"]) == m["reachable"]
+
+
+def test_a_reached_cell_the_space_calls_unreachable_is_shown():
+    counts = {"JoinGroup / ILLEGAL_GENERATION / STABLE / " + ep.CURRENT: 2, "Heartbeat / NONE / x / y": 1}
+    m = ep.matrix(counts, ep.client_cells())
+    assert m["reached_unreachable"] == ["JoinGroup / ILLEGAL_GENERATION / STABLE / " + ep.CURRENT]
+    assert m["unexpected"] == ["Heartbeat / NONE / x / y"]
+    assert m["reached"] == 0
+
+
+def test_partial_coverages_merge_their_matrices_by_addition():
+    from properties.coverage import merge
+
+    a = {**Coverage().to_dict(), "client_paths": {"x": 1}, "coordinator_paths": {"k": 2}}
+    b = {**Coverage().to_dict(), "client_paths": {"x": 2, "y": 1}, "coordinator_paths": {}}
+    merged = merge(a, b)
+    assert merged["client_paths"] == {"x": 3, "y": 1} and merged["coordinator_paths"] == {"k": 2}
+    assert PREPARING_REBALANCE in ep.MEMBER_STATES
