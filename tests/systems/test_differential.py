@@ -299,24 +299,12 @@ def test_a_request_only_one_side_has_in_flight_is_a_divergence_where_it_appears(
     """The observations include what is on every link: a FindCoordinator the implementation's client
     sent twice (its link carries one more than the model's) diverges at once, naming the client,
     the connection and the direction, though no state differs yet."""
-    from model.config import Config as _Config
-    from model.world import initial_world as _initial, step as _step
-    from properties.systems.differential import Differential as _Differential
+    from properties.systems.differential import FULL_EVERY
 
-    config = _Config()
-    world = _initial(config)
-    diff = _Differential(config, 0)
-    for event in (("poll", 0, 0), ("connect", 0, 0, 0), ("poll", 0, 0)):
-        new, log = _step(world, event)
-        new, _, problem = diff.after(world, event, new, log)
-        assert problem is None, problem
-        world = new
-    link = diff.sim.selectors[0].links[0]
-    assert [type(m[2]).__name__ for m in link.to_broker] == ["FindCoordinatorRequestData"]
-    link.to_broker.append(link.to_broker[0])  # the implementation's side sends it once more
+    world, diff = _tampered(full_every=FULL_EVERY)
     diff.sim.touched.add(0)  # as the client's own send does
     event = ("tick", 1, 0)  # changes nothing on the links: only the extra request differs
-    new, log = _step(world, event)
+    new, log = step(world, event)
     new, _, problem = diff.after(world, event, new, log)
     assert problem is not None and "client 0 slot 0 to broker: model ('FindCoordinator',), impl " \
         "('FindCoordinator', 'FindCoordinator')" in problem.message, problem
@@ -336,7 +324,8 @@ def _tampered(full_every: int):
         assert problem is None, problem
         world = new
     link = diff.sim.selectors[0].links[0]
-    link.to_broker.append(link.to_broker[0])
+    assert [type(m[2]).__name__ for m in link.to_broker] == ["FindCoordinatorRequestData"]
+    link.to_broker.append(link.to_broker[0])  # the implementation's side sends it once more
     return world, diff
 
 
