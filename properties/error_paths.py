@@ -107,15 +107,32 @@ def client_cells() -> list:
                 for current in (True, False):
                     key = _SEP.join((api, error, state, CURRENT if current else OLDER))
                     reason = never
-                    if reason is None and api == "JoinGroup" and state in (COMPLETING_REBALANCE, STABLE):
-                        # the JoinGroup answer is what moves a member out of PREPARING_REBALANCE
-                        # (or a reset, to UNJOINED); a member never leaves it with a JoinGroup in flight
-                        reason = ("a member leaves PREPARING_REBALANCE for COMPLETING_REBALANCE only by its JoinGroup's "
-                                  "answer, so no JoinGroup is in flight there (AbstractCoordinator.JoinGroupResponseHandler)")
+                    if reason is None and api != "JoinGroup" and state == UNJOINED and current:
+                        reason = _UNJOINED_HAS_NO_GENERATION
+                    if reason is None and api == "JoinGroup" and (state in (COMPLETING_REBALANCE, STABLE)
+                                                                  or (state == PREPARING_REBALANCE and not current)):
+                        reason = _ONE_JOIN_AT_A_TIME_JOIN
+                    if reason is None and api == "SyncGroup" and (state in (PREPARING_REBALANCE, STABLE)
+                                                                  or (state == COMPLETING_REBALANCE and not current)):
+                        reason = _ONE_JOIN_AT_A_TIME_SYNC
                     cells.append((key, reason))
     return cells
 
 
+_MEMOISED = ("a member has one JoinGroup or SyncGroup outstanding at most: AbstractCoordinator.initiateJoinGroup "
+             "starts a join, and moves the member to PREPARING_REBALANCE, only when joinFuture is null, and the "
+             "SyncGroup is chained to that future; ")
+_ONE_JOIN_AT_A_TIME_JOIN = _MEMOISED + (
+    "so with its JoinGroup in flight a member leaves PREPARING_REBALANCE only by that answer or by a reset to "
+    "UNJOINED, and its generation changes only by a reset (model/member.py _on_join_group)")
+_ONE_JOIN_AT_A_TIME_SYNC = _MEMOISED + (
+    "so its SyncGroup's answer finds it in COMPLETING_REBALANCE with the generation the JoinGroup gave (STABLE is "
+    "entered only by that answer), or UNJOINED after a reset meanwhile (model/member.py _on_sync_group)")
+_UNJOINED_HAS_NO_GENERATION = (
+    "UNJOINED is entered only by resetStateAndGeneration, which leaves no generation and no protocol "
+    "(AbstractCoordinator: new Generation(NO_GENERATION_ID, memberId, null); model/member.py "
+    "reset_state_and_generation), while a SyncGroup, Heartbeat or OffsetCommit carries the generation and "
+    "protocol of a successful JoinGroup: its generation is never the member's once it is UNJOINED")
 _PENDING_SENDS_ONLY_JOIN_OR_LEAVE = (
     "a pending member id is known only to the dynamic member MEMBER_ID_REQUIRED gave it to, which holds it with no "
     "generation (JoinGroupResponseHandler: new Generation(NO_GENERATION_ID, memberId, null)) and so sends no SyncGroup "
