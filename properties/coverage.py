@@ -30,7 +30,7 @@ from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJO
 from model.errors import name_of
 from properties.catalogue import SOMETIMES_NAMES
 from properties import error_paths
-from properties.error_paths import client_key, coordinator_key, name
+from properties.error_paths import client_key, coordinator_key
 
 MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
 INITIAL_MEMBER_STATE = UNJOINED  # where every consumer of the initial world starts
@@ -143,8 +143,8 @@ class Coverage:
             "member_transitions": {f"{a}→{b}": n for (a, b), n in sorted(self.member_transitions.items())},
             "errors": {f"{api}:{name_of(code)}": n for (api, code), n in sorted(self.errors.items())},
             "sometimes": dict(self.sometimes),
-            "client_paths": {name(k): n for k, n in sorted(self.client_paths.items())},
-            "coordinator_paths": {name(k): n for k, n in sorted(self.coordinator_paths.items())},
+            "client_paths": {error_paths.name(k): n for k, n in sorted(self.client_paths.items())},
+            "coordinator_paths": {error_paths.name(k): n for k, n in sorted(self.coordinator_paths.items())},
             "abstract_first": {_abstract_name(k): s for k, s in sorted(self.abstract_first.items(), key=lambda kv: _abstract_name(kv[0]))},
         }
 

@@ -31,7 +31,6 @@ CLIENT_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRE
 MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
 CURRENT, OLDER = "generation current", "sent before a rejoin or reset"
 
-COORDINATOR_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
 #: where the coordinator decides before it looks at members: one cell per API
 NOT_COORDINATOR, LOADING, NO_GROUP = "not coordinator", "loading", "no group"
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
