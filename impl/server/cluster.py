@@ -206,6 +206,7 @@ class Cluster:
     # -- time -------------------------------------------------------------------------------
 
     def next_deadline(self) -> Optional[int]:
+        """The earliest deadline armed on any live broker's timer, or None."""
         best = None
         for broker in self.brokers:
             if broker.alive:
@@ -213,11 +214,6 @@ class Cluster:
                 if d is not None and (best is None or d < best):
                     best = d
         return best
-
-    def next_deadline(self) -> Optional[int]:
-        """The earliest deadline armed on any live broker's timer, or None."""
-        deadlines = [d for d in (b.timer.next_deadline() for b in self.brokers if b.alive) if d is not None]
-        return min(deadlines) if deadlines else None
 
     def advance_clock(self, until_ms: int) -> bool:
         """Advance every live broker's timer to ``until_ms`` in global deadline order."""
