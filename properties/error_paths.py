@@ -140,6 +140,13 @@ _PENDING_SENDS_ONLY_JOIN_OR_LEAVE = (
     "leave; pending ids are fresh UUIDs, never another member's")
 
 
+_STABLE_ONLY_WITH_THE_GROUP = (
+    "a member commits only while STABLE (generationIfStable), and it becomes STABLE in a generation only by the "
+    "SyncGroup answer the coordinator sends as it moves that generation's group to Stable "
+    "(GroupCoordinator.doSyncGroup: setAndPropagateAssignment, then transitionTo(Stable)); a group in "
+    "CompletingRebalance has no STABLE member of its own generation")
+
+
 def coordinator_cells() -> list:
     """Every cell of the coordinator matrix: (key, reason it cannot be reached or None)."""
     cells = []
@@ -155,6 +162,8 @@ def coordinator_cells() -> list:
                     reason = "an Empty group has no members"
                 elif relation == PENDING and api in ("SyncGroup", "Heartbeat", "OffsetCommit"):
                     reason = _PENDING_SENDS_ONLY_JOIN_OR_LEAVE
+                elif (api, state, relation) == ("OffsetCommit", "CompletingRebalance", GEN_CURRENT):
+                    reason = _STABLE_ONLY_WITH_THE_GROUP
                 cells.append((_SEP.join((api, state, relation)), reason))
     return cells
 
