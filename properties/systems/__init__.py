@@ -138,7 +138,10 @@ def states(result: RunResult) -> dict:
         if divergence is not None:
             out = {"model": _plain(divergence.model), "impl": _plain(divergence.impl)}
         elif companion.last_impl_obs is not None:
-            out = {"model": _plain(companion.last_model_obs), "impl": _plain(companion.last_impl_obs)}
+            # the last full comparison may be some events old: look again (unless impl/ crashed)
+            model, impl = ((companion.last_model_obs, companion.last_impl_obs) if companion.failure is not None
+                           else companion.views(result.world))
+            out = {"model": _plain(model), "impl": _plain(impl)}
     return out
 
 

@@ -536,6 +536,15 @@ class Differential:
         """The implementation's canonical observation after the last event compared in full."""
         return self.last_impl_obs
 
+    def views(self, world) -> tuple:
+        """Both sides' canonical observations now (*world*: the model's), as a full comparison
+        reads them, touching no alias map: what a report shows of a run that ended on another
+        property's violation, when the last full comparison may be some events old."""
+        sim = self.sim
+        impl = canonical(sim.observe(), self.impl_alias.copy(), sim.group_view()[1]) + \
+            (impl_in_flight(sim), impl_roles(sim))
+        return model_view(world, self.model_alias.copy(), not self.config.wire), impl
+
 
 def compare(config: Config, schedule, seed: int = 0) -> DiffResult:
     """Run *schedule* on both worlds; stop at the first divergence."""

@@ -487,3 +487,28 @@ def test_a_stored_counterexample_gets_the_same_verdict_from_either_comparison(na
         results.append((result.verdict, result.violation, result.trace_hash, result.companion.view()))
     assert results[0] == results[1]
     assert results[0][3] is not None  # the last look at the end was a full one
+
+
+def test_a_report_shows_both_states_after_the_last_event_not_the_last_full_comparison():
+    """A run can end on another property's violation some events after the last full comparison
+    (an eventually property after the settle phase, which finish() does not follow): the states a
+    report shows are read again at its end, as comparing everything after every event has them."""
+    from types import SimpleNamespace
+
+    from properties.systems import states
+
+    config, seed = Config(), 3
+    schedule = walk(seed, config, steps=40, companion=Differential(config, seed), hash_trace=False).schedule[:21]
+    sides = []
+    for full_every in (1, 16):
+        world, diff = initial_world(config), Differential(config, seed, full_every=full_every)
+        for event in schedule:
+            new, log = step(world, event)
+            world, _, problem = diff.after(world, event, new, log)
+            assert problem is None
+        sides.append((world, diff))
+    (_, full), (world, incremental) = sides
+    assert incremental._since_full > 0 and incremental.last_impl_obs != full.last_impl_obs  # stale by design
+    assert incremental.views(world) == (full.last_model_obs, full.last_impl_obs)
+    shown = states(SimpleNamespace(world=world, companion=incremental))
+    assert shown == states(SimpleNamespace(world=sides[0][0], companion=full))
