@@ -53,7 +53,7 @@ class Coverage:
     """Counts for one task (or a whole campaign after :meth:`merge`)."""
 
     __slots__ = ("group_states", "group_transitions", "member_states", "member_transitions", "errors",
-                 "sometimes", "abstract_first", "seed", "client_paths", "coordinator_paths")
+                 "sometimes", "abstract_first", "seed", "client_paths", "coordinator_paths", "paths_first")
 
     def __init__(self):
         self.group_states: dict = {}
@@ -66,6 +66,7 @@ class Coverage:
         self.seed = 0
         self.client_paths: dict = {}  # properties.error_paths.client_key -> answers
         self.coordinator_paths: dict = {}  # properties.error_paths.coordinator_key -> requests
+        self.paths_first: dict = {}  # either matrix's key -> the first seed that reached it (to replay it)
 
     # -- collection (executor side, hot path) --------------------------------------------------
     def on_step(self, world, event, new, log) -> None:
@@ -82,11 +83,19 @@ class Coverage:
             elif tag == "answered":
                 key = client_key(entry.api, entry.error, entry.state, entry.current)
                 if key is not None:
-                    self.client_paths[key] = self.client_paths.get(key, 0) + 1
+                    n = self.client_paths.get(key)
+                    if n is None:
+                        n = 0
+                        self.paths_first[key] = self.seed
+                    self.client_paths[key] = n + 1
             elif tag == "handled":
                 key = coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading)
                 if key is not None:
-                    self.coordinator_paths[key] = self.coordinator_paths.get(key, 0) + 1
+                    n = self.coordinator_paths.get(key)
+                    if n is None:
+                        n = 0
+                        self.paths_first[key] = self.seed
+                    self.coordinator_paths[key] = n + 1
             elif tag == "server" and entry.note == "transition":  # the coordinator's own transitions,
                 self._group_edge(entry.from_state, entry.to_state)  # also those a single event passes through
                 if first is None:
@@ -145,6 +154,7 @@ class Coverage:
             "sometimes": dict(self.sometimes),
             "client_paths": {error_paths.name(k): n for k, n in sorted(self.client_paths.items())},
             "coordinator_paths": {error_paths.name(k): n for k, n in sorted(self.coordinator_paths.items())},
+            "paths_first": {error_paths.name(k): seed for k, seed in sorted(self.paths_first.items())},
             "abstract_first": {_abstract_name(k): s for k, s in sorted(self.abstract_first.items(), key=lambda kv: _abstract_name(kv[0]))},
         }
 
@@ -167,10 +177,11 @@ def merge(a: dict, b: dict) -> dict:
         for k, n in b.get(field, {}).items():
             merged[k] = merged.get(k, 0) + n
         out[field] = dict(sorted(merged.items()))
-    first = dict(a.get("abstract_first", {}))
-    for k, s in b.get("abstract_first", {}).items():
-        first[k] = min(s, first.get(k, s))
-    out["abstract_first"] = dict(sorted(first.items()))
+    for field in ("abstract_first", "paths_first"):  # the first seed that reached each: the least
+        first = dict(a.get(field, {}))
+        for k, s in b.get(field, {}).items():
+            first[k] = min(s, first.get(k, s))
+        out[field] = dict(sorted(first.items()))
     return out
 
 

@@ -168,9 +168,13 @@ def coordinator_cells() -> list:
     return cells
 
 
-def matrix(counts: dict, cells: list) -> dict:
-    """The report's matrix: every cell with its count, the reachable ones reached and not."""
-    rows = [{"cell": key, "count": counts.get(key, 0), "unreachable": reason} for key, reason in cells]
+def matrix(counts: dict, cells: list, first: dict | None = None) -> dict:
+    """The report's matrix: every cell with its count (and, from *first*, the first seed that
+    reached it: ``groupcheck campaign --seed-start SEED --interleavings 1`` replays that
+    interleaving), the reachable ones reached and not."""
+    first = first or {}
+    rows = [{"cell": key, "count": counts.get(key, 0), "first_seed": first.get(key), "unreachable": reason}
+            for key, reason in cells]
     reachable = [r for r in rows if r["unreachable"] is None]
     reached = [r for r in reachable if r["count"]]
     unexpected = sorted(set(counts) - {key for key, _ in cells})  # reached, though the space has no such cell
@@ -187,8 +191,9 @@ def matrix(counts: dict, cells: list) -> dict:
 
 def summarise(cov: dict) -> dict:
     """Both matrices of a campaign's coverage (:meth:`properties.coverage.Coverage.to_dict`)."""
-    return {"client": matrix(cov.get("client_paths", {}), client_cells()),
-            "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells())}
+    first = cov.get("paths_first", {})
+    return {"client": matrix(cov.get("client_paths", {}), client_cells(), first),
+            "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells(), first)}
 
 
 def headline(paths: dict) -> str:

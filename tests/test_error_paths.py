@@ -79,10 +79,18 @@ def test_walks_fill_cells_of_both_matrices_and_none_listed_unreachable():
     client, coordinator = paths["client"], paths["coordinator"]
     assert client["reached"] >= 8 and coordinator["reached"] >= 20, ep.headline(paths)
     reached = [r["cell"] for r in client["rows"] if r["count"]]
+    assert all(0 <= r["first_seed"] < 30 for r in client["rows"] + coordinator["rows"] if r["count"])
+    assert all(r["first_seed"] is None for r in client["rows"] + coordinator["rows"] if not r["count"])
     assert any(c.endswith(ep.OLDER) for c in reached) and any(c.endswith(ep.CURRENT) for c in reached)
     for m in (client, coordinator):
         assert m["reached_unreachable"] == [] and m["unexpected"] == []
         assert m["reached"] + len(m["not_reached"]) == m["reachable"]
+    # the first seed of a cell replays it: that interleaving alone reaches the cell
+    for row in [r for r in client["rows"] if r["count"]][:3]:
+        alone = Coverage()
+        alone.start_run(row["first_seed"])
+        alone.end_run(run("impl", row["first_seed"], Config(), steps=60, on_step=alone.on_step, hash_trace=False))
+        assert row["cell"] in alone.to_dict()["client_paths"], row
 
 
 def test_a_reached_cell_the_space_calls_unreachable_is_shown():
@@ -98,6 +106,8 @@ def test_partial_coverages_merge_their_matrices_by_addition():
 
     a = {**Coverage().to_dict(), "client_paths": {"x": 1}, "coordinator_paths": {"k": 2}}
     b = {**Coverage().to_dict(), "client_paths": {"x": 2, "y": 1}, "coordinator_paths": {}}
+    a["paths_first"], b["paths_first"] = {"x": 7, "k": 2}, {"x": 3, "y": 9}
     merged = merge(a, b)
     assert merged["client_paths"] == {"x": 3, "y": 1} and merged["coordinator_paths"] == {"k": 2}
+    assert merged["paths_first"] == {"x": 3, "k": 2, "y": 9}  # the least seed of each
     assert PREPARING_REBALANCE in ep.MEMBER_STATES

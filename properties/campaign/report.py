@@ -521,6 +521,13 @@ _PATHS = (("client", "The client's error paths",
            "generation stood to the group's"))
 
 
+def _seed(row: dict) -> str:
+    """The first seed that reached a cell (``groupcheck campaign --seed-start SEED --interleavings 1``
+    replays it), or a dash."""
+    seed = row.get("first_seed")
+    return "–" if seed is None else str(seed)
+
+
 def _error_paths_md(paths: dict | None) -> list:
     """The report's error-path matrices (properties/error_paths.py), in Markdown."""
     if not paths:
@@ -530,12 +537,13 @@ def _error_paths_md(paths: dict | None) -> list:
     L = ["## Error paths", "", headline(paths) + ".", ""]
     for side, title, what in _PATHS:
         m = paths[side]
-        L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached.", ""]
+        L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached "
+              "(the first seed that reached one replays it: `groupcheck campaign --seed-start SEED --interleavings 1`).", ""]
         if m["reached_unreachable"] or m["unexpected"]:
             L += ["**Reached, though listed as unreachable (a claim of the matrix is wrong):** "
                   + ", ".join(f"`{c}`" for c in m["reached_unreachable"] + m["unexpected"]), ""]
-        L += ["| cell | times |", "|---|---|"]
-        L += [f"| {row['cell']} | {row['count']:,} |" for row in m["rows"] if row["count"]]
+        L += ["| cell | times | first seed |", "|---|---|---|"]
+        L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} |" for row in m["rows"] if row["count"]]
         L += ["", "Reachable, not reached: " + (", ".join(f"`{c}`" for c in m["not_reached"]) or "none") + ".", ""]
         reasons: dict = {}
         for row in m["rows"]:
@@ -558,8 +566,9 @@ def _error_paths_html(paths: dict | None) -> str:
         wrong = m["reached_unreachable"] + m["unexpected"]
         if wrong:
             out.append("<p><b>Reached, though listed as unreachable:</b> " + ", ".join(f"<code>{_e(c)}</code>" for c in wrong) + "</p>")
-        out.append("<table><tr><th>cell</th><th>times</th><th>unreachable because</th></tr>" + "".join(
-            f"<tr><td><code>{_e(row['cell'])}</code></td><td>{row['count']:,}</td><td>{_e(row['unreachable'] or '')}</td></tr>"
+        out.append("<table><tr><th>cell</th><th>times</th><th>first seed</th><th>unreachable because</th></tr>" + "".join(
+            f"<tr><td><code>{_e(row['cell'])}</code></td><td>{row['count']:,}</td><td>{_e(_seed(row))}</td>"
+            f"<td>{_e(row['unreachable'] or '')}</td></tr>"
             for row in m["rows"] if row["count"] or row["unreachable"] is None) + "</table>")
         out.append(f"<p class=muted>{m['unreachable']} cells no schedule can reach are left out of the table "
                    "(results.json lists them with the reason).</p>")

@@ -352,6 +352,7 @@ def test_the_report_shows_both_error_path_matrices(built):
     page = (out / "index.html").read_text()
     assert "## Error paths" in summary and error_paths.headline(paths) in summary
     reached = [r for r in paths["coordinator"]["rows"] if r["count"]]
-    assert f"| {reached[0]['cell']} | {reached[0]['count']:,} |" in summary
+    assert f"| {reached[0]['cell']} | {reached[0]['count']:,} | {reached[0]['first_seed']} |" in summary
+    assert all(0 <= r["first_seed"] < 40 for r in reached)  # the campaign's seeds
     assert "<h2>Error paths</h2>" in page and "The coordinator&#x27;s request paths" in page
     assert all(r["unreachable"] is None or r["unreachable"] for r in paths["client"]["rows"])
