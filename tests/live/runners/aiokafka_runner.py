@@ -8,7 +8,7 @@ import asyncio
 import signal
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
-from common import bootstrap, emit, group, name, timing, topic
+from common import alive, bootstrap, emit, group, name, timing, topic
 
 
 async def main():
@@ -33,6 +33,7 @@ async def main():
     try:
         while not stop.is_set():
             batches = await consumer.getmany(timeout_ms=200)
+            alive()
             if not batches:
                 continue
             for tp, records in batches.items():

@@ -35,6 +35,18 @@ def emit(**fields):
     print(json.dumps(dict(fields, t=time.monotonic())), flush=True)
 
 
+_last_alive = [0.0]
+
+
+def alive():
+    """After a poll returned: a ``polled`` line at most once a second, so the test can tell a client
+    whose own loop stopped (a library hang) from one that polls on and gets nothing."""
+    now = time.monotonic()
+    if now - _last_alive[0] >= 1.0:
+        _last_alive[0] = now
+        emit(event="polled")
+
+
 class Stop:
     """Set by SIGTERM; the runner's loop checks it, closes its consumer (LeaveGroup) and exits."""
 

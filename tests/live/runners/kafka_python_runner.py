@@ -5,7 +5,7 @@ argv: bootstrap group topic name [--library-defaults] (see common.py). Prints JS
 batch; SIGTERM: close (leave the group); SIGKILL: dies without leaving.
 """
 
-from common import Stop, bootstrap, emit, group, name, timing, topic
+from common import Stop, alive, bootstrap, emit, group, name, timing, topic
 from kafka import ConsumerRebalanceListener, KafkaConsumer
 
 Stop.install()
@@ -27,6 +27,7 @@ class Listener(ConsumerRebalanceListener):
 consumer.subscribe([topic], listener=Listener())
 while not Stop.requested:
     batches = consumer.poll(timeout_ms=200)
+    alive()
     if not batches:
         continue
     for tp, records in batches.items():
