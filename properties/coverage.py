@@ -81,21 +81,10 @@ class Coverage:
                 key = (entry.api, entry.error)
                 self.errors[key] = self.errors.get(key, 0) + 1
             elif tag == "answered":
-                key = client_key(entry.api, entry.error, entry.state, entry.current)
-                if key is not None:
-                    n = self.client_paths.get(key)
-                    if n is None:
-                        n = 0
-                        self.paths_first[key] = self.seed
-                    self.client_paths[key] = n + 1
+                self._path(self.client_paths, client_key(entry.api, entry.error, entry.state, entry.current))
             elif tag == "handled":
-                key = coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading)
-                if key is not None:
-                    n = self.coordinator_paths.get(key)
-                    if n is None:
-                        n = 0
-                        self.paths_first[key] = self.seed
-                    self.coordinator_paths[key] = n + 1
+                self._path(self.coordinator_paths,
+                           coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading))
             elif tag == "server" and entry.note == "transition":  # the coordinator's own transitions,
                 self._group_edge(entry.from_state, entry.to_state)  # also those a single event passes through
                 if first is None:
@@ -127,6 +116,16 @@ class Coverage:
                    tuple(c.state if c.alive else "down" for c in new.clients))
             if key not in self.abstract_first:
                 self.abstract_first[key] = self.seed
+
+    def _path(self, counts: dict, key) -> None:
+        """One more of error-path cell *key* (None: not a cell) in *counts*; its first seed if new."""
+        if key is None:
+            return
+        n = counts.get(key)
+        if n is None:
+            n = 0
+            self.paths_first[key] = self.seed
+        counts[key] = n + 1
 
     def _group_edge(self, old, new) -> None:
         key = (old, new)
