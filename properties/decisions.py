@@ -55,6 +55,10 @@ DECISIONS: Tuple[Decision, ...] = (
                          "no group"),
     Decision("JoinGroup", "GROUP_MAX_SIZE_REACHED", f"{_GC}.acceptJoiningMember: group.max.size",
              unreachable="group.max.size is Kafka's default (Int.MaxValue) on every launched broker"),
+    Decision("JoinGroup", "REBALANCE_IN_PROGRESS", f"{_GC}.updateStaticMemberAndRebalance: a static member "
+             "replaced in a Stable group whose record fails to store with REQUEST_TIMED_OUT (storeGroup's "
+             "putCacheCallback maps it to REBALANCE_IN_PROGRESS; the replacement is reverted)", needs="static",
+             unreachable="no schedule makes an append to __consumer_offsets fail"),
     # SyncGroup
     Decision("SyncGroup", "parked", f"{_GC}.doSyncGroup: a follower's SyncGroup waits for the leader's "
              "(CompletingRebalance)"),
