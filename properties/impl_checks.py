@@ -34,7 +34,6 @@ from model.config import Config
 from properties.catalogue import Violation, covers
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
-_LOOK = object()  # snapshot's group not given: it looks itself
 
 
 def _partitions(assignment) -> tuple | None:
@@ -55,16 +54,15 @@ class ImplChecker:
         self.topic_partitions = config.partitions
         self._record_key = GroupMetadataKey(config.group_id)
 
-    def snapshot(self, sim, observation: tuple | None = None, polled: int | None = None,
-                 rows: dict | None = None, previous: tuple | None = None, group=_LOOK) -> tuple:
+    def snapshot(self, sim, g, observation: tuple | None = None, polled: int | None = None,
+                 rows: dict | None = None, previous: tuple | None = None) -> tuple:
         """(partition leader, group, persisted generation, clients, poll); plain values only.
+        *g* is the coordinator's group now (``sim._group()``: the caller has looked already);
         *observation* is ``sim.observe()`` if the caller has it already; *polled* the consumer whose
         application just polled, if one did (poll: its member state and what a poll with a long
         timeout would block for, else None). With *rows* ({c: ``sim.observe_client(c)``}) and the
         *previous* snapshot, only those clients are read again; the others are as they were (the
-        differential's comparison of what an event touched); *group*: ``sim._group()``, if the
-        caller has it already."""
-        g = sim._group() if group is _LOOK else group
+        differential's comparison of what an event touched)."""
         group = None
         if g is not None:
             stored = tuple(sorted((m.member_id, _partitions(m.assignment)) for m in g.members.values()))

@@ -334,7 +334,7 @@ class Differential:
         self.sim = SimWorld(config, seed)
         self.model_alias, self.impl_alias = Aliases(), Aliases()
         self.impl_checker = ImplChecker(config)
-        self.snapshot = self.impl_checker.snapshot(self.sim)
+        self.snapshot = self.impl_checker.snapshot(self.sim, self.sim._group())
         self.sim.touched.clear()
         self.recent: list = []
         self.index = 0
@@ -342,7 +342,7 @@ class Differential:
         self.last_model_obs = self.last_impl_obs = None
         self.failure = None  # a Crash or Hang of the implementation (the walk stops there)
         self._since_full = 0  # events compared by what they touched since the last full comparison
-        self._last = None  # (index, event, model world) of the last event compared
+        self._last = None  # (index, event) of the last event either side applied
         self._forget()
 
     def _forget(self) -> None:
@@ -370,7 +370,7 @@ class Differential:
         the last event was compared in full: a Violation, or None."""
         if self._since_full == 0 or self._last is None or self.divergence is not None or self.failure is not None:
             return None
-        index, event, _ = self._last
+        index, event = self._last
         return self._compare_all(None, event, world, index, None, [])[2]
 
     def _next_stop(self, world, end: int) -> int | None:
@@ -410,15 +410,15 @@ class Differential:
         model_applied = new is not world
         if not model_applied and not impl_applied:
             return new, log, None
-        self._last = (index, event, new)
+        self._last = (index, event)
         self._since_full += 1
         if self._since_full < self.full_every and model_applied and impl_applied:
             marks = self.model_alias.mark(), self.impl_alias.mark()
             agreed = self._agreed_rows(world, new, touched)
             if agreed is not None:
                 rows, group = agreed
-                snapshot = self.impl_checker.snapshot(self.sim, polled=event.c if event.kind == "poll" else None,
-                                                      rows=rows, previous=self.snapshot, group=group)
+                snapshot = self.impl_checker.snapshot(self.sim, group, polled=event.c if event.kind == "poll" else None,
+                                                      rows=rows, previous=self.snapshot)
                 violation = self.impl_checker.check(self.snapshot, snapshot, event)
                 self.snapshot = snapshot
                 return new, log, violation
@@ -452,11 +452,12 @@ class Differential:
         sim = self.sim
         return (sim.observe_client(c), impl_links_in_flight(sim.selectors[c]), sim.consumers[c].coordinator.is_leader)
 
-    def _agreed_rows(self, world, new, touched: dict) -> dict | None:
+    def _agreed_rows(self, world, new, touched: dict) -> tuple | None:
         """Compare what the event may have changed (see the class docstring); None where the two
         sides differ, else (the implementation's observation rows of the clients compared, its
-        coordinator's group object) for the implementation's checks. A client whose model state and links are the objects last seen
-        equal to an implementation row equal to this one is not canonicalized again."""
+        coordinator's group object) for the implementation's checks. A client whose model state
+        and links are the objects last seen equal to an implementation row equal to this one is
+        not canonicalized again."""
         sim, names = self.sim, not self.config.wire
         if new.now != sim.now or new.leader != sim.leader or new.committed != sim.committed():
             return None
@@ -498,7 +499,7 @@ class Differential:
         """Compare everything (the model following the coordinator's choices where the two
         differ), then the implementation's checks over a snapshot of everything."""
         self._since_full = 0
-        outcome, problem = self._guarded(self._impl_observe, event)
+        outcome, problem = self._guarded(self.sim.observation, event)
         if problem is not None:
             return new, log, problem
         raw, pending = outcome
@@ -523,14 +524,11 @@ class Differential:
                                          tuple(recent), None if part is None else new.now)
             return new, log, Violation(AGREEMENT.name, self.divergence.describe())
         polled = event.c if event.kind == "poll" and world is not None else None
-        snapshot = self.impl_checker.snapshot(self.sim, raw, polled=polled)
+        snapshot = self.impl_checker.snapshot(self.sim, self.sim._group(), raw, polled=polled)
         violation = self.impl_checker.check(self.snapshot, snapshot, event)
         self.snapshot = snapshot
         return new, log, violation
 
-    def _impl_observe(self) -> tuple:
-        """The implementation's whole observation and pending member ids (guarded)."""
-        return self.sim.observe(), self.sim.group_view()[1]
 
     def view(self) -> tuple:
         """The implementation's canonical observation after the last event compared in full."""
@@ -541,8 +539,8 @@ class Differential:
         reads them, touching no alias map: what a report shows of a run that ended on another
         property's violation, when the last full comparison may be some events old."""
         sim = self.sim
-        impl = canonical(sim.observe(), self.impl_alias.copy(), sim.group_view()[1]) + \
-            (impl_in_flight(sim), impl_roles(sim))
+        raw, pending = sim.observation()
+        impl = canonical(raw, self.impl_alias.copy(), pending) + (impl_in_flight(sim), impl_roles(sim))
         return model_view(world, self.model_alias.copy(), not self.config.wire), impl
 
 

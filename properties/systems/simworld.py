@@ -496,28 +496,22 @@ class SimWorld:
         self._committed = (end, committed)
         return committed
 
-    def pending_member_ids(self) -> tuple:
-        """The coordinator's pending member ids (handed out with MEMBER_ID_REQUIRED), in order."""
-        g = self._group()
-        return () if g is None else tuple(g.pending_members)
-
     def observe(self) -> tuple:
         """The shape of :func:`properties.explore.walker.observe`: (now, leader, group, clients, committed)."""
-        return (self.now, self.leader, self.observe_group(), tuple(self.observe_client(c) for c in range(self.config.clients)),
-                self.committed())
+        return self.observation()[0]
 
-    def observe_group(self) -> Optional[tuple]:
-        """The group's part of :meth:`observe`: (state, generation, leader, members, protocol), or
-        None while no live coordinator has it loaded."""
-        return self.group_view()[0]
+    def observation(self) -> tuple:
+        """(:meth:`observe`, the coordinator's pending member ids — handed out with
+        MEMBER_ID_REQUIRED — in order), from one look at the coordinator's group."""
+        group, pending = self.group_view(self._group())
+        clients = tuple(self.observe_client(c) for c in range(self.config.clients))
+        return (self.now, self.leader, group, clients, self.committed()), pending
 
-    _LOOK = object()
-
-    def group_view(self, g=_LOOK) -> tuple:
-        """(:meth:`observe_group`, :meth:`pending_member_ids`) from one look at the coordinator's
-        group (*g*: that look, :meth:`_group`, if the caller took it already)."""
-        if g is SimWorld._LOOK:
-            g = self._group()
+    @staticmethod
+    def group_view(g) -> tuple:
+        """The group's part of :meth:`observe` — (state, generation, leader, members, protocol), or
+        None while no live coordinator has it loaded — and its pending member ids, of *g* (a look
+        at the coordinator's group: :meth:`_group`)."""
         if g is None:
             return None, ()
         return (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name), tuple(g.pending_members)
