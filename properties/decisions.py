@@ -33,6 +33,9 @@ class Decision:
     java_only: bool = False  # only the Java coordinator (4.x; 3.x with group.coordinator.new.enable) decides it
 
 
+#: why no schedule (of conformance or of a campaign) meets a Dead group
+NO_DEAD_GROUP = "a group is Dead only once it is deleted or its partition moved away; schedules delete no group"
+
 DECISIONS: Tuple[Decision, ...] = (
     # JoinGroup
     Decision("JoinGroup", "MEMBER_ID_REQUIRED", f"{_GC}.doNewMemberJoinGroup (requireKnownMemberId, KIP-394); "
@@ -51,8 +54,7 @@ DECISIONS: Tuple[Decision, ...] = (
     Decision("JoinGroup", "FENCED_INSTANCE_ID", f"{_GC}.doCurrentMemberJoinGroup: a static member's instance id "
              "held by another member id", needs="static"),
     Decision("JoinGroup", "COORDINATOR_NOT_AVAILABLE", f"{_GC}.doNewMemberJoinGroup: the group is Dead",
-             unreachable="a group is Dead only once it is deleted or its partition moved away; schedules delete "
-                         "no group"),
+             unreachable=NO_DEAD_GROUP),
     Decision("JoinGroup", "GROUP_MAX_SIZE_REACHED", f"{_GC}.acceptJoiningMember: group.max.size",
              unreachable="group.max.size is Kafka's default (Int.MaxValue) on every launched broker"),
     Decision("JoinGroup", "REBALANCE_IN_PROGRESS", f"{_GC}.updateStaticMemberAndRebalance: a static member "

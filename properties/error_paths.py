@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED
 from model.errors import Errors, name_of
-from properties.decisions import ANSWERS
+from properties.decisions import ANSWERS, NO_DEAD_GROUP
 
 CLIENT_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit")
 CLIENT_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID")
@@ -104,7 +104,7 @@ def client_cells() -> list:
             never = _never_answered(api, error)
             for state in MEMBER_STATES:
                 for current in (True, False):
-                    key = _SEP.join((api, error, state, CURRENT if current else OLDER))
+                    key = name((api, error, state, CURRENT if current else OLDER))
                     reason = never
                     if reason is None and api != "JoinGroup" and state == UNJOINED and current:
                         reason = _UNJOINED_HAS_NO_GENERATION
@@ -138,8 +138,6 @@ _PENDING_SENDS_ONLY_JOIN_OR_LEAVE = (
     "(only after a JoinGroup succeeds, which makes it a member), no Heartbeat (the heartbeat thread is enabled by a "
     "successful JoinGroup) and no OffsetCommit (generationIfStable() is null outside STABLE); it can only rejoin or "
     "leave; pending ids are fresh UUIDs, never another member's")
-
-
 _STABLE_ONLY_WITH_THE_GROUP = (
     "a member commits only while STABLE (generationIfStable), and it becomes STABLE in a generation only by the "
     "SyncGroup answer the coordinator sends as it moves that generation's group to Stable "
@@ -152,19 +150,19 @@ def coordinator_cells() -> list:
     cells = []
     for api, relations in RELATIONS.items():
         for where in (NOT_COORDINATOR, LOADING, NO_GROUP):
-            cells.append((_SEP.join((api, where)), None))
+            cells.append((name((api, where)), None))
         for state in GROUP_STATES:
             for relation in relations:
                 reason = None
                 if state == "Dead":
-                    reason = "a group is Dead only once it is deleted or its partition moved away; no event deletes a group"
+                    reason = NO_DEAD_GROUP
                 elif state == "Empty" and relation not in (NEW, PENDING, UNKNOWN):
                     reason = "an Empty group has no members"
                 elif relation == PENDING and api in ("SyncGroup", "Heartbeat", "OffsetCommit"):
                     reason = _PENDING_SENDS_ONLY_JOIN_OR_LEAVE
                 elif (api, state, relation) == ("OffsetCommit", "CompletingRebalance", GEN_CURRENT):
                     reason = _STABLE_ONLY_WITH_THE_GROUP
-                cells.append((_SEP.join((api, state, relation)), reason))
+                cells.append((name((api, state, relation)), reason))
     return cells
 
 
