@@ -30,7 +30,6 @@ from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJO
 from model.errors import name_of
 from properties.catalogue import SOMETIMES_NAMES
 from properties import error_paths
-from properties.error_paths import client_key, coordinator_key
 
 MEMBER_STATES = (UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE)
 INITIAL_MEMBER_STATE = UNJOINED  # where every consumer of the initial world starts
@@ -81,10 +80,10 @@ class Coverage:
                 key = (entry.api, entry.error)
                 self.errors[key] = self.errors.get(key, 0) + 1
             elif tag == "answered":
-                self._path(self.client_paths, client_key(entry.api, entry.error, entry.state, entry.current))
+                self._path(self.client_paths, error_paths.client_key(entry.api, entry.error, entry.state, entry.current))
             elif tag == "handled":
                 self._path(self.coordinator_paths,
-                           coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading))
+                           error_paths.coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading))
             elif tag == "server" and entry.note == "transition":  # the coordinator's own transitions,
                 self._group_edge(entry.from_state, entry.to_state)  # also those a single event passes through
                 if first is None:

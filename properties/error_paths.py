@@ -194,6 +194,16 @@ def summarise(cov: dict) -> dict:
             "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells(), first)}
 
 
+#: The two matrices as a report names them: (key in :func:`summarise`, title, what a cell is).
+SIDES = (("client", "The client's error paths",
+          "each ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS or FENCED_INSTANCE_ID answer to a "
+          "JoinGroup, SyncGroup, Heartbeat or OffsetCommit as it reached the member's response handler: API / error "
+          "/ member state then / whether the request's generation was still the member's"),
+         ("coordinator", "The coordinator's request paths",
+          "each request as it reached the broker: API / the group's state then / how the request's member id and "
+          "generation stood to the group's"))
+
+
 def headline(paths: dict) -> str:
     c, k = paths["client"], paths["coordinator"]
     return (f"client error paths: {c['reached']} of {c['reachable']} reachable cells reached "

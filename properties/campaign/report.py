@@ -512,15 +512,6 @@ def worlds_line(r: dict) -> list:
     return [f"{d}: " + " · ".join(items) for d, items in by_dimension.items()]
 
 
-_PATHS = (("client", "The client's error paths",
-           "each ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS or FENCED_INSTANCE_ID answer to a "
-           "JoinGroup, SyncGroup, Heartbeat or OffsetCommit as it reached the member's response handler: API / error "
-           "/ member state then / whether the request's generation was still the member's"),
-          ("coordinator", "The coordinator's request paths",
-           "each request as it reached the broker: API / the group's state then / how the request's member id and "
-           "generation stood to the group's"))
-
-
 def _seed(row: dict) -> str:
     """The first seed that reached a cell (``groupcheck campaign --seed-start SEED --interleavings 1``
     replays it), or a dash."""
@@ -532,10 +523,10 @@ def _error_paths_md(paths: dict | None) -> list:
     """The report's error-path matrices (properties/error_paths.py), in Markdown."""
     if not paths:
         return []
-    from properties.error_paths import headline
+    from properties.error_paths import SIDES, headline
 
     L = ["## Error paths", "", headline(paths) + ".", ""]
-    for side, title, what in _PATHS:
+    for side, title, what in SIDES:
         m = paths[side]
         L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached "
               "(the first seed that reached one replays it: `groupcheck campaign --seed-start SEED --interleavings 1`).", ""]
@@ -557,10 +548,10 @@ def _error_paths_html(paths: dict | None) -> str:
     """The report's error-path matrices, in HTML."""
     if not paths:
         return ""
-    from properties.error_paths import headline
+    from properties.error_paths import SIDES, headline
 
     out = [f"<h2>Error paths</h2><p>{_e(headline(paths))}.</p>"]
-    for side, title, what in _PATHS:
+    for side, title, what in SIDES:
         m = paths[side]
         out.append(f"<h3>{_e(title)}</h3><p class=muted>{_e(what)}.</p>")
         wrong = m["reached_unreachable"] + m["unexpected"]
