@@ -359,12 +359,18 @@ def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_p
     on answering everyone (its session then expired, as Kafka's would). A second hang, or any
     other failure, fails the test."""
     pytest.importorskip(IMPORTS[library])
+    again_if_hung(library, lambda attempt: run_on_groupcheck_broker(library, str(tmp_path / f"trace-{attempt}.jsonl")))
+
+
+def again_if_hung(library, scenario):
+    """``scenario(1)``, and if a client hangs in it (ClientHung), ``scenario(2)`` once; a second hang
+    fails the test, as does any other failure."""
     try:
-        run_on_groupcheck_broker(library, str(tmp_path / "trace-1.jsonl"))
+        scenario(1)
     except ClientHung as hung:
         warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
         try:
-            run_on_groupcheck_broker(library, str(tmp_path / "trace-2.jsonl"))
+            scenario(2)
         except ClientHung as again:
             pytest.fail(f"{library}: a client hung twice\n{again}")
 
@@ -397,19 +403,14 @@ def test_on_kafka_41_a_group_with_library_defaults_forms_rebalances_commits_and_
     run = uuid.uuid4().hex[:8]
     topic = f"groups-{library}-{run}"
     host, port = kafka41.bootstrap.rsplit(":", 1)
-    create_topics((host, int(port)), {topic: PARTITIONS})
-    target = Target("kafka:4.1", kafka41.bootstrap, topic, f"group-{library}-{run}", kafka41.log, library_defaults=True)
-    try:
-        run_group_scenario(library, target)
-    except ClientHung as hung:  # as on groupcheck's broker: once, on the runner's own evidence
-        warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
-        again = Target("kafka:4.1", kafka41.bootstrap, f"{topic}-2", f"{target.group}-2", kafka41.log,
-                       library_defaults=True)  # a topic and group of its own: the first run's members are gone
-        create_topics((host, int(port)), {again.topic: PARTITIONS})
-        try:
-            run_group_scenario(library, again)
-        except ClientHung as twice:
-            pytest.fail(f"{library}: a client hung twice\n{twice}")
+
+    def scenario(attempt):  # each attempt in a topic and group of its own: the first one's members are gone
+        name = f"{topic}-{attempt}"
+        create_topics((host, int(port)), {name: PARTITIONS})
+        run_group_scenario(library, Target("kafka:4.1", kafka41.bootstrap, name, f"group-{library}-{run}-{attempt}",
+                                           kafka41.log, library_defaults=True))
+
+    again_if_hung(library, scenario)
 
 
 def run_group_scenario(library, target):
