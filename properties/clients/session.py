@@ -94,6 +94,11 @@ class _Runner:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def diagnoses(self) -> List[str]:
+        """What the runner recognised in its library's own state (its ``diagnosis`` lines), as notes."""
+        return [f"{self.client_id}: {e['text']}" + (f" (generation {e['generation']})" if "generation" in e else "")
+                for e in self.snapshot() if e["event"] == "diagnosis"]
+
     def stop(self, timeout_s: float) -> Optional[str]:
         """SIGTERM, then SIGKILL after *timeout_s*; a note if it had to be killed or had died."""
         note = None
@@ -206,6 +211,7 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
             note = r.stop(15.0)
             if note:
                 notes.append(note)
+            notes += r.diagnoses()
         broker.stop()
     trace = []
     try:

@@ -250,3 +250,16 @@ def test_a_stopped_run_keeps_every_finished_schedule_and_says_it_is_partial(tmp_
     assert summary["partial"] is True and summary["checked"] == {**summary["checked"], "requested": 10, "done": 3}
     assert "PARTIAL: stopped by SIGTERM" in (out / "report.md").read_text()
     assert json.loads((out / "report.json").read_text())["schedules"] == 3
+
+
+def test_a_runners_diagnosis_becomes_a_note_naming_its_client():
+    """A ``diagnosis`` line (kafka-python's lost join completion, say) is shown among the session's
+    notes with the client and generation, and only diagnosis lines are."""
+    from types import SimpleNamespace
+
+    runner = session._Runner.__new__(session._Runner)  # no process: only its lines matter here
+    runner.client_id = "c1"
+    runner.lines = SimpleNamespace(snapshot=lambda: [
+        {"event": "assigned", "partitions": [0]}, {"event": "diagnosis", "text": "lost its join", "generation": 3},
+        {"event": "error", "error": "x"}, {"event": "diagnosis", "text": "another"}])
+    assert runner.diagnoses() == ["c1: lost its join (generation 3)", "c1: another"]

@@ -162,15 +162,18 @@ class Runner:
             self.process.send_signal(signal.SIGUSR1)
 
     def describe(self):
-        events = [e for e in self.snapshot() if e["event"] != "polled"]
-        return f"{self.name}: events {events[-8:]}, stderr {''.join(self.stderr)[-4000:]}"
+        events = [e for e in self.snapshot() if e["event"] not in ("polling", "polled")]
+        last = last_poll(self)
+        loop = ("its poll loop said nothing" if last is None
+                else f"its poll loop last came back {time.monotonic() - last:.1f} s ago")
+        return f"{self.name}: {loop}; events {events[-8:]}, stderr {''.join(self.stderr)[-4000:]}"
 
     def history(self):
         """Every event but commits, in order, with consecutive records of a partition as one range:
         what a duplicate's failure message needs to show where a position came back from."""
         out = []
         for e in self.snapshot():
-            if e["event"] in ("committed", "polled"):
+            if e["event"] in ("committed", "polling", "polled"):
                 continue
             if e["event"] == "record":
                 last = out[-1] if out else None
@@ -292,8 +295,11 @@ SILENT_S = 10
 class ClientHung(Exception):
     """A client library stopped talking (its process alive, no request for SILENT_S seconds) while
     the broker kept answering everyone else, or its runner's own poll loop stopped returning for
-    SILENT_S seconds (the runner says ``polled`` after polls, at most once a second: the evidence on
-    a broker without a trace): a client-side hang, with the stacks to show it."""
+    SILENT_S seconds (the runner says ``polling`` before its first poll and ``polled`` after polls, at
+    most once a second: the evidence on a broker without a trace), or its runner recognised a known
+    defect of its library in the library's own state (a ``diagnosis`` line: kafka-python 3.0.12's
+    lost join completion, which leaves it polling on, silent on the wire): a client-side hang, with
+    the stacks to show it."""
 
 
 def silent_clients(path, runners):
@@ -312,16 +318,30 @@ def silent_clients(path, runners):
             if r.process.poll() is None and r.name in last and newest - last[r.name] >= SILENT_S * 1000]
 
 
+def last_poll(runner):
+    """When the runner last said ``polling`` (its first poll is due) or ``polled`` (a poll returned),
+    CLOCK_MONOTONIC (system-wide: comparable with this process's); None if it said neither."""
+    said = [e["t"] for e in runner.snapshot() if e["event"] in ("polling", "polled")]
+    return said[-1] if said else None
+
+
 def stalled_runners(runners):
-    """Names of live runners that said ``polled`` once and not again for SILENT_S seconds (their
-    ``t`` is CLOCK_MONOTONIC, system-wide: comparable with this process's)."""
+    """Names of live runners whose poll loop has not come back for SILENT_S seconds: they said
+    ``polled`` (or ``polling``, before a first poll that never returned) and nothing of either since."""
     now = time.monotonic()
     out = []
     for r in runners:
-        polled = [e["t"] for e in r.snapshot() if e["event"] == "polled"]
-        if r.process.poll() is None and polled and now - polled[-1] >= SILENT_S:
+        last = last_poll(r)
+        if r.process.poll() is None and last is not None and now - last >= SILENT_S:
             out.append(r.name)
     return out
+
+
+def diagnoses(runners):
+    """What live runners recognised in their library's own state (``diagnosis`` lines: kafka-python's
+    lost join completion), one line each with the runner's name."""
+    return [f"{r.name}: {e['text']}" for r in runners if r.process.poll() is None
+            for e in r.snapshot() if e["event"] == "diagnosis"]
 
 
 def wait_for(condition, what, runners, target, seconds=WAIT_S):
@@ -340,6 +360,9 @@ def wait_for(condition, what, runners, target, seconds=WAIT_S):
             stalled = stalled_runners(runners)
             if stalled:
                 raise ClientHung(f"{', '.join(stalled)}: no poll returned for {SILENT_S}+ s while alive\n{message}")
+            diagnosed = diagnoses(runners)
+            if diagnosed:
+                raise ClientHung("\n".join(diagnosed) + f"\n{message}")
             pytest.fail(message)
         time.sleep(0.1)
 
@@ -356,8 +379,10 @@ def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_p
     """On groupcheck's broker, traced, with the runners' tuned timings. The scenario runs again,
     once, if a client library hangs (see ClientHung): kafka-python 3.0.12 was seen, about once in
     twenty runs, to stop sending anything right after a SyncGroup response while the broker went
-    on answering everyone (its session then expired, as Kafka's would). A second hang, or any
-    other failure, fails the test."""
+    on answering everyone (its session then expired, as Kafka's would): it had lost its join's
+    completion (its runner says so; properties.clients.runners.kafka_python.join_completion_lost
+    and tests/clients/test_findings.py show the cause). A second hang, or any other failure,
+    fails the test."""
     pytest.importorskip(IMPORTS[library])
     again_if_hung(library, lambda attempt: run_on_groupcheck_broker(library, str(tmp_path / f"trace-{attempt}.jsonl")))
 
@@ -612,18 +637,24 @@ def test_a_client_side_reset_is_a_lookup_of_earliest_after_a_committed_offset(tm
 
 def test_a_runner_whose_poll_loop_stopped_is_told_apart_from_one_that_polls_on():
     """The evidence of a client hang on a broker without a trace: a live runner that said
-    ``polled`` and then nothing for SILENT_S seconds; not one that polls on, one that never
-    polled (groupcheck consume says no such thing), nor one whose process has ended."""
+    ``polled`` and then nothing for SILENT_S seconds, or ``polling`` and then no ``polled`` (its
+    first poll never returned: seen with kafka-python 3.0.12 on Kafka 4.1, stuck in the first
+    poll's coordinator lookup); not one that polls on, one whose first poll is due for less than
+    SILENT_S, one that said neither (groupcheck consume says no such thing), nor one whose process
+    has ended."""
     from types import SimpleNamespace
 
     now = time.monotonic()
 
-    def runner(name, polled_at, running=True):
-        events = [{"event": "assigned", "partitions": [0], "t": now - 30}]
+    def runner(name, polled_at, running=True, polling_at=None):
+        events = [{"event": "polling", "t": polling_at}] if polling_at is not None else []
+        events += [{"event": "assigned", "partitions": [0], "t": now - 30}]
         events += [{"event": "polled", "t": t} for t in polled_at]
         return SimpleNamespace(name=name, snapshot=lambda: events,
                                process=SimpleNamespace(poll=lambda: None if running else 0))
 
     runners = [runner("stuck", [now - SILENT_S - 5, now - SILENT_S - 1]), runner("polling", [now - 40, now - 0.5]),
-               runner("quiet", []), runner("ended", [now - SILENT_S - 5], running=False)]
-    assert stalled_runners(runners) == ["stuck"]
+               runner("quiet", []), runner("ended", [now - SILENT_S - 5], running=False),
+               runner("first poll stuck", [], polling_at=now - SILENT_S - 1),
+               runner("first poll due", [], polling_at=now - 2)]
+    assert stalled_runners(runners) == ["stuck", "first poll stuck"]

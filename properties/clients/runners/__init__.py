@@ -11,7 +11,9 @@ OffsetCommit's generation and member id), and prints JSON lines on stdout (:mod:
 ``ready`` · ``member`` (``member_id``, ``generation``, ``state``: what the library exposes, null where
 it exposes nothing; printed when it changes) · ``assigned`` / ``revoked`` / ``lost`` (``partitions``:
 the rebalance callbacks) · ``committed`` (``offsets``) / ``commit-failed`` (``error``) · ``error``
-(an exception the library raised to the application) · ``closed``.
+(an exception the library raised to the application) · ``diagnosis`` (``text``: a library defect the
+runner recognised in its own state, e.g. kafka-python's lost join completion; shown among a
+session's notes, never judged) · ``closed``.
 
 Every line carries ``wall_ms`` (the wall clock, the same clock as ``groupcheck broker --trace``'s
 ``time_ms``, so the judge can order callbacks against the wire). SIGTERM closes the consumer (a

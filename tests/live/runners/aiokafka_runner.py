@@ -8,7 +8,7 @@ import asyncio
 import signal
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
-from common import alive, bootstrap, emit, group, name, timing, topic
+from common import alive, bootstrap, emit, group, name, polling, timing, topic
 
 
 async def main():
@@ -31,6 +31,7 @@ async def main():
     consumer.subscribe([topic], listener=Listener())
     await consumer.start()
     try:
+        polling()
         while not stop.is_set():
             batches = await consumer.getmany(timeout_ms=200)
             alive()

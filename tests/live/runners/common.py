@@ -38,6 +38,13 @@ def emit(**fields):
 _last_alive = [0.0]
 
 
+def polling():
+    """Before the runner's first poll: a ``polling`` line, so the test can tell a client whose very
+    first poll never returned (kafka-python 3.0.12 was seen stuck in its first poll's coordinator
+    lookup) from one still starting up."""
+    emit(event="polling")
+
+
 def alive():
     """After a poll returned: a ``polled`` line at most once a second, so the test can tell a client
     whose own loop stopped (a library hang) from one that polls on and gets nothing."""

@@ -6,7 +6,7 @@ synchronously and in the revoke callback; SIGTERM: close (leave the group); SIGK
 leaving.
 """
 
-from common import Stop, alive, bootstrap, emit, group, name, timing, topic
+from common import Stop, alive, bootstrap, emit, group, name, polling, timing, topic
 from confluent_kafka import Consumer, KafkaException
 
 Stop.install()
@@ -34,6 +34,7 @@ def on_lost(c, partitions):
 
 
 consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+polling()
 while not Stop.requested:
     msg = consumer.poll(0.2)
     alive()

@@ -1,12 +1,16 @@
 """A kafka-python group member for tests/live/test_client_groups.py.
 
 argv: bootstrap group topic name [--library-defaults] (see common.py). Prints JSON lines
-(flushed): assigned / revoked / record / commit-failed / committed / closed. Commits after every
-batch; SIGTERM: close (leave the group); SIGKILL: dies without leaving.
+(flushed): polling / polled / assigned / revoked / record / commit-failed / committed / diagnosis
+(once, when kafka-python 3.0.12 has lost a join's completion: see
+properties.clients.runners.kafka_python.join_completion_lost) / closed. Commits after every batch;
+SIGTERM: close (leave the group); SIGKILL: dies without leaving.
 """
 
-from common import Stop, alive, bootstrap, emit, group, name, timing, topic
+from common import Stop, alive, bootstrap, emit, group, name, polling, timing, topic
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+from properties.clients.runners.kafka_python import JOIN_COMPLETION_LOST, join_completion_lost
 
 Stop.install()
 consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=name, enable_auto_commit=False,
@@ -25,9 +29,14 @@ class Listener(ConsumerRebalanceListener):
 
 
 consumer.subscribe([topic], listener=Listener())
+polling()
+diagnosed = False
 while not Stop.requested:
     batches = consumer.poll(timeout_ms=200)
     alive()
+    if not diagnosed and join_completion_lost(consumer._coordinator):
+        diagnosed = True
+        emit(event="diagnosis", text=JOIN_COMPLETION_LOST)
     if not batches:
         continue
     for tp, records in batches.items():
