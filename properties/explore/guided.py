@@ -18,7 +18,9 @@ that reached something no earlier one had, and spends part of the budget on *chi
   or member-state transition, an error code per API and per state of the member it answers, an
   event kind per group state (a ``failover`` in ``CompletingRebalance``), an abstract state (group
   state and the set of the members' states: as a multiset, the many ways five members can be
-  spread over four states would crowd out the rarer features), a ``sometimes`` property.
+  spread over four states would crowd out the rarer features), a ``sometimes`` property, a cell of
+  either error-path matrix (:mod:`properties.error_paths`: an answer by API, error, member state
+  and generation; a request by API, group state and member relation).
 
 The corpus changes between rounds only, and within a round an interleaving's features are
 offered in interleaving order, so a search is a pure function of its start and size: the same in
@@ -31,6 +33,8 @@ from __future__ import annotations
 import random
 
 import attrs
+
+from properties import error_paths
 
 ROUND = 200  # interleavings per round; the corpus grows only between rounds
 CHILDREN = 50  # children among a round's interleavings (after the first round)
@@ -98,6 +102,16 @@ class Features:
             if tag == "reply":
                 c = entry.c
                 key = ("R", entry.api, entry.error, world.clients[c].state if c < len(world.clients) else "?")
+            elif tag == "answered":  # a cell of the client's error-path matrix
+                key = error_paths.client_key(entry.api, entry.error, entry.state, entry.current)
+                if key is None:
+                    continue
+                key = ("E", "client", key)
+            elif tag == "handled":  # a cell of the coordinator's error-path matrix
+                key = ("E", "coordinator",
+                       error_paths.coordinator_key(entry.request, entry.group, entry.is_leader, entry.loading))
+                if key[2] is None:
+                    continue
             elif tag == "server" and entry.note == "transition":
                 key = ("G", entry.from_state, entry.to_state)
             elif tag == "member_state":
@@ -123,6 +137,8 @@ class Features:
                 text = f"R {key[1]}:{name_of(key[2])}@{key[3]}"
             elif key[0] == "A":
                 text = f"A {key[1]}|{','.join(key[2])}"
+            elif key[0] == "E":
+                text = f"E {key[1]}: {error_paths.name(key[2])}"
             else:
                 text = f"{key[0]} {key[1]}>{key[2]}" if key[0] in "GM" else f"V {key[1]}@{key[2]}"
             out[text] = pos

@@ -78,13 +78,19 @@ def test_a_feature_is_new_once():
         Corpus(round_size=4, children=4)
 
 
-def test_features_name_transitions_errors_events_and_sometimes():
+def test_features_name_transitions_errors_events_error_paths_and_sometimes():
     features = Features()
     result = walk(5, CONFIG, steps=60, on_step=features.on_step, hash_trace=False)
     keys = features.keys(result)
     kinds = {k.split(" ", 1)[0] for k in keys}
-    assert kinds == {"V", "R", "G", "M", "A", "S"}
+    assert kinds == {"V", "R", "G", "M", "A", "S", "E"}
     assert "G Empty>PreparingRebalance" in keys and "R JoinGroup:NONE@PREPARING_REBALANCE" in keys
+    # the error-path cells, named as the report names them
+    assert "E coordinator: JoinGroup / Empty / new member (no member id)" in keys
+    assert "E coordinator: SyncGroup / Stable / member, current generation" in keys
+    zero = Features()
+    assert "E client: Heartbeat / UNKNOWN_MEMBER_ID / STABLE / generation current" in zero.keys(
+        walk(0, CONFIG, steps=60, on_step=zero.on_step, hash_trace=False))
     assert all(0 <= pos < len(result.schedule) for pos in keys.values())
 
 
