@@ -114,6 +114,9 @@ def client_cells() -> list:
                     if reason is None and api == "SyncGroup" and (state in (PREPARING_REBALANCE, STABLE)
                                                                   or (state == COMPLETING_REBALANCE and not current)):
                         reason = _ONE_JOIN_AT_A_TIME_SYNC
+                    if (reason is None and api in ("Heartbeat", "OffsetCommit") and not current
+                            and state in (COMPLETING_REBALANCE, STABLE)):
+                        reason = _ANSWERED_BEFORE_THE_NEXT_JOIN
                     cells.append((key, reason))
     return cells
 
@@ -127,6 +130,16 @@ _ONE_JOIN_AT_A_TIME_JOIN = _MEMOISED + (
 _ONE_JOIN_AT_A_TIME_SYNC = _MEMOISED + (
     "so its SyncGroup's answer finds it in COMPLETING_REBALANCE with the generation the JoinGroup gave (STABLE is "
     "entered only by that answer), or UNJOINED after a reset meanwhile (model/member.py _on_sync_group)")
+_ANSWERED_BEFORE_THE_NEXT_JOIN = (
+    "a Heartbeat or OffsetCommit carries the generation of the member's last JoinGroup answer (the heartbeat "
+    "thread runs from COMPLETING_REBALANCE on, a commit takes generationIfStable()), and the member reaches "
+    "COMPLETING_REBALANCE or STABLE of another generation only by the answer to a JoinGroup sent after it, to the "
+    "same coordinator connection; that connection's answers come in order (SocketServer's Processor mutes a "
+    "channel from a complete request until its response is sent; NetworkClient's InFlightRequests.completeNext "
+    "takes the oldest), and a coordinator the member gives up is disconnected with what it carried "
+    "(AbstractCoordinator.markCoordinatorUnknown: client.disconnectAsync), so the earlier request is answered, "
+    "or failed, first (the model's links are first in, first out and its broker takes a link's next request only "
+    "once the last is answered, Link.processing; model/member.py mark_coordinator_unknown disconnects)")
 _UNJOINED_HAS_NO_GENERATION = (
     "UNJOINED is entered only by resetStateAndGeneration, which leaves no generation and no protocol "
     "(AbstractCoordinator: new Generation(NO_GENERATION_ID, memberId, null); model/member.py "

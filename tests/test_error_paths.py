@@ -64,7 +64,11 @@ def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why(
     client = dict(ep.client_cells())
     # Kafka's coordinator never answers a JoinGroup ILLEGAL_GENERATION (the decisions catalogue)
     assert "never answers a JoinGroup" in client["JoinGroup / ILLEGAL_GENERATION / STABLE / " + ep.CURRENT]
-    assert client["Heartbeat / ILLEGAL_GENERATION / STABLE / " + ep.OLDER] is None
+    assert client["Heartbeat / ILLEGAL_GENERATION / PREPARING_REBALANCE / " + ep.OLDER] is None
+    # an answer comes before the answer to the member's next JoinGroup: a connection answers in order
+    assert "in order" in client["Heartbeat / ILLEGAL_GENERATION / STABLE / " + ep.OLDER]
+    assert "in order" in client["OffsetCommit / REBALANCE_IN_PROGRESS / COMPLETING_REBALANCE / " + ep.OLDER]
+    assert client["OffsetCommit / REBALANCE_IN_PROGRESS / STABLE / " + ep.CURRENT] is None
 
 
 def test_walks_fill_cells_of_both_matrices_and_none_listed_unreachable():
