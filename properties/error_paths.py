@@ -117,6 +117,8 @@ def client_cells() -> list:
                     if (reason is None and api in ("Heartbeat", "OffsetCommit") and not current
                             and state in (COMPLETING_REBALANCE, STABLE)):
                         reason = _ANSWERED_BEFORE_THE_NEXT_JOIN
+                    if reason is None and (api, error) == ("OffsetCommit", "REBALANCE_IN_PROGRESS"):
+                        reason = _NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS
                     cells.append((key, reason))
     return cells
 
@@ -156,6 +158,14 @@ _STABLE_ONLY_WITH_THE_GROUP = (
     "SyncGroup answer the coordinator sends as it moves that generation's group to Stable "
     "(GroupCoordinator.doSyncGroup: setAndPropagateAssignment, then transitionTo(Stable)); a group in "
     "CompletingRebalance has no STABLE member of its own generation")
+
+
+_NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS = (
+    "the coordinator answers an OffsetCommit REBALANCE_IN_PROGRESS only when the member and its generation "
+    "are the group's current ones and the group is CompletingRebalance (GroupCoordinator.doCommitOffsets; the "
+    "decisions catalogue), the coordinator matrix's cell OffsetCommit / CompletingRebalance / member, current "
+    "generation, which no schedule reaches: " + _STABLE_ONLY_WITH_THE_GROUP + " (were that cell reached, "
+    "these would be too: both are checked in every campaign)")
 
 
 def coordinator_cells() -> list:

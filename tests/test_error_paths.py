@@ -68,7 +68,10 @@ def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why(
     # an answer comes before the answer to the member's next JoinGroup: a connection answers in order
     assert "in order" in client["Heartbeat / ILLEGAL_GENERATION / STABLE / " + ep.OLDER]
     assert "in order" in client["OffsetCommit / REBALANCE_IN_PROGRESS / COMPLETING_REBALANCE / " + ep.OLDER]
-    assert client["OffsetCommit / REBALANCE_IN_PROGRESS / STABLE / " + ep.CURRENT] is None
+    # no OffsetCommit is answered REBALANCE_IN_PROGRESS: the coordinator cell that would is unreachable
+    assert "CompletingRebalance" in client["OffsetCommit / REBALANCE_IN_PROGRESS / STABLE / " + ep.CURRENT]
+    assert dict(ep.coordinator_cells())["OffsetCommit / CompletingRebalance / member, current generation"]
+    assert client["OffsetCommit / UNKNOWN_MEMBER_ID / STABLE / " + ep.CURRENT] is None
 
 
 def test_walks_fill_cells_of_both_matrices_and_none_listed_unreachable():
