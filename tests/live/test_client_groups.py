@@ -638,8 +638,7 @@ def test_a_client_side_reset_is_a_lookup_of_earliest_after_a_committed_offset(tm
 def test_a_runner_whose_poll_loop_stopped_is_told_apart_from_one_that_polls_on():
     """The evidence of a client hang on a broker without a trace: a live runner that said
     ``polled`` and then nothing for SILENT_S seconds, or ``polling`` and then no ``polled`` (its
-    first poll never returned: seen with kafka-python 3.0.12 on Kafka 4.1, stuck in the first
-    poll's coordinator lookup); not one that polls on, one whose first poll is due for less than
+    first poll never returned); not one that polls on, one whose first poll is due for less than
     SILENT_S, one that said neither (groupcheck consume says no such thing), nor one whose process
     has ended."""
     from types import SimpleNamespace

@@ -40,8 +40,8 @@ _last_alive = [0.0]
 
 def polling():
     """Before the runner's first poll: a ``polling`` line, so the test can tell a client whose very
-    first poll never returned (kafka-python 3.0.12 was seen stuck in its first poll's coordinator
-    lookup) from one still starting up."""
+    first poll never returns (``polled`` alone cannot: it comes only after a poll) from one still
+    starting up."""
     emit(event="polling")
 
 
