@@ -117,6 +117,8 @@ def client_cells() -> list:
                     if (reason is None and api in ("Heartbeat", "OffsetCommit") and not current
                             and state in (COMPLETING_REBALANCE, STABLE)):
                         reason = _ANSWERED_BEFORE_THE_NEXT_JOIN
+                    if reason is None and api == "OffsetCommit" and state == COMPLETING_REBALANCE:
+                        reason = _COMMITTED_ONLY_WHILE_STABLE
                     if reason is None and (api, error) == ("OffsetCommit", "REBALANCE_IN_PROGRESS"):
                         reason = _NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS
                     cells.append((key, reason))
@@ -132,16 +134,23 @@ _ONE_JOIN_AT_A_TIME_JOIN = _MEMOISED + (
 _ONE_JOIN_AT_A_TIME_SYNC = _MEMOISED + (
     "so its SyncGroup's answer finds it in COMPLETING_REBALANCE with the generation the JoinGroup gave (STABLE is "
     "entered only by that answer), or UNJOINED after a reset meanwhile (model/member.py _on_sync_group)")
+_IN_ORDER = (
+    "that connection's answers come in order (SocketServer's Processor mutes a channel from a complete request "
+    "until its response is sent; NetworkClient's InFlightRequests.completeNext takes the oldest; "
+    "ConsumerNetworkClient fires completions first in, first out), and a coordinator the member gives up is "
+    "disconnected with what it carried (AbstractCoordinator.markCoordinatorUnknown: client.disconnectAsync), so "
+    "the earlier request is answered, or failed, first (the model's links are first in, first out and its broker "
+    "takes a link's next request only once the last is answered, Link.processing; model/member.py "
+    "mark_coordinator_unknown disconnects)")
 _ANSWERED_BEFORE_THE_NEXT_JOIN = (
     "a Heartbeat or OffsetCommit carries the generation of the member's last JoinGroup answer (the heartbeat "
     "thread runs from COMPLETING_REBALANCE on, a commit takes generationIfStable()), and the member reaches "
     "COMPLETING_REBALANCE or STABLE of another generation only by the answer to a JoinGroup sent after it, to the "
-    "same coordinator connection; that connection's answers come in order (SocketServer's Processor mutes a "
-    "channel from a complete request until its response is sent; NetworkClient's InFlightRequests.completeNext "
-    "takes the oldest), and a coordinator the member gives up is disconnected with what it carried "
-    "(AbstractCoordinator.markCoordinatorUnknown: client.disconnectAsync), so the earlier request is answered, "
-    "or failed, first (the model's links are first in, first out and its broker takes a link's next request only "
-    "once the last is answered, Link.processing; model/member.py mark_coordinator_unknown disconnects)")
+    "same coordinator connection; " + _IN_ORDER)
+_COMMITTED_ONLY_WHILE_STABLE = (
+    "an OffsetCommit is sent only while the member is STABLE (generationIfStable(): null otherwise, and the commit "
+    "fails locally), and it reaches COMPLETING_REBALANCE again only by the answer to a JoinGroup sent after it, "
+    "to the same coordinator connection (even a static member's rejoin that keeps its generation); " + _IN_ORDER)
 _UNJOINED_HAS_NO_GENERATION = (
     "UNJOINED is entered only by resetStateAndGeneration, which leaves no generation and no protocol "
     "(AbstractCoordinator: new Generation(NO_GENERATION_ID, memberId, null); model/member.py "

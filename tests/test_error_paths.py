@@ -72,6 +72,10 @@ def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why(
     assert "CompletingRebalance" in client["OffsetCommit / REBALANCE_IN_PROGRESS / STABLE / " + ep.CURRENT]
     assert dict(ep.coordinator_cells())["OffsetCommit / CompletingRebalance / member, current generation"]
     assert client["OffsetCommit / UNKNOWN_MEMBER_ID / STABLE / " + ep.CURRENT] is None
+    # a commit is sent only while STABLE: its answer comes before any later JoinGroup's
+    assert "only while the member is STABLE" in client["OffsetCommit / UNKNOWN_MEMBER_ID / COMPLETING_REBALANCE / "
+                                                       + ep.CURRENT]
+    assert client["Heartbeat / UNKNOWN_MEMBER_ID / COMPLETING_REBALANCE / " + ep.CURRENT] is None
 
 
 def test_walks_fill_cells_of_both_matrices_and_none_listed_unreachable():
