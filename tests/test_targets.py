@@ -15,6 +15,8 @@ from properties.live import kafka
     ("kafka:4.1", kafka.LINES["4.1"], True),  # 4.1 has only the Java coordinator (KAFKA-18329)
     ("kafka:3.7.2", "3.7.2", False),
     ("kafka:4.0.1", "4.0.1", True),
+    ("kafka:3.8", "3.8.1", False),  # every line from 3.0 by its latest release
+    ("kafka:3.0", "3.0.2", False),
 ])
 def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
     spec = kafka.parse(name)
@@ -27,7 +29,7 @@ def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
 @pytest.mark.parametrize("name, words", [
     ("kafka:", "expected kafka:LINE or kafka:X.Y.Z"),
     ("kafka:latest", "expected kafka:LINE or kafka:X.Y.Z"),
-    ("kafka:3.8", "no release line 3.8 known"),
+    ("kafka:2.8", "no release line 2.8 known"),
     ("kafka:2.8.2", "no KRaft mode"),
 ])
 def test_a_bad_kafka_name_is_one_line_naming_it(name, words):
@@ -56,9 +58,9 @@ def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, ca
 
 def test_a_launched_broker_takes_a_profile_too_checked_before_it_starts(capsys, tmp_path):
     # --profile replaces a launched broker's own profile (tests/test_profiles.py has the files)
-    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:3.8",
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:2.8",
                  "--out", str(tmp_path / "r")]) == 2
-    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:3.8: no release line 3.8 known")
+    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:2.8: no release line 2.8 known")
     assert not (tmp_path / "r").exists()
 
 

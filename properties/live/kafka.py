@@ -17,6 +17,10 @@ has no other: KAFKA-18329).
 
 Facts checked on this machine kind (Java 17, Maven 3.8.7), 2026-11-28: the runtime scope of
 ``org.apache.kafka:kafka_2.13`` is enough to format and run a node of 3.9.1, 3.9.2 and 4.1.2;
+2026-11-29: and of the latest release of every line from 3.0 to 4.1 (3.0.2 … 3.8.1, 4.0.2), each up
+in 7–9 s with its jars resolved (3.0–3.2's KRaft was early access — production-ready from 3.3,
+KIP-833 — but a single node runs, and its group coordinator is the Scala GroupCoordinator it runs
+under ZooKeeper); Kafka before 3.0 has no KRaft mode (and no kafka_2.13 before 2.4.0);
 the POM declares no slf4j binding, so the pom adds ``slf4j-reload4j`` 1.7.36 for 3.x and
 ``log4j-slf4j-impl`` 2.24.3 for 4.x (4.1.2 depends on slf4j-api 1.7.36); ``StorageTool format``
 needs no ``--standalone`` with a static voter list; a node is up in 4–6 s.
@@ -40,8 +44,10 @@ from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn, wait_until_ready
 from properties.live.exchange import describe_group, exchange
 
-#: The latest release of each line groupcheck names by its line (Maven Central, 2026-11-28).
-LINES = {"3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
+#: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13
+#: maven-metadata.xml, 2026-11-29: every line from 3.0 on that starts in KRaft mode here).
+LINES = {"3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
+         "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
 NEW_COORDINATOR = "-new-coordinator"
 POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
 HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident

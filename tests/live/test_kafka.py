@@ -10,6 +10,7 @@ import pytest
 
 from properties import targets
 from properties.cli import main
+from properties.conform.members import TOPIC
 from properties.conform.run import Timing, run_schedule
 from properties.conform.schedule import Schedule
 from tests.helpers.schedules import RESTART
@@ -91,6 +92,34 @@ def test_kafka_39_launched_conforms(tmp_path):
     assert code == 0 and report["verdict"] == "pass", report["findings"]
     assert report["system"] == "broker:kafka:3.9" and report["settings"]["profile"] == "kafka:3.9"
     assert "Kafka 3.9's GroupCoordinator" in report["checked"]["what"][0]
+
+
+# Found by conform broker --launch kafka:3.0.2 (seed 1, shrunk; also 3.1.2 and 3.2.3, not 3.3.2 on):
+# a member handed a pending member id (MEMBER_ID_REQUIRED) commits with generation -1 and that id to
+# the Empty group. Kafka before 3.3 validates the member id (validateOffsetCommit ->
+# validateCurrentMember: UNKNOWN_MEMBER_ID); KAFKA-14201 (cfa1f098d6f in 3.3.0, 706adc39f6a on trunk
+# for 3.4.0) lets a generation -1 commit to an Empty group through without looking at the ids, as
+# the model (3.9's rules) does. A bug of the old releases, fixed: judged by today's rules.
+SIMPLE_COMMIT_WITH_A_PENDING_ID = {"seed": 1, "members": 3, "partitions": 6,
+                                   "protocols": [["range"], ["roundrobin", "range"], ["roundrobin", "range"]],
+                                   "steps": [[1, "join", "same"], [1, "commit", "current"]]}
+
+
+def test_kafka_before_3_3_refuses_a_generation_less_commit_to_an_empty_group_kafka_14201():
+    from properties.live import kafka
+
+    schedule = Schedule.from_json(SIMPLE_COMMIT_WITH_A_PENDING_ID)
+    judged = {}
+    for version in ("3.2.3", "3.3.2"):
+        name = f"kafka:{version}"
+        broker = kafka.start(kafka.parse(name), {TOPIC: 6}, kafka.settings_for(False))
+        try:
+            profile = targets.get(targets.BROKER, name, "--launch").profile
+            judged[version] = run_schedule(_address(broker), schedule, f"kafka-14201-{uuid.uuid4().hex[:8]}", profile)
+        finally:
+            broker.stop()
+    assert judged["3.2.3"].signature() == "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"
+    assert judged["3.3.2"].divergence is None and judged["3.3.2"].failure is None, judged["3.3.2"].signature()
 
 
 def test_a_launched_broker_is_handed_over_with_its_group_coordinator_loaded(tmp_path):
