@@ -47,6 +47,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a running broker")
     where.add_argument("--launch", metavar="NAME", help="start a broker on a free loopback port and stop it "
                                                          f"afterwards: {', '.join(targets.launchable())}")
+    where.add_argument("--matrix", metavar="kafka:A..B",
+                       help="Kafka's release lines side by side: the same schedules against the latest release of "
+                            "every line from A to B (e.g. kafka:2.5..4.1; or kafka:X,kafka:Y), one after the other, "
+                            "and OUT/matrix.md: per release its verdict, per divergence the releases that show it")
     where.add_argument("--launch-cmd", metavar="'COMMAND {port}'",
                        help="start any broker with this command ({port}: a free loopback port, {dir}: a fresh data "
                             "folder), wait until it answers (60 s at most), restart it when it dies, stop it "
@@ -105,8 +109,23 @@ def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) != "broker":
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
                          "or groupcheck conform client --client NAME")
-    if not args.bootstrap and not args.launch and not args.launch_cmd:
-        raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME (or --launch-cmd 'COMMAND {port}')")
+    if not args.bootstrap and not args.launch and not args.launch_cmd and not args.matrix:
+        raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME (or --launch-cmd 'COMMAND {port}', "
+                         "or --matrix kafka:A..B)")
+    if args.matrix:
+        for option, given in (("--profile", args.profile), ("--mutant", args.mutant), ("--baseline", args.baseline),
+                              ("--junit", args.junit), ("--brokers", args.brokers != 1)):
+            if given:
+                raise UsageError(f"{option} with --matrix: each release is judged by its own profile, as one node, "
+                                 "against no baseline")
+        from properties.conform import matrix
+
+        matrix.releases(args.matrix)  # a bad range is a usage error before anything starts
+        if args.parallel > 1 and args.faults:
+            raise UsageError(f"--parallel {args.parallel} with --faults: a pause stops the broker every schedule "
+                             "under way shares; faults are judged one schedule at a time")
+        args.baseline_report = None
+        return matrix.run(args, _campaign)
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.static > args.members:

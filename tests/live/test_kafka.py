@@ -172,3 +172,19 @@ def test_kafka_41_keeps_what_it_persisted_across_a_restart(kafka41):
     # after the restart the fetch was answered with the offsets committed before it
     fetched = [e for e in result.trace if e.get("api") == "OffsetFetch" and e.get("direction") == "response"]
     assert fetched and any(p["committed_offset"] >= 0 for t in fetched[0]["body"]["topics"] for p in t["partitions"])
+
+
+def test_a_matrix_of_two_releases_shows_where_a_divergence_goes(tmp_path, capsys):
+    """--matrix kafka:3.2..3.3 with seed 1 (KAFKA-14201's schedule): 3.2.3 diverges, 3.3.2
+    conforms, and the matrix says the divergence is present in 3.2.3 and gone in 3.3.2, decided."""
+    out = tmp_path / "m"
+    code = main(["conform", "broker", "--matrix", "kafka:3.2..3.3", "--schedules", "1", "--seed", "1",
+                 "--no-shrink", "--out", str(out)])
+    matrix = json.loads((out / "matrix.json").read_text())
+    assert code == 1 and [(r["release"], r["verdict"]) for r in matrix["releases"]] == [("3.2.3", "fail"),
+                                                                                          ("3.3.2", "pass")]
+    first = matrix["divergences"][0]
+    assert first["signature"] == "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"
+    assert first["ranges"] == [{"from": "3.2.3", "to": "3.2.3", "absent_before": None, "gone_in": "3.3.2"}]
+    assert "KAFKA-14201" in first["decided"] and (out / "kafka-3.2.3" / "report.json").exists()
+    assert "present in 3.2.3; gone in 3.3.2" in (out / "matrix.md").read_text()

@@ -1,0 +1,172 @@
+"""Kafka's release lines side by side (issue 38): ``groupcheck conform broker --matrix kafka:A..B``.
+
+The same seeded schedules (the same ``--seed``, ``--schedules``, ``--timers``, ...) are judged
+against the latest release of every line from A to B (:data:`properties.live.kafka.LINES`), one
+release after the other, each launched, judged and stopped as ``--launch kafka:X.Y.Z`` would, its
+report (with its counterexamples, shrunk against that release) in ``OUT/kafka-X.Y.Z``. Then the
+matrix: per release its verdict; per divergence the releases that showed it, as ranges over the
+releases in order ("present in 3.0.2–3.2.3; absent in 2.8.2, gone in 3.3.2"), with what Kafka's
+history says of it (:data:`DECIDED`) or "not decided yet". ``OUT/matrix.md`` and
+``OUT/matrix.json``; exit 0 when every release conformed, 1 otherwise.
+
+``--matrix`` also takes a comma-separated list of releases or lines (``kafka:2.5.1,kafka:3.3``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from properties.errors import UsageError
+
+#: What Kafka's history says of a divergence its older releases show: signature -> (the ticket and
+#: the commits that changed it, what was decided). The model judges every release by today's rules.
+DECIDED: Dict[str, str] = {
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE":
+        "KAFKA-10134 (16ec1793d53 in 2.6.1, 7e7bb184d2a for 2.7.0): a current member's Heartbeat to a "
+        "CompletingRebalance group was answered REBALANCE_IN_PROGRESS; since, NONE, and its session is kept. "
+        "A bug Kafka fixed",
+    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE":
+        "KAFKA-14201 (cfa1f098d6f in 3.3.0, 706adc39f6a for 3.4.0): an OffsetCommit with generation -1 to an "
+        "Empty group has its member id checked; a regression of 3.0.0 (5dae3648abd dropped 2.8's "
+        "generation < 0 && Empty branch). A bug Kafka fixed",
+    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows OFFSET_METADATA_TOO_LARGE":
+        "KAFKA-14201, as above: the member id checked before the metadata's size",
+    "OffsetFetch: answered NONE with a committed offset missing":
+        "follows from a refused commit (KAFKA-14201 where it is seen after it)",
+}
+
+
+def releases(spec: str) -> List[str]:
+    """The releases *spec* names, oldest first: ``kafka:A..B`` (every line from A to B, each by
+    its latest release) or ``kafka:X[,kafka:Y...]`` (lines or releases). UsageError otherwise."""
+    from properties.live import kafka
+
+    if ".." in spec:
+        first, _, last = spec.partition("..")
+        if not first.startswith("kafka:"):
+            raise UsageError(f"--matrix {spec}: expected kafka:LINE..LINE (e.g. kafka:2.5..4.1)")
+        low, high = first[len("kafka:"):], last[len("kafka:"):] if last.startswith("kafka:") else last
+        for line in (low, high):
+            if line not in kafka.LINES:
+                raise UsageError(f"--matrix {spec}: no release line {line} known (lines: {', '.join(kafka.LINES)})")
+        lines = [line for line in kafka.LINES if _key(low) <= _key(line) <= _key(high)]
+        if not lines:
+            raise UsageError(f"--matrix {spec}: {low} comes after {high}")
+        chosen = [kafka.LINES[line] for line in lines]
+    else:
+        chosen = [kafka.parse(name.strip(), "--matrix").version for name in spec.split(",") if name.strip()]
+        if not chosen:
+            raise UsageError(f"--matrix {spec!r}: no release named")
+    return sorted(set(chosen), key=_key)
+
+
+def _key(version: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def presence(versions: Sequence[str], showed: Dict[str, set]) -> List[dict]:
+    """Per signature (first seen in the oldest release first): the releases that showed it as
+    ranges of consecutive releases of *versions* (in order), and the releases before and after
+    each range that did not."""
+    out = []
+    order = {v: i for i, v in enumerate(versions)}
+    first = {sig: min(order[v] for v in vs) for sig, vs in showed.items()}
+    for sig in sorted(showed, key=lambda s: (first[s], s)):
+        present = [v in showed[sig] for v in versions]
+        ranges = []
+        i = 0
+        while i < len(versions):
+            if present[i]:
+                j = i
+                while j + 1 < len(versions) and present[j + 1]:
+                    j += 1
+                ranges.append({"from": versions[i], "to": versions[j],
+                               "absent_before": versions[i - 1] if i > 0 else None,
+                               "gone_in": versions[j + 1] if j + 1 < len(versions) else None})
+                i = j + 1
+            else:
+                i += 1
+        out.append({"signature": sig, "ranges": ranges, "decided": DECIDED.get(sig)})
+    return out
+
+
+def describe(ranges: List[dict]) -> str:
+    """"present in 3.0.2–3.2.3; absent in 2.8.2, gone in 3.3.2" (one clause per range)."""
+    parts = []
+    for r in ranges:
+        span = r["from"] if r["from"] == r["to"] else f"{r['from']}–{r['to']}"
+        around = [f"absent in {r['absent_before']}"] if r["absent_before"] else []
+        around += [f"gone in {r['gone_in']}"] if r["gone_in"] else ["still in the newest judged"]
+        parts.append(f"present in {span}; " + ", ".join(around))
+    return " · ".join(parts)
+
+
+def run(args: argparse.Namespace, campaign) -> int:
+    """``--matrix``: *campaign* (``command._campaign``) for each release, then the matrix."""
+    from properties import targets
+
+    versions = releases(args.matrix)
+    out = args.out or "reports/conform-matrix"
+    rows, showed = [], {}
+    status = 0
+    for version in versions:
+        name = f"kafka:{version}"
+        one = copy.copy(args)
+        one.launch, one.matrix, one.out, one.junit = name, None, os.path.join(out, f"kafka-{version}"), None
+        print(f"== {name}", flush=True)
+        code = campaign(one, targets.get(targets.BROKER, name, "--launch"))
+        report = _read(os.path.join(one.out, "report.json"))
+        row = {"release": version, "exit": code, "verdict": report.get("verdict") if report else None,
+               "schedules": report.get("schedules") if report else None,
+               "conforming": report.get("conforming") if report else None,
+               "seconds": report.get("seconds") if report else None, "report": os.path.join(f"kafka-{version}", "report.md")}
+        rows.append(row)
+        for finding in (report or {}).get("findings", ()):
+            showed.setdefault(finding["signature"], set()).add(version)
+        if code not in (0, 1):  # a usage error, or stopped by a signal: the releases after it are not run
+            status = code
+            break
+        status = max(status, code)
+    matrix = {"releases": rows, "divergences": presence([r["release"] for r in rows], showed),
+              "settings": {"seed": args.seed, "schedules": args.schedules, "timers": args.timers,
+                           "members": args.members, "steps": args.steps}}
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "matrix.json"), "w") as f:
+        json.dump(matrix, f, indent=1)
+    with open(os.path.join(out, "matrix.md"), "w") as f:
+        f.write(markdown(matrix))
+    print(f"matrix: {os.path.join(out, 'matrix.md')} (matrix.json beside it)")
+    return status
+
+
+def _read(path: str) -> Optional[dict]:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def markdown(matrix: dict) -> str:
+    s = matrix["settings"]
+    lines = ["# Kafka's releases side by side", "",
+             f"The same {s['schedules']} schedules (seeds {s['seed']}–{s['seed'] + s['schedules'] - 1}, "
+             f"{s['members']} members, {s['steps']} steps, timers {s['timers']}) against each release, judged by "
+             "today's model (Kafka 3.9's coordinator, and 4.x's versioned rules).", "",
+             "| release | verdict | conforming | time | report |", "|---|---|---:|---:|---|"]
+    for r in matrix["releases"]:
+        seconds = "" if r["seconds"] is None else f"{r['seconds']:.0f} s"
+        verdict = r["verdict"] or f"no report (exit {r['exit']})"
+        lines.append(f"| {r['release']} | {verdict} | {r['conforming']} of {r['schedules']} | {seconds} | "
+                     f"[report]({r['report']}) |")
+    lines += ["", "## Divergences", ""]
+    if not matrix["divergences"]:
+        lines.append("None.")
+    for d in matrix["divergences"]:
+        lines.append(f"- **{d['signature']}**: {describe(d['ranges'])}. "
+                     + (d["decided"] or "Not decided yet: read Kafka's code and history for it (docs/kafka.md)."))
+    return "\n".join(lines) + "\n"
