@@ -31,6 +31,7 @@ from properties.conform.tally import Tally, print_summary
 from properties.conform.target import Broker, Runner, group_id
 from properties.conform.schedule import Schedule, generate
 from properties.engine import run as engine
+from properties.engine.interrupts import exit_status
 from properties.engine.run import task_ranges
 from properties.errors import Inconclusive, UsageError, host_and_port, int_at_least
 from properties.progress import Progress
@@ -211,7 +212,8 @@ def _campaign(args, target: targets.Target) -> int:
                 summary = tally.finish(run, broker, timing, args.mutant, settings, out, time.monotonic() - started,
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
                                        stopped_by=outcome.stopped_by, baseline=args.baseline_report,
-                                       shrink_seconds=args.shrink_seconds)
+                                       shrink_seconds=args.shrink_seconds,
+                                       stop=lambda: interrupts.signum is not None)
                 print_summary(summary, args.json, out)
                 if args.junit:
                     junit.write(summary, args.junit)
@@ -219,6 +221,10 @@ def _campaign(args, target: targets.Target) -> int:
             with interrupts.held(release=False):
                 broker.stop()
     outcome.report_end(out)
+    if interrupts.signum is not None and outcome.stopped_by is None:
+        # a signal while the counterexamples were shrunk: every schedule ran and the report is
+        # whole, those not yet shrunk kept as found; the run was still stopped (a matrix stops too)
+        return exit_status(interrupts.signum)
     return outcome.exit_status(shape.exit_status(summary))
 
 

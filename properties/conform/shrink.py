@@ -19,9 +19,11 @@ from properties.conform.schedule import Schedule
 
 
 def shrink(result: Result, rerun: Callable[[Schedule], Result], max_runs: int = 150,
-           max_seconds: float = 120.0, signature: Optional[str] = None, first: bool = True) -> Result:
+           max_seconds: float = 120.0, signature: Optional[str] = None, first: bool = True,
+           stop: Callable[[], bool] = lambda: False) -> Result:
     """The shortest reproducing :class:`Result` found for *signature* (default: *result*'s first;
-    *first*: it must stay the schedule's first, else only shown) — *result* itself if none."""
+    *first*: it must stay the schedule's first, else only shown) — *result* itself if none. When
+    *stop* says so (a signal arrived), the best found so far, at once."""
     target = signature or result.signature()
     if target is None:
         return result
@@ -33,6 +35,8 @@ def shrink(result: Result, rerun: Callable[[Schedule], Result], max_runs: int = 
     runs = 0
     best = result
     steps = list(result.schedule.steps[:result.step_of(target) + 1])
+    if stop():
+        return result
     if len(steps) < len(result.schedule.steps):
         candidate = rerun(result.schedule.with_steps(steps))
         runs += 1
@@ -41,9 +45,9 @@ def shrink(result: Result, rerun: Callable[[Schedule], Result], max_runs: int = 
         else:
             steps = list(result.schedule.steps)
     chunk = max(1, len(steps) // 2)
-    while chunk >= 1 and runs < max_runs and time.monotonic() < deadline:
+    while chunk >= 1 and runs < max_runs and time.monotonic() < deadline and not stop():
         i = 0
-        while i < len(steps) and runs < max_runs and time.monotonic() < deadline:
+        while i < len(steps) and runs < max_runs and time.monotonic() < deadline and not stop():
             trial = steps[:i] + steps[i + chunk:]
             if trial:
                 candidate = rerun(result.schedule.with_steps(trial))

@@ -7,7 +7,7 @@ import json
 import math
 import os
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from properties import findings as shape
 from properties import decisions
@@ -172,12 +172,13 @@ class Tally:
     def finish(self, run, target, timing: Timing, mutant: Optional[str], settings: dict, out: str,
                seconds: float, shrinking: bool = True, baseline: Optional[dict] = None, requested: Optional[int] = None,
                stopped_by: Optional[str] = None, failure: Optional[str] = None,
-               shrink_seconds: float = SHRINK_SECONDS) -> dict:
+               shrink_seconds: float = SHRINK_SECONDS, stop: Callable[[], bool] = lambda: False) -> dict:
         """Shrink one counterexample per signature with *run* (re-running against *target*, a
         :class:`properties.conform.target.Broker`) within *shrink_seconds* in all (shared evenly
         by the signatures still to shrink: a broker with many divergences does not hold a CI job
         for an hour), write the report into *out* (the one report shape,
-        :mod:`properties.findings`), and return it."""
+        :mod:`properties.findings`), and return it. Once *stop* says so (a signal arrived while
+        shrinking), the counterexamples not yet shrunk are kept as found."""
         profile = target.profile
         examples: List[dict] = []
         deadline = time.monotonic() + shrink_seconds
@@ -202,7 +203,7 @@ class Tally:
                     # found within a small budget, it is shown under the one it followed, with the
                     # schedule it was found in
                     alone = shrink(result, run, signature=signature, max_runs=PROMOTION_RUNS,
-                                   max_seconds=min(PROMOTION_SECONDS, share))
+                                   max_seconds=min(PROMOTION_SECONDS, share), stop=stop)
                     if alone is not result:
                         self.leading.add(signature)
                         follows, shrunk = None, alone
@@ -210,7 +211,8 @@ class Tally:
                     # from a schedule it was the first divergence of, kept first; one that is its own
                     # because no state explains it may stay behind others
                     led = self.led.get(signature)
-                    shrunk = shrink(led or result, run, signature=signature, max_seconds=share, first=led is not None)
+                    shrunk = shrink(led or result, run, signature=signature, max_seconds=share, first=led is not None,
+                                    stop=stop)
                     if shrunk is led:
                         shrunk = result
             example = report_module.counterexample(shrunk, target.system, target.text, mutant, profile,
