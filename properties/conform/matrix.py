@@ -161,8 +161,8 @@ def markdown(matrix: dict) -> str:
     for r in matrix["releases"]:
         seconds = "" if r["seconds"] is None else f"{r['seconds']:.0f} s"
         verdict = r["verdict"] or f"no report (exit {r['exit']})"
-        lines.append(f"| {r['release']} | {verdict} | {r['conforming']} of {r['schedules']} | {seconds} | "
-                     f"[report]({r['report']}) |")
+        conforming = "—" if r["schedules"] is None else f"{r['conforming']} of {r['schedules']}"
+        lines.append(f"| {r['release']} | {verdict} | {conforming} | {seconds} | [report]({r['report']}) |")
     lines += ["", "## Divergences", ""]
     if not matrix["divergences"]:
         lines.append("None.")

@@ -43,10 +43,13 @@ def test_a_known_divergence_says_what_kafkas_history_decided():
     (row,) = matrix.presence(["3.2.3", "3.3.2"], {"OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE":
                                                   {"3.2.3"}})
     assert "KAFKA-14201" in row["decided"]
-    text = matrix.markdown({"releases": [], "divergences": [row, {"signature": "s", "ranges": row["ranges"],
+    unrun = {"release": "3.3.2", "exit": 130, "verdict": None, "schedules": None, "conforming": None, "seconds": None,
+             "report": "kafka-3.3.2/report.md"}
+    text = matrix.markdown({"releases": [unrun], "divergences": [row, {"signature": "s", "ranges": row["ranges"],
                                                                   "decided": None}],
                             "settings": {"seed": 0, "schedules": 2, "timers": "off", "members": 3, "steps": 24}})
     assert "KAFKA-14201" in text and "Not decided yet" in text and "seeds 0–1" in text
+    assert "| 3.3.2 | no report (exit 130) | — |" in text
 
 
 @pytest.mark.parametrize("extra, words", [
