@@ -121,7 +121,7 @@ def test_divergences_of_their_own_get_the_larger_share_of_the_shrinking_budget(t
     tally.add(Result(generate(1), "g", (own[1], after[1]), None, 10, (), ()))
     shares = {}
 
-    def fake_shrink(result, run, max_runs=150, max_seconds=120.0, signature=None, first=True):
+    def fake_shrink(result, run, max_runs=150, max_seconds=120.0, signature=None, first=True, stop=lambda: False):
         shares[signature] = max(shares.get(signature, 0), max_seconds)
         return result
 
