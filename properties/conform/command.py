@@ -113,20 +113,6 @@ def cmd_conform(args) -> int:
     if not args.bootstrap and not args.launch and not args.launch_cmd and not args.matrix:
         raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME (or --launch-cmd 'COMMAND {port}', "
                          "or --matrix kafka:A..B)")
-    if args.matrix:
-        for option, given in (("--profile", args.profile), ("--mutant", args.mutant), ("--baseline", args.baseline),
-                              ("--junit", args.junit), ("--brokers", args.brokers != 1)):
-            if given:
-                raise UsageError(f"{option} with --matrix: each release is judged by its own profile, as one node, "
-                                 "against no baseline")
-        from properties.conform import matrix
-
-        matrix.releases(args.matrix)  # a bad range is a usage error before anything starts
-        if args.parallel > 1 and args.faults:
-            raise UsageError(f"--parallel {args.parallel} with --faults: a pause stops the broker every schedule "
-                             "under way shares; faults are judged one schedule at a time")
-        args.baseline_report = None
-        return matrix.run(args, _campaign)
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     if args.static > args.members:
@@ -137,6 +123,16 @@ def cmd_conform(args) -> int:
     if args.parallel > 1 and args.faults:
         raise UsageError(f"--parallel {args.parallel} with --faults: a pause stops the broker every schedule under way "
                          "shares; faults are judged one schedule at a time")
+    if args.matrix:
+        for option, given in (("--profile", args.profile), ("--mutant", args.mutant), ("--baseline", args.baseline),
+                              ("--junit", args.junit), ("--brokers", args.brokers != 1)):
+            if given:
+                raise UsageError(f"{option} with --matrix: each release is judged by its own profile, as one node, "
+                                 "against no baseline")
+        from properties.conform import matrix
+
+        matrix.releases(args.matrix)  # a bad range is a usage error before anything starts
+        return matrix.run(args, _campaign)
     if args.parallel > 1 and args.brokers != 1:
         raise UsageError(f"--parallel {args.parallel} with --brokers {args.brokers}: a failover kills the node every "
                          "group under way is coordinated by; failovers are judged one schedule at a time")
