@@ -1,8 +1,8 @@
 """``groupcheck conform broker`` and the replay of its counterexamples.
 
 ``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME] [--brokers N] | --launch-cmd
-'COMMAND {port}') [--profile FILE.toml|NAME] [--schedules N] [--steps K] [--members M] [--seed S] [--timers off|on]
-[--out DIR] [--json] [--no-shrink]``
+'COMMAND {port}' | --matrix kafka:A..B) [--profile FILE.toml|NAME] [--schedules N] [--steps K] [--members M] [--seed S]
+[--timers off|on|both] [--timed-schedules N] [--out DIR] [--json] [--no-shrink]``
 
 Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
 every answer, shrinks one counterexample per distinct divergence signature, and writes the report
@@ -75,9 +75,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="the first N members are static (group.instance.id, KIP-345; JoinGroup v5-v8 and the "
                         "versions of the other group APIs that carry it): a fresh join of theirs is a restarted "
                         "process taking its instance's place (default 0)")
-    b.add_argument("--timers", choices=("off", "on"), default="off",
+    b.add_argument("--timers", choices=("off", "on", "both"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
-                        "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window")
+                        "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
+                        "both (--matrix only): per release, --schedules with timers off, then --timed-schedules with "
+                        "timers on")
+    b.add_argument("--timed-schedules", type=int_at_least("--timed-schedules", 1), default=None, metavar="N",
+                   help="with --matrix --timers both: the schedules with timers on (default: --schedules)")
     b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
     b.add_argument("--json", action="store_true", help="print the summary as JSON")
     b.add_argument("--junit", metavar="FILE", default=None,
@@ -123,6 +127,12 @@ def cmd_conform(args) -> int:
     if args.parallel > 1 and args.faults:
         raise UsageError(f"--parallel {args.parallel} with --faults: a pause stops the broker every schedule under way "
                          "shares; faults are judged one schedule at a time")
+    if args.timers == "both" and not args.matrix:
+        raise UsageError("--timers both is for --matrix (each release judged with timers off, then on); "
+                         "judge one broker with --timers off or --timers on")
+    if args.timed_schedules is not None and args.timers != "both":
+        raise UsageError(f"--timed-schedules {args.timed_schedules} needs --matrix ... --timers both "
+                         f"(with --timers {args.timers}, --schedules says how many)")
     if args.matrix:
         for option, given in (("--profile", args.profile), ("--mutant", args.mutant), ("--baseline", args.baseline),
                               ("--junit", args.junit), ("--brokers", args.brokers != 1)):

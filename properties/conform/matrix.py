@@ -10,6 +10,10 @@ history says of it (:data:`DECIDED`) or "not decided yet". ``OUT/matrix.md`` and
 ``OUT/matrix.json``; exit 0 when every release conformed, 1 otherwise.
 
 ``--matrix`` also takes a comma-separated list of releases or lines (``kafka:2.5.1,kafka:3.3``).
+``--timers both`` judges each release twice, launched afresh each time: ``--schedules`` with timers
+off (``OUT/kafka-X.Y.Z-timers-off``), then ``--timed-schedules`` with timers on
+(``OUT/kafka-X.Y.Z-timers-on``); the matrix keeps the two apart (a timer's divergence is judged
+within a tolerance window, the others deterministically).
 """
 
 from __future__ import annotations
@@ -105,34 +109,62 @@ def describe(ranges: List[dict]) -> str:
     return " · ".join(parts)
 
 
+def timings(args: argparse.Namespace) -> List[Tuple[str, int]]:
+    """(timers, schedules) per campaign of a release: ``--timers both`` is timers off with
+    ``--schedules``, then timers on with ``--timed-schedules`` (default: as many)."""
+    if args.timers == "both":
+        timed = getattr(args, "timed_schedules", None)
+        return [("off", args.schedules), ("on", timed if timed is not None else args.schedules)]
+    return [(args.timers, args.schedules)]
+
+
 def run(args: argparse.Namespace, campaign) -> int:
-    """``--matrix``: *campaign* (``command._campaign``) for each release, then the matrix."""
+    """``--matrix``: *campaign* (``command._campaign``) for each release (and each of
+    :func:`timings`), then the matrix."""
     from properties import targets
 
     versions = releases(args.matrix)
     out = args.out or "reports/conform-matrix"
-    rows, showed = [], {}
+    plan = timings(args)
+    rows: List[dict] = []
+    showed: Dict[Tuple[str, str], Dict[str, Optional[str]]] = {}  # (timers, signature) -> release -> counterexample
     status = 0
+    stopped = False
     for version in versions:
         name = f"kafka:{version}"
-        one = copy.copy(args)
-        one.launch, one.matrix, one.out, one.junit = name, None, os.path.join(out, f"kafka-{version}"), None
-        print(f"== {name}", flush=True)
-        code = campaign(one, targets.get(targets.BROKER, name, "--launch"))
-        report = _read(os.path.join(one.out, "report.json"))
-        row = {"release": version, "exit": code, "verdict": report.get("verdict") if report else None,
-               "schedules": report.get("schedules") if report else None,
-               "conforming": report.get("conforming") if report else None,
-               "seconds": report.get("seconds") if report else None, "report": os.path.join(f"kafka-{version}", "report.md")}
-        rows.append(row)
-        for finding in (report or {}).get("findings", ()):
-            showed.setdefault(finding["signature"], set()).add(version)
-        if code not in (0, 1):  # a usage error, or stopped by a signal: the releases after it are not run
-            status = code
+        for timers, schedules in plan:
+            folder = f"kafka-{version}" if len(plan) == 1 else f"kafka-{version}-timers-{timers}"
+            one = copy.copy(args)
+            one.launch, one.matrix, one.out, one.junit = name, None, os.path.join(out, folder), None
+            one.timers, one.schedules, one.timed_schedules = timers, schedules, None
+            print(f"== {name}" + ("" if len(plan) == 1 else f", timers {timers}"), flush=True)
+            code = campaign(one, targets.get(targets.BROKER, name, "--launch"))
+            report = _read(os.path.join(one.out, "report.json"))
+            rows.append({"release": version, "timers": timers, "exit": code,
+                         "verdict": report.get("verdict") if report else None,
+                         "schedules": report.get("schedules") if report else None,
+                         "conforming": report.get("conforming") if report else None,
+                         "seconds": report.get("seconds") if report else None,
+                         "report": os.path.join(folder, "report.md")})
+            for finding in (report or {}).get("findings", ()):
+                example = finding.get("counterexample")
+                showed.setdefault((timers, finding["signature"]), {})[version] = (
+                    os.path.join(folder, example) if example else None)
+            if code not in (0, 1):  # a usage error, or stopped by a signal: what comes after is not run
+                status, stopped = code, True
+                break
+            status = max(status, code)
+        if stopped:
             break
-        status = max(status, code)
-    matrix = {"releases": rows, "divergences": presence([r["release"] for r in rows], showed),
-              "settings": {"seed": args.seed, "schedules": args.schedules, "timers": args.timers,
+    divergences = []
+    for timers, _ in plan:
+        judged = [r["release"] for r in rows if r["timers"] == timers]
+        mine = {sig: found for (t, sig), found in showed.items() if t == timers}
+        for d in presence(judged, {sig: set(found) for sig, found in mine.items()}):
+            first = d["ranges"][0]["from"]
+            divergences.append({**d, "timers": timers, "first": first, "counterexample": mine[d["signature"]][first]})
+    matrix = {"releases": rows, "divergences": divergences,
+              "settings": {"seed": args.seed, "timers": args.timers, "runs": [{"timers": t, "schedules": n} for t, n in plan],
                            "members": args.members, "steps": args.steps}}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "matrix.json"), "w") as f:
@@ -153,20 +185,34 @@ def _read(path: str) -> Optional[dict]:
 
 def markdown(matrix: dict) -> str:
     s = matrix["settings"]
+    runs = s["runs"]
+    both = len(runs) > 1
+    said = " and ".join(f"{r['schedules']} schedules (seeds {s['seed']}–{s['seed'] + r['schedules'] - 1}) with timers "
+                        f"{r['timers']}" for r in runs)
     lines = ["# Kafka's releases side by side", "",
-             f"The same {s['schedules']} schedules (seeds {s['seed']}–{s['seed'] + s['schedules'] - 1}, "
-             f"{s['members']} members, {s['steps']} steps, timers {s['timers']}) against each release, judged by "
-             "today's model (Kafka 3.9's coordinator, and 4.x's versioned rules).", "",
-             "| release | verdict | conforming | time | report |", "|---|---|---:|---:|---|"]
+             f"The same {said}, {s['members']} members, {s['steps']} steps, against each release, judged by "
+             "today's model (Kafka 3.9's coordinator, and 4.x's versioned rules). Each divergence's counterexample "
+             "is shrunk against the first release that shows it.", "",
+             "| release |" + (" timers |" if both else "") + " verdict | conforming | time | report |",
+             "|---|" + ("---|" if both else "") + "---|---:|---:|---|"]
     for r in matrix["releases"]:
         seconds = "" if r["seconds"] is None else f"{r['seconds']:.0f} s"
         verdict = r["verdict"] or f"no report (exit {r['exit']})"
         conforming = "—" if r["schedules"] is None else f"{r['conforming']} of {r['schedules']}"
-        lines.append(f"| {r['release']} | {verdict} | {conforming} | {seconds} | [report]({r['report']}) |")
+        lines.append(f"| {r['release']} |" + (f" {r['timers']} |" if both else "")
+                     + f" {verdict} | {conforming} | {seconds} | [report]({r['report']}) |")
     lines += ["", "## Divergences", ""]
-    if not matrix["divergences"]:
-        lines.append("None.")
-    for d in matrix["divergences"]:
-        lines.append(f"- **{d['signature']}**: {describe(d['ranges'])}. "
-                     + (d["decided"] or "Not decided yet: read Kafka's code and history for it (docs/kafka.md)."))
-    return "\n".join(lines) + "\n"
+    for run in runs:
+        mine = [d for d in matrix["divergences"] if d["timers"] == run["timers"]]
+        if both:
+            lines += [f"### Timers {run['timers']}", ""]
+        if not mine:
+            lines += ["None.", ""]
+        for d in mine:
+            example = f" Shrunk against {d['first']}: [{d['counterexample']}]({d['counterexample']})." \
+                if d.get("counterexample") else ""
+            lines.append(f"- **{d['signature']}**: {describe(d['ranges'])}. "
+                         + (d["decided"] or "Not decided yet: read Kafka's code and history for it (docs/kafka.md).")
+                         + example)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -43,11 +43,13 @@ def test_a_known_divergence_says_what_kafkas_history_decided():
     (row,) = matrix.presence(["3.2.3", "3.3.2"], {"OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE":
                                                   {"3.2.3"}})
     assert "KAFKA-14201" in row["decided"]
-    unrun = {"release": "3.3.2", "exit": 130, "verdict": None, "schedules": None, "conforming": None, "seconds": None,
+    unrun = {"release": "3.3.2", "timers": "off", "exit": 130, "verdict": None, "schedules": None, "conforming": None, "seconds": None,
              "report": "kafka-3.3.2/report.md"}
-    text = matrix.markdown({"releases": [unrun], "divergences": [row, {"signature": "s", "ranges": row["ranges"],
-                                                                  "decided": None}],
-                            "settings": {"seed": 0, "schedules": 2, "timers": "off", "members": 3, "steps": 24}})
+    text = matrix.markdown({"releases": [unrun], "divergences": [{**row, "timers": "off"},
+                                                                 {"signature": "s", "ranges": row["ranges"],
+                                                                  "decided": None, "timers": "off"}],
+                            "settings": {"seed": 0, "timers": "off", "runs": [{"timers": "off", "schedules": 2}],
+                                         "members": 3, "steps": 24}})
     assert "KAFKA-14201" in text and "Not decided yet" in text and "seeds 0–1" in text
     assert "| 3.3.2 | no report (exit 130) | — |" in text
 
@@ -59,5 +61,74 @@ def test_a_known_divergence_says_what_kafkas_history_decided():
 ])
 def test_matrix_refuses_what_it_cannot_do_before_anything_starts(extra, words, capsys, tmp_path):
     assert main(["conform", "broker", "--matrix", "kafka:3.2..3.3", *extra, "--out", str(tmp_path / "r")]) == 2
+    assert words in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def _fake_campaign(found):
+    """A stand-in for command._campaign: writes the report.json a campaign would, with the
+    signatures *found* gives for (release, timers), and records each call's settings."""
+    calls = []
+
+    def campaign(args, target):
+        import json
+        import os
+
+        version = args.launch.split(":")[1]
+        calls.append((version, args.timers, args.schedules, args.out))
+        sigs = found.get((version, args.timers), ())
+        os.makedirs(args.out, exist_ok=True)
+        findings = [{"signature": s, "counterexample": f"counterexamples/{i:02d}-x.json"} for i, s in enumerate(sigs, 1)]
+        with open(os.path.join(args.out, "report.json"), "w") as f:
+            json.dump({"verdict": "fail" if sigs else "pass", "schedules": args.schedules,
+                       "conforming": args.schedules - len(sigs), "seconds": 1.0, "findings": findings}, f)
+        return 1 if sigs else 0
+
+    return campaign, calls
+
+
+def test_timers_both_judges_each_release_off_then_on_and_keeps_the_two_apart(tmp_path):
+    import argparse
+    import json
+
+    hb = "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE"
+    campaign, calls = _fake_campaign({("2.5.1", "off"): [hb], ("2.5.1", "on"): [hb, "timer: late"],
+                                      ("2.6.3", "on"): ["timer: late"]})
+    args = argparse.Namespace(matrix="kafka:2.5..2.6", out=str(tmp_path), timers="both", schedules=300,
+                              timed_schedules=100, seed=7, members=3, steps=24, junit=None, launch=None)
+    assert matrix.run(args, campaign) == 1
+    assert [(v, t, n) for v, t, n, _ in calls] == [("2.5.1", "off", 300), ("2.5.1", "on", 100),
+                                                   ("2.6.3", "off", 300), ("2.6.3", "on", 100)]
+    assert calls[1][3] == str(tmp_path / "kafka-2.5.1-timers-on")
+    m = json.loads((tmp_path / "matrix.json").read_text())
+    got = {(d["timers"], d["signature"]): (matrix.describe(d["ranges"]), d["first"], d["counterexample"])
+           for d in m["divergences"]}
+    assert got == {("off", hb): ("present in 2.5.1; gone in 2.6.3", "2.5.1", "kafka-2.5.1-timers-off/counterexamples/01-x.json"),
+                   ("on", hb): ("present in 2.5.1; gone in 2.6.3", "2.5.1", "kafka-2.5.1-timers-on/counterexamples/01-x.json"),
+                   ("on", "timer: late"): ("present in 2.5.1–2.6.3; still in the newest judged", "2.5.1",
+                                           "kafka-2.5.1-timers-on/counterexamples/02-x.json")}
+    text = (tmp_path / "matrix.md").read_text()
+    assert "300 schedules (seeds 7–306) with timers off and 100 schedules (seeds 7–106) with timers on" in text
+    assert "| 2.6.3 | on | fail | 99 of 100 |" in text and "### Timers on" in text and "KAFKA-10134" in text
+
+
+def test_a_single_timing_keeps_one_folder_per_release(tmp_path):
+    import argparse
+
+    campaign, calls = _fake_campaign({})
+    args = argparse.Namespace(matrix="kafka:4.1", out=str(tmp_path), timers="on", schedules=5, timed_schedules=None,
+                              seed=0, members=3, steps=24, junit=None, launch=None)
+    assert matrix.run(args, campaign) == 0
+    assert calls == [("4.1.2", "on", 5, str(tmp_path / "kafka-4.1.2"))]
+    assert "None." in (tmp_path / "matrix.md").read_text() and "### Timers" not in (tmp_path / "matrix.md").read_text()
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--launch", "kafka:4.1", "--timers", "both"], "--timers both is for --matrix"),
+    (["--matrix", "kafka:4.1", "--timed-schedules", "5"], "--timed-schedules 5 needs --matrix ... --timers both"),
+    (["--matrix", "kafka:4.1", "--timers", "both", "--timed-schedules", "0"], "--timed-schedules"),
+])
+def test_timers_both_and_timed_schedules_are_refused_where_they_mean_nothing(extra, words, capsys, tmp_path):
+    assert main(["conform", "broker", *extra, "--out", str(tmp_path / "r")]) == 2
     assert words in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
