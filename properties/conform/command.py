@@ -219,7 +219,7 @@ def _campaign(args, target: targets.Target) -> int:
                                        shrinking=not args.no_shrink and not outcome.partial, requested=args.schedules,
                                        stopped_by=outcome.stopped_by, baseline=args.baseline_report,
                                        shrink_seconds=args.shrink_seconds,
-                                       stop=lambda: interrupts.signum is not None)
+                                       stop=lambda: interrupts.signum is not None, say=progress.write)
                 print_summary(summary, args.json, out)
                 if args.junit:
                     junit.write(summary, args.junit)

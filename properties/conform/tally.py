@@ -172,13 +172,15 @@ class Tally:
     def finish(self, run, target, timing: Timing, mutant: Optional[str], settings: dict, out: str,
                seconds: float, shrinking: bool = True, baseline: Optional[dict] = None, requested: Optional[int] = None,
                stopped_by: Optional[str] = None, failure: Optional[str] = None,
-               shrink_seconds: float = SHRINK_SECONDS, stop: Callable[[], bool] = lambda: False) -> dict:
+               shrink_seconds: float = SHRINK_SECONDS, stop: Callable[[], bool] = lambda: False,
+               say: Callable[[str], None] = lambda line: None) -> dict:
         """Shrink one counterexample per signature with *run* (re-running against *target*, a
         :class:`properties.conform.target.Broker`) within *shrink_seconds* in all (shared evenly
         by the signatures still to shrink: a broker with many divergences does not hold a CI job
         for an hour), write the report into *out* (the one report shape,
         :mod:`properties.findings`), and return it. Once *stop* says so (a signal arrived while
-        shrinking), the counterexamples not yet shrunk are kept as found."""
+        shrinking), the counterexamples not yet shrunk are kept as found. *say* is told, a line
+        each, which divergence is being shrunk and for how long at most (progress on long work)."""
         profile = target.profile
         examples: List[dict] = []
         deadline = time.monotonic() + shrink_seconds
@@ -197,6 +199,7 @@ class Tally:
             follows = self.parent(signature)
             shrunk = result
             if shrinking and not self.stopped_after and not crash and share > 0:  # else the budget is spent
+                say(f"shrinking {i + 1}/{len(signatures)}: {signature} ({share:.0f} s at most)")
                 if follows is not None:
                     # only ever seen after another: does it show without it? Shrinking to a schedule
                     # where it comes first says yes (then it is a divergence of its own); if none is

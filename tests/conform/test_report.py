@@ -129,8 +129,12 @@ def test_divergences_of_their_own_get_the_larger_share_of_the_shrinking_budget(t
     monkeypatch.setattr(tally_module.time, "monotonic", lambda: 0.0)  # shrinking takes no time here
     target = types.SimpleNamespace(profile=targets.profile_for("groupcheck"), system="groupcheck",
                                    text="--launch groupcheck", crashes=0)
+    said = []
     tally.finish(None, target, NO_TIMERS, None, {"seed": 0, "members": 3, "steps": 24}, str(tmp_path), 1.0,
-                 shrink_seconds=600)
+                 shrink_seconds=600, say=said.append)
     budget_own = [shares[d.signature] for d in own]
     budget_after = [shares[d.signature] for d in after]
     assert min(budget_own) >= tally_module.OWN_SHARE * max(budget_after) * 0.99, shares
+    # a line per divergence shrunk, saying which and for how long at most (progress on long work)
+    assert len(said) == 4 and said[0].startswith("shrinking 1/4: ") and own[0].signature in said[0], said
+    assert said[0].endswith(f"({shares[own[0].signature]:.0f} s at most)")
