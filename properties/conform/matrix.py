@@ -24,24 +24,75 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import attrs
+
 from properties.errors import UsageError
 
-#: What Kafka's history says of a divergence its older releases show: signature -> (the ticket and
-#: the commits that changed it, what was decided). The model judges every release by today's rules.
-DECIDED: Dict[str, str] = {
-    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE":
-        "KAFKA-10134 (16ec1793d53 in 2.6.1, 7e7bb184d2a for 2.7.0): a current member's Heartbeat to a "
-        "CompletingRebalance group was answered REBALANCE_IN_PROGRESS; since, NONE, and its session is kept. "
-        "A bug Kafka fixed",
-    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE":
-        "KAFKA-14201 (cfa1f098d6f in 3.3.0, 706adc39f6a for 3.4.0): an OffsetCommit with generation -1 to an "
-        "Empty group has its member id checked; a regression of 3.0.0 (5dae3648abd dropped 2.8's "
-        "generation < 0 && Empty branch). A bug Kafka fixed",
-    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows OFFSET_METADATA_TOO_LARGE":
-        "KAFKA-14201, as above: the member id checked before the metadata's size",
-    "OffsetFetch: answered NONE with a committed offset missing":
-        "follows from a refused commit (KAFKA-14201 where it is seen after it)",
+@attrs.frozen
+class Known:
+    """A bug of Kafka's group coordinator that releases judged here have: the releases from
+    *introduced* (None: older than any judged) up to, not including, *fixed* (the first release
+    with the fix, by version order: the fix went to every later line) show the divergences
+    :data:`DECIDED` maps to it; *timers*: only seen with timers on (a timer's bug)."""
+
+    ticket: str
+    introduced: Optional[str]
+    fixed: str
+    text: str
+    timers: Optional[str] = None
+
+    def covers(self, version: str, timers: str) -> bool:
+        return ((self.introduced is None or _key(self.introduced) <= _key(version)) and _key(version) < _key(self.fixed)
+                and (self.timers is None or self.timers == timers))
+
+
+KAFKA_10134 = Known(
+    "KAFKA-10134", None, "2.6.1",
+    "KAFKA-10134 (16ec1793d53 in 2.6.1, 7e7bb184d2a for 2.7.0): a current member's Heartbeat to a CompletingRebalance "
+    "group was answered REBALANCE_IN_PROGRESS; since, NONE, and its session is kept. A bug Kafka fixed")
+KAFKA_12890 = Known(
+    "KAFKA-12890", None, "2.8.1",
+    "KAFKA-12890 (49d2d13ef0a in 2.8.1, d294b946ca7 for 3.0.0: DelayedSync, GroupCoordinator.schedulePendingSync, "
+    "onExpirePendingSync): no deadline for the SyncGroups of a completed join, so members that never sync stay in a "
+    "CompletingRebalance group until their sessions expire (or for good while they heartbeat); since, they are removed "
+    "and the group rebalances at the rebalance timeout. A bug Kafka fixed", timers="on")
+KAFKA_14201 = Known(
+    "KAFKA-14201", "3.0.0", "3.3.0",
+    "KAFKA-14201 (cfa1f098d6f in 3.3.0, 706adc39f6a for 3.4.0): an OffsetCommit with generation -1 to an Empty group "
+    "has its member id checked; a regression of 3.0.0 (5dae3648abd dropped 2.8's generation < 0 && Empty branch). "
+    "A bug Kafka fixed")
+
+#: What Kafka's history says of a divergence older releases show: signature -> the known bugs that
+#: explain it in the releases they cover. The model judges every release by today's rules. A
+#: divergence only ever seen after another (the report's ``follows``) takes that one's decision.
+DECIDED: Dict[str, Tuple[Known, ...]] = {
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE": (KAFKA_10134,),
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    # the model's pending-sync timer fires within its tolerance window, or not yet (then NONE; which
+    # 2.5.1 does not answer either, KAFKA-10134)
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE": (KAFKA_14201,),
+    # the member id checked before the metadata's size
+    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows OFFSET_METADATA_TOO_LARGE": (KAFKA_14201,),
 }
+
+
+def decide(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Optional[str]:
+    """What Kafka's history says of *signature*, seen (with *timers*) in the releases of *found*
+    (release -> the divergence it followed there, or None): a known bug covering every one of
+    them, or, where it was only ever seen after other divergences, theirs. None: not decided."""
+    for known in DECIDED.get(signature, ()):
+        if all(known.covers(version, timers) for version in found):
+            return known.text
+    parents = set(found.values())
+    if None not in parents and len(parents) == 1:
+        (parent,) = parents
+        theirs = decide(parent, timers, dict.fromkeys(found))
+        if theirs is not None:
+            return f"Only seen after '{parent}', and follows from it: {theirs}"
+    return None
 
 
 def releases(spec: str) -> List[str]:
@@ -72,10 +123,12 @@ def _key(version: str) -> Tuple[int, ...]:
     return tuple(int(x) for x in version.split("."))
 
 
-def presence(versions: Sequence[str], showed: Dict[str, set]) -> List[dict]:
+def presence(versions: Sequence[str], showed: Dict[str, set], timers: str = "off",
+             follows: Optional[Dict[str, Dict[str, Optional[str]]]] = None) -> List[dict]:
     """Per signature (first seen in the oldest release first): the releases that showed it as
-    ranges of consecutive releases of *versions* (in order), and the releases before and after
-    each range that did not."""
+    ranges of consecutive releases of *versions* (in order), the releases before and after each
+    range that did not, and what :func:`decide` says of it (*follows*: per signature, release ->
+    the divergence it followed there; none given: it followed none)."""
     out = []
     order = {v: i for i, v in enumerate(versions)}
     first = {sig: min(order[v] for v in vs) for sig, vs in showed.items()}
@@ -94,7 +147,8 @@ def presence(versions: Sequence[str], showed: Dict[str, set]) -> List[dict]:
                 i = j + 1
             else:
                 i += 1
-        out.append({"signature": sig, "ranges": ranges, "decided": DECIDED.get(sig)})
+        found = (follows or {}).get(sig) or dict.fromkeys(showed[sig])
+        out.append({"signature": sig, "ranges": ranges, "decided": decide(sig, timers, found)})
     return out
 
 
@@ -127,7 +181,8 @@ def run(args: argparse.Namespace, campaign) -> int:
     out = args.out or "reports/conform-matrix"
     plan = timings(args)
     rows: List[dict] = []
-    showed: Dict[Tuple[str, str], Dict[str, Optional[str]]] = {}  # (timers, signature) -> release -> counterexample
+    # (timers, signature) -> release -> (its counterexample, the divergence it followed there)
+    showed: Dict[Tuple[str, str], Dict[str, Tuple[Optional[str], Optional[str]]]] = {}
     status = 0
     stopped = False
     for version in versions:
@@ -149,7 +204,7 @@ def run(args: argparse.Namespace, campaign) -> int:
             for finding in (report or {}).get("findings", ()):
                 example = finding.get("counterexample")
                 showed.setdefault((timers, finding["signature"]), {})[version] = (
-                    os.path.join(folder, example) if example else None)
+                    os.path.join(folder, example) if example else None, finding.get("follows"))
             if code not in (0, 1):  # a usage error, or stopped by a signal: what comes after is not run
                 status, stopped = code, True
                 break
@@ -160,9 +215,11 @@ def run(args: argparse.Namespace, campaign) -> int:
     for timers, _ in plan:
         judged = [r["release"] for r in rows if r["timers"] == timers]
         mine = {sig: found for (t, sig), found in showed.items() if t == timers}
-        for d in presence(judged, {sig: set(found) for sig, found in mine.items()}):
+        follows = {sig: {version: parent for version, (_, parent) in found.items()} for sig, found in mine.items()}
+        for d in presence(judged, {sig: set(found) for sig, found in mine.items()}, timers, follows):
             first = d["ranges"][0]["from"]
-            divergences.append({**d, "timers": timers, "first": first, "counterexample": mine[d["signature"]][first]})
+            example, parent = mine[d["signature"]][first]
+            divergences.append({**d, "timers": timers, "first": first, "counterexample": example, "follows": parent})
     matrix = {"releases": rows, "divergences": divergences,
               "settings": {"seed": args.seed, "timers": args.timers, "runs": [{"timers": t, "schedules": n} for t, n in plan],
                            "members": args.members, "steps": args.steps}}

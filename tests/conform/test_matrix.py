@@ -132,3 +132,25 @@ def test_timers_both_and_timed_schedules_are_refused_where_they_mean_nothing(ext
     assert main(["conform", "broker", *extra, "--out", str(tmp_path / "r")]) == 2
     assert words in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_known_bug_decides_a_divergence_only_in_the_releases_that_have_it():
+    commit = "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"  # KAFKA-14201: 3.0.0 to 3.3.0
+    assert "KAFKA-14201" in matrix.decide(commit, "off", dict.fromkeys(["3.0.2", "3.2.3"]))
+    assert matrix.decide(commit, "off", dict.fromkeys(["3.2.3", "3.9.2"])) is None  # 3.9.2 has the fix: not this bug
+    assert matrix.decide(commit, "off", dict.fromkeys(["2.8.2"])) is None  # before the regression
+    stuck = "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID"  # KAFKA-12890
+    assert "KAFKA-12890" in matrix.decide(stuck, "on", dict.fromkeys(["2.5.1", "2.7.2"]))
+    assert matrix.decide(stuck, "on", dict.fromkeys(["2.8.2"])) is None
+    assert matrix.decide(stuck, "off", dict.fromkeys(["2.5.1"])) is None  # a timer's bug needs timers
+
+
+def test_a_divergence_only_seen_after_a_decided_one_takes_its_decision():
+    after = "SyncGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID"
+    stuck = "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID"
+    text = matrix.decide(after, "on", {"2.5.1": stuck, "2.6.3": stuck})
+    assert text.startswith(f"Only seen after '{stuck}'") and "KAFKA-12890" in text
+    assert matrix.decide(after, "on", {"2.5.1": stuck, "2.6.3": None}) is None  # of its own in 2.6.3
+    assert matrix.decide(after, "on", {"2.8.2": stuck}) is None  # its parent is not that bug there
+    (row,) = matrix.presence(["2.5.1", "2.6.3"], {after: {"2.5.1"}}, "on", {after: {"2.5.1": stuck}})
+    assert "KAFKA-12890" in row["decided"]
