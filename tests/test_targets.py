@@ -19,6 +19,7 @@ from properties.live import kafka
     ("kafka:3.0", "3.0.2", False),
     ("kafka:2.8", "2.8.2", False),  # under ZooKeeper
     ("kafka:2.5.1", "2.5.1", False),
+    ("kafka:2.0", "2.0.1", False),  # the oldest line run
 ])
 def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
     spec = kafka.parse(name)
@@ -32,14 +33,26 @@ def test_kafka_names_parse_into_a_release_and_a_coordinator(name, version, new):
 @pytest.mark.parametrize("name, words", [
     ("kafka:", "expected kafka:LINE or kafka:X.Y.Z"),
     ("kafka:latest", "expected kafka:LINE or kafka:X.Y.Z"),
-    ("kafka:2.4", "no release line 2.4 known"),
-    ("kafka:2.4.1", "judges Kafka 2.5 and later"),
+    ("kafka:1.1", "no release line 1.1 known"),
+    ("kafka:1.1.1", "runs Kafka 2.0 and later"),
     ("kafka:2.8.2-new-coordinator", "no Java group coordinator"),
 ])
 def test_a_bad_kafka_name_is_one_line_naming_it(name, words):
     with pytest.raises(UsageError) as e:
         targets.get(targets.BROKER, name, "--launch")
     assert str(e.value).startswith(f"--launch {name}: ") and words in str(e.value)
+
+
+@pytest.mark.parametrize("name, scala, zookeeper, create, describe", [
+    ("kafka:2.0", "2.12", "3.5.9", 2, (1, 1)),  # no kafka_2.13 before 2.4; ZooKeeper 3.4's client fails on Java 14+
+    ("kafka:2.3", "2.12", "3.5.9", 2, (1, 1)),
+    ("kafka:2.4", "2.13", None, 5, (3, 5)),  # its own ZooKeeper 3.5, and the flexible versions
+    ("kafka:4.1", "2.13", None, 5, (3, 5)),
+])
+def test_what_an_old_release_needs_to_be_run_and_asked(name, scala, zookeeper, create, describe):
+    spec = kafka.parse(name)
+    assert (spec.scala, spec.zookeeper_client, spec.create_topics_version, spec.describe_versions) == (
+        scala, zookeeper, create, describe)
 
 
 def test_the_new_coordinator_switch_is_written_for_3x_only():
@@ -62,9 +75,9 @@ def test_without_maven_a_kafka_launch_is_a_usage_error(tmp_path, monkeypatch, ca
 
 def test_a_launched_broker_takes_a_profile_too_checked_before_it_starts(capsys, tmp_path):
     # --profile replaces a launched broker's own profile (tests/test_profiles.py has the files)
-    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:2.4",
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--profile", "kafka:1.1",
                  "--out", str(tmp_path / "r")]) == 2
-    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:2.4: no release line 2.4 known")
+    assert capsys.readouterr().err.startswith("groupcheck: error: --profile kafka:1.1: no release line 1.1 known")
     assert not (tmp_path / "r").exists()
 
 

@@ -34,19 +34,28 @@ def exchange(address: Tuple[str, int], body: Any, api: str, version: int, timeou
         return decode_response(api, version, read_frame(sock))
 
 
-def describe_group(bootstrap: Tuple[str, int], group: str, timeout_s: float, client_id: str = "groupcheck"):
-    """*group* as its coordinator describes it (FindCoordinator v3, then DescribeGroups v5 to the
-    coordinator): ``(error, described)`` — a FindCoordinator error and None, or the DescribeGroups
-    error of the group and the group (kio's DescribedGroup). OSError or EOFError when unreachable."""
+#: the (FindCoordinator, DescribeGroups) versions :func:`describe_group` sends by default: those of
+#: Kafka 2.4 and later; 2.0-2.3 take (1, 1)
+DESCRIBE_VERSIONS = (3, 5)
+
+
+def describe_group(bootstrap: Tuple[str, int], group: str, timeout_s: float, client_id: str = "groupcheck",
+                   versions: Tuple[int, int] = DESCRIBE_VERSIONS):
+    """*group* as its coordinator describes it (FindCoordinator, then DescribeGroups to the
+    coordinator, at *versions*): ``(error, described)`` — a FindCoordinator error and None, or the
+    DescribeGroups error of the group and the group (kio's DescribedGroup: its state, its members'
+    client ids at any version). OSError or EOFError when unreachable."""
     from impl import protocol as P
     from impl.wire.apis import REQUEST, kio_class
     from impl.wire.build import build
 
-    found = exchange(bootstrap, P.FindCoordinatorRequestData(key=group), "FindCoordinator", 3, timeout_s,
+    find, describe = versions
+    found = exchange(bootstrap, P.FindCoordinatorRequestData(key=group), "FindCoordinator", find, timeout_s,
                      client_id, 1).body
     if found.error_code:
         return found.error_code, None
-    request = build(kio_class("DescribeGroups", 5, REQUEST), {"groups": [group], "include_authorized_operations": False})
-    (described,) = exchange((found.host, found.port), request, "DescribeGroups", 5, timeout_s, client_id, 2).body.groups
+    request = build(kio_class("DescribeGroups", describe, REQUEST), {"groups": [group], "include_authorized_operations": False})
+    (described,) = exchange((found.host, found.port), request, "DescribeGroups", describe, timeout_s, client_id,
+                            2).body.groups
     return int(getattr(described.error_code, "value", described.error_code)), described
 

@@ -49,11 +49,11 @@ import attrs
 from properties.errors import UsageError
 from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn, wait_until_ready
-from properties.live.exchange import describe_group, exchange
+from properties.live.exchange import DESCRIBE_VERSIONS, describe_group, exchange
 
 #: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13
 #: maven-metadata.xml, 2026-11-29): every line from 2.5 on (2.x under ZooKeeper, then KRaft).
-LINES = {"2.5": "2.5.1", "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
+LINES = {"2.0": "2.0.1", "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1", "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
          "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
 NEW_COORDINATOR = "-new-coordinator"
 POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
@@ -64,6 +64,7 @@ READY = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServe
 ZOOKEEPER_READY = re.compile(r"binding to port")
 READY_TIMEOUT_S = 90.0
 OFFSETS_TOPIC = "__consumer_offsets"
+CREATE_TOPICS_VERSION = 5  # from 2.4 on, and in every KRaft release (3.x offers 0-7, 4.x 2-7)
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -90,6 +91,36 @@ class KafkaSpec:
         """Run under ZooKeeper: a 2.x release has no KRaft mode."""
         return self.major < 3
 
+    @property
+    def line(self) -> Tuple[int, int]:
+        major, minor = self.version.split(".")[:2]
+        return int(major), int(minor)
+
+    @property
+    def scala(self) -> str:
+        """The Scala binary version of its ``kafka_X`` artifact: 2.13 from 2.4.0 on, 2.12 before."""
+        return "2.13" if self.line >= (2, 4) else "2.12"
+
+    @property
+    def zookeeper_client(self) -> Optional[str]:
+        """The ZooKeeper client put in place of the release's own, or None: 2.0-2.3 depend on
+        ZooKeeper 3.4, whose client never connects on Java 14 and later ("Unable to canonicalize
+        address 127.0.0.1/<unresolved>", ZOOKEEPER-3779); with 3.5.9 (the last 3.5, which 2.4-2.8's
+        3.5 line of clients speaks too) they run."""
+        return "3.5.9" if self.line < (2, 4) else None
+
+    @property
+    def describe_versions(self) -> Tuple[int, int]:
+        """The (FindCoordinator, DescribeGroups) versions of :func:`wait_for_group_coordinator`:
+        (3, 5) from 2.4 on, (1, 1) before (2.0-2.3 offer FindCoordinator v0-v2, DescribeGroups v0-v2)."""
+        return DESCRIBE_VERSIONS if self.line >= (2, 4) else (1, 1)
+
+    @property
+    def create_topics_version(self) -> int:
+        """The CreateTopics version :func:`create_topics` sends it: v5 from 2.4 on (every KRaft
+        release offers it), v2 before (2.0-2.3 offer v0-v3)."""
+        return CREATE_TOPICS_VERSION if self.line >= (2, 4) else 2
+
 
 def parse(name: str, argument: str = "--launch") -> KafkaSpec:
     """``kafka:LINE``, ``kafka:X.Y.Z`` (2.5.0 and later), either with ``-new-coordinator`` (3.x);
@@ -109,9 +140,9 @@ def parse(name: str, argument: str = "--launch") -> KafkaSpec:
     else:
         version = wanted
     major = int(version.split(".")[0])
-    if (major, int(version.split(".")[1])) < (2, 5):
-        raise UsageError(f"{argument} {name}: groupcheck judges Kafka 2.5 and later: its broker checker speaks "
-                         "JoinGroup v7 and SyncGroup v5 (KIP-559), which Kafka answers from 2.5.0 on")
+    if (major, int(version.split(".")[1])) < (2, 0):
+        raise UsageError(f"{argument} {name}: groupcheck runs Kafka 2.0 and later (Java 17 runs them; "
+                         f"lines: {', '.join(LINES)})")
     if new and major < 3:
         raise UsageError(f"{argument} {name}: Kafka {version} has no Java group coordinator ({NEW_COORDINATOR} is "
                          "for 3.x)")
@@ -120,8 +151,11 @@ def parse(name: str, argument: str = "--launch") -> KafkaSpec:
 
 def resolve(spec: KafkaSpec) -> str:
     """The folder of Kafka *spec*'s jars, resolved from Maven Central the first time (offline after)."""
-    return maven.resolve(POM, f"kafka-{spec.version}", f"org.apache.kafka:kafka_2.13:{spec.version}",
-                         {"kafka.version": spec.version, "logging": spec.logging}, "Kafka")
+    properties = {"kafka.version": spec.version, "logging": spec.logging, "scala.binary": spec.scala}
+    if spec.zookeeper_client:
+        properties["zookeeper.version"] = spec.zookeeper_client
+    return maven.resolve(POM, f"kafka-{spec.version}", f"org.apache.kafka:kafka_{spec.scala}:{spec.version}",
+                         properties, "Kafka")
 
 
 class KafkaBroker(ChildBroker):
@@ -151,7 +185,7 @@ class KafkaBroker(ChildBroker):
                                        owns_workdir=self._workdir is not None))
         self.process, self.log_path = fresh.process, fresh.log_path
         address = (self.host, self.port)
-        wait_for_group_coordinator(address, timeout_s, group)
+        wait_for_group_coordinator(address, timeout_s, group, self.spec.describe_versions)
         wait_for_fast_writes(address, time.monotonic() + timeout_s)
         return address
 
@@ -254,22 +288,23 @@ def start(spec: KafkaSpec, topics: Mapping[str, int] = (), settings: Mapping[str
         raise
     try:
         if topics:
-            create_topics_when_registered(("127.0.0.1", port), dict(topics))
-        wait_for_group_coordinator(("127.0.0.1", port))
+            create_topics_when_registered(("127.0.0.1", port), dict(topics), version=spec.create_topics_version)
+        wait_for_group_coordinator(("127.0.0.1", port), versions=spec.describe_versions)
     except BaseException:
         broker.stop()
         raise
     return broker
 
 
-def create_topics_when_registered(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
+def create_topics_when_registered(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0,
+                                  version: int = CREATE_TOPICS_VERSION) -> None:
     """:func:`create_topics`, again while the broker answers that no broker is available yet: under
     ZooKeeper its "started" line can come before it registered itself (seen on 2.7.2: "Replication
     factor: 1 larger than available brokers: 0"). Any other refusal is raised at once."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            create_topics(bootstrap, topics)
+            create_topics(bootstrap, topics, version=version)
             return
         except RuntimeError as e:
             if "available brokers: 0" not in str(e) or time.monotonic() > deadline:
@@ -361,7 +396,7 @@ _NOT_READY = (14, 15, 16)
 
 
 def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60.0,
-                               group: str = "groupcheck-ready") -> None:
+                               group: str = "groupcheck-ready", versions: Tuple[int, int] = DESCRIBE_VERSIONS) -> None:
     """Return once the group coordinator answers a DescribeGroups of a probe group for good.
 
     A fresh node creates ``__consumer_offsets`` at the first FindCoordinator and then loads it;
@@ -369,9 +404,10 @@ def wait_for_group_coordinator(bootstrap: Tuple[str, int], timeout_s: float = 60
     first schedule against kafka:3.9-new-coordinator, 2026-11-28), which a consumer retries but the
     broker checker, whose model starts with the group's coordinator loaded, would judge. A started
     broker is handed over only when it is ready, as a real cluster would be. (*group*: the group
-    whose coordinator must be loaded; after a restart, the schedule's own.)"""
+    whose coordinator must be loaded; after a restart, the schedule's own. *versions*: the
+    FindCoordinator and DescribeGroups versions the broker takes, :attr:`KafkaSpec.describe_versions`.)"""
     def ready() -> Optional[str]:
-        code, _ = describe_group(bootstrap, group, 5.0)
+        code, _ = describe_group(bootstrap, group, 5.0, versions=versions)
         return f"error {code}" if code in _NOT_READY else None
 
     wait_until(ready, timeout_s, "the group coordinator was not ready")
@@ -460,24 +496,25 @@ def free_ports(n: int) -> Tuple[int, ...]:
             s.close()
 
 
-CREATE_TOPICS_VERSION = 5  # in every KRaft release (3.x offers 0-7, 4.x 2-7)
 
 
 def create_topics(bootstrap: Tuple[str, int], topics: Mapping[str, int], timeout_s: float = 30.0,
-                  replication: int = 1) -> None:
-    """CreateTopics (*replication* replicas each) and wait for the answer; RuntimeError naming a
-    topic Kafka refused (TOPIC_ALREADY_EXISTS is fine)."""
-    from kio.schema.create_topics.v5 import request as rq
-    from kio.static.primitive import i16, i32, i32Timedelta
+                  replication: int = 1, version: int = CREATE_TOPICS_VERSION) -> None:
+    """CreateTopics *version* (*replication* replicas each) and wait for the answer; RuntimeError
+    naming a topic Kafka refused (TOPIC_ALREADY_EXISTS is fine)."""
     import datetime
+    import importlib
 
+    from kio.static.primitive import i16, i32, i32Timedelta
+
+    rq = importlib.import_module(f"kio.schema.create_topics.v{version}.request")
 
     request = rq.CreateTopicsRequest(
         topics=tuple(rq.CreatableTopic(name=name, num_partitions=i32(n), replication_factor=i16(replication), assignments=(),
                                        configs=()) for name, n in topics.items()),
         timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)), validate_only=False)
     try:
-        decoded = exchange(bootstrap, request, "CreateTopics", CREATE_TOPICS_VERSION, timeout_s)
+        decoded = exchange(bootstrap, request, "CreateTopics", version, timeout_s)
     except (OSError, EOFError) as e:
         raise RuntimeError(f"CreateTopics: {e}") from None
     if not hasattr(decoded, "body"):
