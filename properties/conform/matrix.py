@@ -56,6 +56,18 @@ KAFKA_12890 = Known(
     "onExpirePendingSync): no deadline for the SyncGroups of a completed join, so members that never sync stay in a "
     "CompletingRebalance group until their sessions expire (or for good while they heartbeat); since, they are removed "
     "and the group rebalances at the rebalance timeout. A bug Kafka fixed", timers="on")
+KAFKA_8225 = Known(
+    "KAFKA-8225", None, "2.3.0",
+    "KAFKA-8225 (9fa331b811d, KIP-345's fencing of static members, first in 2.3.0): GroupCoordinator.handleHeartbeat "
+    "checked the generation in PreparingRebalance and Stable only, so a member's Heartbeat with a stale generation to a "
+    "CompletingRebalance group was answered REBALANCE_IN_PROGRESS; since, fencing, member and generation are checked "
+    "first in every state (ILLEGAL_GENERATION). Not a rule of its own: an inconsistency removed")
+KAFKA_8487 = Known(
+    "KAFKA-8487", None, "2.4.0",
+    "KAFKA-8487 (bebcbe3a049, first in 2.4.0): GroupCoordinator.doCommitOffsets answered any OffsetCommit to a "
+    "CompletingRebalance group REBALANCE_IN_PROGRESS before checking its member id and generation; since, an unknown "
+    "member is told UNKNOWN_MEMBER_ID and a stale generation ILLEGAL_GENERATION first (the consumer rejoins on "
+    "REBALANCE_IN_PROGRESS alone). A bug Kafka fixed")
 KAFKA_14201 = Known(
     "KAFKA-14201", "3.0.0", "3.3.0",
     "KAFKA-14201 (cfa1f098d6f in 3.3.0, 706adc39f6a for 3.4.0): an OffsetCommit with generation -1 to an Empty group "
@@ -68,10 +80,12 @@ KAFKA_14201 = Known(
 DECIDED: Dict[str, Tuple[Known, ...]] = {
     "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE": (KAFKA_10134,),
     "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows ILLEGAL_GENERATION": (KAFKA_8225,),
     # the model's pending-sync timer fires within its tolerance window, or not yet (then NONE; which
     # 2.5.1 does not answer either, KAFKA-10134)
     "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
-    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_8487, KAFKA_12890),
+    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows ILLEGAL_GENERATION": (KAFKA_8487,),
     "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
     # from 2.6.1 a Heartbeat in CompletingRebalance renews the session (KAFKA-10134), so the member
     # the model removed at the pending-sync deadline is still there; a follower's SyncGroup waits
@@ -88,9 +102,13 @@ def decide(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Opti
     """What Kafka's history says of *signature*, seen (with *timers*) in the releases of *found*
     (release -> the divergence it followed there, or None): a known bug covering every one of
     them, or, where it was only ever seen after other divergences, theirs. None: not decided."""
-    for known in DECIDED.get(signature, ()):
-        if all(known.covers(version, timers) for version in found):
-            return known.text
+    candidates = DECIDED.get(signature, ())
+    if found and all(any(known.covers(version, timers) for known in candidates) for version in found):
+        used = [known for known in candidates if any(known.covers(version, timers) for version in found)]
+        if len(used) == 1:
+            return used[0].text
+        return " · ".join(f"In {', '.join(v for v in found if known.covers(v, timers))}: {known.text}"
+                          for known in used)
     parents = set(found.values())
     if None not in parents and len(parents) == 1:
         (parent,) = parents

@@ -154,3 +154,11 @@ def test_a_divergence_only_seen_after_a_decided_one_takes_its_decision():
     assert matrix.decide(after, "on", {"2.8.2": stuck}) is None  # its parent is not that bug there
     (row,) = matrix.presence(["2.5.1", "2.6.3"], {after: {"2.5.1"}}, "on", {after: {"2.5.1": stuck}})
     assert "KAFKA-12890" in row["decided"]
+
+
+def test_releases_with_different_known_bugs_behind_one_signature_name_each_with_its_releases():
+    commit = "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID"
+    assert "KAFKA-8487" in matrix.decide(commit, "off", dict.fromkeys(["2.0.1", "2.3.1"]))
+    assert matrix.decide(commit, "off", dict.fromkeys(["2.3.1", "2.6.3"])) is None  # 2.6.3 timers off: neither
+    text = matrix.decide(commit, "on", dict.fromkeys(["2.3.1", "2.6.3"]))
+    assert "In 2.3.1: KAFKA-8487" in text and "In 2.3.1, 2.6.3: KAFKA-12890" in text
