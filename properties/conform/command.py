@@ -2,7 +2,7 @@
 
 ``groupcheck conform broker (--bootstrap HOST:PORT | --launch NAME [--mutant NAME] [--brokers N] | --launch-cmd
 'COMMAND {port}' | --matrix kafka:A..B) [--profile FILE.toml|NAME] [--schedules N] [--steps K] [--members M] [--seed S]
-[--timers off|on|both] [--timed-schedules N] [--out DIR] [--json] [--no-shrink]``
+[--timers off|on|both] [--timed-schedules N] [--resume] [--out DIR] [--json] [--no-shrink]``
 
 Runs N seeded schedules (seeds S..S+N-1, one fresh group id each) against the broker, judges
 every answer, shrinks one counterexample per distinct divergence signature, and writes the report
@@ -80,6 +80,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
                         "both (--matrix only): per release, --schedules with timers off, then --timed-schedules with "
                         "timers on")
+    b.add_argument("--resume", action="store_true",
+                   help="with --matrix: keep the reports already in OUT that are whole runs of the same settings "
+                        "(a stopped matrix goes on where it stopped; with nothing left, the matrix is written again)")
     b.add_argument("--timed-schedules", type=int_at_least("--timed-schedules", 1), default=None, metavar="N",
                    help="with --matrix --timers both: the schedules with timers on (default: --schedules)")
     b.add_argument("--out", metavar="DIR", default=None, help="report directory (default reports/conform-SYSTEM)")
@@ -130,6 +133,8 @@ def cmd_conform(args) -> int:
     if args.timers == "both" and not args.matrix:
         raise UsageError("--timers both is for --matrix (each release judged with timers off, then on); "
                          "judge one broker with --timers off or --timers on")
+    if args.resume and not args.matrix:
+        raise UsageError("--resume is for --matrix (it keeps the releases' reports already in its OUT)")
     if args.timed_schedules is not None and args.timers != "both":
         raise UsageError(f"--timed-schedules {args.timed_schedules} needs --matrix ... --timers both "
                          f"(with --timers {args.timers}, --schedules says how many)")

@@ -80,8 +80,12 @@ def _fake_campaign(found):
         os.makedirs(args.out, exist_ok=True)
         findings = [{"signature": s, "counterexample": f"counterexamples/{i:02d}-x.json"} for i, s in enumerate(sigs, 1)]
         with open(os.path.join(args.out, "report.json"), "w") as f:
-            json.dump({"verdict": "fail" if sigs else "pass", "schedules": args.schedules,
-                       "conforming": args.schedules - len(sigs), "seconds": 1.0, "findings": findings}, f)
+            json.dump({"checker": "conform-broker", "verdict": "fail" if sigs else "pass", "schedules": args.schedules,
+                       "partial": False, "stopped_by": None, "conforming": args.schedules - len(sigs), "seconds": 1.0,
+                       "findings": findings,
+                       "settings": {"seed": args.seed, "members": args.members, "steps": args.steps,
+                                    "static": args.static, "faults": args.faults, "timers": args.timers == "on",
+                                    "target": f"--launch {args.launch}"}}, f)
         return 1 if sigs else 0
 
     return campaign, calls
@@ -95,7 +99,8 @@ def test_timers_both_judges_each_release_off_then_on_and_keeps_the_two_apart(tmp
     campaign, calls = _fake_campaign({("2.5.1", "off"): [hb], ("2.5.1", "on"): [hb, "timer: late"],
                                       ("2.6.3", "on"): ["timer: late"]})
     args = argparse.Namespace(matrix="kafka:2.5..2.6", out=str(tmp_path), timers="both", schedules=300,
-                              timed_schedules=100, seed=7, members=3, steps=24, junit=None, launch=None)
+                              timed_schedules=100, seed=7, members=3, steps=24, junit=None, launch=None,
+                              static=0, faults=False)
     assert matrix.run(args, campaign) == 1
     assert [(v, t, n) for v, t, n, _ in calls] == [("2.5.1", "off", 300), ("2.5.1", "on", 100),
                                                    ("2.6.3", "off", 300), ("2.6.3", "on", 100)]
@@ -117,7 +122,7 @@ def test_a_single_timing_keeps_one_folder_per_release(tmp_path):
 
     campaign, calls = _fake_campaign({})
     args = argparse.Namespace(matrix="kafka:4.1", out=str(tmp_path), timers="on", schedules=5, timed_schedules=None,
-                              seed=0, members=3, steps=24, junit=None, launch=None)
+                              seed=0, members=3, steps=24, junit=None, launch=None, static=0, faults=False)
     assert matrix.run(args, campaign) == 0
     assert calls == [("4.1.2", "on", 5, str(tmp_path / "kafka-4.1.2"))]
     assert "None." in (tmp_path / "matrix.md").read_text() and "### Timers" not in (tmp_path / "matrix.md").read_text()
@@ -162,3 +167,32 @@ def test_releases_with_different_known_bugs_behind_one_signature_name_each_with_
     assert matrix.decide(commit, "off", dict.fromkeys(["2.3.1", "2.6.3"])) is None  # 2.6.3 timers off: neither
     text = matrix.decide(commit, "on", dict.fromkeys(["2.3.1", "2.6.3"]))
     assert "In 2.3.1: KAFKA-8487" in text and "In 2.3.1, 2.6.3: KAFKA-12890" in text
+
+
+def test_resume_keeps_the_whole_runs_of_the_same_settings_and_runs_the_rest(tmp_path):
+    import argparse
+    import json
+
+    hb = "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE"
+    campaign, calls = _fake_campaign({("2.5.1", "off"): [hb]})
+    args = argparse.Namespace(matrix="kafka:2.5..2.6", out=str(tmp_path), timers="off", schedules=30, timed_schedules=None,
+                              seed=0, members=3, steps=24, junit=None, launch=None, static=0, faults=False, resume=True)
+    assert matrix.run(args, campaign) == 1 and len(calls) == 2
+    report = tmp_path / "kafka-2.6.3" / "report.json"
+    cut = json.loads(report.read_text())
+    report.write_text(json.dumps({**cut, "partial": True}))  # 2.6.3 was stopped half way
+    del calls[:]
+    assert matrix.run(args, campaign) == 1
+    assert [c[0] for c in calls] == ["2.6.3"]  # 2.5.1 kept, 2.6.3 run again
+    m = json.loads((tmp_path / "matrix.json").read_text())
+    assert [r["release"] for r in m["releases"]] == ["2.5.1", "2.6.3"] and "KAFKA-10134" in m["divergences"][0]["decided"]
+    del calls[:]
+    assert matrix.run(argparse.Namespace(**{**vars(args), "schedules": 31}), campaign) == 1
+    assert len(calls) == 2  # other settings: nothing kept
+    del calls[:]
+    assert matrix.run(argparse.Namespace(**{**vars(args), "resume": False}), campaign) == 1 and len(calls) == 2
+
+
+def test_resume_needs_a_matrix(capsys, tmp_path):
+    assert main(["conform", "broker", "--launch", "kafka:4.1", "--resume", "--out", str(tmp_path / "r")]) == 2
+    assert "--resume is for --matrix" in capsys.readouterr().err
