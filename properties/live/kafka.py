@@ -12,9 +12,9 @@ release has no KRaft mode: :func:`start` runs a ZooKeeper first (``ZooKeeperServ
 ZooKeeper jar the release depends on, :func:`start_zookeeper`) and the broker under it
 (``zookeeper.connect``), stopped together.
 
-Names (:func:`parse`): ``kafka:2.5`` … ``kafka:4.1`` are the latest release of those lines in
-:data:`LINES`; ``kafka:X.Y.Z`` is that release (2.5.0 and later: the broker checker's request
-versions); ``-new-coordinator`` after a 3.x name turns on
+Names (:func:`parse`): ``kafka:2.0`` … ``kafka:4.1`` are the latest release of those lines in
+:data:`LINES`; ``kafka:X.Y.Z`` is that release (2.0.0 and later; the broker checker speaks the
+versions both sides support); ``-new-coordinator`` after a 3.x name turns on
 the Java group coordinator (``group.coordinator.new.enable=true``; 3.9's default is the Scala
 ``GroupCoordinator`` the model was written from, 4.0's the Java ``GroupMetadataManager``, and 4.1
 has no other: KAFKA-18329).
@@ -25,9 +25,12 @@ Facts checked on this machine kind (Java 17, Maven 3.8.7), 2026-11-28: the runti
 in 7–9 s with its jars resolved (3.0–3.2's KRaft was early access — production-ready from 3.3,
 KIP-833 — but a single node runs, and its group coordinator is the Scala GroupCoordinator it runs
 under ZooKeeper); the 2.5–2.8 lines (2.5.1, 2.6.3, 2.7.2, 2.8.2) run under a ZooKeeper 3.5 of
-their own, up in 2–6 s. Not run: 2.0–2.4, whose JoinGroup and SyncGroup stop below the versions
-the broker checker sends (2.0–2.3 would also need another ZooKeeper: their 3.4 client never
-connects on Java 14 and later, ZOOKEEPER-3779);
+their own, up in 2–6 s; and 2.0–2.4 (2.0.1, 2.1.1, 2.2.2, 2.3.1, 2.4.1): before 2.4 there is no
+``kafka_2.13`` (``kafka_2.12``, :attr:`KafkaSpec.scala`), and 2.0–2.3's ZooKeeper 3.4 client never
+connects on Java 14 and later ("Unable to canonicalize address 127.0.0.1/<unresolved>",
+ZOOKEEPER-3779): the pom puts ZooKeeper 3.5.9 in its place (:attr:`KafkaSpec.zookeeper_client`),
+server and client, and they run; they take CreateTopics v2 and FindCoordinator/DescribeGroups v1
+(no flexible versions before 2.4);
 the POM declares no slf4j binding, so the pom adds ``slf4j-reload4j`` 1.7.36 for 2.x and 3.x and
 ``log4j-slf4j-impl`` 2.24.3 for 4.x (4.1.2 depends on slf4j-api 1.7.36); ``StorageTool format``
 needs no ``--standalone`` with a static voter list; a node is up in 4–6 s.
@@ -51,8 +54,9 @@ from properties.live import maven
 from properties.live.child import PROJECT_ROOT, ChildBroker, spawn, wait_until_ready
 from properties.live.exchange import DESCRIBE_VERSIONS, describe_group, exchange
 
-#: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13
-#: maven-metadata.xml, 2026-11-29): every line from 2.5 on (2.x under ZooKeeper, then KRaft).
+#: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13 and,
+#: before 2.4, kafka_2.12 maven-metadata.xml, 2026-11-29): every line from 2.0 on (2.x under
+#: ZooKeeper, then KRaft).
 LINES = {"2.0": "2.0.1", "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1", "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
          "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
 NEW_COORDINATOR = "-new-coordinator"
@@ -123,7 +127,7 @@ class KafkaSpec:
 
 
 def parse(name: str, argument: str = "--launch") -> KafkaSpec:
-    """``kafka:LINE``, ``kafka:X.Y.Z`` (2.5.0 and later), either with ``-new-coordinator`` (3.x);
+    """``kafka:LINE``, ``kafka:X.Y.Z`` (2.0.0 and later), either with ``-new-coordinator`` (3.x);
     UsageError otherwise."""
     rest = name.partition(":")[2]
     new = rest.endswith(NEW_COORDINATOR)
@@ -314,8 +318,8 @@ def create_topics_when_registered(bootstrap: Tuple[str, int], topics: Mapping[st
 
 def start_zookeeper(java: str, classpath: str, workdir: str, port: int) -> ChildBroker:
     """A standalone ZooKeeper (``ZooKeeperServerMain``, from the ZooKeeper jar a 2.x release
-    depends on: 3.5.x for 2.5-2.8) on *port*, its data in *workdir*; once it listens. Its admin
-    server stays off: it would take port 8080."""
+    depends on: 3.5.x for 2.4-2.8, the 3.5.9 the pom puts in place of 2.0-2.3's 3.4) on *port*,
+    its data in *workdir*; once it listens. Its admin server stays off: it would take port 8080."""
     args = [java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dzookeeper.admin.enableServer=false",
             "-Dlog4j.configuration=file:" + os.path.join(workdir, "zookeeper-log4j.properties"), "-cp", classpath,
             "org.apache.zookeeper.server.ZooKeeperServerMain", str(port), os.path.join(workdir, "zookeeper")]

@@ -106,7 +106,7 @@ SIMPLE_COMMIT_WITH_A_PENDING_ID = {"seed": 1, "members": 3, "partitions": 6,
 
 
 def test_kafka_before_3_3_refuses_a_generation_less_commit_to_an_empty_group_kafka_14201():
-    judged = _judged_on(("3.2.3", "3.3.2"), SIMPLE_COMMIT_WITH_A_PENDING_ID)  # KRaft nodes
+    judged = _judged_on({"3.2.3": SIMPLE_COMMIT_WITH_A_PENDING_ID, "3.3.2": SIMPLE_COMMIT_WITH_A_PENDING_ID})  # KRaft
     assert judged["3.2.3"].signature() == "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"
     assert judged["3.3.2"].divergence is None and judged["3.3.2"].failure is None, judged["3.3.2"].signature()
 
@@ -123,25 +123,43 @@ HEARTBEAT_WHILE_COMPLETING = {"seed": 0, "members": 3, "partitions": 6,
                                         [1, "join", "same"], [2, "join", "round"], [2, "heartbeat", "current"]]}
 
 
-def test_kafka_before_2_6_1_answers_a_heartbeat_while_completing_a_rebalance_kafka_10134():
-    judged = _judged_on(("2.5.1", "2.6.3"), HEARTBEAT_WHILE_COMPLETING)  # each under its own ZooKeeper
-    assert judged["2.5.1"].signature() == "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE"
-    assert judged["2.6.3"].divergence is None and judged["2.6.3"].failure is None, judged["2.6.3"].signature()
+# Found by conform broker --matrix kafka:2.0..4.1 (2.0.1-2.3.1): m0 alone joins (generation 1,
+# CompletingRebalance: it has not synced), and m1, no member, commits with generation -1 and no
+# member id. Kafka before 2.4.0 answers REBALANCE_IN_PROGRESS (GroupCoordinator.doCommitOffsets
+# looked at CompletingRebalance before the member id); KAFKA-8487 (bebcbe3a049, 2.4.0) checks the
+# member first: UNKNOWN_MEMBER_ID, as the model (3.9's validateOffsetCommit) does. A bug Kafka fixed.
+COMMIT_BY_NO_MEMBER_WHILE_COMPLETING = {"seed": 0, "members": 2, "partitions": 6, "protocols": [["range"], ["range"]],
+                                        "steps": [[0, "join", "same"], [0, "join", "same"], [1, "commit", "current"]]}
 
 
-def _judged_on(versions, schedule):
-    """*schedule* run on a fresh node of each Kafka release in *versions*, judged by its launch
-    profile: {version: the judged run}; each node stopped."""
+def test_zookeeper_releases_show_kafka_8487_before_2_4_and_kafka_10134_before_2_6_1():
+    """Three ZooKeeper-mode releases, each under its own ZooKeeper: 2.3.1 (kafka_2.12, ZooKeeper
+    3.5.9's client in place of its 3.4), 2.5.1 and 2.6.3."""
+    judged = _judged_on({"2.3.1": [COMMIT_BY_NO_MEMBER_WHILE_COMPLETING],
+                         "2.5.1": [COMMIT_BY_NO_MEMBER_WHILE_COMPLETING, HEARTBEAT_WHILE_COMPLETING],
+                         "2.6.3": [HEARTBEAT_WHILE_COMPLETING]})
+    (commit_231,), (commit_251, heartbeat_251), (heartbeat_263,) = judged["2.3.1"], judged["2.5.1"], judged["2.6.3"]
+    assert commit_231.signature() == "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID"
+    assert commit_251.divergence is None and commit_251.failure is None, commit_251.signature()
+    assert heartbeat_251.signature() == "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE"
+    assert heartbeat_263.divergence is None and heartbeat_263.failure is None, heartbeat_263.signature()
+
+
+def _judged_on(schedules):
+    """Each of *schedules* (release -> schedules, or release -> one schedule) run on a fresh node of
+    that Kafka release, judged by its launch profile: {release: the judged runs (or run)}; each node
+    stopped."""
     from properties.live import kafka
 
     judged = {}
-    for version in versions:
+    for version, mine in schedules.items():
         name = f"kafka:{version}"
         broker = kafka.start(kafka.parse(name), {TOPIC: 6}, kafka.settings_for(False))
         try:
             profile = targets.get(targets.BROKER, name, "--launch").profile
-            judged[version] = run_schedule(_address(broker), Schedule.from_json(schedule),
-                                           f"releases-{uuid.uuid4().hex[:8]}", profile)
+            runs = [run_schedule(_address(broker), Schedule.from_json(schedule), f"releases-{uuid.uuid4().hex[:8]}",
+                                 profile) for schedule in (mine if isinstance(mine, list) else [mine])]
+            judged[version] = runs if isinstance(mine, list) else runs[0]
         finally:
             broker.stop()
     return judged
