@@ -96,12 +96,14 @@ class GroupSummary:
     ``GroupMetadata.summary``): an unknown group is Dead with no members -- from DescribeGroups v6
     on (KIP-1043) with the error GROUP_ID_NOT_FOUND (4.1.2 ``GroupMetadataManager.describeGroups``:
     ``if (context.requestVersion() >= 6)``); members' metadata and assignments are given only when
-    the group is Stable."""
+    the group is Stable. Every member with its client id (``MemberSummary.clientId``): where the
+    ids are new to the judge (JoinGroup v3 and older hand a new member its id only when the join
+    completes), the client ids say which member is which; the metadata, outside Stable, do not."""
 
     state: str
     protocol_type: str
     protocol: str
-    members: tuple  # ((member_id, metadata, assignment), ...)
+    members: tuple  # ((member_id, client_id, metadata, assignment), ...)
     version: int = 0  # the request's version
     api = "DescribeGroups"
 
@@ -110,7 +112,7 @@ class GroupSummary:
         if group is None:
             return cls("Dead", "", "", (), version)
         stable = group.state == g.STABLE
-        members = tuple((m.member_id, dict(m.protocols).get(group.protocol_name) if stable else None,
+        members = tuple((m.member_id, m.client_id, dict(m.protocols).get(group.protocol_name) if stable else None,
                          tuple(m.assignment) if stable else None) for m in group.members)
         return cls(group.state, group.protocol_type or "", (group.protocol_name or "") if stable else "", members)
 
@@ -159,7 +161,7 @@ def canonical_model(response) -> tuple:
         if response.state == "Dead" and response.version >= 6:
             return (api, "GROUP_ID_NOT_FOUND")
         return (api, "NONE", response.state, response.protocol_type, response.protocol,
-                Bag(tuple((Id(m), meta, asg) for m, meta, asg in response.members)))
+                Bag(tuple((Id(m), client, meta, asg) for m, client, meta, asg in response.members)))
     raise ValueError(f"no canonical form for {api}")
 
 
@@ -218,7 +220,8 @@ def canonical_observed(api: str, version: int, body, generation_offset: int = 0)
         if group is None or group.error_code:
             return (api, _error_name(group.error_code) if group is not None else "no group")
         stable = group.group_state == "Stable"
-        members = tuple((Id(m.member_id), _decoded(m.member_metadata, decode_subscription, metadata_key) if stable else None,
+        members = tuple((Id(m.member_id), m.client_id,
+                         _decoded(m.member_metadata, decode_subscription, metadata_key) if stable else None,
                          _decoded(m.member_assignment, decode_assignment, assignment_key) if stable else None)
                         for m in group.members)
         return (api, "NONE", group.group_state, group.protocol_type, group.protocol_data, Bag(members))

@@ -64,7 +64,8 @@ KAFKA_8225 = Known(
     "KAFKA-8225 (9fa331b811d, KIP-345's fencing of static members, first in 2.3.0): GroupCoordinator.handleHeartbeat "
     "checked the generation in PreparingRebalance and Stable only, so a member's Heartbeat with a stale generation to a "
     "CompletingRebalance group was answered REBALANCE_IN_PROGRESS; since, fencing, member and generation are checked "
-    "first in every state (ILLEGAL_GENERATION). Not a rule of its own: an inconsistency removed")
+    "first in every state (ILLEGAL_GENERATION). No KIP asks for either answer: an inconsistency Kafka removed, judged "
+    "by today's rule")
 KAFKA_8487 = Known(
     "KAFKA-8487", None, "2.4.0",
     "KAFKA-8487 (bebcbe3a049, first in 2.4.0): GroupCoordinator.doCommitOffsets answered any OffsetCommit to a "

@@ -443,3 +443,48 @@ def test_members_metadata_of_a_group_of_another_protocol_type_is_read_as_the_mod
         error_code=0, generation_id=1, protocol_type="connect", protocol_name="range", leader="b", member_id="b",
         members=[P.JoinGroupResponseMember(member_id="b", group_instance_id=None, metadata=raw)]))
     assert as_bytes == kept
+
+
+@pytest.mark.parametrize("listed", [("m0", "m2", "m1"), ("m0", "m1", "m2")])
+def test_new_members_first_named_by_describe_groups_are_told_apart_by_their_client_ids(listed):
+    """Found against Kafka 2.0.1 (JoinGroup v3, no KIP-394): m2 and m1 join a CompletingRebalance
+    group without ids and are parked; a DescribeGroups names their new ids before any answer to
+    them does. Its members' metadata is empty outside Stable, so only the client ids
+    (MemberSummary.clientId) say which id is whose; the judge used to bind them in whatever order
+    matched first, and the completed join's answers then "differed" for one order of the two."""
+    from impl.wire.apis import kio_class
+    from impl.wire.build import build
+
+    judge = Judge(Config(brokers=1, clients=3, partitions=6, topic=TOPIC, initial_rebalance_delay_ms=0,
+                         join_group_version=3))
+    members = [VirtualMember(i, "g", ("range",), 6) for i in range(3)]
+    ids = {m.client_id: f"{m.client_id}-from-the-broker" for m in members}
+
+    def join_answer(member, leader_members=()):
+        return canonical_observed("JoinGroup", 3, P.JoinGroupResponseData(
+            error_code=0, generation_id=2 if leader_members or member is not members[0] else 1, protocol_type=None,
+            protocol_name="range", leader=ids["conform-m0"], member_id=ids[member.client_id],
+            members=[P.JoinGroupResponseMember(member_id=ids[m.client_id], group_instance_id=None,
+                                               metadata=m.subscription()) for m in leader_members]))
+
+    m0, m1, m2 = members
+    first = canonical_observed("JoinGroup", 3, P.JoinGroupResponseData(
+        error_code=0, generation_id=1, protocol_type=None, protocol_name="range", leader=ids["conform-m0"],
+        member_id=ids["conform-m0"], members=[P.JoinGroupResponseMember(member_id=ids["conform-m0"],
+                                                                        group_instance_id=None,
+                                                                        metadata=m0.subscription())]))
+    assert judge.step(0, "JoinGroup", 3, m0.request("join", "same"), (0, 1), 0, m0.client_id, [((0, 1), first)]) is None
+    m0.member_id = ids["conform-m0"]
+    assert judge.step(1, "JoinGroup", 3, m2.request("join", "same"), (2, 1), 10, m2.client_id, []) is None  # parked
+    assert judge.step(2, "JoinGroup", 3, m1.request("join", "same"), (1, 1), 20, m1.client_id, []) is None  # parked
+    described = build(kio_class("DescribeGroups", 2, "response"), {"throttle_time": 0, "groups": [
+        {"error_code": 0, "group_id": "g", "group_state": "PreparingRebalance", "protocol_type": "consumer",
+         "protocol_data": "", "members": [{"member_id": ids[f"conform-{name}"], "client_id": f"conform-{name}",
+                                           "client_host": "/127.0.0.1", "member_metadata": b"",
+                                           "member_assignment": b""} for name in listed]}]})
+    assert judge.step(3, "DescribeGroups", 2, object(), (0, 1), 30, m0.client_id,
+                      [((0, 1), canonical_observed("DescribeGroups", 2, described))]) is None
+    # the rejoin completes the join: the followers' answers arrive first, as 2.0.1's did
+    rejoin = m0.request("join", "same")
+    answers = [((1, 1), join_answer(m1)), ((0, 1), join_answer(m0, (m0, m2, m1))), ((2, 1), join_answer(m2))]
+    assert judge.step(4, "JoinGroup", 3, rejoin, (0, 1), 40, m0.client_id, answers) is None
