@@ -277,38 +277,49 @@ def _bind(broker_id: str, model_id: str, to_model: Dict[str, str], to_broker: Di
 
 
 def match(observed, expected, to_model: Dict[str, str], to_broker: Dict[str, str]):
-    """The aliasing under which *observed* equals *expected*, or None."""
+    """The aliasing under which *observed* equals *expected*, or None (the first of
+    :func:`matches`)."""
+    return next(matches(observed, expected, to_model, to_broker), None)
+
+
+def matches(observed, expected, to_model: Dict[str, str], to_broker: Dict[str, str]):
+    """Every aliasing under which *observed* equals *expected*: a :class:`Bag` of ids the aliasing
+    does not know yet may line up in several ways (three new members with the same subscription),
+    and only a later answer of the same step (a member's own id) says which is right."""
     if isinstance(expected, Id):
-        if not isinstance(observed, Id):
-            return None
-        return _bind(observed.value, expected.value, to_model, to_broker)
+        if isinstance(observed, Id):
+            state = _bind(observed.value, expected.value, to_model, to_broker)
+            if state is not None:
+                yield state
+        return
     if isinstance(expected, Bag):
-        if not isinstance(observed, Bag) or len(observed.items) != len(expected.items):
-            return None
-        return _match_bag(list(observed.items), list(expected.items), to_model, to_broker)
+        if isinstance(observed, Bag) and len(observed.items) == len(expected.items):
+            yield from _bag_matches(list(observed.items), list(expected.items), to_model, to_broker)
+        return
     if isinstance(expected, tuple):
-        if not isinstance(observed, tuple) or len(observed) != len(expected):
-            return None
-        state = (to_model, to_broker)
-        for o, e in zip(observed, expected):
-            state = match(o, e, *state)
-            if state is None:
-                return None
-        return state
-    return (to_model, to_broker) if observed == expected else None
+        if isinstance(observed, tuple) and len(observed) == len(expected):
+            yield from _sequence_matches(list(observed), list(expected), to_model, to_broker)
+        return
+    if observed == expected:
+        yield to_model, to_broker
 
 
-def _match_bag(observed: list, expected: list, to_model, to_broker):
+def _sequence_matches(observed: list, expected: list, to_model, to_broker):
     if not observed:
-        return to_model, to_broker
+        yield to_model, to_broker
+        return
+    for state in matches(observed[0], expected[0], to_model, to_broker):
+        yield from _sequence_matches(observed[1:], expected[1:], *state)
+
+
+def _bag_matches(observed: list, expected: list, to_model, to_broker):
+    if not observed:
+        yield to_model, to_broker
+        return
     first, rest = observed[0], observed[1:]
     for i, e in enumerate(expected):
-        state = match(first, e, to_model, to_broker)
-        if state is not None:
-            done = _match_bag(rest, expected[:i] + expected[i + 1:], *state)
-            if done is not None:
-                return done
-    return None
+        for state in matches(first, e, to_model, to_broker):
+            yield from _bag_matches(rest, expected[:i] + expected[i + 1:], *state)
 
 
 def _lenient(observed, expected, to_model, to_broker):
@@ -640,26 +651,30 @@ class Judge:
 
     @staticmethod
     def _match_all(observed_by, expected_by, h: Hypothesis):
+        """The aliasing under which every connection's answers equal the model's, or None: the
+        ways one answer's ids line up are tried until the others agree too (a leader's member list
+        binds new ids only as the members' own answers allow)."""
         if set(observed_by) != set(expected_by):
             return None
-        state = (h.to_model(), h.to_broker())
-        for where, answers in observed_by.items():
-            state = Judge._match_lists(answers, expected_by[where], *state)
-            if state is None:
-                return None
-        return state
+        wheres = list(observed_by)
+
+        def every(i, to_model, to_broker):
+            if i == len(wheres):
+                yield to_model, to_broker
+                return
+            answers, expected = observed_by[wheres[i]], expected_by[wheres[i]]
+            if len(answers) == len(expected):
+                for state in _sequence_matches(list(answers), list(expected), to_model, to_broker):
+                    yield from every(i + 1, *state)
+
+        return next(every(0, h.to_model(), h.to_broker()), None)
 
     @staticmethod
     def _match_lists(answers: list, expected: list, to_model, to_broker):
         """The aliasing under which one connection's answers equal the model's, in order, or None."""
         if len(answers) != len(expected):
             return None
-        state = (to_model, to_broker)
-        for o, e in zip(answers, expected):
-            state = match(o, e, *state)
-            if state is None:
-                return None
-        return state
+        return next(_sequence_matches(list(answers), list(expected), to_model, to_broker), None)
 
     @staticmethod
     def _summary(api, observed_by, allowed) -> str:
