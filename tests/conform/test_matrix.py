@@ -151,7 +151,7 @@ def test_a_known_bug_decides_a_divergence_only_in_the_releases_that_have_it():
 
 
 def test_a_divergence_only_seen_after_a_decided_one_takes_its_decision():
-    after = "SyncGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID"
+    after = "SyncGroup: answered ILLEGAL_GENERATION where the model allows UNKNOWN_MEMBER_ID"
     stuck = "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID"
     text = matrix.decide(after, "on", {"2.5.1": stuck, "2.6.3": stuck})
     assert text.startswith(f"Only seen after '{stuck}'") and "KAFKA-12890" in text
