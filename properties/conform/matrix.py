@@ -104,6 +104,10 @@ DECIDED: Dict[str, Tuple[Known, ...]] = {
     # a new member joins; the broker's, started 0.5 s later at the sessions' expiry, still waits for
     # its members (2.0.1, timers on: join completed at 641 ms, the JoinGroup at 3,707 ms parked)
     "JoinGroup: no answer where the model allows NONE": (KAFKA_12890,),
+    # the same 0.5 s: the model's rebalance (from the pending-sync deadline) has ended and removed a
+    # member that did not rejoin; the broker's is still waiting for it (2.0.1, timers on: join
+    # completed at 567 ms, the SyncGroup at 3,859 ms)
+    "SyncGroup: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
     # a commit the model sees after its pending-sync deadline (the member removed, or a new
     # generation); before 2.4.0 the broker answers REBALANCE_IN_PROGRESS to any commit while
     # CompletingRebalance (KAFKA-8487), from 2.4.0 because the member is still there (KAFKA-12890)
