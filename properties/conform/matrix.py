@@ -66,6 +66,12 @@ KAFKA_8225 = Known(
     "CompletingRebalance group was answered REBALANCE_IN_PROGRESS; since, fencing, member and generation are checked "
     "first in every state (ILLEGAL_GENERATION). No KIP asks for either answer: an inconsistency Kafka removed, judged "
     "by today's rule")
+KAFKA_9150 = Known(
+    "KAFKA-9150", "2.3.0", "2.4.0",
+    "KAFKA-9150 (975b4bde4f6, first in 2.4.0; a regression of KIP-430's f11fa5ef402 in 2.3.0): "
+    "KafkaApis.handleDescribeGroupRequest sent each member's assignment as its member_metadata "
+    "(.setMemberMetadata(member.assignment)), so DescribeGroups of a Stable group lists the assignment twice. "
+    "A bug Kafka fixed")
 KAFKA_8487 = Known(
     "KAFKA-8487", None, "2.4.0",
     "KAFKA-8487 (bebcbe3a049, first in 2.4.0): GroupCoordinator.doCommitOffsets answered any OffsetCommit to a "
@@ -108,6 +114,16 @@ DECIDED: Dict[str, Tuple[Known, ...]] = {
     # member that did not rejoin; the broker's is still waiting for it (2.0.1, timers on: join
     # completed at 567 ms, the SyncGroup at 3,859 ms)
     "SyncGroup: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    # members the model removed at the pending-sync deadline are still the broker's, the group
+    # still CompletingRebalance (2.2.2, timers on: a join completed at 1,614 ms; m1's rejoin at
+    # 3,380 ms answered as a member's; a new member's JoinGroup refused for the protocols of
+    # members the model no longer has; DescribeGroups 1.8 s after the join)
+    "JoinGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "JoinGroup: answered INCONSISTENT_GROUP_PROTOCOL where the model allows MEMBER_ID_REQUIRED": (KAFKA_12890,),
+    "DescribeGroups: answered NONE with group_state 'CompletingRebalance' where the model allows 'Empty'":
+        (KAFKA_12890,),
+    # a Stable group's member_metadata is the member's assignment (2.3.1, timers off)
+    "DescribeGroups: answered NONE, but the answers to the other members differ from the model's": (KAFKA_9150,),
     # a commit the model sees after its pending-sync deadline (the member removed, or a new
     # generation); before 2.4.0 the broker answers REBALANCE_IN_PROGRESS to any commit while
     # CompletingRebalance (KAFKA-8487), from 2.4.0 because the member is still there (KAFKA-12890)
