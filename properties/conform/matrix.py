@@ -72,6 +72,13 @@ KAFKA_9150 = Known(
     "KafkaApis.handleDescribeGroupRequest sent each member's assignment as its member_metadata "
     "(.setMemberMetadata(member.assignment)), so DescribeGroups of a Stable group lists the assignment twice. "
     "A bug Kafka fixed")
+KAFKA_9752 = Known(
+    "KAFKA-9752", "2.4.1", "2.5.0",
+    "KAFKA-9752 (7b807b16c96, first in 2.5.0; a regression of KAFKA-9232's 7c3018b25dd in 2.4.1): "
+    "MemberMetadata.shouldKeepAlive held a new member alive while isNew, and GroupCoordinator.onCompleteJoin "
+    "scheduled its next session expiry before clearing isNew, so a new member that sends nothing after its "
+    "JoinGroup answer is never expired (a silent new leader leaves the group CompletingRebalance for good). "
+    "A bug Kafka fixed", timers="on")
 KAFKA_8487 = Known(
     "KAFKA-8487", None, "2.4.0",
     "KAFKA-8487 (bebcbe3a049, first in 2.4.0): GroupCoordinator.doCommitOffsets answered any OffsetCommit to a "
@@ -89,51 +96,59 @@ KAFKA_14201 = Known(
 #: divergence only ever seen after another (the report's ``follows``) takes that one's decision.
 DECIDED: Dict[str, Tuple[Known, ...]] = {
     "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE": (KAFKA_10134,),
-    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
     "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows ILLEGAL_GENERATION": (KAFKA_8225,),
     # the model's pending-sync timer fires within its tolerance window, or not yet (then NONE; which
     # 2.5.1 does not answer either, KAFKA-10134)
-    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
-    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_8487, KAFKA_12890),
+    "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE or UNKNOWN_MEMBER_ID":
+        (KAFKA_12890, KAFKA_9752),
+    "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID":
+        (KAFKA_8487, KAFKA_12890, KAFKA_9752),
     "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows ILLEGAL_GENERATION": (KAFKA_8487,),
-    "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "SyncGroup: no answer where the model allows REBALANCE_IN_PROGRESS or UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
     # from 2.6.1 a Heartbeat in CompletingRebalance renews the session (KAFKA-10134), so the member
     # the model removed at the pending-sync deadline is still there; a follower's SyncGroup waits
     # for a leader that never syncs
-    "Heartbeat: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
-    "SyncGroup: no answer where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "Heartbeat: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
+    "SyncGroup: no answer where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
     # a member the model removed at the pending-sync deadline syncs, and the broker (which removes
     # it only when its session expires) answers it (2.0.1, timers on: a join completed at 2,503 ms,
     # the SyncGroup at 4,492 ms)
-    "SyncGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "SyncGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
     # the rebalance the model started at the pending-sync deadline has ended (its members gone) when
     # a new member joins; the broker's, started 0.5 s later at the sessions' expiry, still waits for
     # its members (2.0.1, timers on: join completed at 641 ms, the JoinGroup at 3,707 ms parked)
-    "JoinGroup: no answer where the model allows NONE": (KAFKA_12890,),
+    "JoinGroup: no answer where the model allows NONE": (KAFKA_12890, KAFKA_9752),
     # the same 0.5 s: the model's rebalance (from the pending-sync deadline) has ended and removed a
     # member that did not rejoin; the broker's is still waiting for it (2.0.1, timers on: join
     # completed at 567 ms, the SyncGroup at 3,859 ms)
-    "SyncGroup: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
+    "SyncGroup: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
     # members the model removed at the pending-sync deadline are still the broker's, the group
     # still CompletingRebalance (2.2.2, timers on: a join completed at 1,614 ms; m1's rejoin at
     # 3,380 ms answered as a member's; a new member's JoinGroup refused for the protocols of
     # members the model no longer has; DescribeGroups 1.8 s after the join)
-    "JoinGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890,),
-    "JoinGroup: answered INCONSISTENT_GROUP_PROTOCOL where the model allows MEMBER_ID_REQUIRED": (KAFKA_12890,),
+    "JoinGroup: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_12890, KAFKA_9752),
+    "JoinGroup: answered INCONSISTENT_GROUP_PROTOCOL where the model allows MEMBER_ID_REQUIRED":
+        (KAFKA_12890, KAFKA_9752),
     "DescribeGroups: answered NONE with group_state 'CompletingRebalance' where the model allows 'Empty'":
-        (KAFKA_12890,),
+        (KAFKA_12890, KAFKA_9752),
     # a Stable group's member_metadata is the member's assignment (2.3.1, timers off)
     "DescribeGroups: answered NONE, but the answers to the other members differ from the model's": (KAFKA_9150,),
     # a commit the model sees after its pending-sync deadline (the member removed, or a new
     # generation); before 2.4.0 the broker answers REBALANCE_IN_PROGRESS to any commit while
     # CompletingRebalance (KAFKA-8487), from 2.4.0 because the member is still there (KAFKA-12890)
     "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID":
-        (KAFKA_8487, KAFKA_12890),
+        (KAFKA_8487, KAFKA_12890, KAFKA_9752),
     # a commit without member id or generation 1.6 s after a join completed: the model's
     # pending-sync timer may have emptied the group (NONE) or not (UNKNOWN_MEMBER_ID); before 2.4.0
     # the broker answers REBALANCE_IN_PROGRESS first (2.0.1, timers on)
     "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows NONE or UNKNOWN_MEMBER_ID": (KAFKA_8487,),
-    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE": (KAFKA_14201,),
+    # (timers on) 2.4.1 keeps a new member that never synced, so its group is not Empty for a
+    # generation-less commit, and a member the model removed still commits (2.4.1: a join completed
+    # at 193 ms, the commit at 2,902 ms, 0.7 s after the member's session would have ended)
+    "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE": (KAFKA_14201, KAFKA_9752),
+    "OffsetCommit: answered NONE where the model allows UNKNOWN_MEMBER_ID": (KAFKA_9752,),
+    "JoinGroup: no answer where the model allows NONE or UNKNOWN_MEMBER_ID": (KAFKA_9752,),
     # the member id checked before the metadata's size
     "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows OFFSET_METADATA_TOO_LARGE": (KAFKA_14201,),
 }
@@ -141,22 +156,41 @@ DECIDED: Dict[str, Tuple[Known, ...]] = {
 
 def decide(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Optional[str]:
     """What Kafka's history says of *signature*, seen (with *timers*) in the releases of *found*
-    (release -> the divergence it followed there, or None): a known bug covering every one of
-    them, or, where it was only ever seen after other divergences, theirs. None: not decided."""
+    (release -> the divergence it followed there, or None): the known bugs that cover every one
+    of them, or, where it was only ever seen after other divergences, theirs. None: not decided."""
+    decision = _decision(signature, timers, found)
+    return None if decision is None else decision[0]
+
+
+def _decision(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Optional[Tuple[str, List[str]]]:
+    """:func:`decide`'s text and the tickets it rests on."""
+    if not found:
+        return None
     candidates = DECIDED.get(signature, ())
-    if found and all(any(known.covers(version, timers) for known in candidates) for version in found):
+    if all(any(known.covers(version, timers) for known in candidates) for version in found):
         used = [known for known in candidates if any(known.covers(version, timers) for version in found)]
         if len(used) == 1:
-            return used[0].text
-        return " · ".join(f"In {', '.join(v for v in found if known.covers(v, timers))}: {known.text}"
-                          for known in used)
-    parents = set(found.values())
-    if None not in parents and len(parents) == 1:
-        (parent,) = parents
-        theirs = decide(parent, timers, dict.fromkeys(found))
-        if theirs is not None:
-            return f"Only seen after '{parent}', and follows from it: {theirs}"
-    return None
+            return used[0].text, [used[0].ticket]
+        return (" · ".join(f"In {', '.join(v for v in found if known.covers(v, timers))}: {known.text}"
+                           for known in used), [known.ticket for known in used])
+    if None in found.values():
+        return None
+    by_parent: Dict[str, List[str]] = {}
+    for version, parent in found.items():
+        by_parent.setdefault(parent, []).append(version)
+    if len(by_parent) == 1:
+        (parent,) = by_parent
+        theirs = _decision(parent, timers, dict.fromkeys(found))
+        return None if theirs is None else (f"Only seen after '{parent}', and follows from it: {theirs[0]}", theirs[1])
+    # after different divergences in different releases: each must be decided where it was seen
+    said, tickets = [], []
+    for parent, versions in sorted(by_parent.items()):
+        theirs = _decision(parent, timers, dict.fromkeys(versions))
+        if theirs is None:
+            return None
+        said.append(f"in {', '.join(versions)} after '{parent}' ({', '.join(theirs[1])})")
+        tickets += [t for t in theirs[1] if t not in tickets]
+    return "Only seen after other divergences, each decided, and follows from them: " + "; ".join(said), tickets
 
 
 def releases(spec: str) -> List[str]:

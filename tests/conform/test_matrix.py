@@ -196,3 +196,14 @@ def test_resume_keeps_the_whole_runs_of_the_same_settings_and_runs_the_rest(tmp_
 def test_resume_needs_a_matrix(capsys, tmp_path):
     assert main(["conform", "broker", "--launch", "kafka:4.1", "--resume", "--out", str(tmp_path / "r")]) == 2
     assert "--resume is for --matrix" in capsys.readouterr().err
+
+
+def test_a_divergence_seen_after_different_decided_ones_in_different_releases_is_decided_by_them():
+    after = "JoinGroup: no answer where the model allows UNKNOWN_MEMBER_ID"
+    commit = "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"  # KAFKA-9752 in 2.4.1, timers on
+    heartbeat = "Heartbeat: answered NONE where the model allows UNKNOWN_MEMBER_ID"  # KAFKA-12890 before 2.8.1
+    text = matrix.decide(after, "on", {"2.4.1": commit, "2.6.3": heartbeat, "2.7.2": heartbeat})
+    assert text.startswith("Only seen after other divergences, each decided")
+    assert f"in 2.4.1 after '{commit}' (KAFKA-9752)" in text and f"in 2.6.3, 2.7.2 after '{heartbeat}' (KAFKA-12890" in text
+    assert matrix.decide(after, "on", {"2.4.1": commit, "3.9.2": heartbeat}) is None  # 3.9.2 has no such bug
+    assert matrix.decide(after, "on", {"2.4.1": commit, "2.6.3": None}) is None  # of its own in 2.6.3
