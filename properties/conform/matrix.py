@@ -246,7 +246,9 @@ def presence(versions: Sequence[str], showed: Dict[str, set], timers: str = "off
             else:
                 i += 1
         found = (follows or {}).get(sig) or dict.fromkeys(showed[sig])
-        out.append({"signature": sig, "ranges": ranges, "decided": decide(sig, timers, found)})
+        decision = _decision(sig, timers, found)
+        out.append({"signature": sig, "ranges": ranges, "decided": decision[0] if decision else None,
+                    "tickets": decision[1] if decision else []})
     return out
 
 

@@ -42,7 +42,7 @@ def test_presence_reads_as_ranges_with_the_releases_around_them():
 def test_a_known_divergence_says_what_kafkas_history_decided():
     (row,) = matrix.presence(["3.2.3", "3.3.2"], {"OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE":
                                                   {"3.2.3"}})
-    assert "KAFKA-14201" in row["decided"]
+    assert "KAFKA-14201" in row["decided"] and row["tickets"] == ["KAFKA-14201"]
     unrun = {"release": "3.3.2", "timers": "off", "exit": 130, "verdict": None, "schedules": None, "conforming": None, "seconds": None,
              "report": "kafka-3.3.2/report.md"}
     text = matrix.markdown({"releases": [unrun], "divergences": [{**row, "timers": "off"},
