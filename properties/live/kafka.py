@@ -57,8 +57,10 @@ from properties.live.exchange import DESCRIBE_VERSIONS, describe_group, exchange
 #: The latest release of each line groupcheck names by its line (Maven Central's kafka_2.13 and,
 #: before 2.4, kafka_2.12 maven-metadata.xml, 2026-11-29): every line from 2.0 on (2.x under
 #: ZooKeeper, then KRaft).
-LINES = {"2.0": "2.0.1", "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1", "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2",
-         "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
+LINES = {"2.0": "2.0.1", "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1",
+         "2.6": "2.6.3", "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3",
+         "3.3": "3.3.2", "3.4": "3.4.1", "3.5": "3.5.2", "3.6": "3.6.2", "3.7": "3.7.2", "3.8": "3.8.1",
+         "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2"}
 NEW_COORDINATOR = "-new-coordinator"
 POM = os.path.join(PROJECT_ROOT, "java", "kafka", "pom.xml")
 HEAP = "-Xmx384m"  # with SerialGC and C1 only: a node stays near 0.5 GB resident
