@@ -167,34 +167,37 @@ def decide(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Opti
 
 
 def _decision(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Optional[Tuple[str, List[str]]]:
-    """:func:`decide`'s text and the tickets it rests on."""
+    """:func:`decide`'s text and the tickets it rests on. Release by release: a known bug of that
+    release, or, where none is known for it, the decision of the divergence it followed there."""
     if not found:
         return None
     candidates = DECIDED.get(signature, ())
-    if all(any(known.covers(version, timers) for known in candidates) for version in found):
-        used = [known for known in candidates if any(known.covers(version, timers) for version in found)]
-        if len(used) == 1:
-            return used[0].text, [used[0].ticket]
-        return (" · ".join(f"In {', '.join(v for v in found if known.covers(v, timers))}: {known.text}"
-                           for known in used), [known.ticket for known in used])
-    if None in found.values():
-        return None
-    by_parent: Dict[str, List[str]] = {}
+    own: Dict[Known, List[str]] = {}
+    after: Dict[str, List[str]] = {}
     for version, parent in found.items():
-        by_parent.setdefault(parent, []).append(version)
-    if len(by_parent) == 1:
-        (parent,) = by_parent
-        theirs = _decision(parent, timers, dict.fromkeys(found))
-        return None if theirs is None else (f"Only seen after '{parent}', and follows from it: {theirs[0]}", theirs[1])
-    # after different divergences in different releases: each must be decided where it was seen
+        knowns = [known for known in candidates if known.covers(version, timers)]
+        if knowns:
+            for known in knowns:
+                own.setdefault(known, []).append(version)
+        elif parent is not None:
+            after.setdefault(parent, []).append(version)
+        else:
+            return None
     said, tickets = [], []
-    for parent, versions in sorted(by_parent.items()):
+    whole = len(own) == 1 and not after
+    for known, versions in own.items():
+        said.append(known.text if whole else f"In {', '.join(versions)}: {known.text}")
+        tickets.append(known.ticket)
+    for parent, versions in sorted(after.items()):
         theirs = _decision(parent, timers, dict.fromkeys(versions))
         if theirs is None:
             return None
-        said.append(f"in {', '.join(versions)} after '{parent}' ({', '.join(theirs[1])})")
+        if not own and len(after) == 1:
+            return f"Only seen after '{parent}', and follows from it: {theirs[0]}", theirs[1]
+        said.append(f"In {', '.join(versions)} only seen after '{parent}' ({', '.join(theirs[1])}), and follows "
+                    "from it")
         tickets += [t for t in theirs[1] if t not in tickets]
-    return "Only seen after other divergences, each decided, and follows from them: " + "; ".join(said), tickets
+    return " · ".join(said), tickets
 
 
 def releases(spec: str) -> List[str]:

@@ -203,7 +203,17 @@ def test_a_divergence_seen_after_different_decided_ones_in_different_releases_is
     commit = "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows NONE"  # KAFKA-9752 in 2.4.1, timers on
     heartbeat = "Heartbeat: answered NONE where the model allows UNKNOWN_MEMBER_ID"  # KAFKA-12890 before 2.8.1
     text = matrix.decide(after, "on", {"2.4.1": commit, "2.6.3": heartbeat, "2.7.2": heartbeat})
-    assert text.startswith("Only seen after other divergences, each decided")
-    assert f"in 2.4.1 after '{commit}' (KAFKA-9752)" in text and f"in 2.6.3, 2.7.2 after '{heartbeat}' (KAFKA-12890" in text
+    assert f"In 2.4.1 only seen after '{commit}' (KAFKA-9752)" in text
+    assert f"In 2.6.3, 2.7.2 only seen after '{heartbeat}' (KAFKA-12890)" in text
     assert matrix.decide(after, "on", {"2.4.1": commit, "3.9.2": heartbeat}) is None  # 3.9.2 has no such bug
     assert matrix.decide(after, "on", {"2.4.1": commit, "2.6.3": None}) is None  # of its own in 2.6.3
+
+
+def test_a_signature_a_known_bug_explains_in_some_releases_and_a_decided_divergence_in_others_is_decided():
+    """OffsetCommit refused with a metadata too large: KAFKA-14201 in 3.0.2-3.2.3; in 2.0.1 (timers
+    on) only after a divergence KAFKA-12890 explains."""
+    big = "OffsetCommit: answered UNKNOWN_MEMBER_ID where the model allows OFFSET_METADATA_TOO_LARGE"
+    heartbeat = "Heartbeat: answered NONE where the model allows UNKNOWN_MEMBER_ID"
+    text = matrix.decide(big, "on", {"2.0.1": heartbeat, "3.0.2": None, "3.2.3": None})
+    assert text.startswith("In 3.0.2, 3.2.3: KAFKA-14201") and f"In 2.0.1 only seen after '{heartbeat}' (KAFKA-12890)" in text
+    assert matrix.decide(big, "on", {"2.0.1": None, "3.0.2": None}) is None  # of its own where no bug explains it
