@@ -160,8 +160,9 @@ DECIDED: Dict[str, Tuple[Known, ...]] = {
 
 def decide(signature: str, timers: str, found: Dict[str, Optional[str]]) -> Optional[str]:
     """What Kafka's history says of *signature*, seen (with *timers*) in the releases of *found*
-    (release -> the divergence it followed there, or None): the known bugs that cover every one
-    of them, or, where it was only ever seen after other divergences, theirs. None: not decided."""
+    (release -> the divergence it followed there, or None): release by release, a known bug of
+    that release, or the decision of the divergence it followed there. None when one release has
+    neither: not decided."""
     decision = _decision(signature, timers, found)
     return None if decision is None else decision[0]
 
