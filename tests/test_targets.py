@@ -100,3 +100,12 @@ def test_a_cluster_node_names_every_voter_and_replicates_the_offsets_topic():
                                     voters="1@127.0.0.1:20,2@127.0.0.1:21,3@127.0.0.1:22", replication=3)
     assert props["node.id"] == "2" and props["controller.quorum.voters"].count("@") == 3
     assert props["offsets.topic.replication.factor"] == "3" and props["transaction.state.log.replication.factor"] == "3"
+
+
+def test_a_zookeeper_broker_asks_for_the_shortest_session_so_a_restart_need_not_wait_long():
+    """--faults kills and restarts a broker: under ZooKeeper the killed broker's registration lives
+    until its session expires, and the new one exits (NodeExistsException) if started before
+    (seen on 2.5.1: every restart step a "broker failure"). KafkaBroker.restart waits that long."""
+    props = kafka.zookeeper_server_properties(1, 2, "/d", {})
+    assert props["zookeeper.session.timeout.ms"] == str(kafka.ZOOKEEPER_SESSION_MS) == "6000"
+    assert kafka.ZOOKEEPER_SESSION_MS == 2 * kafka.ZOOKEEPER_TICK_MS  # the least ZooKeeper grants

@@ -71,6 +71,10 @@ ZOOKEEPER_READY = re.compile(r"binding to port")
 READY_TIMEOUT_S = 90.0
 OFFSETS_TOPIC = "__consumer_offsets"
 CREATE_TOPICS_VERSION = 5  # from 2.4 on, and in every KRaft release (3.x offers 0-7, 4.x 2-7)
+#: ZooKeeperServerMain's tickTime (its default), and the brokers' zookeeper.session.timeout.ms: the
+#: least ZooKeeper grants (2 ticks), so a killed 2.x broker's registration is gone soon for its restart
+ZOOKEEPER_TICK_MS = 3000
+ZOOKEEPER_SESSION_MS = 6000
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -187,8 +191,21 @@ class KafkaBroker(ChildBroker):
         java, classpath, workdir, config = self.started
         self.process.kill()
         self.process.wait(timeout=10)
-        fresh = await_ready(spawn_node(self.spec, java, classpath, workdir, config, self.port,
-                                       owns_workdir=self._workdir is not None))
+        deadline = time.monotonic() + timeout_s
+        if self.spec.zookeeper:
+            # the killed broker's registration (/brokers/ids/0, ephemeral) lives until ZooKeeper
+            # expires its session, up to a tick after zookeeper.session.timeout.ms; a broker
+            # started before fails KafkaZkClient.registerBroker with NodeExistsException and exits
+            time.sleep((ZOOKEEPER_SESSION_MS + ZOOKEEPER_TICK_MS) / 1000)
+        while True:
+            try:  # the node's folder stays this broker's whatever happens to one attempt
+                fresh = await_ready(spawn_node(self.spec, java, classpath, workdir, config, self.port,
+                                               owns_workdir=False))
+                break
+            except RuntimeError:
+                if not self.spec.zookeeper or time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
         self.process, self.log_path = fresh.process, fresh.log_path
         address = (self.host, self.port)
         wait_for_group_coordinator(address, timeout_s, group, self.spec.describe_versions)
@@ -234,6 +251,7 @@ def zookeeper_server_properties(port: int, zookeeper_port: int, data: str, setti
     props = {
         "broker.id": "0",
         "zookeeper.connect": f"127.0.0.1:{zookeeper_port}",
+        "zookeeper.session.timeout.ms": str(ZOOKEEPER_SESSION_MS),
         "listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "log.dirs": data,
