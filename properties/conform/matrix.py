@@ -79,6 +79,12 @@ KAFKA_9752 = Known(
     "scheduled its next session expiry before clearing isNew, so a new member that sends nothing after its "
     "JoinGroup answer is never expired (a silent new leader leaves the group CompletingRebalance for good). "
     "A bug Kafka fixed", timers="on")
+KAFKA_9801 = Known(
+    "KAFKA-9801", "2.3.0", "2.5.0",
+    "KAFKA-9801 (146811ab296, first in 2.5.0): a static member rejoining with an unknown member id while the group "
+    "is CompletingRebalance was answered at once (GroupCoordinator.doUnknownJoinGroup: case Stable | "
+    "CompletingRebalance), with the current generation and the old leader id, and no rebalance; since, the group "
+    "rebalances (prepareRebalance) and the JoinGroup waits. A bug Kafka fixed")
 KAFKA_8487 = Known(
     "KAFKA-8487", None, "2.4.0",
     "KAFKA-8487 (bebcbe3a049, first in 2.4.0): GroupCoordinator.doCommitOffsets answered any OffsetCommit to a "
@@ -136,6 +142,9 @@ DECIDED: Dict[str, Tuple[Known, ...]] = {
         (KAFKA_12890, KAFKA_9752),
     "DescribeGroups: answered NONE with group_state 'CompletingRebalance' where the model allows 'Empty'":
         (KAFKA_12890, KAFKA_9752),
+    # (--static) a restarted static member's JoinGroup to a CompletingRebalance group (2.4.1: a
+    # static member joins alone, then joins again without its id: answered at once, generation 1)
+    "JoinGroup: answered NONE where the model allows no answer (parked)": (KAFKA_9801,),
     # a Stable group's member_metadata is the member's assignment (2.3.1, timers off)
     "DescribeGroups: answered NONE, but the answers to the other members differ from the model's": (KAFKA_9150,),
     # a commit the model sees after its pending-sync deadline (the member removed, or a new
