@@ -132,13 +132,28 @@ COMMIT_BY_NO_MEMBER_WHILE_COMPLETING = {"seed": 0, "members": 2, "partitions": 6
                                         "steps": [[0, "join", "same"], [0, "join", "same"], [1, "commit", "current"]]}
 
 
-def test_zookeeper_releases_show_kafka_8487_before_2_4_and_kafka_10134_before_2_6_1():
-    """Three ZooKeeper-mode releases, each under its own ZooKeeper: 2.3.1 (kafka_2.12, ZooKeeper
-    3.5.9's client in place of its 3.4), 2.5.1 and 2.6.3."""
+# Found by conform broker --matrix kafka:2.4..2.5 --static 1 (seed 11, shrunk): static m0 joins
+# alone (generation 1, CompletingRebalance), then its restarted process joins without its member
+# id. 2.4.1 answers at once with no rebalance (GroupCoordinator.doUnknownJoinGroup: case Stable |
+# CompletingRebalance); KAFKA-9801 (146811ab296, 2.5.0) rebalances and parks it, as the model does.
+STATIC_REJOIN_WHILE_COMPLETING = {"seed": 11, "members": 3, "partitions": 6,
+                                  "protocols": [["range"], ["range", "roundrobin"], ["roundrobin"]],
+                                  "steps": [[2, "join", "same"], [0, "join", "same"], [0, "join", "fresh"]],
+                                  "static": 1}
+
+
+def test_zookeeper_releases_show_kafka_8487_9801_and_10134_where_kafka_had_them():
+    """Four ZooKeeper-mode releases, each under its own ZooKeeper: 2.3.1 (kafka_2.12, ZooKeeper
+    3.5.9's client in place of its 3.4), 2.4.1, 2.5.1 and 2.6.3."""
     judged = _judged_on({"2.3.1": [COMMIT_BY_NO_MEMBER_WHILE_COMPLETING],
-                         "2.5.1": [COMMIT_BY_NO_MEMBER_WHILE_COMPLETING, HEARTBEAT_WHILE_COMPLETING],
+                         "2.4.1": [STATIC_REJOIN_WHILE_COMPLETING],
+                         "2.5.1": [COMMIT_BY_NO_MEMBER_WHILE_COMPLETING, HEARTBEAT_WHILE_COMPLETING,
+                                   STATIC_REJOIN_WHILE_COMPLETING],
                          "2.6.3": [HEARTBEAT_WHILE_COMPLETING]})
-    (commit_231,), (commit_251, heartbeat_251), (heartbeat_263,) = judged["2.3.1"], judged["2.5.1"], judged["2.6.3"]
+    (commit_231,), (heartbeat_263,) = judged["2.3.1"], judged["2.6.3"]
+    (static_241,), (commit_251, heartbeat_251, static_251) = judged["2.4.1"], judged["2.5.1"]
+    assert static_241.signature() == "JoinGroup: answered NONE where the model allows no answer (parked)"  # KAFKA-9801
+    assert static_251.divergence is None and static_251.failure is None, static_251.signature()
     assert commit_231.signature() == "OffsetCommit: answered REBALANCE_IN_PROGRESS where the model allows UNKNOWN_MEMBER_ID"
     assert commit_251.divergence is None and commit_251.failure is None, commit_251.signature()
     assert heartbeat_251.signature() == "Heartbeat: answered REBALANCE_IN_PROGRESS where the model allows NONE"
