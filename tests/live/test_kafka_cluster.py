@@ -22,17 +22,36 @@ def cluster():
     started.stop()
 
 
+@pytest.fixture
+def healed(cluster):
+    """The cluster, healed after the test whatever its outcome: a test that fails with a node down
+    must not leave the next one a cluster of two (a second kill would cost the KRaft quorum; seen:
+    one schedule's divergence made the next one fail with "failure: failover")."""
+    yield cluster
+    cluster.heal()
+
+
+#: The answer window of these schedules. The profile's 250 ms is the broker's answer window on a
+#: settled cluster; here a schedule runs right after a takeover, beside the rest of the suite on two
+#: cores, and one SyncGroup after a failover was once answered later than 250 ms (judged "no answer
+#: where the model allows NONE"; alone, the schedule conforms). A request unanswered for a second
+#: still counts as parked, so the judge asks for the same answers.
+ANSWER_WINDOW_MS = 1000
+
+
 def _address(cluster):
     host, port = cluster.bootstrap.rsplit(":", 1)
     return host, int(port)
 
 
 @pytest.mark.parametrize("seed", [2, 5])
-def test_a_schedule_judged_through_a_coordinator_failover_conforms(cluster, seed):
+def test_a_schedule_judged_through_a_coordinator_failover_conforms(healed, seed):
+    cluster = healed
     profile = targets.get(targets.BROKER, "kafka:4.1", "--launch").profile
     schedule = generate(seed, steps=14, failover=True)
     group = f"failover-{seed}-{uuid.uuid4().hex[:8]}"
-    result = run_schedule(_address(cluster), schedule, group, profile, failover=cluster.kill_coordinator)
+    result = run_schedule(_address(cluster), schedule, group, profile, park_ms=ANSWER_WINDOW_MS,
+                          failover=cluster.kill_coordinator)
     notes = [x["note"] for x in result.trace if "note" in x and x["note"].startswith("failover")]
     assert result.verdict == "conforms", (result.signature(), result.divergence and result.divergence.summary)
     assert len(notes) == 1 and "killed" in notes[0], notes
