@@ -175,3 +175,17 @@ def test_a_fault_mix_favours_its_faults_and_the_default_mix_is_the_walk_without_
     with pytest.raises(ValueError, match="kinds must be some of"):
         Mix(kinds=("meteor",))
     assert set(MIXES) == ALL_BUCKETS["mix"]
+
+
+def test_static_members_are_drawn_often_with_twins_and_never_in_the_topics_mix():
+    """Issue 37: twins (two processes of one instance id) are where FENCED_INSTANCE_ID lives, so a
+    default campaign draws them in several percent of its worlds; and no static world gets the topics
+    mix, where Kafka's own group never covers added partitions once a static leader restarted
+    (KAFKA-13435, tests/systems/test_differential.py)."""
+    worlds = [draw(seed) for seed in range(2000)]
+    regimes = [dict(w.regimes) for w in worlds]
+    twins = sum(r["static"].endswith("+twin") for r in regimes)
+    static = sum(r["static"] != "none" for r in regimes)
+    assert twins >= 100 and static >= 300, (twins, static)
+    assert not any(w.mix == "topics" and w.config.static_clients for w in worlds)
+    assert any(w.mix == "topics" for w in worlds)

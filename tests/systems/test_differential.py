@@ -512,3 +512,31 @@ def test_a_report_shows_both_states_after_the_last_event_not_the_last_full_compa
     assert incremental.views(world) == (full.last_model_obs, full.last_impl_obs)
     shown = states(SimpleNamespace(world=world, companion=incremental))
     assert shown == states(SimpleNamespace(world=sides[0][0], companion=full))
+
+
+def test_a_restarted_static_leader_never_learns_it_leads_and_added_partitions_stay_unassigned():
+    """Kafka's behaviour, kept as found (campaign seed 3577, 2026-11-29: the first 600 events, then
+    the settle phase): a static leader's process restarts and rejoins the Stable group; JoinGroup v5
+    answers it with the old leader's id (GroupCoordinator.updateStaticMemberAndRebalance), while the
+    group makes its new id the leader (GroupMetadata.replaceStaticMember). No consumer believes it
+    leads, so the two partitions added later are never assigned: KAFKA-13435, fixed by KIP-814
+    (JoinGroup v9), which the model does not speak. Model and implementation agree; the swarm keeps
+    static members out of the topics mix (properties/explore/swarm.py)."""
+    from properties.catalogue import Checker
+    from properties.explore.walker import settle
+
+    config, schedule, seed = _replay_file("static_leader_unaware_partitions_added.json")
+    assert config.join_group_version == 5 and config.static_clients == 2
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    for event in schedule:
+        world, _ = step(world, event)
+    assert world.partitions == 8
+    world, violation = settle(world, Checker(config), None, [])
+    assert violation is not None and violation.property == "eventually-stable", violation
+    group = world.brokers[world.leader].group
+    leader = next(c for c in world.clients if c.member_id == group.leader_id)
+    assert leader.live and leader.state == "STABLE" and not leader.is_leader
+    assert not any(c.is_leader for c in world.clients if c.live)
+    owned = sorted(p for c in world.clients if c.live for p in c.assignment)
+    assert owned == list(range(6))  # partitions 6 and 7 never assigned
