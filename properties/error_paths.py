@@ -177,12 +177,28 @@ _NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS = (
     "these would be too: both are checked in every campaign)")
 
 
+_COMMIT_GENERATION_STORED = (
+    "an OffsetCommit carries the generation of a STABLE member (generationIfStable), and a member is STABLE in a "
+    "generation only after the coordinator wrote that generation's group record (GroupCoordinator.doSyncGroup: "
+    "storeGroup, then setAndPropagateAssignment; a failed write answers the SyncGroup with an error instead), "
+    "which the always property stable-member-generation-reached checks after every event on both sides; every "
+    "coordinator that takes the group over loads the last record written or a later one "
+    "(GroupMetadataManager.loadGroupsAndOffsets; the model's World.persisted), and while one coordinator holds "
+    "the group its generation never decreases (generation-advances-by-one)")
+_COMMIT_NEWER = "a commit's generation is never newer than the group's: " + _COMMIT_GENERATION_STORED
+_COMMIT_NO_GROUP = (
+    "a STABLE member's OffsetCommit always finds the group at a coordinator that has loaded it: "
+    + _COMMIT_GENERATION_STORED + "; and no group record is ever removed, since neither the group's expiry "
+    "(GroupMetadataManager.cleanupGroupMetadata, offsets.retention.minutes) nor DeleteGroups is modelled yet "
+    "(issue 37's missing events)")
+
+
 def coordinator_cells() -> list:
     """Every cell of the coordinator matrix: (key, reason it cannot be reached or None)."""
     cells = []
     for api, relations in RELATIONS.items():
         for where in (NOT_COORDINATOR, LOADING, NO_GROUP):
-            cells.append((name((api, where)), None))
+            cells.append((name((api, where)), _COMMIT_NO_GROUP if (api, where) == ("OffsetCommit", NO_GROUP) else None))
         for state in GROUP_STATES:
             for relation in relations:
                 reason = None
@@ -194,6 +210,8 @@ def coordinator_cells() -> list:
                     reason = _PENDING_SENDS_ONLY_JOIN_OR_LEAVE
                 elif (api, state, relation) == ("OffsetCommit", "CompletingRebalance", GEN_CURRENT):
                     reason = _STABLE_ONLY_WITH_THE_GROUP
+                elif (api, relation) == ("OffsetCommit", GEN_NEWER):
+                    reason = _COMMIT_NEWER
                 cells.append((name((api, state, relation)), reason))
     return cells
 
