@@ -369,4 +369,13 @@ HISTORY_DEFS = [
      [("self.thread.failed = e",
        "self.thread.coordinator.heartbeat.fail_heartbeat()  # MUTANT: a failed heartbeat, not the thread's failure")],
      "KAFKA-9823 (apache/kafka#8445) review"),
+    # librdkafka#2635 ("Static consumer fencing and fatal consumer errors"): before it, a static member
+    # fenced by a newer instance of its group.instance.id was told of a failed commit and went on
+    # consuming beside the instance that replaced it; Kafka's OffsetCommitResponseHandler raises
+    # FENCED_INSTANCE_ID, fatal, when the commit's generation is still the member's (KAFKA-8225).
+    ("commit_fenced_not_fatal", "an OffsetCommit answered FENCED_INSTANCE_ID for the member's own generation fails "
+     "like a stale commit instead of ending the consumer", f"{_CC}.OffsetCommitResponseHandler.handle", "wrong reaction",
+     [("if self.generation_unchanged():",
+       "if False:  # MUTANT: a fenced commit of the current generation is not fatal")],
+     "confluentinc/librdkafka#2635; KAFKA-8225 (apache/kafka#6650)"),
 ]
