@@ -200,8 +200,8 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
             regimes[regimes.index(("new-member", "short"))] = ("new-member", "below-rebalance")
     # Static members (KIP-345): in half the worlds whose JoinGroup carries group.instance.id (v5+)
     # some clients are static, and in two thirds of those with two or more, two processes share one
-    # instance id (groupcheck.static.twins; STATIC_CHANCE, TWIN_CHANCE). Drawn after all the others and only in v5 worlds,
-    # so every other world, and every earlier draw, stays as it was.
+    # instance id (groupcheck.static.twins; STATIC_CHANCE, TWIN_CHANCE). Drawn after all the others
+    # and only in v5 worlds, so every other world, and every earlier draw, stays as it was.
     #
     # Not in the topics mix: there Kafka's own group never covers the partitions it adds once a static
     # leader's process has restarted. The restarted leader rejoins the Stable group with a new member
