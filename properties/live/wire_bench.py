@@ -26,7 +26,7 @@ import selectors
 import socket
 import struct
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 from impl import protocol as P
 from impl.wire import CODEC_VERSIONS, NodeApiVersions, WireError, decode_response, encode_request
