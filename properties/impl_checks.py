@@ -40,7 +40,7 @@ def _partitions(assignment) -> tuple | None:
     if assignment is None:
         return None
     parts = getattr(assignment, "partitions", assignment)
-    return tuple(sorted(tp.partition for tp in parts))
+    return tuple(sorted([tp.partition for tp in parts]))
 
 
 class ImplChecker:
@@ -65,7 +65,7 @@ class ImplChecker:
         differential's comparison of what an event touched)."""
         group = None
         if g is not None:
-            stored = tuple(sorted((m.member_id, _partitions(m.assignment)) for m in g.members.values()))
+            stored = tuple(sorted([(m.member_id, _partitions(m.assignment)) for m in g.members.values()]))
             group = (id(g), g.state.value, g.generation_id, g.leader_id, tuple(sorted(g.members)), stored)
         record = sim.cluster.offsets_log._partitions[sim.group_partition].get(self._record_key)
         persisted = None if record is None else record.generation
@@ -136,10 +136,10 @@ def _client(consumer, obs: tuple) -> tuple:
     """A consumer's part of a snapshot: its member state, generation, member id and assignment
     (from its observation row *obs*), and how many JoinGroup/SyncGroup requests it has outstanding."""
     state, generation, member_id, assignment, _coordinator, _live = obs
-    outstanding = sum(1 for queue in consumer.client.unsent._unsent.values() for r in queue
-                      if r.request.api_key in _JOIN_OR_SYNC)
-    outstanding += sum(1 for queue in consumer.network_client.in_flight_requests._requests.values()
-                       for r in queue if r.header.api_key in _JOIN_OR_SYNC)
+    outstanding = len([r for queue in consumer.client.unsent._unsent.values() for r in queue
+                       if r.request.api_key in _JOIN_OR_SYNC])
+    outstanding += len([r for queue in consumer.network_client.in_flight_requests._requests.values()
+                        for r in queue if r.header.api_key in _JOIN_OR_SYNC])
     return (state, generation, member_id, assignment, outstanding)
 
 

@@ -183,8 +183,8 @@ def model_in_flight(world, names: bool = True) -> tuple:
 def model_links_in_flight(links: tuple, names: bool = True) -> tuple:
     """One client's part of :func:`model_in_flight`."""
     api = _api if names else _frame
-    return tuple((tuple([api(m[3]) for m in link.to_broker]), tuple([api(m[3]) for m in link.to_client]))
-                 if link.to_broker or link.to_client else _EMPTY for link in links)
+    return tuple([(tuple([api(m[3]) for m in link.to_broker]), tuple([api(m[3]) for m in link.to_client]))
+                  if link.to_broker or link.to_client else _EMPTY for link in links])
 
 
 _EMPTY = ((), ())
@@ -197,9 +197,9 @@ def impl_in_flight(sim) -> tuple:
 
 def impl_links_in_flight(selector) -> tuple:
     """One client's part of :func:`impl_in_flight`."""
-    return tuple((tuple([_api(m[2]) for m in link.to_broker]), tuple([_api(m[2]) for m in link.to_client]))
-                 if link is not None and (link.to_broker or link.to_client) else _EMPTY
-                 for link in selector.links)
+    return tuple([(tuple([_api(m[2]) for m in link.to_broker]), tuple([_api(m[2]) for m in link.to_client]))
+                  if link is not None and (link.to_broker or link.to_client) else _EMPTY
+                  for link in selector.links])
 
 
 def model_roles(world) -> tuple:

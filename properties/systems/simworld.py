@@ -523,8 +523,8 @@ class SimWorld:
         coord = consumer.coordinator
         gen = coord.generation
         topic = self.config.topic
-        assignment = tuple(sorted(tp.partition for tp in consumer.subscriptions.assigned_partitions()
-                                  if tp.topic == topic))
+        assignment = tuple(sorted([tp.partition for tp in consumer.subscriptions.assigned_partitions()
+                                   if tp.topic == topic]))
         return (_STATE_NAMES[coord.state], gen.generation_id, gen.member_id, assignment,
                 self._coordinator_of(c), self.client_live(c))
 
