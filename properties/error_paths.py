@@ -192,13 +192,16 @@ _COMMIT_NO_GROUP = (
     "(GroupMetadataManager.cleanupGroupMetadata, offsets.retention.minutes) nor DeleteGroups is modelled yet "
     "(issue 37's missing events)")
 
+#: the cells decided before the coordinator looks at members that no schedule reaches
+_UNREACHABLE_BEFORE_MEMBERS = {("OffsetCommit", NO_GROUP): _COMMIT_NO_GROUP}
+
 
 def coordinator_cells() -> list:
     """Every cell of the coordinator matrix: (key, reason it cannot be reached or None)."""
     cells = []
     for api, relations in RELATIONS.items():
         for where in (NOT_COORDINATOR, LOADING, NO_GROUP):
-            cells.append((name((api, where)), _COMMIT_NO_GROUP if (api, where) == ("OffsetCommit", NO_GROUP) else None))
+            cells.append((name((api, where)), _UNREACHABLE_BEFORE_MEMBERS.get((api, where))))
         for state in GROUP_STATES:
             for relation in relations:
                 reason = None

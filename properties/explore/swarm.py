@@ -20,7 +20,7 @@ import random
 import attrs
 
 from model.config import Config, ConfigError, parse_settings
-from properties.explore.walker import DEFAULT_STEPS
+from properties.explore.walker import DEFAULT_STEPS, MIXES
 
 WORLDS = ("swarm", "fixed")
 
@@ -203,9 +203,9 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     # instance id (groupcheck.static.twins; STATIC_CHANCE, TWIN_CHANCE). Drawn after all the others
     # and only in v5 worlds, so every other world, and every earlier draw, stays as it was.
     #
-    # Not in the topics mix: there Kafka's own group never covers the partitions it adds once a static
-    # leader's process has restarted. The restarted leader rejoins the Stable group with a new member
-    # id and is answered with the old leader's id (GroupCoordinator.updateStaticMemberAndRebalance:
+    # Not in a mix that adds partitions (the topics mix): there Kafka's own group never covers them
+    # once a static leader's process has restarted. The restarted leader rejoins the Stable group
+    # with a new member id and is answered with the old leader's id (GroupCoordinator.updateStaticMemberAndRebalance:
     # leaderId = currentLeader, "so that the current leader won't assume itself as a leader"), while
     # the group makes the new id its leader (GroupMetadata.replaceStaticMember): no consumer believes
     # it leads, none watches the topic's metadata, and no rebalance follows the new partitions.
@@ -213,7 +213,7 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     # not speak (the swarm draws JoinGroup v5 at most). Campaign seed 3577 of 2026-11-29 found it
     # (tests/systems/data/static_leader_unaware_partitions_added.json).
     static = twins = 0
-    if version >= 5 and mix != "topics" and rng.random() < STATIC_CHANCE:
+    if version >= 5 and "add_partitions" not in MIXES[mix].kinds and rng.random() < STATIC_CHANCE:
         static = rng.randrange(1, clients + 1)
         twins = 1 if static >= 2 and rng.random() < TWIN_CHANCE else 0
         fields["static_clients"], fields["static_twins"] = static, twins
