@@ -540,3 +540,69 @@ def test_a_restarted_static_leader_never_learns_it_leads_and_added_partitions_st
     assert not any(c.is_leader for c in world.clients if c.live)
     owned = sorted(p for c in world.clients if c.live for p in c.assignment)
     assert owned == list(range(6))  # partitions 6 and 7 never assigned
+
+
+def _settled_with_a_stable_group():
+    """A differential whose group has settled (Stable, every partition stored once): (model world,
+    differential, the implementation's coordinator group)."""
+    from properties.catalogue import Checker
+    from properties.explore.walker import settle
+
+    config = Config(clients=2, brokers=1, partitions=4)
+    world, diff = initial_world(config), Differential(config, 0)
+    world, violation = settle(world, Checker(config), None, [], companion=diff)
+    assert violation is None, violation
+    group = diff.sim._group()
+    assert group.state.value == "Stable" and all(m.assignment is not None for m in group.members.values())
+    return world, diff, group
+
+
+def test_a_stored_assignment_changed_behind_the_group_state_is_caught_by_the_full_snapshot():
+    """Issue 37: the implementation's checks read the coordinator's stored assignments again only
+    when the group's state, generation, leader or members changed (Kafka changes them only with
+    those). A bug that rewrites one in place (here: one member stored both members' partitions) is
+    caught under stable-group-covers-partitions: after the next event with full_every=1, within
+    FULL_EVERY events by default, and at finish()."""
+    from properties.systems.differential import FULL_EVERY
+
+    tick = ("tick", 1, 0)
+
+    def tamper(group):
+        first, second = sorted(group.members)
+        group.members[second].assignment = group.members[first].assignment
+
+    def run(full_every: int, events: int):
+        world, diff, group = _settled_with_a_stable_group()
+        diff.full_every = full_every
+        tamper(group)
+        for n in range(1, events + 1):
+            new, log = step(world, tick)
+            world, _, problem = diff.after(world, tick, new, log)
+            if problem is not None:
+                return n, problem, world, diff
+        return None, None, world, diff
+
+    n, problem, _, _ = run(1, 1)
+    assert n == 1 and problem.property == "stable-group-covers-partitions", problem
+    n, problem, _, _ = run(FULL_EVERY, FULL_EVERY)
+    assert n is not None and problem.property == "stable-group-covers-partitions", problem
+    assert n > 1 or FULL_EVERY == 1  # not at once: the tick changed nothing the checks look for
+    n, problem, world, diff = run(FULL_EVERY, 1)
+    assert problem is None and diff._since_full > 0
+    problem = diff.finish(world)
+    assert problem is not None and problem.property == "stable-group-covers-partitions", problem
+
+
+def test_the_implementation_checks_recheck_what_was_never_checked_clean():
+    """The checks skip a part only when the previous snapshot held it and was checked clean: the
+    same broken snapshot twice is reported twice, and a clean look in between does not hide it."""
+    from properties.impl_checks import ImplChecker
+
+    checker = ImplChecker(Config())
+    clean = (0, (1, "Stable", 1, "a", ("a",), (("a", (0, 1, 2, 3, 4, 5)),)), 1, (), None)
+    broken = (0, (1, "Stable", 1, "b", ("a",), (("a", (0, 1, 2, 3, 4, 5)),)), 1, (), None)
+    assert checker.check(clean, clean, ("tick", 1, 0)) is None  # never checked clean before: checked now
+    assert checker.check(clean, clean, ("tick", 1, 0)) is None  # checked clean: skipped, still clean
+    assert checker.check(clean, broken, ("tick", 1, 0)).property == "leader-is-member"
+    assert checker.check(broken, broken, ("tick", 1, 0)).property == "leader-is-member"  # not skipped
+    assert checker.check(broken, broken, ("tick", 1, 0)).property == "leader-is-member"
