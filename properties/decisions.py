@@ -60,7 +60,8 @@ DECISIONS: Tuple[Decision, ...] = (
     Decision("JoinGroup", "REBALANCE_IN_PROGRESS", f"{_GC}.updateStaticMemberAndRebalance: a static member "
              "replaced in a Stable group whose record fails to store with REQUEST_TIMED_OUT (storeGroup's "
              "putCacheCallback maps it to REBALANCE_IN_PROGRESS; the replacement is reverted)", needs="static",
-             unreachable="no schedule makes an append to __consumer_offsets fail"),
+             unreachable="no conformance schedule makes a broker's append to __consumer_offsets fail (a "
+             "campaign's append_error does, in the model and impl/)"),
     # SyncGroup
     Decision("SyncGroup", "parked", f"{_GC}.doSyncGroup: a follower's SyncGroup waits for the leader's "
              "(CompletingRebalance)"),

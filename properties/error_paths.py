@@ -121,6 +121,9 @@ def client_cells() -> list:
                         reason = _COMMITTED_ONLY_WHILE_STABLE
                     if reason is None and (api, error) == ("OffsetCommit", "REBALANCE_IN_PROGRESS"):
                         reason = _NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS
+                    if reason is None and (api, error, state, current) == ("JoinGroup", "REBALANCE_IN_PROGRESS",
+                                                                           UNJOINED, False):
+                        reason = _JOIN_REBALANCE_IN_PROGRESS_WITHOUT_ID
                     cells.append((key, reason))
     return cells
 
@@ -177,6 +180,14 @@ _NO_COMMIT_IS_ANSWERED_REBALANCE_IN_PROGRESS = (
     "these would be too: both are checked in every campaign)")
 
 
+_JOIN_REBALANCE_IN_PROGRESS_WITHOUT_ID = (
+    "the coordinator answers a JoinGroup REBALANCE_IN_PROGRESS only to a static member that joined with no member "
+    "id, when the record of its replacement fails to store (GroupCoordinator.updateStaticMemberAndRebalance; the "
+    "decisions catalogue), so that JoinGroup was sent with no generation, member id or protocol; while it is "
+    "outstanding no other JoinGroup answer gives the member an id (one join at a time: initiateJoinGroup's "
+    "joinFuture), and UNJOINED is entered only by resetStateAndGeneration, which leaves no generation and no "
+    "protocol: the member's generation is the one the request was sent with (generationUnchanged), never older "
+    "(model/member.py _on_join_group, reset_state_and_generation)")
 _COMMIT_GENERATION_STORED = (
     "an OffsetCommit carries the generation of a STABLE member (generationIfStable), and a member is STABLE in a "
     "generation only after the coordinator wrote that generation's group record (GroupCoordinator.doSyncGroup: "
