@@ -183,9 +183,10 @@ def merge(a: dict, b: dict) -> dict:
     return out
 
 
-def summarise(cov: dict, seed_start: int, interleavings: int, points: int = 60) -> dict:
+def summarise(cov: dict, seed_start: int, interleavings: int, points: int = 60, directed: dict | None = None) -> dict:
     """The campaign's coverage section: counts, what was seen and never seen, and the growth curve
-    of distinct abstract states (interleavings explored → distinct states reached)."""
+    of distinct abstract states (interleavings explored → distinct states reached). *directed*: the
+    coverage of the campaign's directed schedules, counted apart in the error-path matrices."""
     seen_group = {tuple(k.split("→")) for k in cov["group_transitions"]}
     seen_member = {tuple(k.split("→")) for k in cov["member_transitions"]}
     group_never = [f"{a}→{b}" for a, b in legal_group_transitions() if (a, b) not in seen_group]
@@ -216,7 +217,7 @@ def summarise(cov: dict, seed_start: int, interleavings: int, points: int = 60) 
         "errors": cov["errors"],
         "sometimes": cov["sometimes"],
         "sometimes_never": sometimes_never,
-        "error_paths": error_paths.summarise(cov),
+        "error_paths": error_paths.summarise(cov, directed),
         "abstract_states": len(cov["abstract_first"]),
         "abstract_states_curve": curve,
     }

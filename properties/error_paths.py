@@ -230,32 +230,43 @@ def coordinator_cells() -> list:
     return cells
 
 
-def matrix(counts: dict, cells: list, first: dict | None = None) -> dict:
+def matrix(counts: dict, cells: list, first: dict | None = None, directed: dict | None = None) -> dict:
     """The report's matrix: every cell with its count (and, from *first*, the first seed that
     reached it: ``groupcheck campaign --seed-start SEED --interleavings 1`` replays that
-    interleaving), the reachable ones reached and not."""
+    interleaving), the reachable ones reached and not. *directed*: the counts of the campaign's
+    directed schedules (:mod:`properties.campaign.directed`), kept apart: ``reached`` and
+    ``not_reached`` are the interleavings', ``reached_directed`` the reachable cells only the
+    directed schedules reached, ``not_reached_at_all`` those neither did."""
     first = first or {}
-    rows = [{"cell": key, "count": counts.get(key, 0), "first_seed": first.get(key), "unreachable": reason}
-            for key, reason in cells]
+    directed = directed or {}
+    rows = [{"cell": key, "count": counts.get(key, 0), "first_seed": first.get(key), "directed": directed.get(key, 0),
+             "unreachable": reason} for key, reason in cells]
     reachable = [r for r in rows if r["unreachable"] is None]
     reached = [r for r in reachable if r["count"]]
-    unexpected = sorted(set(counts) - {key for key, _ in cells})  # reached, though the space has no such cell
+    only_directed = [r["cell"] for r in reachable if not r["count"] and r["directed"]]
+    space = {key for key, _ in cells}
+    unexpected = sorted((set(counts) | set(directed)) - space)  # reached, though the space has no such cell
     return {
         "reachable": len(reachable),
         "reached": len(reached),
         "unreachable": len(rows) - len(reachable),
         "not_reached": [r["cell"] for r in reachable if not r["count"]],
-        "reached_unreachable": [r["cell"] for r in rows if r["unreachable"] is not None and r["count"]],
+        "reached_directed": only_directed,
+        "not_reached_at_all": [r["cell"] for r in reachable if not r["count"] and not r["directed"]],
+        "reached_unreachable": [r["cell"] for r in rows if r["unreachable"] is not None and (r["count"] or r["directed"])],
         "unexpected": unexpected,
         "rows": rows,
     }
 
 
-def summarise(cov: dict) -> dict:
-    """Both matrices of a campaign's coverage (:meth:`properties.coverage.Coverage.to_dict`)."""
+def summarise(cov: dict, directed: dict | None = None) -> dict:
+    """Both matrices of a campaign's coverage (:meth:`properties.coverage.Coverage.to_dict`), with
+    the counts of its directed schedules (*directed*: their coverage, the same shape) if it ran them."""
     first = cov.get("paths_first", {})
-    return {"client": matrix(cov.get("client_paths", {}), client_cells(), first),
-            "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells(), first)}
+    directed = directed or {}
+    return {"client": matrix(cov.get("client_paths", {}), client_cells(), first, directed.get("client_paths")),
+            "coordinator": matrix(cov.get("coordinator_paths", {}), coordinator_cells(), first,
+                                  directed.get("coordinator_paths"))}
 
 
 #: The two matrices as a report names them: (key in :func:`summarise`, title, what a cell is).
@@ -269,7 +280,9 @@ SIDES = (("client", "The client's error paths",
 
 
 def headline(paths: dict) -> str:
-    c, k = paths["client"], paths["coordinator"]
-    return (f"client error paths: {c['reached']} of {c['reachable']} reachable cells reached "
-            f"({c['unreachable']} unreachable); coordinator request paths: {k['reached']} of "
-            f"{k['reachable']} reached ({k['unreachable']} unreachable)")
+    def side(m: dict) -> str:
+        extra = len(m.get("reached_directed", ()))
+        also = f" by the interleavings, {m['reached'] + extra} with the directed schedules" if extra else ""
+        return f"{m['reached']} of {m['reachable']} reachable cells reached{also} ({m['unreachable']} unreachable)"
+
+    return f"client error paths: {side(paths['client'])}; coordinator request paths: {side(paths['coordinator'])}"

@@ -241,7 +241,9 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
                 found.append({**f, "count": 0, "status": "fixed"})
     found.sort(key=lambda f: (f["status"] == "fixed", f["kind"] != ALWAYS, -f["count"], f["signature"]))
     per_property = dict(totals.by_property)
-    coverage = summarise(totals.coverage, args.seed_start, interleavings)
+    directed = getattr(totals, "directed", None)
+    coverage = summarise(totals.coverage, args.seed_start, interleavings,
+                         directed=None if directed is None else directed["coverage"])
     verdicts = property_verdicts(plan["system"], interleavings, per_property, plan["eventually"], coverage, found)
     config = {k: plan.get(k) for k in ("system", "steps", "faults", "max_faults", "eventually", "quiet_rate", "mutant",
                                        "shrink_seconds")}
@@ -278,6 +280,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "coverage": coverage,
         "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
         "guided": guided_summary(plan, totals),
+        "directed": directed_summary(plan, directed),
         "histograms": {
             "events": _histogram(totals.event_counts),
             "generation": [[g, n] for g, n in sorted(totals.generations.items())],
@@ -286,9 +289,40 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
     })
-    doc["checked"]["what"] = [checked_scope(plan)] + checked_summary(doc)
+    doc["checked"]["what"] = [checked_scope(plan)] + checked_summary(doc) + [x for x in [directed_line(doc)] if x]
     doc["checked"]["not"] = not_checked(doc)
     return doc
+
+
+def directed_summary(plan: dict, directed: dict | None) -> dict | None:
+    """The directed schedules' part of results.json (None when the campaign does not run them):
+    how many, which failed and on which property, their time; whether they ran at all (a signal
+    before them, or a partial search, leaves them out)."""
+    if not plan.get("directed"):
+        return None
+    if directed is None:
+        return {"ran": False, "file": DIRECTED_FILE}
+    failed = [o for o in directed["outcomes"] if o["property"] is not None]
+    return {"ran": True, "file": DIRECTED_FILE, "schedules": directed["schedules"], "failed": failed,
+            "events": sum(o["events"] for o in directed["outcomes"]), "seconds": directed["seconds"]}
+
+
+#: where the directed schedules are kept, as reports name the file
+DIRECTED_FILE = "properties/campaign/directed.json"
+
+
+def directed_line(r: dict) -> str | None:
+    """One line on the directed schedules for the report's "what was checked" (None: not run)."""
+    d = r.get("directed")
+    if not d:
+        return None
+    if not d["ran"]:
+        return f"the directed schedules ({d['file']}): not run (the search did not finish)"
+    failed = d["failed"]
+    verdict = (f"{len(failed)} failed: " + ", ".join(f"{o['cell']} ({o['property']})" for o in failed)) if failed \
+        else "none failed"
+    return (f"{d['schedules']} directed schedules ({d['file']}: hand-made for error paths random interleavings rarely "
+            f"reach), replayed after the interleavings with the same checks, {d['events']:,} events: {verdict}")
 
 
 def guided_summary(plan: dict, totals) -> dict | None:
@@ -528,14 +562,19 @@ def _error_paths_md(paths: dict | None) -> list:
     L = ["## Error paths", "", headline(paths) + ".", ""]
     for side, title, what in SIDES:
         m = paths[side]
-        L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached "
-              "(the first seed that reached one replays it: `groupcheck campaign --seed-start SEED --interleavings 1`).", ""]
+        L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached by the "
+              "interleavings (the first seed that reached one replays it: `groupcheck campaign --seed-start SEED "
+              "--interleavings 1`); the directed schedules' counts are apart.", ""]
         if m["reached_unreachable"] or m["unexpected"]:
             L += ["**Reached, though listed as unreachable (a claim of the matrix is wrong):** "
                   + ", ".join(f"`{c}`" for c in m["reached_unreachable"] + m["unexpected"]), ""]
-        L += ["| cell | times | first seed |", "|---|---|---|"]
-        L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} |" for row in m["rows"] if row["count"]]
-        L += ["", "Reachable, not reached: " + (", ".join(f"`{c}`" for c in m["not_reached"]) or "none") + ".", ""]
+        L += ["| cell | times | first seed | by the directed schedules |", "|---|---|---|---|"]
+        L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} | {row.get('directed', 0):,} |"
+              for row in m["rows"] if row["count"] or row.get("directed")]
+        if m.get("reached_directed"):
+            L += ["", "Reached only by the directed schedules: " + ", ".join(f"`{c}`" for c in m["reached_directed"]) + "."]
+        L += ["", "Reachable, not reached by the interleavings: "
+              + (", ".join(f"`{c}`" for c in m["not_reached"]) or "none") + ".", ""]
         reasons: dict = {}
         for row in m["rows"]:
             if row["unreachable"] is not None:
@@ -557,10 +596,11 @@ def _error_paths_html(paths: dict | None) -> str:
         wrong = m["reached_unreachable"] + m["unexpected"]
         if wrong:
             out.append("<p><b>Reached, though listed as unreachable:</b> " + ", ".join(f"<code>{_e(c)}</code>" for c in wrong) + "</p>")
-        out.append("<table><tr><th>cell</th><th>times</th><th>first seed</th><th>unreachable because</th></tr>" + "".join(
+        out.append("<table><tr><th>cell</th><th>times</th><th>first seed</th><th>by the directed schedules</th>"
+                   "<th>unreachable because</th></tr>" + "".join(
             f"<tr><td><code>{_e(row['cell'])}</code></td><td>{row['count']:,}</td><td>{_e(_seed(row))}</td>"
-            f"<td>{_e(row['unreachable'] or '')}</td></tr>"
-            for row in m["rows"] if row["count"] or row["unreachable"] is None) + "</table>")
+            f"<td>{row.get('directed', 0):,}</td><td>{_e(row['unreachable'] or '')}</td></tr>"
+            for row in m["rows"] if row["count"] or row.get("directed") or row["unreachable"] is None) + "</table>")
         out.append(f"<p class=muted>{m['unreachable']} cells no schedule can reach are left out of the table "
                    "(results.json lists them with the reason).</p>")
     return "".join(out)

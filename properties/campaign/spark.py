@@ -200,6 +200,56 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             "guided": offers}
 
 
+def run_directed(plan: dict) -> dict:
+    """Replay the directed schedules (:mod:`properties.campaign.directed`) on the plan's system and
+    under its mutant, each in its own world (with the plan's ``--wire``), with a settle phase and the
+    eventually properties when the plan has them: their coverage, one outcome per schedule (its
+    cell, events, and the property it failed or None), and the failures, shrunk and clustered as
+    :func:`run_range` does (each counterexample says which directed schedule it came from)."""
+    import attrs
+
+    from properties.campaign import counterexample
+    from properties.coverage import Coverage
+    from properties.campaign import directed
+    from properties.explore.shrink import shrink, signature
+    from properties.systems import replayer
+
+    began = time.perf_counter()
+    coverage = Coverage()
+    wire = counterexample.config_from_dict(plan["config"]).wire
+    outcomes, failures = [], {}
+    with _mutant(plan.get("mutant")):
+        for i, d in enumerate(directed.load()):
+            config = attrs.evolve(d.config, wire=wire)
+            coverage.start_run(i)
+            result = directed.replay(plan["system"], d, config, plan["eventually"], coverage.on_step)
+            coverage.end_run(result)
+            v = result.violation
+            outcomes.append({"cell": d.cell, "events": result.steps, "property": v.property if v else None})
+            if v is None:
+                continue
+            sig = signature(v)
+            entry = failures.get(sig)
+            if entry is None:
+                shrunk = shrink(replayer(plan["system"], config, 0), result.schedule, v,
+                                budget_seconds=plan["shrink_seconds"])
+                kept = shrunk.result if shrunk.reproduced else result
+                doc = counterexample.build(kept, system=plan["system"], seed=0, config=config,
+                                           steps=len(d.schedule), faults="all")
+                doc["mutant"] = plan.get("mutant")
+                doc["directed"] = {"cell": d.cell, "why": d.why}
+                doc["campaign"] = {
+                    "signature": sig, "original_events": shrunk.original_events,
+                    "shrunk_events": len(shrunk.schedule), "shrink_replays": shrunk.replays,
+                    "shrink_seconds": shrunk.seconds, "locally_minimal": shrunk.complete,
+                    "reproduced": shrunk.reproduced, "original_message": v.message,
+                }
+                entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": doc}
+            entry["count"] += 1
+    return {"schedules": len(outcomes), "coverage": coverage.to_dict(), "outcomes": outcomes, "failures": failures,
+            "seconds": round(time.perf_counter() - began, 3)}
+
+
 def world_at(plan: dict, config, seed: int):
     """The world interleaving *seed* runs in: the plan's fixed one, or its swarm draw."""
     from properties.explore.swarm import SwarmWorld, draw
@@ -242,6 +292,7 @@ class Totals:
         self.rows_path = rows_path
         self.offers: list = []  # guided search: this round's interleavings that saw unseen features
         self.corpus: dict | None = None  # guided search: the corpus's size after the last round
+        self.directed: dict | None = None  # the directed schedules' part (run_directed), once they ran
         self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
 
     def _open(self):
@@ -287,6 +338,19 @@ class Totals:
                 continue
             mine["count"] += entry["count"]
             mine["seeds"] = sorted(mine["seeds"] + entry["seeds"])[:EXAMPLE_SEEDS]
+            if _smaller(entry["counterexample"], mine["counterexample"]):
+                mine["counterexample"] = entry["counterexample"]
+
+    def add_directed(self, part: dict) -> None:
+        """The directed schedules' part (:func:`run_directed`): their coverage and outcomes are kept
+        apart from the interleavings'; a failing one joins the counterexample clusters."""
+        self.directed = {k: part[k] for k in ("schedules", "coverage", "outcomes", "seconds")}
+        for sig, entry in part["failures"].items():
+            mine = self.failures.get(sig)
+            if mine is None:
+                self.failures[sig] = {**entry, "seeds": list(entry["seeds"])}
+                continue
+            mine["count"] += entry["count"]
             if _smaller(entry["counterexample"], mine["counterexample"]):
                 mine["counterexample"] = entry["counterexample"]
 
@@ -473,6 +537,10 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                                                      "aiokafka, groupcheck; see groupcheck conform client)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
+    p.add_argument("--no-directed", dest="directed", action="store_false",
+                   help="--system impl and model: skip the directed schedules the campaign replays after its "
+                        "interleavings (hand-made schedules for error paths random interleavings rarely reach; "
+                        "properties/campaign/directed.py)")
     p.add_argument("--quiet-rate", type=_float("--quiet-rate"), default=None, metavar="P",
                    help="chance per drawn event of a burst of quiet time (the walker's default 0.04; 0 = none: "
                         "~5x faster, disruptions then hit groups still forming)")
@@ -576,11 +644,11 @@ def make_plan(args) -> dict:
         if args.system != "impl":
             raise RunError("--mutant mutates the implementation: use it with --system impl")
         try:
-            from properties.mutation.mutants import MUTANTS
+            from properties.mutation.mutants import ALL
         except ImportError:
             raise RunError("--mutant: this groupcheck has no mutants yet (properties/mutation/mutants.py)") from None
-        if args.mutant not in MUTANTS:
-            raise RunError(f"--mutant must be one of {', '.join(sorted(MUTANTS))}, got {args.mutant!r}")
+        if args.mutant not in ALL:  # those the random search does not reach too: the directed schedules may
+            raise RunError(f"--mutant must be one of {', '.join(sorted(ALL))}, got {args.mutant!r}")
     crash = None
     if args.crash_once:
         seed, _, marker = args.crash_once.partition(":")
@@ -595,6 +663,7 @@ def make_plan(args) -> dict:
         "faults": fixed(args, "faults"),
         "max_faults": fixed(args, "max_faults"),
         "eventually": args.eventually,
+        "directed": getattr(args, "directed", True) and args.system in ("impl", "model"),
         "mutant": args.mutant,
         "shrink_seconds": args.shrink_seconds,
         "quiet_rate": getattr(args, "quiet_rate", None),
@@ -760,8 +829,13 @@ def _campaign(args) -> int:
                         plan, args.seed_start, args.interleavings, task_size, totals)
             except KeyboardInterrupt:  # while Spark was starting
                 outcome = Outcome(totals, interrupted=True)
+            seconds = time.perf_counter() - start  # the interleavings' time (the directed schedules' is their own)
+            if plan.get("directed") and not outcome.partial:
+                try:
+                    totals.add_directed(run_directed(plan))
+                except KeyboardInterrupt:  # a signal while they ran: the report says they did not
+                    outcome.interrupted = True
             outcome.signum = interrupts.signum
-            seconds = time.perf_counter() - start
             with interrupts.held(release=False):  # the report is written whole, whatever arrives
                 totals.close()
                 task_size = task_size or choose_task_size(args, cores)

@@ -361,7 +361,9 @@ WHY_UNREACHED: Dict[str, str] = {
         "the lock, so it learns of no new coordinator meanwhile), and that one answers NOT_COORDINATOR once "
         "the group has moved; the SyncGroup meets the older generation only if the group moved away and "
         "back while the leader assigned (two failovers in its assignor's time): not in 2,000 "
-        "interleavings (2026-11-25)",
+        "interleavings (2026-11-25). The campaign's directed schedules kill it (properties/campaign/directed.py: "
+        "the SyncGroup of a newer generation than a coordinator that moved away and back reloaded, "
+        "2026-11-29); the random search alone, which this command measures, still does not",
     "join_unknown_member_ignores_sent_generation":
         "needs a JoinGroup answered UNKNOWN_MEMBER_ID after the member's generation changed since it was "
         "sent, in a way the mutant's reset undoes: while its one JoinGroup is outstanding only a reset "

@@ -651,3 +651,60 @@ def test_campaign_takes_kafka_settings():
     bad = build_parser().parse_args(["campaign", "--set", "heartbeat.interval.ms=9000"])
     with pytest.raises(RunError, match=r"heartbeat\.interval\.ms \(9000\) must be below"):
         make_plan(bad)
+
+
+# -- the directed schedules ----------------------------------------------------------------------
+
+def test_a_campaign_replays_the_directed_schedules_and_counts_their_cells_apart(tmp_path, capsys):
+    """Issue 37: after its interleavings a campaign of the implementation replays every directed
+    schedule (properties/campaign/directed.py) with the same checks; the error-path matrices count
+    their cells in a column of their own, and the interleavings' figures are as without them."""
+    from properties.campaign import directed
+
+    runs = {}
+    for flag in ([], ["--no-directed"]):
+        out = tmp_path / ("without" if flag else "with")
+        status = cli.main(["campaign", "--local", "--system", "impl", "--interleavings", "2", "--steps", "20",
+                           "--out", str(out)] + flag)
+        assert status == 0
+        runs[bool(flag)] = json.loads((out / "results.json").read_text()), (out / "summary.md").read_text()
+    (with_, md), (without, _) = runs[False], runs[True]
+    schedules = directed.load()
+    assert with_["directed"]["ran"] and with_["directed"]["schedules"] == len(schedules) and not with_["directed"]["failed"]
+    assert without["directed"] is None
+    rows = {r["cell"]: r for side in ("client", "coordinator") for r in with_["coverage"]["error_paths"][side]["rows"]}
+    assert all(rows[d.cell]["directed"] >= 1 for d in schedules)
+    assert not any(r["directed"] for side in ("client", "coordinator")
+                   for r in without["coverage"]["error_paths"][side]["rows"])
+    for side in ("client", "coordinator"):  # the interleavings' own reach is the same either way
+        assert with_["coverage"]["error_paths"][side]["reached"] == without["coverage"]["error_paths"][side]["reached"]
+    assert with_["steps"] == without["steps"]
+    assert "with the directed schedules" in md and "Reached only by the directed schedules" in md
+    assert any("directed schedules" in line and "none failed" in line for line in with_["checked"]["what"])
+
+
+def test_a_bug_only_a_directed_schedule_reaches_fails_the_campaign_with_a_replayable_counterexample(tmp_path):
+    """KAFKA-13419's mutant (a SyncGroup answered ILLEGAL_GENERATION resets the member id too): the
+    random search does not reach it (properties/mutation/mutants.py WHY_UNREACHED), the directed
+    schedule of a SyncGroup newer than the generation a coordinator reloaded does. The campaign
+    fails; the counterexample names the directed schedule and replays under the mutant only."""
+    from properties.mutation import mutants
+
+    name = "sync_illegal_generation_resets_member_id"
+    assert name in mutants.UNREACHED
+    out = tmp_path / "directed"
+    status = cli.main(["campaign", "--local", "--system", "impl", "--mutant", name, "--interleavings", "2",
+                       "--steps", "20", "--shrink-seconds", "5", "--out", str(out)])
+    assert status == 1
+    results = json.loads((out / "results.json").read_text())
+    assert results["violations"] == 0  # no interleaving failed: the directed schedules did
+    failed = results["directed"]["failed"]
+    assert failed and all(o["property"] == "impl-matches-model" for o in failed)
+    finding = results["findings"][0]
+    doc = json.loads((out / finding["counterexample"]).read_text())
+    assert doc["directed"]["cell"] in {o["cell"] for o in failed} and doc["mutant"] == name
+    config, schedule = config_from_dict(doc["config"]), [tuple(e) for e in doc["schedule"]]
+    with mutants.applied(name):
+        again = replay("impl", config, schedule, seed=doc["seed"], check_eventually=doc["check_eventually"])
+    assert again.violation is not None and again.violation.property == "impl-matches-model"
+    assert replay("impl", config, schedule, seed=doc["seed"], check_eventually=doc["check_eventually"]).violation is None
