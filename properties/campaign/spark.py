@@ -180,16 +180,7 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
                 doc["mutant"] = plan.get("mutant")
                 if spec is not None and spec.parent is not None:
                     doc["guided"] = spec.as_dict()  # the walk seed *seed* reseeded: its schedule replays it
-                doc["campaign"] = {
-                    "signature": sig,
-                    "original_events": shrunk.original_events,
-                    "shrunk_events": len(shrunk.schedule),
-                    "shrink_replays": shrunk.replays,
-                    "shrink_seconds": shrunk.seconds,
-                    "locally_minimal": shrunk.complete,
-                    "reproduced": shrunk.reproduced,
-                    "original_message": v.message,
-                }
+                doc["campaign"] = _shrink_record(sig, shrunk, v)
                 doc["timeline"] = timeline(plan["system"], w.config, kept.schedule, seed)
                 entry["counterexample"] = doc
             entry["count"] += 1
@@ -200,6 +191,13 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             "guided": offers}
 
 
+def _shrink_record(sig: str, shrunk, v) -> dict:
+    """A counterexample file's ``campaign`` part: its cluster's signature and how it was shrunk."""
+    return {"signature": sig, "original_events": shrunk.original_events, "shrunk_events": len(shrunk.schedule),
+            "shrink_replays": shrunk.replays, "shrink_seconds": shrunk.seconds, "locally_minimal": shrunk.complete,
+            "reproduced": shrunk.reproduced, "original_message": v.message}
+
+
 def run_directed(plan: dict) -> dict:
     """Replay the directed schedules (:mod:`properties.campaign.directed`) on the plan's system and
     under its mutant, each in its own world (with the plan's ``--wire``), with a settle phase and the
@@ -208,9 +206,8 @@ def run_directed(plan: dict) -> dict:
     :func:`run_range` does (each counterexample says which directed schedule it came from)."""
     import attrs
 
-    from properties.campaign import counterexample
+    from properties.campaign import counterexample, directed
     from properties.coverage import Coverage
-    from properties.campaign import directed
     from properties.explore.shrink import shrink, signature
     from properties.systems import replayer
 
@@ -238,12 +235,7 @@ def run_directed(plan: dict) -> dict:
                                            steps=len(d.schedule), faults="all")
                 doc["mutant"] = plan.get("mutant")
                 doc["directed"] = {"cell": d.cell, "why": d.why}
-                doc["campaign"] = {
-                    "signature": sig, "original_events": shrunk.original_events,
-                    "shrunk_events": len(shrunk.schedule), "shrink_replays": shrunk.replays,
-                    "shrink_seconds": shrunk.seconds, "locally_minimal": shrunk.complete,
-                    "reproduced": shrunk.reproduced, "original_message": v.message,
-                }
+                doc["campaign"] = _shrink_record(sig, shrunk, v)
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": doc}
             entry["count"] += 1
     return {"schedules": len(outcomes), "coverage": coverage.to_dict(), "outcomes": outcomes, "failures": failures,
@@ -331,7 +323,12 @@ class Totals:
         self.task_seconds += part["seconds"]
         self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
-        for sig, entry in part["failures"].items():
+        self._merge_failures(part["failures"])
+
+    def _merge_failures(self, failures: dict) -> None:
+        """A part's failure clusters into the campaign's: counts add up, the first seeds and the
+        smallest counterexample are kept."""
+        for sig, entry in failures.items():
             mine = self.failures.get(sig)
             if mine is None:
                 self.failures[sig] = {**entry, "seeds": list(entry["seeds"])}
@@ -345,14 +342,7 @@ class Totals:
         """The directed schedules' part (:func:`run_directed`): their coverage and outcomes are kept
         apart from the interleavings'; a failing one joins the counterexample clusters."""
         self.directed = {k: part[k] for k in ("schedules", "coverage", "outcomes", "seconds")}
-        for sig, entry in part["failures"].items():
-            mine = self.failures.get(sig)
-            if mine is None:
-                self.failures[sig] = {**entry, "seeds": list(entry["seeds"])}
-                continue
-            mine["count"] += entry["count"]
-            if _smaller(entry["counterexample"], mine["counterexample"]):
-                mine["counterexample"] = entry["counterexample"]
+        self._merge_failures(part["failures"])
 
     def close(self, create: bool = True) -> None:
         """Finish the rows file (idempotent); with *create*, make it even when no row came."""
