@@ -2,12 +2,12 @@
 
 Some cells of the error-path matrices (:mod:`properties.error_paths`) need several things to line up
 that a random walk seldom lines up: a request on the wire while the coordinator fails over away and
-back, a request the broker read before its connection broke handled a whole rebalance later, a late
-joiner's MEMBER_ID_REQUIRED read by its shutdown's commit, a commit held on a link while the member
-begins to rejoin (issue 37: the default campaign's 2,000 interleavings reached none). Each is reached by a
-schedule made for it, kept in ``directed.json`` beside this module with the cell, why the schedule
-gets there in Kafka's code, the world (a :class:`model.config.Config` as a counterexample file
-writes it) and the events.
+back, a request the broker read before its connection broke handled a whole rebalance later, a
+close() between the coordinator's decision and its answer's arrival, a late joiner's
+MEMBER_ID_REQUIRED read by its shutdown's commit (issue 37: the default campaign's 2,000
+interleavings reached none of them). Each is reached by a schedule made for it, kept in
+``directed.json`` beside this module with the cell, why the schedule gets there in Kafka's code, the
+world (a :class:`model.config.Config` as a counterexample file writes it) and the events.
 
 A campaign of the implementation or the model replays every one after its interleavings
 (:func:`properties.campaign.spark.run_directed`, each through :func:`replay`: with a settle phase
