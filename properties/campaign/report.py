@@ -546,6 +546,11 @@ def worlds_line(r: dict) -> list:
     return [f"{d}: " + " · ".join(items) for d, items in by_dimension.items()]
 
 
+def _directed_ran(paths: dict) -> bool:
+    """Whether the matrices hold the directed schedules' counts (a campaign that replayed them)."""
+    return any(row.get("directed") for side in ("client", "coordinator") for row in paths[side]["rows"])
+
+
 def _seed(row: dict) -> str:
     """The first seed that reached a cell (``groupcheck campaign --seed-start SEED --interleavings 1``
     replays it), or a dash."""
@@ -560,17 +565,22 @@ def _error_paths_md(paths: dict | None) -> list:
     from properties.error_paths import SIDES, headline
 
     L = ["## Error paths", "", headline(paths) + ".", ""]
+    directed = _directed_ran(paths)
     for side, title, what in SIDES:
         m = paths[side]
         L += [f"### {title}", "", f"Cells: {what}. {m['reached']} of {m['reachable']} reachable cells reached by the "
               "interleavings (the first seed that reached one replays it: `groupcheck campaign --seed-start SEED "
-              "--interleavings 1`); the directed schedules' counts are apart.", ""]
+              "--interleavings 1`)" + ("; the directed schedules' counts are apart." if directed else "."), ""]
         if m["reached_unreachable"] or m["unexpected"]:
             L += ["**Reached, though listed as unreachable (a claim of the matrix is wrong):** "
                   + ", ".join(f"`{c}`" for c in m["reached_unreachable"] + m["unexpected"]), ""]
-        L += ["| cell | times | first seed | by the directed schedules |", "|---|---|---|---|"]
-        L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} | {row.get('directed', 0):,} |"
-              for row in m["rows"] if row["count"] or row.get("directed")]
+        if directed:
+            L += ["| cell | times | first seed | by the directed schedules |", "|---|---|---|---|"]
+            L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} | {row.get('directed', 0):,} |"
+                  for row in m["rows"] if row["count"] or row.get("directed")]
+        else:
+            L += ["| cell | times | first seed |", "|---|---|---|"]
+            L += [f"| {row['cell']} | {row['count']:,} | {_seed(row)} |" for row in m["rows"] if row["count"]]
         if m.get("reached_directed"):
             L += ["", "Reached only by the directed schedules: " + ", ".join(f"`{c}`" for c in m["reached_directed"]) + "."]
         L += ["", "Reachable, not reached by the interleavings: "
@@ -590,16 +600,19 @@ def _error_paths_html(paths: dict | None) -> str:
     from properties.error_paths import SIDES, headline
 
     out = [f"<h2>Error paths</h2><p>{_e(headline(paths))}.</p>"]
+    directed = _directed_ran(paths)
     for side, title, what in SIDES:
         m = paths[side]
         out.append(f"<h3>{_e(title)}</h3><p class=muted>{_e(what)}.</p>")
         wrong = m["reached_unreachable"] + m["unexpected"]
         if wrong:
             out.append("<p><b>Reached, though listed as unreachable:</b> " + ", ".join(f"<code>{_e(c)}</code>" for c in wrong) + "</p>")
-        out.append("<table><tr><th>cell</th><th>times</th><th>first seed</th><th>by the directed schedules</th>"
+        column = "<th>by the directed schedules</th>" if directed else ""
+        out.append(f"<table><tr><th>cell</th><th>times</th><th>first seed</th>{column}"
                    "<th>unreachable because</th></tr>" + "".join(
             f"<tr><td><code>{_e(row['cell'])}</code></td><td>{row['count']:,}</td><td>{_e(_seed(row))}</td>"
-            f"<td>{row.get('directed', 0):,}</td><td>{_e(row['unreachable'] or '')}</td></tr>"
+            + (f"<td>{row.get('directed', 0):,}</td>" if directed else "")
+            + f"<td>{_e(row['unreachable'] or '')}</td></tr>"
             for row in m["rows"] if row["count"] or row.get("directed") or row["unreachable"] is None) + "</table>")
         out.append(f"<p class=muted>{m['unreachable']} cells no schedule can reach are left out of the table "
                    "(results.json lists them with the reason).</p>")

@@ -668,7 +668,7 @@ def test_a_campaign_replays_the_directed_schedules_and_counts_their_cells_apart(
                            "--out", str(out)] + flag)
         assert status == 0
         runs[bool(flag)] = json.loads((out / "results.json").read_text()), (out / "summary.md").read_text()
-    (with_, md), (without, _) = runs[False], runs[True]
+    (with_, md), (without, md_without) = runs[False], runs[True]
     schedules = directed.load()
     assert with_["directed"]["ran"] and with_["directed"]["schedules"] == len(schedules) and not with_["directed"]["failed"]
     assert without["directed"] is None
@@ -680,6 +680,7 @@ def test_a_campaign_replays_the_directed_schedules_and_counts_their_cells_apart(
         assert with_["coverage"]["error_paths"][side]["reached"] == without["coverage"]["error_paths"][side]["reached"]
     assert with_["steps"] == without["steps"]
     assert "with the directed schedules" in md and "Reached only by the directed schedules" in md
+    assert "by the directed schedules" in md and "directed schedules" not in md_without
     assert any("directed schedules" in line and "none failed" in line for line in with_["checked"]["what"])
 
 
