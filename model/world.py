@@ -417,6 +417,11 @@ def _ev_restart(world, m, ev, choose, log):
         next_request_id=old.next_request_id,
         commits=old.commits,  # the offsets it commits go on from where the old one's stopped
         md_refreshed_ms=m.now + old.clock_offset_ms,
+        # the new process's Heartbeat is built now: Timer's constructor reads the clock (Timer(Time,
+        # long): update()), so its timers start at the process's time, not at 0, and a backward
+        # clock jump after the restart leaves them waiting for the clock to catch up (campaign seed
+        # 47307 of 2026-11-29; the implementation's consumer, built at the restart, had it right)
+        heartbeat_clock_ms=m.now + old.clock_offset_ms,
     )
     log.append(E.Restart(c))
     return True

@@ -606,3 +606,20 @@ def test_the_implementation_checks_recheck_what_was_never_checked_clean():
     assert checker.check(clean, broken, ("tick", 1, 0)).property == "leader-is-member"
     assert checker.check(broken, broken, ("tick", 1, 0)).property == "leader-is-member"  # not skipped
     assert checker.check(broken, broken, ("tick", 1, 0)).property == "leader-is-member"
+
+
+def test_a_restarted_process_builds_its_heartbeat_timers_at_the_restart():
+    """Regression (seed 47307 of the 100,000-interleaving campaign of 2026-11-29, shrunk to 35
+    events): client 0 restarts at 32,705 ms and its clock then jumps back 9 s. Kafka's new Heartbeat
+    builds its timers at the restart (Heartbeat(GroupRebalanceConfig, Time): time.timer(...), whose
+    constructor calls update()) and Timer.update never moves back, so the first heartbeat waits for
+    the clock to pass the restart. The model began the new process's heartbeat clock at 0 and sent
+    a Heartbeat the implementation did not; model/world.py _ev_restart now starts it at the restart."""
+    config, schedule, seed = _replay_file("restarted_heartbeat_timers_start_at_the_restart.json")
+    assert compare(config, schedule, seed).divergence is None
+    world = initial_world(config)
+    for event in schedule[:3]:  # the tick to 32,705 ms, the crash, the restart
+        world, _ = step(world, event)
+    assert world.now == 32705 and world.clients[0].heartbeat_clock_ms == 32705
+    world, _ = step(world, schedule[3])  # the clock jumps back 9 s: the timers' time does not
+    assert world.clients[0].clock_offset_ms == -9000 and world.clients[0].heartbeat_clock_ms == 32705
