@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from model.world import initial_world, step
 from properties import error_paths as ep
-from properties.catalogue import Checker
-from properties.coverage import Coverage
 from properties.campaign import directed
+from properties.coverage import Coverage
+from properties.systems import replay
 from properties.systems.differential import compare
 
 SCHEDULES = {d.cell: d for d in directed.load()}
@@ -22,15 +21,9 @@ _SPACE = dict(ep.client_cells() + ep.coordinator_cells())  # cell name -> reason
 def _cells(config, schedule) -> dict:
     """The cells the model's run of *schedule* reached ({name: count}, both matrices), every event
     applied, no always property failing."""
-    coverage, checker = Coverage(), Checker(config)
-    coverage.start_run(0)
-    world = initial_world(config)
-    for event in schedule:
-        new, log = step(world, event)
-        assert new is not world, f"{event} was not enabled"
-        assert checker.check(world, new, event, log) is None
-        coverage.on_step(world, event, new, log)
-        world = new
+    coverage = Coverage()
+    result = replay("model", config, schedule, on_step=coverage.on_step)
+    assert result.violation is None and result.steps == len(schedule), (result.violation, result.steps)
     return {ep.name(k): n for k, n in {**coverage.client_paths, **coverage.coordinator_paths}.items()}
 
 

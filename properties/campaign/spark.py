@@ -108,9 +108,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     enough to send back to the driver."""
     from properties.campaign import counterexample
     from properties.coverage import Coverage
-    from properties.campaign.timeline import timeline
-    from properties.explore.shrink import shrink, signature
-    from properties.systems import replayer, run
+    from properties.explore.shrink import signature
+    from properties.systems import run
 
     began, began_cpu = time.perf_counter(), time.process_time()
     config = counterexample.config_from_dict(plan["config"])
@@ -165,23 +164,14 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             entry = failures.get(sig)
             if entry is None:
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": None}
-                shrunk = shrink(replayer(plan["system"], w.config, seed), result.schedule, v,
-                                budget_seconds=plan["shrink_seconds"])
-                # not reproduced (an eventually failure that a longer settle phase gets past): the
-                # original run is the counterexample, unshrunk, and says so (campaign.reproduced)
-                kept = shrunk.result if shrunk.reproduced else result
-                doc = counterexample.build(kept, system=plan["system"], seed=seed, config=w.config,
-                                           steps=steps, faults=w.faults,
-                                           max_faults=w.max_faults if label else None,
-                                           quiet_rate=w.quiet_rate if label else None,
-                                           mix=w.mix if w.mix != "default" else None)
+                doc = _counterexample(plan, w.config, seed, result, sig, steps=steps, faults=w.faults,
+                                      max_faults=w.max_faults if label else None,
+                                      quiet_rate=w.quiet_rate if label else None,
+                                      mix=w.mix if w.mix != "default" else None)
                 if label:
                     doc["world"] = {"kind": "swarm", "regimes": dict(w.regimes), "pinned": plan.get("pinned")}
-                doc["mutant"] = plan.get("mutant")
                 if spec is not None and spec.parent is not None:
                     doc["guided"] = spec.as_dict()  # the walk seed *seed* reseeded: its schedule replays it
-                doc["campaign"] = _shrink_record(sig, shrunk, v)
-                doc["timeline"] = timeline(plan["system"], w.config, kept.schedule, seed)
                 entry["counterexample"] = doc
             entry["count"] += 1
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
@@ -191,11 +181,28 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             "guided": offers}
 
 
-def _shrink_record(sig: str, shrunk, v) -> dict:
-    """A counterexample file's ``campaign`` part: its cluster's signature and how it was shrunk."""
-    return {"signature": sig, "original_events": shrunk.original_events, "shrunk_events": len(shrunk.schedule),
-            "shrink_replays": shrunk.replays, "shrink_seconds": shrunk.seconds, "locally_minimal": shrunk.complete,
-            "reproduced": shrunk.reproduced, "original_message": v.message}
+def _counterexample(plan: dict, config, seed: int, result, sig: str, **build) -> dict:
+    """The counterexample file of a failing run (*result*, its cluster's signature *sig*): its schedule
+    shrunk within the plan's budget, built by :func:`properties.campaign.counterexample.build` (with
+    *build*'s arguments), with the mutant, how it was shrunk (``campaign``) and its timeline."""
+    from properties.campaign import counterexample
+    from properties.campaign.timeline import timeline
+    from properties.explore.shrink import shrink
+    from properties.systems import replayer
+
+    v = result.violation
+    shrunk = shrink(replayer(plan["system"], config, seed), result.schedule, v, budget_seconds=plan["shrink_seconds"])
+    # not reproduced (an eventually failure that a longer settle phase gets past): the original run
+    # is the counterexample, unshrunk, and says so (campaign.reproduced)
+    kept = shrunk.result if shrunk.reproduced else result
+    doc = counterexample.build(kept, system=plan["system"], seed=seed, config=config, **build)
+    doc["mutant"] = plan.get("mutant")
+    doc["campaign"] = {"signature": sig, "original_events": shrunk.original_events,
+                       "shrunk_events": len(shrunk.schedule), "shrink_replays": shrunk.replays,
+                       "shrink_seconds": shrunk.seconds, "locally_minimal": shrunk.complete,
+                       "reproduced": shrunk.reproduced, "original_message": v.message}
+    doc["timeline"] = timeline(plan["system"], config, kept.schedule, seed)
+    return doc
 
 
 def run_directed(plan: dict) -> dict:
@@ -208,8 +215,7 @@ def run_directed(plan: dict) -> dict:
 
     from properties.campaign import counterexample, directed
     from properties.coverage import Coverage
-    from properties.explore.shrink import shrink, signature
-    from properties.systems import replayer
+    from properties.explore.shrink import signature
 
     began = time.perf_counter()
     coverage = Coverage()
@@ -228,14 +234,8 @@ def run_directed(plan: dict) -> dict:
             sig = signature(v)
             entry = failures.get(sig)
             if entry is None:
-                shrunk = shrink(replayer(plan["system"], config, 0), result.schedule, v,
-                                budget_seconds=plan["shrink_seconds"])
-                kept = shrunk.result if shrunk.reproduced else result
-                doc = counterexample.build(kept, system=plan["system"], seed=0, config=config,
-                                           steps=len(d.schedule), faults="all")
-                doc["mutant"] = plan.get("mutant")
+                doc = _counterexample(plan, config, 0, result, sig, steps=len(d.schedule), faults="all")
                 doc["directed"] = {"cell": d.cell, "why": d.why}
-                doc["campaign"] = _shrink_record(sig, shrunk, v)
                 entry = failures[sig] = {"property": v.property, "count": 0, "seeds": [], "counterexample": doc}
             entry["count"] += 1
     return {"schedules": len(outcomes), "coverage": coverage.to_dict(), "outcomes": outcomes, "failures": failures,

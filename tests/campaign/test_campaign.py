@@ -704,6 +704,7 @@ def test_a_bug_only_a_directed_schedule_reaches_fails_the_campaign_with_a_replay
     finding = results["findings"][0]
     doc = json.loads((out / finding["counterexample"]).read_text())
     assert doc["directed"]["cell"] in {o["cell"] for o in failed} and doc["mutant"] == name
+    assert len(doc["timeline"]) == len(doc["schedule"])  # shrunk and laid out like an interleaving's
     config, schedule = config_from_dict(doc["config"]), [tuple(e) for e in doc["schedule"]]
     with mutants.applied(name):
         again = replay("impl", config, schedule, seed=doc["seed"], check_eventually=doc["check_eventually"])
