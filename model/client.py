@@ -73,6 +73,9 @@ class ClientState(NamedTuple):
 
     index: int
     clock_offset_ms: int = 0  # this client's clock minus the world's (clock jumps)
+    # the settings its process was deployed with: an index of model.config.REDEPLOYS (0: the
+    # world's own; a redeploy changes them, a restart keeps them)
+    settings: int = 0
     alive: bool = True
     closed: bool = False
     closing_deadline_ms: int | None = None  # set by close(): awaiting pending coordinator requests until then

@@ -195,6 +195,46 @@ def join_group_request_timeout(request_timeout_ms: int, rebalance_timeout_ms: in
     return max(request_timeout_ms, rebalance_timeout_ms + JOIN_GROUP_TIMEOUT_LAPSE_MS)
 
 
+# -- a process redeployed with other settings (issue 37) -------------------------------------------
+
+#: The settings a consumer process can be redeployed with (the ``redeploy`` event's ``settings``),
+#: each a change of the world's own: (name, {Config field: value as a function of the world's
+#: config}). 0 is the world's settings themselves (a redeploy back). The timeouts are what a member
+#: sends in every JoinGroup, so a rejoin with them is where the coordinator must take the new values
+#: (GroupCoordinator.updateMemberAndRebalance / updateStaticMemberAndRebalance -> group.updateMember);
+#: a one-assignor list can leave the group with no protocol in common (INCONSISTENT_GROUP_PROTOCOL,
+#: GroupMetadata.supportsProtocols). Only changes no world's group is the worse for: a longer session
+#: or poll interval, more frequent heartbeats (a shorter max.poll.interval.ms than the world's would
+#: undo what the swarm keeps, a rebalance timeout well above the slow assignor's time and a few round
+#: trips: under it Kafka's own group rebalances for ever, campaign seed 485's 227 generations of
+#: 2026-11-29). A redeploy back to 0 after one of them makes the value shorter again.
+REDEPLOYS = (
+    ("as configured", {}),
+    ("session.timeout.ms x1.5", {"session_timeout_ms": lambda c: c.session_timeout_ms * 3 // 2}),
+    ("max.poll.interval.ms x2", {"max_poll_interval_ms": lambda c: c.max_poll_interval_ms * 2}),
+    ("heartbeat.interval.ms /2", {"heartbeat_interval_ms": lambda c: max(1, c.heartbeat_interval_ms // 2)}),
+    ("partition.assignment.strategy=range", {"assignors": lambda c: ("range",)}),
+    ("partition.assignment.strategy=roundrobin", {"assignors": lambda c: ("roundrobin",)}),
+)
+_REDEPLOYED: dict = {}
+
+
+def redeployed(config: Config, settings: int) -> Config:
+    """The configuration a process of a world with *config* runs with when deployed with
+    :data:`REDEPLOYS` entry *settings* (0: *config* itself). Kept per (config, settings): every
+    client step asks."""
+    if not settings:
+        return config
+    key = (config, settings)
+    out = _REDEPLOYED.get(key)
+    if out is None:
+        if len(_REDEPLOYED) > 256:
+            _REDEPLOYED.clear()
+        changes = {field: value(config) for field, value in REDEPLOYS[settings][1].items()}
+        out = _REDEPLOYED[key] = attrs.evolve(config, **changes)
+    return out
+
+
 KAFKA_DEFAULTS = {
     "session.timeout.ms": 45000,
     "heartbeat.interval.ms": 3000,

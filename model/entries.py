@@ -81,6 +81,16 @@ class Restart(NamedTuple):
     c: int
 
 
+@tagged("tag", "redeploy")
+class Redeploy(NamedTuple):
+    """A new process took client *c*'s place, deployed with settings *settings* (an entry of
+    model.config.REDEPLOYS)."""
+
+    tag: str
+    c: int
+    settings: int
+
+
 @tagged("tag", "link_open")
 class LinkOpen(NamedTuple):
     """Client *c*'s connection attempt on *slot* succeeded."""

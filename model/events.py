@@ -31,7 +31,7 @@ Its JSON form is ``list(event)``: ``[kind, fields..., pick]`` (:func:`to_json`, 
 
 **What an enabled event is.** :func:`offers` lists, for one world, every event that can change it
 (each kind's guard is written there once), in one fixed order: per client (in index order) the
-restart of its dead process, then its application's and heartbeat thread's calls (poll,
+restart and redeploy of its dead process, then its application's and heartbeat thread's calls (poll,
 heartbeat, commit, commit_oversized, shutdown, wakeup, pause, stall, close), crash, clock_jump,
 then per connection slot connect, deliver, drop, disconnect, then partition/heal towards each
 broker; then the world's: load, late, failover, broker_crash, broker_restart, append_error,
@@ -73,6 +73,7 @@ import functools
 from typing import NamedTuple
 
 from model.client import CONNECTING
+from model.config import REDEPLOYS
 from model.errors import Errors
 from model.tagged import tagged
 
@@ -82,6 +83,8 @@ from model.tagged import tagged
 #: in transit: no, yes (handled now), yes but handled later (``late`` events)
 LOST, HANDLED, LATE = 0, 1, 2
 PROCESSED = (LOST, HANDLED, LATE)
+#: a redeploy's ``settings``: an entry of model.config.REDEPLOYS
+REDEPLOY_SETTINGS = tuple(range(len(REDEPLOYS)))
 #: a commit_oversized's ``which``: the owned partitions whose metadata is too long
 OVERSIZED = ("first", "rest", "all")
 #: a wakeup's ``n``: it lands now (0), or while the consumer waits in its first or second network
@@ -348,6 +351,27 @@ class Restart(NamedTuple):
 
     def describe(self) -> str:
         return "restart"
+
+
+@event("redeploy")
+class Redeploy(NamedTuple):
+    """A new process takes the place of client *c*, whose own has died, as a restart's does, but
+    deployed with other settings: *settings* names an entry of :data:`model.config.REDEPLOYS`
+    (another session timeout, max.poll.interval.ms, heartbeat interval or assignor list; 0 the
+    world's own). The old process's connections close as a clean exit's: the broker reads what
+    they carried."""
+
+    kind: str
+    c: int
+    settings: int
+    pick: int = 0
+    PARAM = "settings"
+    DOMAIN = REDEPLOY_SETTINGS
+    ACTOR = "c"
+    FAULT = False
+
+    def describe(self) -> str:
+        return f"redeploy ({REDEPLOYS[self.settings][0]})" if 0 <= self.settings < len(REDEPLOYS) else "redeploy"
 
 
 @event("connect")
@@ -640,7 +664,7 @@ ALL = frozenset(KINDS)
 
 #: the kinds in the order :func:`offers` unpacks :func:`_wanted` (every kind: checked at import)
 _UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "shutdown", "pause", "stall", "close", "wakeup",
-             "crash", "clock_jump", "restart", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
+             "crash", "clock_jump", "restart", "redeploy", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
              "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "tick")
 if sorted(_UNPACKED) != sorted(KINDS):
     raise TypeError(f"offers() does not list {sorted(set(KINDS) - set(_UNPACKED))}: add a guard")
@@ -706,8 +730,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
 
     Guards (what makes an event worth offering; the step refuses the others):
 
-    * ``restart``: a process that is neither live nor closing (dead, closed, or stopped by a
-      fatal error);
+    * ``restart``, ``redeploy``: a process that is neither live nor closing (dead, closed, or
+      stopped by a fatal error);
     * ``poll``: a live or closing consumer whose application is idle (not inside a pause);
     * ``heartbeat``: a live consumer whose heartbeat thread runs and whose process is not stalled;
     * ``commit`` (owning partitions, unless *empty_commits*), ``commit_oversized`` (owning
@@ -727,7 +751,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       topic within :data:`MAX_ADDED_PARTITIONS` added; ``tick``: always (the *ticks* lengths).
     """
     (w_poll, w_heartbeat, w_commit, w_oversized, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
-     w_crash, w_clock_jump, w_restart, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
+     w_crash, w_clock_jump, w_restart, w_redeploy, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
      w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_tick) = _wanted(kinds)
     cfg = world.config
     now = world.now
@@ -743,6 +767,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
         if not client.alive:
             if w_restart:
                 add((Restart, fixed, PROCESSED))
+            if w_redeploy:
+                add((Redeploy, fixed, REDEPLOY_SETTINGS))
         else:
             # client.live and client.closing, spelled out (properties cost a call: this runs per step)
             running = not client.closed
@@ -752,6 +778,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
             app_idle = until is None or now >= until
             if w_restart and not live and not closing:  # closed, or stopped by a fatal error
                 add((Restart, fixed, PROCESSED))
+            if w_redeploy and not live and not closing:
+                add((Redeploy, fixed, REDEPLOY_SETTINGS))
             if w_poll and app_idle and (live or closing):
                 add((Poll, fixed, None))
             if live:

@@ -26,7 +26,7 @@ from model import group as grp
 from model import member
 from model import netclient as net
 from model.client import CONNECTING, Conn, Step, new_client, with_field
-from model.config import Config
+from model.config import REDEPLOYS, Config, redeployed
 from model.errors import Errors
 from model.events import (  # noqa: F401 - the domains' old home: importers of model.world find them here too
     APPEND_ERRORS, LATE, MAX_ADDED_PARTITIONS, MAX_APPEND_ERRORS, WAKEUP_LANDINGS,
@@ -213,7 +213,7 @@ def _run_client(world, m, c, choose, log, action) -> bool:
     client = m.clients[c]
     if not client.alive or client.closed or client.fatal is not None:
         return False
-    s = Step(client, m.now + client.clock_offset_ms, world.config, choose, log)
+    s = Step(client, m.now + client.clock_offset_ms, redeployed(world.config, client.settings), choose, log)
     s.topic_partitions = m.partitions  # what a metadata refresh would learn
     if s.pending_sync is not None:  # (its events are refused until the stall is over)
         member.finish_assignment(s)
@@ -403,7 +403,25 @@ def _ev_restart(world, m, ev, choose, log):
     read or lost as a disconnect's ``processed`` says. What the process remembered of its
     connections (their epochs) and its clock carry on, so no answer to the old process can reach
     the new one."""
-    c, processed = ev.c, int(ev.processed)
+    return _start_process(world, m, ev.c, int(ev.processed), m.clients[ev.c].settings, E.Restart(ev.c), choose, log)
+
+
+def _ev_redeploy(world, m, ev, choose, log):
+    """A new consumer process for client c after its old one died, deployed with other settings
+    (``ev.settings``, an entry of :data:`model.config.REDEPLOYS`: a longer session timeout, another
+    max.poll.interval.ms, heartbeat interval or assignor list; 0 the world's own): an operator's
+    rolling change. It joins as a restarted one does, and every JoinGroup it sends carries the new
+    timeouts and protocols, which the coordinator must take for the member it replaces or rejoins
+    as (GroupCoordinator.updateMember). The old process's sockets close as a clean exit's do: the
+    kernel sends what they held, and the broker reads it (``processed`` = HANDLED)."""
+    if not 0 <= ev.settings < len(REDEPLOYS):
+        return False
+    return _start_process(world, m, ev.c, events.HANDLED, ev.settings, E.Redeploy(ev.c, ev.settings), choose, log)
+
+
+def _start_process(world, m, c: int, processed: int, settings: int, entry, choose, log) -> bool:
+    """Client *c*'s new process with *settings* (restart and redeploy: see :func:`_ev_restart`),
+    logged as *entry*."""
     old = m.clients[c]
     if old.live or old.closing:
         return False
@@ -422,8 +440,9 @@ def _ev_restart(world, m, ev, choose, log):
         # clock jump after the restart leaves them waiting for the clock to catch up (campaign seed
         # 47307 of 2026-11-29; the implementation's consumer, built at the restart, had it right)
         heartbeat_clock_ms=m.now + old.clock_offset_ms,
+        settings=settings,
     )
-    log.append(E.Restart(c))
+    log.append(entry)
     return True
 
 

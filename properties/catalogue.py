@@ -20,7 +20,8 @@ import attrs
 
 from model import group as grp
 from model.client import COMPLETING_REBALANCE, DISCONNECTED, PREPARING_REBALANCE, STABLE, UNJOINED
-from model.config import Config
+from model.config import Config, redeployed
+from model.broker import as_coordinator_reads
 from model.entries import as_entry
 from model.events import as_event
 from model.errors import Errors, name_of
@@ -323,6 +324,14 @@ CATALOGUE = (
     Property("commit-partly-refused", SOMETIMES,
              "One OffsetCommit commits some partitions and refuses others OFFSET_METADATA_TOO_LARGE (their "
              "metadata is longer than offset.metadata.max.bytes).", f"{REF} §1.10 step 5"),
+    Property("rejoin-with-other-settings", SOMETIMES,
+             "The coordinator reads a JoinGroup of a member it holds (by its member id, or a static member's "
+             "group.instance.id) whose session timeout, rebalance timeout or protocols differ from the member's "
+             "record: a process redeployed with other settings, which the coordinator must take "
+             "(GroupCoordinator.updateMember).", "GroupCoordinator.updateMemberAndRebalance, updateStaticMemberAndRebalance"),
+    Property("protocol-inconsistent", SOMETIMES,
+             "A JoinGroup is refused INCONSISTENT_GROUP_PROTOCOL: its protocols share none with the group's "
+             "members' (GroupMetadata.supportsProtocols).", "GroupCoordinator.doClassicJoinGroup"),
     Property("new-partitions-assigned", SOMETIMES,
              "A group assigns partitions added to its topic after it started (the leader learned of them "
              "at a metadata refresh and rejoined).", "ConsumerCoordinator.rejoinNeededOrPending"),
@@ -344,6 +353,7 @@ class Violation:
 
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
+_NEW_PROCESS = frozenset({"restart", "redeploy"})  # events after which a client is a new process
 # the requests validateCurrentMember fences (a LeaveGroup's verdict is per member, in its answer)
 _FENCEABLE = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit"})
 # events after which the coordinator's group may come from a record it loads
@@ -361,6 +371,23 @@ def _static_rejoin_in_stable(handled) -> bool:
     for m in group.members:
         if m.group_instance_id == request.group_instance_id:
             return tuple(name for name, _ in m.protocols) == tuple(name for name, _ in request.protocols)
+    return False
+
+
+def _other_settings(handled, version: int) -> bool:
+    """A JoinGroup (logged as handled) read by a loaded coordinator from a member it holds, by member
+    id or a static member's instance id, with other timeouts or protocol names than its record's
+    (the protocols' metadata, the subscription, carries the member's generation: it changes anyway).
+    *version*: the JoinGroup version the clients speak (v0 carries no rebalance timeout)."""
+    group = handled.group
+    if group is None or not handled.is_leader or handled.loading:
+        return False
+    request = as_coordinator_reads(handled.request, version)
+    for m in group.members:
+        if (request.member_id and m.member_id == request.member_id) or \
+                (request.group_instance_id is not None and m.group_instance_id == request.group_instance_id):
+            return (m.session_timeout_ms, m.rebalance_timeout_ms, [name for name, _ in m.protocols]) != \
+                (request.session_timeout_ms, request.rebalance_timeout_ms, [name for name, _ in request.protocols])
     return False
 
 
@@ -551,12 +578,15 @@ class Checker:
             elif tag == "send":
                 if entry.api in _JOIN_OR_SYNC:
                     self._join_sync_sent.add(entry.c)
-                if entry.api == "JoinGroup" and entry.timeout_ms != cfg.join_request_timeout_ms:
-                    return Violation(
-                        "join-request-timeout",
-                        f"client {entry.c} sent JoinGroup {entry.request_id} with timeout {entry.timeout_ms} ms, "
-                        f"expected max(request.timeout.ms, rebalance timeout + 5000) = {cfg.join_request_timeout_ms}",
-                    )
+                if entry.api == "JoinGroup":
+                    # the client's own settings (a redeployed process's: model.config.redeployed)
+                    expected = redeployed(cfg, world.clients[entry.c].settings).join_request_timeout_ms
+                    if entry.timeout_ms != expected:
+                        return Violation(
+                            "join-request-timeout",
+                            f"client {entry.c} sent JoinGroup {entry.request_id} with timeout {entry.timeout_ms} ms, "
+                            f"expected max(request.timeout.ms, rebalance timeout + 5000) = {expected}",
+                        )
             elif tag == "transmit":
                 c, rid, slot = entry.c, entry.request_id, entry.slot
                 if (c, rid) in self.expired:
@@ -639,6 +669,8 @@ class Checker:
                 if rejoin is not None:
                     return self._rejoin_parked(rejoin)
                 handled = entry
+                if entry.request.api == "JoinGroup" and _other_settings(entry, self.config.join_group_version):
+                    self.coverage["rejoin-with-other-settings"] += 1
                 rejoin = entry if self.config.static_clients and _static_rejoin_in_stable(entry) else None
             elif tag == "reply" and handled is not None and entry.c == handled.c and entry.request_id == handled.request_id:
                 if rejoin is not None:
@@ -681,6 +713,8 @@ class Checker:
             elif tag == "received":
                 if entry.error == Errors.MEMBER_ID_REQUIRED:
                     self.coverage["member-id-required"] += 1
+                elif entry.error == Errors.INCONSISTENT_GROUP_PROTOCOL:
+                    self.coverage["protocol-inconsistent"] += 1
         if rejoin is not None:
             return self._rejoin_parked(rejoin)
         return None
@@ -882,7 +916,7 @@ class Checker:
         polled = self._polled
         any_stable_change = False
         # (event[0]: the kind of any event, the proofs' ("step",) too; a plain tuple is typed)
-        restarted = as_event(event).c if event[0] == "restart" else None
+        restarted = as_event(event).c if event[0] in _NEW_PROCESS else None
         for c, client in enumerate(world.clients):
             before = prev.clients[c]
             if client is before or not client.alive:

@@ -29,7 +29,7 @@ from model.client import CONNECTING, PREPARING_REBALANCE
 from model.config import Config
 from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS, boundary_ticks, pauses_of: importers find them here too
     ADDED_PARTITIONS, CLOCK_JUMPS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit, CommitOversized,
-    Connect, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Restart,
+    Connect, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Redeploy, Restart,
     Shutdown, Stall, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
 )
 from model.world import World, initial_world, step
@@ -166,6 +166,13 @@ class Mix:
     # pending). Quiet bursts settle most joins and the budget is spent early, so an unread join
     # answer and a shutdown drawn for the same consumer are otherwise a rare pair
     joining_shutdowns: bool = False
+    # a dead (crashed, closed or failed) consumer's process is offered a redeploy with other settings
+    # as well (``redeploy``: another session timeout, max.poll.interval.ms, heartbeat interval or
+    # assignor list, model.config.REDEPLOYS), in dynamic worlds too, where nothing else restarts
+    # it: the coordinator then meets rejoins and replacements whose timeouts and protocols differ
+    # from the member's first JoinGroup (GroupCoordinator.updateMember), and groups whose members
+    # share no protocol (INCONSISTENT_GROUP_PROTOCOL)
+    redeploys: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -196,12 +203,12 @@ class Mix:
 #: append failure waiting, with its mapped error, in an order the client acts on).
 MIXES = {
     "default": Mix(),
-    "heavy": Mix(0.5, weight=3, pause_chance=0.1),
+    "heavy": Mix(0.5, weight=3, pause_chance=0.1, redeploys=True),
     "coordinator": Mix(0.5, ("failover", "failover", "broker_crash", "broker_restart", "append_error", "crash"), 0.1,
                        weight=4, pause_chance=0.1, oversized_commits=True, stalls=True, unstored_failovers=True,
-                       warm_start=True),
+                       warm_start=True, redeploys=True),
     "clients": Mix(0.5, ("crash", "shutdown", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
-                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True),
+                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -214,15 +221,17 @@ _ALPHABETS: dict = {}
 def _alphabet(faults: str, disrupt: bool, mix: Mix, static: bool = False) -> frozenset:
     """The kinds the walker takes from :func:`model.events.offers` (the rest it draws blind, see
     :func:`enabled_events`): the protocol's own events; under every fault, in worlds with static
-    members (*static*, where a restart is KIP-345's business), a dead process's restart; drops and
+    members (*static*, where a restart is KIP-345's business), a dead process's restart, and where
+    the mix has them its redeploy; drops and
     disconnects while the fault budget lasts; the shutdown of a joining consumer and wakeups where
     the mix has them."""
-    key = (faults == "all", disrupt, mix.joining_shutdowns, mix.wakeups, static)
+    key = (faults == "all", disrupt, mix.joining_shutdowns, mix.wakeups, mix.redeploys, static)
     kinds = _ALPHABETS.get(key)
     if kinds is None:
         kinds = {"poll", "heartbeat", "commit", "connect", "deliver", "load", "late"}
         if faults == "all":
             kinds |= ({"restart"} if static else set()) | ({"shutdown"} if mix.joining_shutdowns else set())
+            kinds |= {"redeploy"} if mix.redeploys else set()
         if disrupt:
             kinds |= {"drop", "disconnect"}
         if mix.wakeups:
@@ -252,7 +261,8 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
     walker weights each offer and fixes its parameter from the step's pick bits (16 random bits
     drawn first): per client, a dead static member's restart in half the steps (``processed`` from
     the pick; a recovery, not a fault: it spends none of the budget, a supervisor restarts the
-    process while the faults go on, and the settle phase has none); a live consumer's poll three
+    process while the faults go on, and the settle phase has none), and in mixes with redeploys
+    its redeploy (``settings`` from the pick; dynamic members' too); a live consumer's poll three
     times, a closing one's once; the heartbeat thread twice; a commit (in the mixes with oversized
     commits an eighth of them carry metadata too long for some partitions, ``which`` from the
     pick); a joining consumer's shutdown while an answer waits unread (``4 * weight`` times, mixes
@@ -312,6 +322,8 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
         elif cls is Restart:
             if not (pick >> 12) & 1:
                 add((Restart, (fixed[0], 2 if pick & 2 else pick & 1, pick)))
+        elif cls is Redeploy:
+            add((Redeploy, (fixed[0], values[(pick >> 4) % len(values)], pick)))
         elif cls is Shutdown:
             if _joining_with_answer(clients[fixed[0]]):
                 events += ((Shutdown, (fixed[0], pick)),) * (4 * mix.weight)

@@ -327,6 +327,30 @@ _DEFS = [
      [("for failed_member in not_yet_rejoined_dynamic:\n    group.remove(failed_member.member_id)\n"
        "    self.remove_heartbeat_for_leaving_member(group, failed_member.member_id)",
        "# MUTANT: dynamic members that did not rejoin are not removed at join completion")]),
+    # server: a rejoin with other settings (a process redeployed: the redeploy event, issue 37)
+    ("rejoin_keeps_session_timeout", "a member's rejoin does not take the session timeout its JoinGroup carries: the "
+     "first join's stays", f"{_GM}.update_member", "stale field",
+     [("member.session_timeout_ms = session_timeout_ms",
+       "pass  # MUTANT: the session timeout of the member's first JoinGroup stays")]),
+    ("rejoin_keeps_rebalance_timeout", "a member's rejoin does not take the rebalance timeout its JoinGroup carries: "
+     "the first join's stays", f"{_GM}.update_member", "stale field",
+     [("member.rebalance_timeout_ms = rebalance_timeout_ms",
+       "pass  # MUTANT: the rebalance timeout of the member's first JoinGroup stays")]),
+    ("static_replacement_expiry_with_new_timeout", "a static member replaced by a rejoin is given its next session "
+     "expiry with the new JoinGroup's session timeout (Kafka schedules it before updateMember: the old one's)",
+     f"{_GC}.update_static_member_and_rebalance", "wrong order",
+     [("self.complete_and_schedule_next_heartbeat_expiration(group, member)\nold_rebalance_timeout_ms",
+       "# MUTANT: the next expiry is scheduled after updateMember\nold_rebalance_timeout_ms"),
+      ("group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, response_callback)\n"
+       "state = group.state",
+       "group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, response_callback)\n"
+       "self.complete_and_schedule_next_heartbeat_expiration(group, member)  # MUTANT: with the new session timeout\n"
+       "state = group.state")]),
+    ("static_replacement_ignores_protocols", "a static member replaced by a rejoin to a Stable group never rebalances, "
+     "even when its new protocols change the group's selected protocol",
+     f"{_GC}.update_static_member_and_rebalance", "missing check",
+     [("if group.protocol_name == selected_protocol_of_next_generation:",
+       "if True:  # MUTANT: the selected protocol is not compared")]),
 ]
 
 

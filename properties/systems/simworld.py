@@ -51,8 +51,8 @@ from impl.server.cluster import Cluster, preferred_live_broker
 from impl.server.config import BrokerConfig
 from impl.server.group_metadata_manager import OffsetKey
 from impl.time import INT_MAX, MockTime
-from model.config import Config
-from model.events import OVERSIZED, Close, as_event
+from model.config import REDEPLOYS, Config, redeployed
+from model.events import HANDLED, OVERSIZED, Close, as_event
 from model.world import chooser
 from properties.systems.wire_links import WireLinks
 
@@ -336,6 +336,7 @@ class SimWorld:
         self.pending_sync: List[Optional[tuple]] = [None] * config.clients
         # the coordinator whose appends the injected log failures wait for (append_error events)
         self.append_errors_leader: Optional[int] = None
+        self.settings = [0] * config.clients  # the REDEPLOYS entry client c's process runs with
         self.times: List[MockTime] = []
         self.selectors: List[SimSelector] = []
         self.consumers: List[Consumer] = []
@@ -370,7 +371,7 @@ class SimWorld:
         return rng, consumer
 
     def _consumer_config(self, c: int) -> Dict[str, Any]:
-        cfg = self.config
+        cfg = redeployed(self.config, self.settings[c])  # the settings its process was deployed with
         return {
             "bootstrap.servers": list(range(cfg.brokers)),
             "group.id": cfg.group_id,
@@ -857,7 +858,16 @@ class SimWorld:
         """As the model's ``restart``: a new consumer process for client c after its old one died
         (crashed, closed, or stopped by a fatal error); the old one's connections close first
         (``processed`` as a disconnect's). The clock and the connection epochs carry on."""
-        c, processed = ev.c, int(ev.processed)
+        return self._start_process(ev.c, int(ev.processed), self.settings[ev.c])
+
+    def _ev_redeploy(self, ev) -> bool:
+        """As the model's ``redeploy``: a restart whose new process runs with the settings of
+        ``REDEPLOYS[ev.settings]``; the old one's connections close with their requests read."""
+        if not 0 <= ev.settings < len(REDEPLOYS):
+            return False
+        return self._start_process(ev.c, HANDLED, ev.settings)
+
+    def _start_process(self, c: int, processed: int, settings: int) -> bool:
         if self.client_live(c) or (self.alive[c] and not self.closed[c] and self.closing[c] is not None):
             return False
         old = self.selectors[c]
@@ -867,6 +877,7 @@ class SimWorld:
         selector = SimSelector(self, c)
         selector.epochs = list(old.epochs)
         self.restarts[c] += 1
+        self.settings[c] = settings
         self._set_clock(c)
         rng, consumer = self._start_consumer(c, self.times[c], selector, self.restarts[c])
         self._rngs[c], self.selectors[c], self.consumers[c] = rng, selector, consumer

@@ -26,6 +26,11 @@ TINY = []  # groupcheck explore (2 clients, 1 broker, 2 partitions, no time, no 
 TIMED = ["--clients", "1", "--horizon-ms", "3000", "--faults", "1", "--fault-kinds", "drop,crash"]
 TINY_COUNTS = (2565, 12538, 48)
 TIMED_COUNTS = (19631, 46437, 30)
+# A static member whose process dies and is redeployed with other settings (issue 37): 44 states
+# with the crash alone (the process stays dead), 1,352 with the redeploy's six settings after it
+REDEPLOYED = ["--clients", "1", "--horizon-ms", "0", "--faults", "2", "--fault-kinds", "crash,redeploy",
+              "--set", "groupcheck.static.clients=1"]
+REDEPLOYED_COUNTS = (1352, 3234, 34)
 
 
 def _explore_json(args, capsys) -> tuple[int, dict]:
@@ -48,6 +53,15 @@ def test_the_timed_world_with_faults_is_exhausted_with_its_pinned_counts(capsys)
     code, out = _explore_json(TIMED, capsys)
     assert code == 0 and out["exhausted"]
     assert _counts(out) == TIMED_COUNTS
+
+
+def test_the_redeployed_static_member_world_is_exhausted_with_its_pinned_counts(capsys):
+    code, out = _explore_json(REDEPLOYED, capsys)
+    assert code == 0 and out["exhausted"] and out["counterexample"] is None
+    assert _counts(out) == REDEPLOYED_COUNTS
+    without = REDEPLOYED[:REDEPLOYED.index("crash,redeploy")] + ["crash"] + REDEPLOYED[REDEPLOYED.index("crash,redeploy") + 1:]
+    code, out = _explore_json(without, capsys)
+    assert code == 0 and out["states"] == 44  # what the redeploys add is all the rest
 
 
 def test_the_counts_do_not_depend_on_pythonhashseed():

@@ -197,10 +197,10 @@ def test_the_list_holds_every_event_that_changes_the_world_and_little_else(world
 
 
 def test_offers_follow_the_documented_order(worlds):
-    """Per client (restart, the application's calls, crash, clock jump, then slot by slot its
+    """Per client (restart, redeploy, the application's calls, crash, clock jump, then slot by slot its
     connect, deliveries, drops and disconnect, then partitions), then the world's: the order the
     walker's draws depend on."""
-    per_client = ["restart", "poll", "heartbeat", "commit", "commit_oversized", "shutdown", "wakeup", "pause", "stall",
+    per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "shutdown", "wakeup", "pause", "stall",
                   "close", "crash", "clock_jump"]
     per_slot = ["connect", "deliver", "drop", "disconnect"]
     world_level = ["load", "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "tick"]
