@@ -37,6 +37,7 @@ from properties.systems import SYSTEMS
 from properties.errors import INCONCLUSIVE, Inconclusive, UsageError, add_settings_argument, check_output_file, int_at_least
 from properties.explore.swarm import FIXED_WORLD
 from properties.explore.walker import DEFAULT_STEPS, FAULT_PROFILES
+from properties.mutation.mutants import StaleMutant
 from properties.provenance import describe, provenance
 
 
@@ -553,6 +554,9 @@ def main(argv=None) -> int:
     except Inconclusive as e:
         print(f"groupcheck: inconclusive: {e}", file=sys.stderr)
         return INCONCLUSIVE
+    except StaleMutant as e:  # impl/ changed under a mutant's text: the catalogue needs its update
+        print(f"groupcheck: error: {e} (properties/mutation: update the mutant's text to today's impl/)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("groupcheck: interrupted", file=sys.stderr)
         return 130

@@ -8,6 +8,7 @@ Quality tests: the mutants that die fast are killed, by the expected property.
 import json
 from collections import deque
 
+import attrs
 import pytest
 
 from properties.mutation import mutants
@@ -433,7 +434,7 @@ def test_a_mutant_in_another_regime_is_searched_in_a_world_that_reaches_it():
 # main job search) and the property that catches them.
 SWARM_KILLS = {
     "sync_accepts_stale_generation": (547, "impl-matches-model"),
-    "commit_accepts_stale_generation": (950, "impl-matches-model"),
+    "commit_accepts_stale_generation": (769, "impl-matches-model"),
     "heartbeat_rebalance_no_rejoin": (2, "impl-matches-model"),
     "join_complete_without_generation_check": (273, "impl-matches-model"),
     "coordinator_disconnect_unseen": (1, "impl-matches-model"),
@@ -471,15 +472,19 @@ SWARM_KILLS = {
     "oversized_fails_whole_commit": (1, "impl-matches-model"),
     "poll_timeout_from_disabled_heartbeat": (1, "impl-no-busy-loop"),
     "heartbeat_illegal_generation_resets_member_id": (99, "impl-matches-model"),
-    "heartbeat_state_before_generation": (99, "impl-matches-model"),
+    "heartbeat_state_before_generation": (280, "impl-matches-model"),
     "new_members_kept_alive": (98, "impl-matches-model"),
-    "static_replacement_not_persisted": (514, "impl-matches-model"),
+    "static_replacement_not_persisted": (56, "impl-matches-model"),
     "static_replaced_only_when_stable": (45, "impl-no-crash"),
     "heartbeat_fenced_rejoins": (28, "impl-matches-model"),
     "pending_member_leave_rejected": (781, "impl-matches-model"),
     "reset_without_join_prepare": (9, "impl-matches-model"),
     # issue 37: only the swarm with more twins kills it (the swarm of 0af15c8 left it alive after 2,000)
     "commit_fenced_not_fatal": (260, "impl-matches-model"),
+    # issue 37: only a process redeployed with other settings reaches them (the redeploy event)
+    "rejoin_keeps_session_timeout": (776, "impl-matches-model"),
+    "rejoin_keeps_rebalance_timeout": (1218, "impl-matches-model"),
+    "static_replacement_ignores_protocols": (128, "impl-no-crash"),
 }
 
 
@@ -632,3 +637,17 @@ def test_a_guided_hunt_breeds_children_after_the_first_round(monkeypatch):
 def _small_rounds(self, start=0, round_size=6, children=2):
     self.start, self.round_size, self.children = start, 6, 2
     self.known, self.parents = set(), []
+
+
+def test_a_mutant_that_no_longer_applies_is_one_clear_error(tmp_path, capsys, monkeypatch):
+    """A mutant whose text impl/ no longer has stops a campaign with one message naming it, exit 2,
+    no traceback (its edits are applied where the campaign starts)."""
+    mutant = mutants.get("generation_not_bumped")
+    stale = attrs.evolve(mutant, edits=[("self.generation_id += 2", "pass  # MUTANT: never there")])
+    monkeypatch.setitem(mutants.MUTANTS, "generation_not_bumped", stale)
+    monkeypatch.setitem(mutants.ALL, "generation_not_bumped", stale)
+    code = main(["campaign", "--local", "--interleavings", "1", "--mutant", "generation_not_bumped",
+                 "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "generation_not_bumped" in err and "self.generation_id += 2" in err and "Traceback" not in err
