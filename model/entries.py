@@ -81,6 +81,16 @@ class Restart(NamedTuple):
     c: int
 
 
+@tagged("tag", "group_deleted")
+class GroupDeleted(NamedTuple):
+    """Broker *b* deleted the Empty group, last in *generation*, with its offsets (DeleteGroups or
+    the offsets' expiry)."""
+
+    tag: str
+    b: int
+    generation: int
+
+
 @tagged("tag", "redeploy")
 class Redeploy(NamedTuple):
     """A new process took client *c*'s place, deployed with settings *settings* (an entry of

@@ -35,7 +35,7 @@ restart and redeploy of its dead process, then its application's and heartbeat t
 heartbeat, commit, commit_oversized, shutdown, wakeup, pause, stall, close), crash, clock_jump,
 then per connection slot connect, deliver, drop, disconnect, then partition/heal towards each
 broker; then the world's: load, late, failover, broker_crash, broker_restart, append_error,
-add_partitions, tick. A few guards are coarser than :func:`model.world.step`'s, where the exact
+add_partitions, delete_group, tick. A few guards are coarser than :func:`model.world.step`'s, where the exact
 rule costs more than the step's refusal (a listed event the step refuses changes nothing): a
 connect is listed while its attempt is in progress (the step also refuses it while partitioned,
 while the client has not yet seen an earlier notice of that slot, or for a closed client); a
@@ -572,6 +572,25 @@ class AppendError(NamedTuple):
         return f"the coordinator's next append to __consumer_offsets fails: {name_of(self.code)}"
 
 
+@event("delete_group")
+class DeleteGroup(NamedTuple):
+    """The group's records are removed while it is Empty: an administrator's DeleteGroups
+    (GroupCoordinator.handleDeleteGroups), or its offsets' expiry under offsets.retention.minutes
+    (GroupMetadataManager.cleanupGroupMetadata). The coordinator drops the group and writes
+    tombstones for it and its offsets; a consumer that still believes itself a member (its session
+    expired unseen) then meets a coordinator that does not know the group."""
+
+    kind: str
+    pick: int = 0
+    PARAM = None
+    DOMAIN = None
+    ACTOR = "cluster"
+    FAULT = True
+
+    def describe(self) -> str:
+        return "the Empty group is deleted (DeleteGroups, or its offsets expired)"
+
+
 @event("clock_jump")
 class ClockJump(NamedTuple):
     """Client *c*'s clock jumps by *ms* (may be negative)."""
@@ -665,7 +684,8 @@ ALL = frozenset(KINDS)
 #: the kinds in the order :func:`offers` unpacks :func:`_wanted` (every kind: checked at import)
 _UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "shutdown", "pause", "stall", "close", "wakeup",
              "crash", "clock_jump", "restart", "redeploy", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
-             "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "tick")
+             "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "delete_group",
+             "tick")
 if sorted(_UNPACKED) != sorted(KINDS):
     raise TypeError(f"offers() does not list {sorted(set(KINDS) - set(_UNPACKED))}: add a guard")
 _WANTS: dict = {}
@@ -748,11 +768,13 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       broken connections; ``failover``: to a live broker that does not lead; ``broker_crash``: a
       live broker; ``broker_restart``: a dead one; ``append_error``: a loaded coordinator with
       fewer than :data:`MAX_APPEND_ERRORS` failures waiting; ``add_partitions``: what keeps the
-      topic within :data:`MAX_ADDED_PARTITIONS` added; ``tick``: always (the *ticks* lengths).
+      topic within :data:`MAX_ADDED_PARTITIONS` added; ``delete_group``: a loaded coordinator
+      whose group is Empty, no append failure waiting; ``tick``: always (the *ticks* lengths).
     """
     (w_poll, w_heartbeat, w_commit, w_oversized, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
      w_crash, w_clock_jump, w_restart, w_redeploy, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
-     w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_tick) = _wanted(kinds)
+     w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_delete_group,
+     w_tick) = _wanted(kinds)
     cfg = world.config
     now = world.now
     out = []
@@ -855,6 +877,11 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
         fits = tuple(n for n in ADDED_PARTITIONS if n <= room)
         if fits:
             add((AddPartitions, (), fits))
+    if w_delete_group:
+        group = world.group
+        if group is not None and group.state == "Empty" and not group.append_errors \
+                and not world.brokers[world.leader].loading:
+            add((DeleteGroup, (), None))
     if w_tick:
         lengths = tick_lengths(cfg) if ticks is None else ticks
         if lengths:

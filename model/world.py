@@ -737,6 +737,31 @@ def _ev_append_error(world, m, ev, choose, log):
     return True
 
 
+def _ev_delete_group(world, m, ev, choose, log):
+    """The Empty group is deleted (an administrator's DeleteGroups, or its offsets expired): Kafka's
+    GroupCoordinator.handleDeleteGroups moves an Empty group to Dead and
+    GroupMetadataManager.cleanupGroupMetadata removes it with all its offsets, writing tombstones
+    for them and for the group record, so no coordinator loads it again. A group in any other state
+    is refused (NON_EMPTY_GROUP): nothing changes; so is a deletion while an append failure waits
+    (the tombstones' write would fail, which Kafka logs and ignores — acks 0 — so that the next
+    coordinator loads the group again: not modelled). Member ids go on from where they were (the model
+    numbers them across the world; Kafka's are random UUIDs): a new group never hands out an id
+    a member of the old one still holds."""
+    b = m.leader
+    if b is None:
+        return False
+    broker = m.brokers[b]
+    group = broker.group
+    if not broker.alive or broker.loading or group is None or group.state != grp.EMPTY or group.append_errors:
+        return False
+    m.brokers[b] = brk.BrokerState(True, False, None)
+    m.persisted = None
+    m.committed = ()
+    log.append(E.server_entry(("transition", grp.EMPTY, grp.DEAD)))
+    log.append(E.GroupDeleted(b, group.generation))
+    return True
+
+
 def _ev_add_partitions(world, m, ev, choose, log):
     """An administrator adds *n* partitions to the subscribed topic (CreatePartitions; a topic
     never shrinks). Clients learn it at their next metadata refresh; the group's leader then

@@ -128,7 +128,9 @@ CATALOGUE = (
         "Kafka's own: two processes started with one group.instance.id, where the second takes the "
         "first one's member, generation and assignment (updateStaticMemberAndRebalance, Stable) and "
         "the first believes itself STABLE until its next request is answered FENCED_INSTANCE_ID "
-        "(fenced-member-id-never-accepted holds the coordinator to that).",
+        "(fenced-member-id-never-accepted holds the coordinator to that). A group deleted and created "
+        "again counts its generations from 0 anew: members are compared within the group's incarnation "
+        "they became STABLE in (the old one's member ids are fenced by the new group, which knows none).",
         "design.md (properties); Vanlightly's NoDoubleClientAssignment, classic analogue",
     ),
     Property(
@@ -143,7 +145,8 @@ CATALOGUE = (
         "stable-member-generation-reached", ALWAYS,
         "A consumer never believes it is STABLE in a generation the coordinator has not reached and "
         "written: a STABLE member's generation is at most the generation of the group's last "
-        "persisted record.",
+        "persisted record (or of the last record of a group deleted since, whose members may still "
+        "believe themselves in it).",
         f"{REF} §1.7, §3.4 SyncGroup NONE",
     ),
     Property(
@@ -324,6 +327,10 @@ CATALOGUE = (
     Property("commit-partly-refused", SOMETIMES,
              "One OffsetCommit commits some partitions and refuses others OFFSET_METADATA_TOO_LARGE (their "
              "metadata is longer than offset.metadata.max.bytes).", f"{REF} §1.10 step 5"),
+    Property("group-deleted", SOMETIMES,
+             "An Empty group is deleted with its offsets (an administrator's DeleteGroups, or its offsets' "
+             "expiry): consumers that still believe themselves members then meet a coordinator that does not "
+             "know the group.", "GroupCoordinator.handleDeleteGroups, GroupMetadataManager.cleanupGroupMetadata"),
     Property("rejoin-with-other-settings", SOMETIMES,
              "The coordinator reads a JoinGroup of a member it holds (by its member id, or a static member's "
              "group.instance.id) whose session timeout, rebalance timeout or protocols differ from the member's "
@@ -514,6 +521,12 @@ class Checker:
         self.fenced: set = set()
         # static member ids the current coordinator has replaced (fenced-member-id-never-accepted)
         self.fenced_ids: set = set()
+        # The group's incarnations (a deleted group is created afresh, its generations from 0
+        # again): how many deletions so far, the incarnation each client last became STABLE in, and
+        # the highest generation any group record of any incarnation was written with
+        self.incarnation = 0
+        self.stable_in: dict = {}
+        self.written = -1
 
     def fork(self) -> "Checker":
         """A copy with its own history: the exhaustive explorer checks every successor of a state
@@ -526,6 +539,7 @@ class Checker:
         other.last_transmitted = dict(self.last_transmitted)
         other.fenced = set(self.fenced)
         other.fenced_ids = set(self.fenced_ids)
+        other.incarnation, other.stable_in, other.written = self.incarnation, dict(self.stable_in), self.written
         return other
 
     def history(self) -> tuple:
@@ -539,6 +553,9 @@ class Checker:
             tuple(sorted(self.last_transmitted.items())),
             tuple(sorted(self.fenced)),
             tuple(sorted(self.fenced_ids)),
+            self.incarnation,
+            tuple(sorted(self.stable_in.items())),
+            self.written,
         )
 
     # -- always ------------------------------------------------------------------------------
@@ -550,6 +567,9 @@ class Checker:
         # clients whose JoinGroup answer's handler ran during the step (not when it was read: a
         # wakeup thrown between the two leaves the completion queued for a later poll)
         self._join_answered = set()
+        persisted = world.persisted
+        if persisted is not None and persisted.generation > self.written:
+            self.written = persisted.generation
         violation = self._check_log(prev, world, event, log)
         if violation is None and (world.brokers is not prev.brokers or world.persisted is not prev.persisted):
             violation = self._check_group(prev, world, event, log)
@@ -706,6 +726,9 @@ class Checker:
                             f"client {c} marked the coordinator unknown ({entry.cause}) when none was known",
                         )
                     marking, known[c] = c, None
+            elif tag == "group_deleted":
+                self.incarnation += 1
+                self.coverage["group-deleted"] += 1
             elif tag == "leave":
                 self.fenced.add(entry.c)
             elif tag == "joined":
@@ -933,6 +956,8 @@ class Checker:
                 before.state != STABLE or before.generation != client.generation or before.assignment != client.assignment
             ):
                 any_stable_change = True
+                if before.state != STABLE or before.generation != client.generation:
+                    self.stable_in[c] = self.incarnation
             if c in self._join_sync_sent:  # only a send can raise the count
                 outstanding = 0
                 for queue in client.unsent:
@@ -963,19 +988,23 @@ class Checker:
                             f"(timeout {queue[0].timeout_ms} ms) and was not failed by the poll",
                         )
         if any_stable_change:
-            persisted_gen = world.persisted.generation if world.persisted is not None else -1
+            # the generations written: the group's, and those of the incarnations deleted before it
+            # (a member of a deleted group may still believe itself STABLE in one of them)
+            written = self.written
             stable_owner: dict = {}
             for c, client in enumerate(world.clients):
                 if not client.alive or client.state != STABLE:
                     continue
-                if client.generation > persisted_gen:
+                if client.generation > written:
                     return Violation(
                         "stable-member-generation-reached",
                         f"client {c} is STABLE in generation {client.generation}, but the coordinator has only "
-                        f"written generation {persisted_gen}",
+                        f"written generation {written}",
                     )
                 for p in client.assignment:
-                    key = (client.generation, p)
+                    # generations count again in a group created after a deletion: two members are
+                    # compared within the incarnation each became STABLE in
+                    key = (self.stable_in.get(c, 0), client.generation, p)
                     if key in stable_owner:
                         twin = self.config.instance_id(c)
                         if twin is not None and self.config.instance_id(stable_owner[key]) == twin:

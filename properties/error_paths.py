@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED
 from model.errors import Errors, name_of
-from properties.decisions import ANSWERS, NO_DEAD_GROUP
+from properties.decisions import ANSWERS
 
 CLIENT_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit")
 CLIENT_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID")
@@ -195,16 +195,19 @@ _COMMIT_GENERATION_STORED = (
     "which the always property stable-member-generation-reached checks after every event on both sides; every "
     "coordinator that takes the group over loads the last record written or a later one "
     "(GroupMetadataManager.loadGroupsAndOffsets; the model's World.persisted), and while one coordinator holds "
-    "the group its generation never decreases (generation-advances-by-one)")
+    "the group its generation never decreases (generation-advances-by-one); a group deleted and created again "
+    "starts from generation 0, but knows none of the old group's member ids (the model numbers them across "
+    "the world, Kafka's are UUIDs), so an old member's commit is of an unknown member id there")
 _COMMIT_NEWER = "a commit's generation is never newer than the group's: " + _COMMIT_GENERATION_STORED
-_COMMIT_NO_GROUP = (
-    "a STABLE member's OffsetCommit always finds the group at a coordinator that has loaded it: "
-    + _COMMIT_GENERATION_STORED + "; and no group record is ever removed, since neither the group's expiry "
-    "(GroupMetadataManager.cleanupGroupMetadata, offsets.retention.minutes) nor DeleteGroups is modelled yet "
-    "(issue 37's missing events)")
+_DEAD_GROUP_REMOVED = (
+    "a group goes Dead only to leave the coordinator's cache in the same step, under its lock: an Empty "
+    "group's deletion (GroupCoordinator.handleDeleteGroups, then GroupMetadataManager.cleanupGroupMetadata "
+    "removes it; the model's delete_group) or its partition's unloading (removeGroupsForPartition); a "
+    "request that comes after finds no group")
 
-#: the cells decided before the coordinator looks at members that no schedule reaches
-_UNREACHABLE_BEFORE_MEMBERS = {("OffsetCommit", NO_GROUP): _COMMIT_NO_GROUP}
+#: the cells decided before the coordinator looks at members that no schedule reaches (since the
+#: group's deletion, issue 37, none: an OffsetCommit of a member of a deleted group finds no group)
+_UNREACHABLE_BEFORE_MEMBERS: dict = {}
 
 
 def coordinator_cells() -> list:
@@ -217,7 +220,7 @@ def coordinator_cells() -> list:
             for relation in relations:
                 reason = None
                 if state == "Dead":
-                    reason = NO_DEAD_GROUP
+                    reason = _DEAD_GROUP_REMOVED
                 elif state == "Empty" and relation not in (NEW, PENDING, UNKNOWN):
                     reason = "an Empty group has no members"
                 elif relation == PENDING and api in ("SyncGroup", "Heartbeat", "OffsetCommit"):

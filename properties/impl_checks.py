@@ -54,6 +54,13 @@ class ImplChecker:
         self.topic_partitions = config.partitions
         self._record_key = GroupMetadataKey(config.group_id)
         self._clean = None  # the last snapshot check() found no violation in (it is the next one's prev)
+        # The group's incarnations, as the catalogue's Checker keeps them: a persisted record that
+        # vanishes is a deletion (tombstones; nothing else removes it), after which the generations
+        # count from 0 again. The deletions seen, the incarnation each consumer last became STABLE
+        # in, and the highest generation any record was written with.
+        self.incarnation = 0
+        self.stable_in: dict = {}
+        self.written = -1
 
     def snapshot(self, sim, g, observation: tuple | None = None, polled: int | None = None,
                  rows: dict | None = None, previous: tuple | None = None) -> tuple:
@@ -98,6 +105,10 @@ class ImplChecker:
 
     def _check(self, prev: tuple, now: tuple, clean: bool) -> Violation | None:
         leader, group, persisted, clients, poll = now
+        if persisted is None and prev[2] is not None:
+            self.incarnation += 1
+        elif persisted is not None and persisted > self.written:
+            self.written = persisted
         if poll is not None:
             c, state, timeout = poll
             if timeout == 0 and state not in ("COMPLETING_REBALANCE", "STABLE"):
@@ -133,16 +144,20 @@ class ImplChecker:
                 return _v("legal-member-transitions", f"consumer {c} went from {before[0]} to STABLE")
             if state != "STABLE":
                 continue
-            if persisted is not None and generation > persisted:
+            if before[0] != "STABLE" or before[1] != generation:
+                self.stable_in[c] = self.incarnation
+            if generation > self.written:  # a deleted group's members may still be STABLE in its generations
                 return _v("stable-member-generation-reached",
-                          f"consumer {c} is STABLE in generation {generation}; the persisted record has {persisted}")
+                          f"consumer {c} is STABLE in generation {generation}; the persisted record has "
+                          f"{persisted if persisted is not None else 'none'}")
             expected = self.stored.get((generation, member_id))
             changed = assignment != before[3]  # onJoinComplete applies it after SyncGroup made the member STABLE
             if changed and expected is not None and tuple(sorted(assignment)) != expected:
                 return _v("assignment-matches-generation",
                           f"consumer {c} holds {list(assignment)} in generation {generation}; the coordinator stored {list(expected)}")
+            incarnation = self.stable_in.get(c, 0)
             for p in assignment:
-                other = owners.setdefault((generation, p), c)
+                other = owners.setdefault((incarnation, generation, p), c)
                 if other != c:
                     twin = self.config.instance_id(c)
                     if twin is not None and self.config.instance_id(other) == twin:

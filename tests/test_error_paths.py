@@ -77,12 +77,14 @@ def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why(
                                                        + ep.CURRENT]
     assert client["Heartbeat / UNKNOWN_MEMBER_ID / COMPLETING_REBALANCE / " + ep.CURRENT] is None
     # a commit's generation was written before the member became STABLE: never newer than the
-    # group's, and never to a coordinator without the group (no group record is ever removed)
+    # group's; but a deleted group's member commits to a coordinator without the group (issue 37)
     coordinator = dict(ep.coordinator_cells())
     for state in ("PreparingRebalance", "CompletingRebalance", "Stable"):
         assert "stable-member-generation-reached" in coordinator[f"OffsetCommit / {state} / " + ep.GEN_NEWER]
+        assert "knows none of the old group's member ids" in coordinator[f"OffsetCommit / {state} / " + ep.GEN_NEWER]
         assert coordinator[f"Heartbeat / {state} / " + ep.GEN_NEWER] is None
-    assert "cleanupGroupMetadata" in coordinator["OffsetCommit / no group"]
+    assert coordinator["OffsetCommit / no group"] is None
+    assert "cleanupGroupMetadata" in coordinator["Heartbeat / Dead / " + ep.GEN_CURRENT]
     assert coordinator["LeaveGroup / no group"] is None and coordinator["OffsetCommit / loading"] is None
 
 

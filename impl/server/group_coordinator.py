@@ -998,6 +998,33 @@ class GroupCoordinator:
         else:
             raise IllegalStateException("Logic error: unexpected group state " + state.value)
 
+    def handle_delete_groups(self, group_ids: Sequence[str]) -> Dict[str, Errors]:
+        """``handleDeleteGroups``: an Empty group goes Dead and is removed with all its offsets
+        (``cleanupGroupMetadata``, tombstones for both); a group with members is refused
+        NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND (NOT_COORDINATOR if this broker does not
+        own its partition after all)."""
+        errors: Dict[str, Errors] = {}
+        eligible: List[GroupMetadata] = []
+        for group_id in group_ids:
+            error = self.validate_group_status(group_id, DELETE_GROUPS)
+            if error is not None:
+                errors[group_id] = error
+                continue
+            group = self.group_manager.get_group(group_id)
+            if group is None or group.state is DEAD:
+                errors[group_id] = (Errors.GROUP_ID_NOT_FOUND if self.group_manager.group_not_exists(group_id)
+                                    else Errors.NOT_COORDINATOR)
+            elif group.state is EMPTY:
+                group.transition_to(DEAD)
+                eligible.append(group)
+            else:
+                errors[group_id] = Errors.NON_EMPTY_GROUP
+        if eligible:
+            self.group_manager.cleanup_group_metadata(eligible, GroupMetadata.remove_all_offsets)
+            for group in eligible:
+                errors[group.group_id] = _NONE
+        return errors
+
     def handle_fetch_offsets(self, group_id: str, require_stable: bool = False,
                              partitions: Optional[List[TopicPartition]] = None) -> Tuple[Errors, Dict]:
         """``(error, {TopicPartition: OffsetFetchPartitionData})``; offsets are returned blindly

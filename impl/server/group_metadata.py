@@ -495,6 +495,11 @@ class GroupMetadata:
     def has_offsets(self) -> bool:
         return bool(self.offsets)
 
+    def remove_all_offsets(self) -> Dict:
+        """``removeAllOffsets``: every committed offset, now removed, by partition."""
+        removed, self.offsets = self.offsets, {}
+        return removed
+
     def offset(self, topic_partition):
         return self.offsets.get(topic_partition)
 

@@ -287,6 +287,36 @@ class GroupMetadataManager:
     def current_groups(self) -> List[GroupMetadata]:
         return list(self._groups.values())
 
+    def group_not_exists(self, group_id: str) -> bool:
+        """``groupNotExists``: this broker owns the group's partition and holds no live group of
+        that id (else the answer is NOT_COORDINATOR)."""
+        if not self.is_group_local(group_id):
+            return False
+        group = self._groups.get(group_id)
+        return group is None or group.state is DEAD
+
+    def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
+                               selector: Callable[[GroupMetadata], Dict]) -> int:
+        """``cleanupGroupMetadata``: remove what *selector* takes of each group's offsets; an Empty
+        group left without offsets goes Dead; a Dead group leaves the cache. Tombstones for the
+        removed offsets and, for a Dead group past generation 0 (one that wrote a group record),
+        for its record are appended to its partition, the write not waited on (acks 0: a failure
+        is logged and ignored). Returns the number of offsets removed."""
+        removed_total = 0
+        for group in groups:
+            group_id = group.group_id
+            removed = selector(group)
+            if group.state is EMPTY and not group.has_offsets():
+                group.transition_to(DEAD)
+            records: List[Tuple[Hashable, object]] = [(OffsetKey(group_id, tp), None) for tp in removed]
+            if group.state is DEAD and self._groups.get(group_id) is group:
+                del self._groups[group_id]
+                if group.generation_id > 0:  # a group only storing offsets never wrote a record
+                    records.append((GroupMetadataKey(group_id), None))
+            if records and self.log.append(self.partition_for(group_id), self.broker_id, records) is Errors.NONE:
+                removed_total += len(removed)
+        return removed_total
+
     # -- writes -----------------------------------------------------------------------------
 
     def store_group(self, group: GroupMetadata, group_assignment: Dict[str, Optional[Assignment]],

@@ -38,7 +38,8 @@ from model.events import as_event, expand, offers
 from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
 
-FAULT_KINDS = ("drop", "disconnect", "crash", "broker_crash", "broker_restart", "failover", "redeploy")
+FAULT_KINDS = ("drop", "disconnect", "crash", "close", "broker_crash", "broker_restart", "failover", "redeploy",
+               "delete_group")
 DEFAULT_FAULT_KINDS = ("drop", "disconnect", "crash")
 #: the protocol's own events, always in the alphabet (time is the tick the bounds allow)
 PROTOCOL_KINDS = ("poll", "heartbeat", "commit", "connect", "deliver", "load", "late", "tick")

@@ -32,10 +32,10 @@ from properties.explore.walker import settle
 #: request), an application's pause, and (in worlds with static members, where a restart is
 #: KIP-345's business) a dead process's restart.
 STEP_KINDS = frozenset({"restart", "deliver", "connect", "poll", "pause", "heartbeat", "commit", "load", "late"})
-#: The kinds the ``fault`` rule draws from (while the fault budget lasts; restarts as above), and a
-#: dead process's redeploy with other settings in every world.
+#: The kinds the ``fault`` rule draws from (while the fault budget lasts; restarts as above), and in
+#: every world a dead process's redeploy with other settings and an Empty group's deletion.
 FAULT_KINDS = frozenset({"restart", "redeploy", "drop", "disconnect", "partition", "heal", "close", "crash",
-                         "clock_jump", "failover", "broker_crash", "broker_restart", "append_error"})
+                         "clock_jump", "failover", "broker_crash", "broker_restart", "append_error", "delete_group"})
 #: What the ``fault`` rule does not count against the budget: recoveries.
 RECOVERIES = frozenset({"heal", "broker_restart"})
 _DYNAMIC = {STEP_KINDS: STEP_KINDS - {"restart"}, FAULT_KINDS: FAULT_KINDS - {"restart"}}

@@ -29,7 +29,7 @@ from model.client import CONNECTING, PREPARING_REBALANCE
 from model.config import Config
 from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS, boundary_ticks, pauses_of: importers find them here too
     ADDED_PARTITIONS, CLOCK_JUMPS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit, CommitOversized,
-    Connect, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Redeploy, Restart,
+    Connect, DeleteGroup, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Redeploy, Restart,
     Shutdown, Stall, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
 )
 from model.world import World, initial_world, step
@@ -173,6 +173,15 @@ class Mix:
     # from the member's first JoinGroup (GroupCoordinator.updateMember), and groups whose members
     # share no protocol (INCONSISTENT_GROUP_PROTOCOL)
     redeploys: bool = False
+    # while the coordinator holds the group Empty (every member gone: left, expired, crashed), its
+    # deletion is offered (``delete_group``: an administrator's DeleteGroups, or its offsets'
+    # expiry; *weight* copies, within the fault budget): a consumer that still believes itself a
+    # member — its session expired while it stood still — then meets a coordinator that does not
+    # know the group (its OffsetCommit answered ILLEGAL_GENERATION, its Heartbeat UNKNOWN_MEMBER_ID),
+    # and the group starts again from generation 0. The clients mix has it, where stalled consumers
+    # leave such members behind Empty groups (in the coordinator mix the extra offers moved a
+    # mutant's only killing walk away: ownership_checked_before_loading survived 2,000)
+    deletes: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -208,7 +217,7 @@ MIXES = {
                        weight=4, pause_chance=0.1, oversized_commits=True, stalls=True, unstored_failovers=True,
                        warm_start=True, redeploys=True),
     "clients": Mix(0.5, ("crash", "shutdown", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
-                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True),
+                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True, deletes=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -242,6 +251,7 @@ def _alphabet(faults: str, disrupt: bool, mix: Mix, static: bool = False) -> fro
 
 _PAUSES = frozenset({"pause"})
 _FAILOVERS = frozenset({"failover"})
+_DELETES = frozenset({"delete_group"})
 
 
 def enabled_events(world: World, rng: random.Random, faults: str, faults_left: int, mix: Mix = DEFAULT_MIX) -> list:
@@ -351,6 +361,9 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
     if disrupt and mix.unstored_failovers and faults == "all" and leader is not None and _unstored(world):
         for _, _, others in offers(world, _FAILOVERS):  # which live broker: the step's pick bits, no draw more
             events += ((Failover, (others[(pick >> 3) % len(others)], pick)),) * (4 * mix.weight)
+    if disrupt and mix.deletes and faults == "all" and leader is not None:
+        for _ in offers(world, _DELETES):  # the group is Empty: no draw more
+            events += ((DeleteGroup, (pick,)),) * mix.weight
     if disrupt:
         c = below(getrandbits, cfg.clients)
         b = below(getrandbits, cfg.brokers)

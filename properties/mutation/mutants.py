@@ -327,6 +327,15 @@ _DEFS = [
      [("for failed_member in not_yet_rejoined_dynamic:\n    group.remove(failed_member.member_id)\n"
        "    self.remove_heartbeat_for_leaving_member(group, failed_member.member_id)",
        "# MUTANT: dynamic members that did not rejoin are not removed at join completion")]),
+    # server: a group deleted while a member still believes itself in it (the delete_group event, issue 37)
+    ("commit_to_unknown_group_creates_it", "an OffsetCommit at a generation to a group the coordinator does not have "
+     "creates the group, as one without a generation does (Kafka rejects it ILLEGAL_GENERATION)",
+     f"{_GC}.handle_commit_offsets", "missing check",
+     [("if generation_id < 0:", "if True:  # MUTANT: a commit at a generation creates the group too")]),
+    ("deleted_group_record_kept", "deleting a group writes tombstones for its offsets but not for its group record, "
+     "so the next coordinator loads the group again", "impl.server.group_metadata_manager.GroupMetadataManager"
+     ".cleanup_group_metadata", "missing step",
+     [("records.append((GroupMetadataKey(group_id), None))", "pass  # MUTANT: no tombstone for the group record")]),
     # server: a rejoin with other settings (a process redeployed: the redeploy event, issue 37)
     ("rejoin_keeps_session_timeout", "a member's rejoin does not take the session timeout its JoinGroup carries: the "
      "first join's stays", f"{_GM}.update_member", "stale field",

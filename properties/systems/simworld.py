@@ -1057,6 +1057,19 @@ class SimWorld:
         self.append_errors_leader = self.leader
         return True
 
+    def _ev_delete_group(self, ev) -> bool:
+        """The Empty group is deleted (model.world's ``delete_group``): DeleteGroups handled by the
+        coordinator (GroupCoordinator.handle_delete_groups), taken only when it has the group
+        loaded and Empty, with no append failure waiting (as the model)."""
+        from impl.errors import Errors
+        from impl.server.group_metadata import EMPTY
+
+        group = self._group()
+        if group is None or group.state is not EMPTY or self.cluster.offsets_log.injected_errors(self.group_partition):
+            return False
+        coordinator = self.cluster.broker(self.leader).group_coordinator
+        return coordinator.handle_delete_groups([self.config.group_id])[self.config.group_id] is Errors.NONE
+
     def _ev_add_partitions(self, ev) -> bool:
         """The subscribed topic gets *n* more partitions (model.world's ``add_partitions``)."""
         from model.events import MAX_ADDED_PARTITIONS

@@ -31,6 +31,11 @@ TIMED_COUNTS = (19631, 46437, 30)
 REDEPLOYED = ["--clients", "1", "--horizon-ms", "0", "--faults", "2", "--fault-kinds", "crash,redeploy",
               "--set", "groupcheck.static.clients=1"]
 REDEPLOYED_COUNTS = (1352, 3234, 34)
+# A consumer that closes (its LeaveGroup empties the group), the Empty group deleted, a new process
+# redeployed that creates the group again (issue 37): 4,004 states without the deletion
+DELETED = ["--clients", "1", "--horizon-ms", "0", "--faults", "3", "--fault-kinds", "close,delete_group,redeploy",
+           "--commits", "0"]
+DELETED_COUNTS = (6355, 13603, 45)
 
 
 def _explore_json(args, capsys) -> tuple[int, dict]:
@@ -62,6 +67,14 @@ def test_the_redeployed_static_member_world_is_exhausted_with_its_pinned_counts(
     without = REDEPLOYED[:REDEPLOYED.index("crash,redeploy")] + ["crash"] + REDEPLOYED[REDEPLOYED.index("crash,redeploy") + 1:]
     code, out = _explore_json(without, capsys)
     assert code == 0 and out["states"] == 44  # what the redeploys add is all the rest
+
+
+def test_the_deleted_group_world_is_exhausted_with_its_pinned_counts(capsys):
+    code, out = _explore_json(DELETED, capsys)
+    assert code == 0 and out["exhausted"] and out["counterexample"] is None
+    assert _counts(out) == DELETED_COUNTS
+    code, out = _explore_json([a if a != "close,delete_group,redeploy" else "close,redeploy" for a in DELETED], capsys)
+    assert code == 0 and out["states"] == 4004  # what the deletion adds: the group's second incarnation
 
 
 def test_the_counts_do_not_depend_on_pythonhashseed():

@@ -203,7 +203,8 @@ def test_offers_follow_the_documented_order(worlds):
     per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "shutdown", "wakeup", "pause", "stall",
                   "close", "crash", "clock_jump"]
     per_slot = ["connect", "deliver", "drop", "disconnect"]
-    world_level = ["load", "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "tick"]
+    world_level = ["load", "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions",
+                   "delete_group", "tick"]
     for world in worlds[::3]:
         keys = []
         for cls, fixed, _ in offers(world):

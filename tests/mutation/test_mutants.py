@@ -485,6 +485,9 @@ SWARM_KILLS = {
     "rejoin_keeps_session_timeout": (776, "impl-matches-model"),
     "rejoin_keeps_rebalance_timeout": (1218, "impl-matches-model"),
     "static_replacement_ignores_protocols": (128, "impl-no-crash"),
+    # issue 37: only a group deleted while a member still believes itself in it reaches them
+    "commit_to_unknown_group_creates_it": (91, "impl-matches-model"),
+    "deleted_group_record_kept": (91, "generation-advances-by-one"),
 }
 
 
