@@ -9,59 +9,12 @@ import pytest
 
 from model.config import Config
 from model.errors import Errors
-from model.events import enabled_events
-from model.world import initial_world, step
-from properties.catalogue import Checker
-from properties.explore.walker import settle
+from model.world import step
 from properties.mutation.mutants import applied
-from properties.systems.differential import Differential
+from tests.helpers.sides import Sides
 
 ONE = Config(clients=1, brokers=1, partitions=2)
 TWO = Config(clients=2, brokers=1, partitions=2, assignors=("range",))
-QUIET = frozenset({"connect", "deliver"})
-
-
-class Sides:
-    """The model and the implementation side by side, the catalogue's always properties checked
-    after every event; :attr:`problem` is the first divergence or violation (None while they agree)."""
-
-    def __init__(self, config, seed=0):
-        self.world, self.checker, self.diff = initial_world(config), Checker(config), Differential(config, seed)
-        self.problem, self.log = None, []
-
-    def settle(self):
-        if self.problem is None:
-            self.world, self.problem = settle(self.world, self.checker, None, [], until_stable=True, companion=self.diff)
-        return self
-
-    def apply(self, *events):
-        for event in events:
-            if self.problem is not None:
-                break
-            new, log = step(self.world, event)
-            new, log, problem = self.diff.after(self.world, event, new, log)
-            self.problem = problem or self.checker.check(self.world, new, event, log)
-            self.world = new
-            self.log += log
-        return self
-
-    def quiet(self, rounds=200, until=lambda world: False, tick_ms=1):
-        """Deliveries and connects as they come, else every live client's poll and heartbeat thread, and
-        *tick_ms*."""
-        for _ in range(rounds):
-            if self.problem is not None or until(self.world):
-                break
-            events = [e for e in enabled_events(self.world, QUIET) if step(self.world, e)[0] is not self.world][:1]
-            self.apply(*(events or [("poll", c, 0) for c, client in enumerate(self.world.clients) if client.live]
-                         + [("heartbeat", c, 0) for c, client in enumerate(self.world.clients) if client.live]
-                         + [("tick", tick_ms, 0)]))
-        return self
-
-    def group(self):
-        return self.world.brokers[self.world.leader].group
-
-    def handled(self, api):
-        return [e for e in self.log if e[0] == "handled" and e.request.api == api]
 
 
 def _zombie_commits(config=ONE):

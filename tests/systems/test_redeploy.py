@@ -10,52 +10,17 @@ import pytest
 
 from model.config import REDEPLOYS, Config, redeployed
 from model.errors import Errors
-from model.events import enabled_events
-from model.world import initial_world, step
-from properties.catalogue import Checker
-from properties.explore.walker import settle
+from model.world import step
 from properties.mutation.mutants import applied
-from properties.systems.differential import Differential
+from tests.helpers.sides import Sides
 
 STATIC = Config(clients=2, brokers=1, partitions=2, static_clients=2, assignors=("range",))
 DYNAMIC = Config(clients=2, brokers=1, partitions=2, assignors=("range", "roundrobin"))
 SETTING = {name: i for i, (name, _) in enumerate(REDEPLOYS)}
 LONGER_SESSION = SETTING["session.timeout.ms x1.5"]
 LONGER_POLL = SETTING["max.poll.interval.ms x2"]
-QUIET = frozenset({"connect", "deliver"})
 RANGE_ONLY = SETTING["partition.assignment.strategy=range"]
 ROUNDROBIN_ONLY = SETTING["partition.assignment.strategy=roundrobin"]
-
-
-class Sides:
-    """The model and the implementation side by side, the catalogue's always properties checked
-    after every event; :attr:`problem` is the first divergence or violation (None while they agree)."""
-
-    def __init__(self, config, seed=0):
-        self.world, self.checker, self.diff, self.schedule = initial_world(config), Checker(config), Differential(config, seed), []
-        self.problem = None
-        self.log = []  # what the model logged at the events apply() took
-
-    def settle(self):
-        if self.problem is None:
-            self.world, violation = settle(self.world, self.checker, None, self.schedule, until_stable=True,
-                                           companion=self.diff)
-            self.problem = violation
-        return self
-
-    def apply(self, *events):
-        for event in events:
-            if self.problem is not None:
-                break
-            new, log = step(self.world, event)
-            new, log, problem = self.diff.after(self.world, event, new, log)
-            self.problem = problem or self.checker.check(self.world, new, event, log)
-            self.log += log
-            self.world = new
-        return self
-
-    def group(self):
-        return self.world.brokers[self.world.leader].group
 
 
 def test_redeployed_settings_are_the_worlds_own_changed_and_valid():
@@ -127,11 +92,8 @@ def test_a_replaced_static_member_keeps_its_old_session_until_its_next_heartbeat
         sides = Sides(STATIC).settle()
         sides.apply(("crash", 0, 0), ("redeploy", 0, LONGER_SESSION, 0))
         # client 0 joins: FindCoordinator, then its JoinGroup, answered at once in a Stable group
-        for _ in range(200):
-            if sides.problem is not None or any(m.group_instance_id == STATIC.instance_id(0)
-                                                and m.session_timeout_ms == 9000 for m in sides.group().members):
-                break
-            sides.apply(*_quiet(sides.world))
+        sides.quiet(200, heartbeats=False, until=lambda w: any(
+            m.group_instance_id == STATIC.instance_id(0) and m.session_timeout_ms == 9000 for m in w.group.members))
         sides.apply(("crash", 0, 0), ("tick", 7000, 0))
         return sides
 
@@ -141,15 +103,6 @@ def test_a_replaced_static_member_keeps_its_old_session_until_its_next_heartbeat
     with applied("static_replacement_expiry_with_new_timeout"):
         mutated = run()
     assert mutated.problem is not None and "impl-matches-model" in str(mutated.problem)
-
-
-def _quiet(world):
-    """The next quiet events: the first connect or delivery that changes the world, else a poll of
-    every live client and 1 ms."""
-    for event in enabled_events(world, QUIET):
-        if step(world, event)[0] is not world:
-            return [event]
-    return [("poll", c, 0) for c, client in enumerate(world.clients) if client.live] + [("tick", 1, 0)]
 
 
 def test_a_static_member_redeployed_with_another_assignor_makes_the_group_rebalance():
@@ -182,10 +135,7 @@ def test_a_static_member_redeployed_with_an_assignor_the_group_lacks_is_refused(
     sides = Sides(STATIC).settle()
     old_id = sides.world.clients[0].member_id
     sides.apply(("crash", 0, 0), ("redeploy", 0, ROUNDROBIN_ONLY, 0))
-    for _ in range(300):
-        if sides.problem is not None or sides.world.clients[0].fatal is not None:
-            break
-        sides.apply(*_quiet(sides.world))
+    sides.quiet(300, heartbeats=False, until=lambda w: w.clients[0].fatal is not None)
     assert sides.problem is None, sides.problem
     assert sides.world.clients[0].fatal is not None and sides.diff.sim.failed[0] is not None
     assert old_id in {m.member_id for m in sides.group().members}
@@ -200,10 +150,7 @@ def test_a_member_with_no_protocol_in_common_is_refused_and_stops():
     sides.settle()
     assert sides.problem is None, sides.problem
     sides.apply(("crash", 1, 0), ("redeploy", 1, ROUNDROBIN_ONLY, 0))
-    for _ in range(300):
-        if sides.problem is not None or sides.world.clients[1].fatal is not None:
-            break
-        sides.apply(*_quiet(sides.world))
+    sides.quiet(300, heartbeats=False, until=lambda w: w.clients[1].fatal is not None)
     assert sides.problem is None, sides.problem
     assert sides.world.clients[1].fatal is not None
     assert any(e[0] == "received" and e.c == 1 and e.error == Errors.INCONSISTENT_GROUP_PROTOCOL for e in sides.log)
