@@ -14,6 +14,7 @@ world runs. What only a real listener needs is here:
   purgatory (``DelayedFetch``);
 * DescribeGroups and ListGroups from the coordinators' groups (``GroupCoordinator.handleDescribeGroup``
   / ``handleListGroups``, ``GroupMetadata.summary``: member metadata and assignments only in Stable);
+* DeleteGroups (``GroupCoordinator.handleDeleteGroups``): an Empty group deleted with its offsets;
 * InitProducerId for idempotent producers, and their sequence checks on Produce
   (:mod:`impl.server.producer_state`), so that a default producer of Kafka's Java client (since
   3.0, KIP-679), kafka-python 3 or librdkafka with ``enable.idempotence`` can write here.
@@ -54,7 +55,7 @@ WIRE_API_VERSIONS: Dict[str, Tuple[int, int]] = {
     for api, cap in (("ApiVersions", 99), ("Metadata", 99), ("FindCoordinator", 99), ("JoinGroup", 99),
                      ("SyncGroup", 99), ("Heartbeat", 99), ("LeaveGroup", 99), ("OffsetCommit", 99),
                      ("OffsetFetch", 99), ("Produce", 12), ("Fetch", 12), ("ListOffsets", 99),
-                     ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99))
+                     ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99), ("DeleteGroups", 99))
 }
 
 _NONE = Errors.NONE.value
@@ -102,6 +103,7 @@ class KafkaApis:
             "FindCoordinator": self._find_coordinator, "Produce": self._produce, "Fetch": self._fetch,
             "ListOffsets": self._list_offsets, "DescribeGroups": self._describe_groups,
             "ListGroups": self._list_groups, "InitProducerId": self._init_producer_id,
+            "DeleteGroups": self._delete_groups,
         }
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -334,6 +336,18 @@ class KafkaApis:
                                    "offset": offset, "leader_epoch": -1, "old_style_offsets": ()})
             topics.append({"name": topic.name, "partitions": partitions})
         respond(build(kio_class("ListOffsets", version, RESPONSE), {"throttle_time": 0, "topics": topics}))
+
+    # -- DeleteGroups --------------------------------------------------------------------------------
+
+    def _delete_groups(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        """``KafkaApis.handleDeleteGroupsRequest`` -> ``GroupCoordinator.handleDeleteGroups``: each Empty
+        group is deleted with its offsets (tombstones in __consumer_offsets, so no later coordinator
+        loads it), a group with members is refused NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND,
+        one this broker does not coordinate NOT_COORDINATOR; one result per group named."""
+        names = list(body.groups_names)
+        errors = self.cluster.broker(broker_id).group_coordinator.handle_delete_groups(names)
+        results = [{"group_id": name, "error_code": errors[name].value} for name in names]
+        respond(build(kio_class("DeleteGroups", version, RESPONSE), {"throttle_time": 0, "results": results}))
 
     # -- DescribeGroups / ListGroups ---------------------------------------------------------------
 

@@ -26,6 +26,7 @@ ListOffsets        1-11       kio objects, all of kio's
 DescribeGroups     0-6        kio objects, all of kio's
 ListGroups         0-5        kio objects, all of kio's
 InitProducerId     0-5        kio objects; v6 adds KIP-939's two-phase-commit fields (transactions)
+DeleteGroups       0-2        kio objects, all of kio's
 =================  =========  ===============================================================
 
 A broker advertises the intersection of its own configuration with this table
@@ -72,6 +73,7 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
     "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
     "InitProducerId": (0, 5),  # idempotent producers of groupcheck broker (impl.server.producer_state)
+    "DeleteGroups": (0, 2),  # an administrator's deletion of an Empty group (groupcheck broker)
     "CreateTopics": (2, 7),  # the topics of a broker groupcheck starts (properties.live.kafka)
 }
 
