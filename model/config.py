@@ -13,6 +13,8 @@ they are scenarios, not mistakes.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from model.variants import ALL_VARIANTS
@@ -216,23 +218,17 @@ REDEPLOYS = (
     ("partition.assignment.strategy=range", {"assignors": lambda c: ("range",)}),
     ("partition.assignment.strategy=roundrobin", {"assignors": lambda c: ("roundrobin",)}),
 )
-_REDEPLOYED: dict = {}
 
 
 def redeployed(config: Config, settings: int) -> Config:
     """The configuration a process of a world with *config* runs with when deployed with
-    :data:`REDEPLOYS` entry *settings* (0: *config* itself). Kept per (config, settings): every
-    client step asks."""
-    if not settings:
-        return config
-    key = (config, settings)
-    out = _REDEPLOYED.get(key)
-    if out is None:
-        if len(_REDEPLOYED) > 256:
-            _REDEPLOYED.clear()
-        changes = {field: value(config) for field, value in REDEPLOYS[settings][1].items()}
-        out = _REDEPLOYED[key] = attrs.evolve(config, **changes)
-    return out
+    :data:`REDEPLOYS` entry *settings* (0: *config* itself)."""
+    return _redeployed(config, settings) if settings else config
+
+
+@functools.lru_cache(maxsize=256)  # every client step of a redeployed process asks
+def _redeployed(config: Config, settings: int) -> Config:
+    return attrs.evolve(config, **{field: value(config) for field, value in REDEPLOYS[settings][1].items()})
 
 
 KAFKA_DEFAULTS = {

@@ -20,8 +20,8 @@ import attrs
 
 from model import group as grp
 from model.client import COMPLETING_REBALANCE, DISCONNECTED, PREPARING_REBALANCE, STABLE, UNJOINED
-from model.config import Config, redeployed
 from model.broker import as_coordinator_reads
+from model.config import Config, redeployed
 from model.entries import as_entry
 from model.events import as_event
 from model.errors import Errors, name_of

@@ -205,17 +205,14 @@ _DEAD_GROUP_REMOVED = (
     "removes it; the model's delete_group) or its partition's unloading (removeGroupsForPartition); a "
     "request that comes after finds no group")
 
-#: the cells decided before the coordinator looks at members that no schedule reaches (since the
-#: group's deletion, issue 37, none: an OffsetCommit of a member of a deleted group finds no group)
-_UNREACHABLE_BEFORE_MEMBERS: dict = {}
-
 
 def coordinator_cells() -> list:
     """Every cell of the coordinator matrix: (key, reason it cannot be reached or None)."""
     cells = []
     for api, relations in RELATIONS.items():
         for where in (NOT_COORDINATOR, LOADING, NO_GROUP):
-            cells.append((name((api, where)), _UNREACHABLE_BEFORE_MEMBERS.get((api, where))))
+            # every one reachable: since the group's deletion (issue 37) even OffsetCommit / no group
+            cells.append((name((api, where)), None))
         for state in GROUP_STATES:
             for relation in relations:
                 reason = None
