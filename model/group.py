@@ -1315,6 +1315,16 @@ def unload(group) -> Outcome:
     return Outcome(None, tuple(replies), (("transition", previous, DEAD),))
 
 
+def delete(group) -> Outcome | None:
+    """DeleteGroups of the group at its coordinator (``GroupCoordinator.handleDeleteGroups``): an
+    Empty group moves to Dead and is gone — ``GroupMetadataManager.cleanupGroupMetadata`` removes it
+    and writes tombstones for its record and its offsets, so nothing persisted remains (the
+    caller clears those). Any other state is refused with NON_EMPTY_GROUP: None, nothing changes."""
+    if group is None or group.state != EMPTY:
+        return None
+    return Outcome(None, (), (("transition", EMPTY, DEAD),))
+
+
 def load(persisted, now, config, choose, member_seq: int = 0, group_id: str | None = None,
          has_offsets: bool = False) -> Outcome:
     """Partition immigration (§1.13 ``onGroupLoaded``): rebuild the group from its persisted

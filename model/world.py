@@ -752,12 +752,16 @@ def _ev_delete_group(world, m, ev, choose, log):
         return False
     broker = m.brokers[b]
     group = broker.group
-    if not broker.alive or broker.loading or group is None or group.state != grp.EMPTY or group.append_errors:
+    if not broker.alive or broker.loading or group is None or group.append_errors:
         return False
-    m.brokers[b] = brk.BrokerState(True, False, None)
+    outcome = grp.delete(group)
+    if outcome is None:
+        return False
+    m.brokers[b] = brk.BrokerState(True, False, outcome.group)
     m.persisted = None
     m.committed = ()
-    log.append(E.server_entry(("transition", grp.EMPTY, grp.DEAD)))
+    for note in outcome.notes:
+        log.append(E.server_entry(note))
     log.append(E.GroupDeleted(b, group.generation))
     return True
 

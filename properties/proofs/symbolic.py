@@ -1032,6 +1032,19 @@ def ev_failover(x, p) -> None:
         x.set(("fenced", i), False)
 
 
+def ev_delete_group(x, p) -> None:
+    """DeleteGroups (``GroupCoordinator.handleDeleteGroups`` → ``cleanupGroupMetadata``; the model's
+    :func:`model.group.delete`): an Empty group is removed with its record (tombstones), so neither
+    the coordinator nor a later one holds it; the ids the coordinator replaced go with it (a slot
+    that takes a member again holds a new id). Any other state is refused (NON_EMPTY_GROUP) and
+    nothing changes."""
+    with x.when(all_(x["exists"], x["state"] == E)):
+        x.set("exists", False)
+        x.set("p_exists", False)
+        for i in x.slots:
+            x.set(("fenced", i), False)
+
+
 EVENTS = {
     "JoinGroup": ev_join_group,
     "SyncGroup": ev_sync_group,
@@ -1043,6 +1056,7 @@ EVENTS = {
     "SessionExpiry": ev_session_expiry,
     "PendingExpiry": ev_pending_expiry,
     "Failover": ev_failover,
+    "DeleteGroup": ev_delete_group,
 }
 
 EVENT_DOC = {
@@ -1056,6 +1070,7 @@ EVENT_DOC = {
     "SessionExpiry": "session expiry (DelayedHeartbeat)",
     "PendingExpiry": "expiry of a MEMBER_ID_REQUIRED id",
     "Failover": "coordinator failover from the persisted record",
+    "DeleteGroup": "DeleteGroups: an Empty group removed with its record (tombstones)",
 }
 
 
@@ -1241,8 +1256,13 @@ ASSUMPTIONS = {
 def _gen_step(pre, post, event):
     """generation-advances-by-one across the whole step: the coordinator's generation never goes
     back while it keeps the group; failover starts from the persisted generation; the persisted
-    generation never goes back and a record is never lost."""
-    kept = all_(implies(pre["p_exists"], all_(post["p_exists"], post["p_gen"] >= pre["p_gen"])))
+    generation never goes back and a record is never lost — but with its group, when DeleteGroups
+    removes the Empty group: the group starts again from generation 0, a new incarnation (the
+    catalogue's Checker compares generations within one)."""
+    kept = all_(post["p_exists"], post["p_gen"] >= pre["p_gen"])
+    if event == "DeleteGroup":
+        kept = any_(kept, all_(not_(post["exists"]), not_(post["p_exists"])))
+    kept = implies(pre["p_exists"], kept)
     if event == "Failover":
         return all_(kept, implies(post["exists"], post["gen"] == pre["p_gen"]))
     return all_(kept, implies(all_(pre["exists"], post["exists"]), post["gen"] >= pre["gen"]))
@@ -1644,6 +1664,11 @@ def model_step(event: str, group, persisted, params: dict, config: Config, n: in
         outcome = grp.Outcome(loaded.group, unloaded.replies + loaded.replies, unloaded.notes + loaded.notes,
                               loaded.persist, ())
         return outcome, persisted, params["t"], (None, None)
+    if event == "DeleteGroup":
+        outcome = grp.delete(group)
+        if outcome is None:  # refused: nothing changes
+            return grp.Outcome(group), persisted, params["t"], (None, None)
+        return outcome, None, params["t"], (None, None)
     early = config.heartbeat_interval_ms if "expiry_ignores_deadline" in config.broken else 0
     best = grp._earliest(group, early) if group is not None else None
     if best is None:
@@ -1667,8 +1692,8 @@ def model_step(event: str, group, persisted, params: dict, config: Config, n: in
 def fenced_after(event, group, post, fenced) -> frozenset:
     """The slots of the ids the coordinator has replaced after a step, from the model's groups
     (the catalogue's ``Checker._track_fencing``): a static instance whose member id changed; a
-    failover forgets them all."""
-    if event == "Failover":
+    failover forgets them all, and so does a deletion (the group is gone)."""
+    if event == "Failover" or (event == "DeleteGroup" and post is None):
         return frozenset()
     out = set(fenced)
     if group is not None and post is not None:

@@ -94,7 +94,7 @@ def test_teeth_counterexample_replays_in_model(name):
 # ---------------------------------------------------------------------------------------------
 
 _EVENTS = ("JoinGroup", "JoinGroup", "JoinGroup", "SyncGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
-           "OffsetCommit", "Timer", "Timer", "Failover")
+           "OffsetCommit", "Timer", "Timer", "Failover", "DeleteGroup")
 
 
 def _walk(draw, config, steps: int, check):
@@ -259,3 +259,53 @@ def test_agreement_catches_an_encoding_blind_to_instances(monkeypatch):
                                    config, N, P)
     with pytest.raises(sy.Disagreement):
         sy.agree("JoinGroup", group, persisted, dict(t=1, who=-1, inst=0, k=1, proto=0, rt=5000, st=6000), config, N, P)
+
+
+def test_deleted_group_agrees_step_by_step():
+    """DeleteGroups through the encoding and the model side by side: refused while the group has a
+    member (nothing changes), then, once its member left, the Empty group is gone with its record
+    of generation 2 and a new member starts it again from generation 0."""
+    config = sy.to_config(dict(v4=True, gms=5, min_st=1000, max_st=30_000, nmjt=300_000, ird=0, hbi=100, nparts=2))
+    group, persisted, fenced = sy.agree("JoinGroup", None, None, dict(t=0, who=-1, inst=0, k=0, proto=0, rt=5000, st=6000),
+                                        config, N, P)
+    group, persisted, fenced = sy.agree("JoinDeadline", group, persisted, dict(t=0), config, N, P, fenced)
+    assignment = [[True, True] + [False] * (P - 2)] + [[False] * P] * (N - 1)
+    group, persisted, fenced = sy.agree("SyncGroup", group, persisted,
+                                        dict(t=10, who=0, inst=0, gen=group.generation, sa=assignment), config, N, P)
+    kept = sy.agree("DeleteGroup", group, persisted, dict(t=20), config, N, P, fenced)
+    assert kept == (group, persisted, fenced)  # NON_EMPTY_GROUP
+    group, persisted, fenced = sy.agree("JoinGroup", group, persisted,
+                                        dict(t=30, who=-1, inst=0, k=1, proto=0, rt=5000, st=6000), config, N, P, fenced)
+    assert fenced == {0}
+    group, persisted, fenced = sy.agree("LeaveGroup", group, persisted, dict(t=40, who=1, inst=0), config, N, P, fenced)
+    assert group.state == grp.EMPTY and persisted.generation == 2
+    group, persisted, fenced = sy.agree("DeleteGroup", group, persisted, dict(t=50), config, N, P, fenced)
+    assert (group, persisted, fenced) == (None, None, frozenset())
+    group, persisted, fenced = sy.agree("JoinGroup", group, persisted,
+                                        dict(t=60, who=-1, inst=1, k=0, proto=0, rt=5000, st=6000), config, N, P, fenced)
+    assert group.generation == 0 and persisted is None
+
+
+def _delete_keeping(keep: str):
+    """A broken DeleteGroup that removes the group but keeps its record, or its replaced ids."""
+    def ev(x, p):
+        with x.when(sy.all_(x["exists"], x["state"] == sy.E)):
+            x.set("exists", False)
+            if keep != "record":
+                x.set("p_exists", False)
+            if keep != "fenced":
+                for i in x.slots:
+                    x.set(("fenced", i), False)
+    return ev
+
+
+@pytest.mark.parametrize("keep, name", [("record", "generation-advances-by-one"),
+                                        ("fenced", "fenced-member-id-never-accepted")])
+def test_delete_group_proof_obligations_have_teeth(monkeypatch, keep, name):
+    """The proofs cover the deletion: one that keeps the group's record (a later coordinator would
+    load the old generation over the new incarnation's) or the ids it replaced (a slot taking a
+    new member would still count as fenced) is not proved, and the failing step is the deletion."""
+    monkeypatch.setitem(sy.EVENTS, "DeleteGroup", _delete_keeping(keep))
+    result = sy.Encoding(2, 2).prove(name)
+    assert result.result != "proved", result.reason
+    assert result.counterexample["event"] == "DeleteGroup"
