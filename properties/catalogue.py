@@ -315,6 +315,10 @@ CATALOGUE = (
     Property("session-expired", SOMETIMES, "The coordinator removes a member whose session expired.", f"{REF} §1.12"),
     Property("commit-accepted", SOMETIMES, "An OffsetCommit is accepted.", f"{REF} §1.10"),
     Property("commit-fenced", SOMETIMES, "An OffsetCommit is rejected by generation fencing.", f"{REF} §1.10"),
+    Property("sync-deadline-missed", SOMETIMES,
+             "The coordinator removes a member that was answered its JoinGroup but sent no SyncGroup within the "
+             "rebalance timeout (its application did not poll to read the answer, or, as leader, its assignor "
+             "ran longer, while its session outlasted the rebalance timeout), and the group rebalances without it.", "GroupCoordinator.onExpirePendingSync (DelayedSync)"),
     Property("poll-timeout-leave", SOMETIMES,
              "The heartbeat thread leaves the group because the application has not polled within "
              "max.poll.interval.ms (KIP-62: an application that pauses between polls).", f"{REF} §3.5"),
@@ -835,6 +839,8 @@ class Checker:
                 )
         elif note == "member_removed":
             member_id, deadline_at = entry.member_id, entry.deadline_at
+            if entry.reason == "not_synced":
+                self.coverage["sync-deadline-missed"] += 1
             if entry.reason == "session":
                 self.coverage["session-expired"] += 1
                 if any(c.member_id == member_id and (c.stalled_until_ms or 0) > world.now for c in world.clients):

@@ -78,3 +78,76 @@ def test_walks_with_pauses_agree_with_the_implementation():
     assert pauses["default"] == 0 and pauses["clients"] > 10, pauses
     assert compared == 6
     assert MIXES["default"].pause_chance == 0 and all(MIXES[m].pause_chance > 0 for m in ("heavy", "coordinator", "clients"))
+
+
+class _Joined(Exception):
+    """Stops a settle phase at the world where client 0 has sent its JoinGroup."""
+
+    def __init__(self, world):
+        super().__init__()
+        self.world = world
+
+
+def test_a_pause_between_the_joingroup_answer_and_the_syncgroup_is_removed_at_the_sync_deadline():
+    """Issue 37's application that stops polling between its JoinGroup answer and its SyncGroup: a
+    member has sent its JoinGroup when its application pauses longer than the rebalance timeout. The
+    join phase completes and answers it, but nothing reads the answer (its heartbeat thread stays
+    disabled until the member has joined: HeartbeatThread.run disables itself while
+    hasNotJoinedGroup), so no SyncGroup comes: the coordinator's DelayedSync removes it at the
+    rebalance timeout (GroupCoordinator.onExpirePendingSync) and the group rebalances without it.
+    The session must outlast the rebalance timeout (else the session expiry, armed at the join's
+    completion, removes it first): session.timeout.ms 24 s, max.poll.interval.ms 10 s, a 12 s pause.
+    After the pause its late SyncGroup is refused and it joins again. The implementation, replaying
+    the same schedule, stays in step."""
+    import attrs
+
+    from model.client import PREPARING_REBALANCE
+    from properties.explore.walker import walk
+    from properties.systems.differential import compare
+
+    config = attrs.evolve(CONFIG, session_timeout_ms=24_000)
+    result = walk(0, config, steps=60, faults="none")
+    world, schedule = result.world, list(result.schedule)
+    assert world.group.state == "Stable" and all(c.state == STABLE for c in world.clients)
+    leaving, _ = step(world, ("close", 2, 0))  # a member leaves: the others rejoin
+    schedule.append(("close", 2, 0))
+    checker = Checker(config)
+    logs: list = []
+
+    def on_step(w, event, new, log):
+        logs.extend(log)
+        assert checker.check(w, new, event, log) is None
+        c0 = new.clients[0]
+        if c0.state == PREPARING_REBALANCE and c0.join_future is not None and c0.join_future[0] == "pending" \
+                and not any(n[0] == "received" for n in c0.notices):
+            raise _Joined(new)
+
+    try:
+        settle(leaving, None, None, schedule, max_rounds=60, until_stable=True, on_step=on_step)
+        raise AssertionError("client 0 never sent its JoinGroup")
+    except _Joined as joined:
+        world = joined.world
+    member_id = world.clients[0].member_id
+    pause = pauses_of(config)[-1]
+    assert config.max_poll_interval_ms < pause < config.session_timeout_ms  # past the rebalance timeout only
+    event = ("pause", 0, pause, 0)
+    world, log = step(world, event)
+    schedule.append(event)
+    logs.extend(log)
+    end = world.now + pause
+    checker.coverage["sync-deadline-missed"] = 0
+
+    def judged(w, event, new, log):
+        logs.extend(log)
+        assert checker.check(w, new, event, log) is None
+
+    while world.now < end:
+        world, violation = settle(world, None, None, schedule, max_rounds=1, until_stable=True, on_step=judged)
+        assert violation is None
+    removed = [e for e in logs if e[0] == "server" and e[1] == "member_removed" and e[2] == member_id]
+    assert removed and removed[0][3] == "not_synced", removed
+    assert checker.coverage["sync-deadline-missed"] == 1
+    world, violation = settle(world, None, None, schedule, max_rounds=60, until_stable=True, on_step=judged)
+    assert violation is None and world.clients[0].state == STABLE
+    assert world.clients[0].member_id in {m.member_id for m in world.group.members}
+    assert compare(config, schedule, 0).divergence is None
