@@ -66,6 +66,21 @@ class Conn:
 NO_CONN = Conn()
 
 
+class SyncCommit(NamedTuple):
+    """A commitSync in progress (ConsumerCoordinator.commitOffsetsSync's loop, one pass per poll of
+    the blocked application): the offsets, the timer's deadline and time (client time; a Timer never
+    goes back), the OffsetCommit's future — None before it is sent, ("pending", request id),
+    ("succeeded",) or ("failed", exception, retriable) — the attempts so far (the retry backoff's
+    exponent) and the end of a ``timer.sleep(backoff)`` in progress."""
+
+    offsets: tuple
+    deadline_ms: int
+    clock_ms: int
+    future: tuple | None = None
+    attempts: int = 0
+    sleep_until_ms: int | None = None
+
+
 class ClientState(NamedTuple):
     """A client between steps. A named tuple rather than an attrs class: one is built at every
     client step, and ``tuple.__new__`` builds it in a third of the time of a frozen attrs
@@ -90,6 +105,8 @@ class ClientState(NamedTuple):
     # FENCED_INSTANCE_ID; the application's next poll or commitAsync throws it
     # (invokeCompletedOffsetCommitCallbacks)
     commit_fenced: bool = False
+    # the application is blocked in commitSync (a SyncCommit): its polls are passes of that wait
+    sync_commit: SyncCommit | None = None
     # -- AbstractCoordinator --
     state: str = UNJOINED
     generation: int = NO_GENERATION

@@ -327,6 +327,27 @@ class CommitFailed(NamedTuple):
     exception: str
 
 
+@tagged("tag", "commit_sync")
+class CommitSyncBegan(NamedTuple):
+    """Client *c*'s application called commitSync with a *timeout_ms* timer."""
+
+    tag: str
+    c: int
+    timeout_ms: int
+
+
+@tagged("tag", "commit_sync_done")
+class CommitSyncDone(NamedTuple):
+    """Client *c*'s commitSync returned: *outcome* is "committed", "timeout" (TimeoutException: the
+    timer ran out), or the exception it threw; *in_flight*: its OffsetCommit was still unanswered
+    (a timeout with the request pending: its answer is handled when a later poll reads it)."""
+
+    tag: str
+    c: int
+    outcome: str
+    in_flight: bool
+
+
 @tagged("tag", "coordinator_found")
 class CoordinatorFound(NamedTuple):
     """Client *c* learned its coordinator: broker *node*."""

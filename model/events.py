@@ -32,7 +32,7 @@ Its JSON form is ``list(event)``: ``[kind, fields..., pick]`` (:func:`to_json`, 
 **What an enabled event is.** :func:`offers` lists, for one world, every event that can change it
 (each kind's guard is written there once), in one fixed order: per client (in index order) the
 restart and redeploy of its dead process, then its application's and heartbeat thread's calls (poll,
-heartbeat, commit, commit_oversized, shutdown, wakeup, pause, stall, close), crash, clock_jump,
+heartbeat, commit, commit_oversized, commit_sync, shutdown, wakeup, pause, stall, close), crash, clock_jump,
 then per connection slot connect, deliver, drop, disconnect, then partition/heal towards each
 broker; then the world's: load, late, failover, broker_crash, broker_restart, append_error,
 add_partitions, delete_group, tick. A few guards are coarser than :func:`model.world.step`'s, where the exact
@@ -90,6 +90,10 @@ OVERSIZED = ("first", "rest", "all")
 #: a wakeup's ``n``: it lands now (0), or while the consumer waits in its first or second network
 #: poll from now, which may be in the middle of the application's next poll
 WAKEUP_LANDINGS = (0, 1, 2)
+# commitSync's timeouts (ms): one that runs out while its OffsetCommit is still in flight (a round
+# trip takes two link latencies), one that outlasts a round trip but not a coordinator lookup
+# after a failover, one that usually commits
+COMMIT_SYNC_TIMEOUTS = (1, 500, 5000)
 #: The log errors an ``append_error`` fault may inject, one of each of Kafka's mappings (§1.13,
 #: §1.10 step 5): too few in-sync replicas (COORDINATOR_NOT_AVAILABLE), a leadership lost under the
 #: coordinator's feet (NOT_COORDINATOR), an append that timed out waiting for replication
@@ -234,6 +238,26 @@ class CommitOversized(NamedTuple):
 
     def describe(self) -> str:
         return "commit_oversized"
+
+
+@event("commit_sync")
+class CommitSync(NamedTuple):
+    """The application calls ``commitSync(Duration.ofMillis(timeout_ms))`` of what it consumed (only
+    a consumer that owns partitions: with none, commitSync only waits for earlier commitAsync calls).
+    A blocking call: its later polls are passes of its wait (:func:`model.member.continue_commit_sync`)
+    until it commits, throws, or its timer runs out with the OffsetCommit still in flight."""
+
+    kind: str
+    c: int
+    timeout_ms: int
+    pick: int = 0
+    PARAM = "timeout_ms"
+    DOMAIN = COMMIT_SYNC_TIMEOUTS
+    ACTOR = "c"
+    FAULT = False
+
+    def describe(self) -> str:
+        return f"commit_sync {self.timeout_ms} ms"
 
 
 @event("close")
@@ -682,7 +706,7 @@ def make(cls, fixed: tuple, value=None, pick: int = 0):
 ALL = frozenset(KINDS)
 
 #: the kinds in the order :func:`offers` unpacks :func:`_wanted` (every kind: checked at import)
-_UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "shutdown", "pause", "stall", "close", "wakeup",
+_UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "shutdown", "pause", "stall", "close", "wakeup",
              "crash", "clock_jump", "restart", "redeploy", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
              "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "delete_group",
              "tick")
@@ -754,8 +778,9 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       stopped by a fatal error);
     * ``poll``: a live or closing consumer whose application is idle (not inside a pause);
     * ``heartbeat``: a live consumer whose heartbeat thread runs and whose process is not stalled;
-    * ``commit`` (owning partitions, unless *empty_commits*), ``commit_oversized`` (owning
-      partitions), ``shutdown``, ``pause``, ``stall``, ``close``: a live consumer, application idle;
+    * ``commit`` (owning partitions, unless *empty_commits*), ``commit_oversized`` and
+      ``commit_sync`` (owning partitions), ``shutdown``, ``pause``, ``stall``, ``close``: a live
+      consumer, application idle and not inside a commitSync (whose wait its polls go on with);
     * ``wakeup``: a live consumer not woken already (nor about to be), process not stalled;
     * ``crash``, ``clock_jump``: a live process;
     * per slot of a live process: ``connect`` while the attempt is in progress; ``deliver``
@@ -771,7 +796,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       topic within :data:`MAX_ADDED_PARTITIONS` added; ``delete_group``: a loaded coordinator
       whose group is Empty, no append failure waiting; ``tick``: always (the *ticks* lengths).
     """
-    (w_poll, w_heartbeat, w_commit, w_oversized, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
+    (w_poll, w_heartbeat, w_commit, w_oversized, w_commit_sync, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
      w_crash, w_clock_jump, w_restart, w_redeploy, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
      w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_delete_group,
      w_tick) = _wanted(kinds)
@@ -781,7 +806,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
     add = out.append
     links = world.links
     brokers = cfg.brokers
-    app = w_commit or w_oversized or w_shutdown or w_pause or w_stall or w_close
+    app = w_commit or w_oversized or w_commit_sync or w_shutdown or w_pause or w_stall or w_close
     pauses = pauses_of(cfg) if w_pause or w_stall else ()
     slots = w_connect or w_deliver or w_drop or w_disconnect
     for c, client in enumerate(world.clients):
@@ -798,6 +823,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
             live = running and not closing and client.fatal is None
             until = client.paused_until_ms
             app_idle = until is None or now >= until
+            in_call = client.sync_commit is not None  # inside commitSync: its polls go on with it
             if w_restart and not live and not closing:  # closed, or stopped by a fatal error
                 add((Restart, fixed, PROCESSED))
             if w_redeploy and not live and not closing:
@@ -808,17 +834,19 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
                 stalled = client.stalled_until_ms is not None and now < client.stalled_until_ms
                 if w_heartbeat and client.heartbeat_thread and not stalled:
                     add((Heartbeat, fixed, None))
-                if app and app_idle:
+                if app and app_idle and not in_call:
                     owns = bool(client.assignment)
                     if w_commit and (owns or empty_commits):
                         add((Commit, fixed, None))
                     if w_oversized and owns:
                         add((CommitOversized, fixed, OVERSIZED))
+                    if w_commit_sync and owns:
+                        add((CommitSync, fixed, COMMIT_SYNC_TIMEOUTS))
                     if w_shutdown:
                         add((Shutdown, fixed, None))
                 if w_wakeup and not client.wakeup_pending and not client.wakeup_in_polls and not stalled:
                     add((Wakeup, fixed, WAKEUP_LANDINGS))
-                if app and app_idle:
+                if app and app_idle and not in_call:
                     if w_pause:
                         add((Pause, fixed, pauses))
                     if w_stall:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from model import entries as E
 from model import netclient as net
 from model.assignors import ASSIGNORS
-from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step
+from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step, SyncCommit
 from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, UNJOINED_GROUP, Errors, is_retriable, name_of
 from model.events import OVERSIZED  # noqa: F401 - defined with the commit_oversized event
 from model.messages import (
@@ -625,6 +625,136 @@ def _on_offset_commit(s: Step, req, result) -> None:
     # the answer's first partition error (OffsetCommitResponseHandler returns at the first).
 
 
+# commitSync's exceptions the application catches and goes on after (the consumer stays usable:
+# KafkaConsumer.commitSync's javadoc); any other one ends the consumer, as one out of poll does
+COMMIT_SYNC_CAUGHT = frozenset({"CommitFailedException", "RebalanceInProgressException", "WakeupException"})
+
+
+def commit_sync(s: Step, timeout_ms: int) -> None:
+    """KafkaConsumer.commitSync(Duration) of every owned partition, at offset = the number of commits
+    made so far: ConsumerCoordinator.commitOffsetsSync(offsets, timer) after
+    invokeCompletedOffsetCommitCallbacks (which throws an earlier async commit's fencing). A
+    blocking call: this begins it and runs its first pass (:func:`continue_commit_sync`); every
+    later poll of the blocked application is one more pass, as close()'s waits are."""
+    if not s.live_now() or not s.assignment:
+        return
+    s.commits += 1  # (the implementation's world counts the call before the callbacks can throw)
+    if _commit_fence_thrown(s):
+        return
+    offsets = tuple((p, s.commits) for p in s.assignment)
+    s.sync_commit = SyncCommit(offsets, s.now + timeout_ms, s.now)
+    s.log.append(E.CommitSyncBegan(s.index, timeout_ms))
+    continue_commit_sync(s)
+
+
+def continue_commit_sync(s: Step) -> None:
+    """One pass of commitOffsetsSync's do-while loop, in its order::
+
+        do { if (coordinatorUnknownAndUnreadySync(timer)) return false;
+             future = sendOffsetCommitRequest(offsets); client.poll(future, timer);
+             invokeCompletedOffsetCommitCallbacks();
+             if (future.succeeded()) return true;
+             if (future.failed() && !future.isRetriable()) throw future.exception();
+             timer.sleep(retryBackoff.backoff(attempts++)); } while (timer.notExpired()); return false;
+
+    A pass is one zero-timer round of whichever wait the call is in: the coordinator lookup (one
+    ensureCoordinatorReady round), the OffsetCommit's answer (one network poll, wakeups allowed:
+    a pending wakeup throws WakeupException out of commitSync), or the backoff's sleep (nothing
+    but time). When the timer has run out the call returns false (KafkaConsumer throws
+    TimeoutException) with the OffsetCommit still in flight: its answer is handled by whichever
+    later poll reads it (OffsetCommitResponseHandler: a late UNKNOWN_MEMBER_ID still resets the
+    member). The flat retry backoff is retry.backoff.ms (the model's pre-3.7 backoff)."""
+    sc = s.sync_commit
+    clock = max(sc.clock_ms, s.now)  # timer.update()
+    s.sync_commit = sc = sc._replace(clock_ms=clock)
+    if sc.sleep_until_ms is not None:  # timer.sleep(backoff)
+        if clock < sc.sleep_until_ms:
+            return
+        s.sync_commit = sc = sc._replace(sleep_until_ms=None)
+        if clock >= sc.deadline_ms:  # while (timer.notExpired())
+            _end_commit_sync(s, "timeout")
+            return
+    try:
+        if sc.future is None:
+            if coordinator_unknown(s) and not ensure_coordinator_ready(s, True):
+                if s.fatal is None and s.sync_commit is not None and clock >= sc.deadline_ms:
+                    _end_commit_sync(s, "timeout")
+                elif s.fatal is not None:
+                    s.sync_commit = None  # the lookup's fatal error was thrown out of commitSync
+                return
+            s.sync_commit = sc = sc._replace(future=_send_commit_sync(s, sc.offsets))
+        if sc.future[0] == "pending":
+            net.poll(s, dispatch, True)  # client.poll(future, timer)
+    except net.Wakeup:
+        _end_commit_sync(s, "WakeupException")
+        raise
+    if _commit_fence_thrown(s):  # invokeCompletedOffsetCommitCallbacks
+        s.sync_commit = None
+        return
+    sc = s.sync_commit
+    future = sc.future
+    if future[0] == "succeeded":
+        _end_commit_sync(s, "committed")
+    elif future[0] == "failed" and not future[2]:
+        _end_commit_sync(s, future[1])
+    elif future[0] == "failed":
+        backoff = s.config.retry_backoff_ms  # retryBackoff.backoff(attempts++), flat
+        s.sync_commit = sc._replace(future=None, attempts=sc.attempts + 1,
+                                    sleep_until_ms=clock + min(backoff, max(0, sc.deadline_ms - clock)))
+        if clock >= sc.deadline_ms:
+            _end_commit_sync(s, "timeout")
+    elif clock >= sc.deadline_ms:
+        _end_commit_sync(s, "timeout")
+
+
+def _send_commit_sync(s: Step, offsets: tuple) -> tuple:
+    """sendOffsetCommitRequest for commitSync: its future. Without a coordinator, or without a
+    stable generation, it fails at once without sending (COORDINATOR_NOT_AVAILABLE, retriable;
+    RebalanceInProgressException or CommitFailedException, not)."""
+    if coordinator_unknown(s):
+        return ("failed", name_of(Errors.COORDINATOR_NOT_AVAILABLE), True)
+    if s.state != STABLE:  # generationIfStable() == null
+        rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
+        return ("failed", "RebalanceInProgressException" if rebalancing else "CommitFailedException", False)
+    return ("pending", net.send(s, s.coordinator_slot(), OffsetCommitRequest(
+        s.config.group_id, s.generation, s.member_id, offsets, (), s.config.instance_id(s.index))))
+
+
+def _commit_outcome(s: Step, req, result) -> tuple:
+    """What the OffsetCommit's future completes with (OffsetCommitResponseHandler, decided before
+    it acts): ("succeeded",) or ("failed", exception, retriable)."""
+    if isinstance(result, str):  # DisconnectException, TimeoutException: retriable
+        return ("failed", result, True)
+    error = result.error
+    if error == Errors.NONE:
+        return ("succeeded",)
+    if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.COORDINATOR_NOT_AVAILABLE,
+                 Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT):
+        return ("failed", name_of(error), True)
+    stale_while_joining = not _generation_unchanged(s, req) and s.state == PREPARING_REBALANCE
+    if error == Errors.FENCED_INSTANCE_ID:
+        if _generation_unchanged(s, req):
+            return ("failed", "FencedInstanceIdException", False)
+        return ("failed", "RebalanceInProgressException" if s.state == PREPARING_REBALANCE else "CommitFailedException", False)
+    if error == Errors.REBALANCE_IN_PROGRESS:
+        return ("failed", "RebalanceInProgressException", False)
+    if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        return ("failed", "RebalanceInProgressException" if stale_while_joining else "CommitFailedException", False)
+    return ("failed", name_of(error), False)
+
+
+def _end_commit_sync(s: Step, outcome: str) -> None:
+    """commitSync returns (committed), throws TimeoutException (its timer ran out) or throws the
+    commit's exception: the application catches :data:`COMMIT_SYNC_CAUGHT` and TimeoutException
+    and goes on; any other exception ends the consumer."""
+    sc = s.sync_commit
+    s.sync_commit = None
+    in_flight = sc.future is not None and sc.future[0] == "pending"
+    s.log.append(E.CommitSyncDone(s.index, outcome, in_flight))
+    if outcome not in ("committed", "timeout") and outcome not in COMMIT_SYNC_CAUGHT:
+        _fail(s, outcome)
+
+
 def _commit_fence_thrown(s: Step) -> bool:
     """ConsumerCoordinator.invokeCompletedOffsetCommitCallbacks: "Get fenced exception for
     group.instance.id" once an async commit was fenced; the consumer is finished."""
@@ -692,6 +822,9 @@ def consumer_poll(s: Step) -> None:
         return
     if not s.live_now():
         return
+    if s.sync_commit is not None:  # the application is blocked in commitSync: one pass of its wait
+        continue_commit_sync(s)
+        return
     net.maybe_trigger_wakeup(s)  # KafkaConsumer.poll: client.maybeTriggerWakeup() first
     maybe_update_subscription_metadata(s)  # ConsumerCoordinator.poll begins with it
     if _commit_fence_thrown(s):  # invokeCompletedOffsetCommitCallbacks
@@ -732,4 +865,7 @@ def dispatch(s: Step, req, result) -> None:
     what the handlers decide on (properties.error_paths counts it)."""
     if not isinstance(result, str) and req.api != "FindCoordinator":
         s.log.append(E.Answered(s.index, req.api, result.error, s.state, _generation_unchanged(s, req)))
+    sc = s.sync_commit
+    if sc is not None and sc.future is not None and sc.future[0] == "pending" and sc.future[1] == req.id:
+        s.sync_commit = sc._replace(future=_commit_outcome(s, req, result))
     _DISPATCH[req.api](s, req, result)

@@ -243,10 +243,16 @@ def _notify(m, c: int, kind: str, slot: int, epoch: int, payload=None) -> None:
     m.clients[c] = with_field(client, "notices", client.notices + ((kind, slot, epoch, payload),))
 
 
-def _app_busy(m, c: int) -> bool:
+def _app_paused(m, c: int) -> bool:
     """The application of client *c* is inside a pause: it makes no call into the consumer."""
     until = m.clients[c].paused_until_ms
     return until is not None and m.now < until
+
+
+def _app_busy(m, c: int) -> bool:
+    """The application of client *c* is inside a pause, or blocked in commitSync (whose wait only
+    its polls go on with): it makes no other call."""
+    return m.clients[c].sync_commit is not None or _app_paused(m, c)
 
 
 def _woken(call):
@@ -264,7 +270,8 @@ def _woken(call):
 
 
 def _ev_poll(world, m, ev, choose, log):
-    if _app_busy(m, ev.c):
+    """The application's poll(Duration.ZERO); blocked in commitSync, a pass of that wait instead."""
+    if _app_paused(m, ev.c):
         return False
     return _run_client(world, m, ev.c, choose, log, _woken(member.consumer_poll))
 
@@ -314,6 +321,17 @@ def _ev_commit_oversized(world, m, ev, choose, log):
     if _app_busy(m, ev.c) or which not in events.OVERSIZED:
         return False
     return _run_client(world, m, ev.c, choose, log, _woken(lambda s: member.commit_async(s, which)))
+
+
+def _ev_commit_sync(world, m, ev, choose, log):
+    """commitSync(Duration.ofMillis(ev.timeout_ms)) of every owned partition (only a consumer that
+    owns some; a timeout of :data:`model.events.COMMIT_SYNC_TIMEOUTS`): the application blocks in it
+    until it commits, throws or its timer runs out (member.commit_sync)."""
+    c, timeout_ms = ev.c, ev.timeout_ms
+    client = m.clients[c]
+    if _app_busy(m, c) or not client.live or not client.assignment or timeout_ms not in events.COMMIT_SYNC_TIMEOUTS:
+        return False
+    return _run_client(world, m, c, choose, log, _woken(lambda s: member.commit_sync(s, timeout_ms)))
 
 
 def _ev_close(world, m, ev, choose, log):

@@ -319,6 +319,10 @@ CATALOGUE = (
              "The coordinator removes a member that was answered its JoinGroup but sent no SyncGroup within the "
              "rebalance timeout (its application did not poll to read the answer, or, as leader, its assignor "
              "ran longer, while its session outlasted the rebalance timeout), and the group rebalances without it.", "GroupCoordinator.onExpirePendingSync (DelayedSync)"),
+    Property("commit-sync-timed-out", SOMETIMES,
+             "An application's commitSync returned at its timeout (TimeoutException) with its OffsetCommit still "
+             "in flight: the answer is handled by a later poll, whatever it says.",
+             "ConsumerCoordinator.commitOffsetsSync, KafkaConsumer.commitSync(Duration) (KIP-266)"),
     Property("poll-timeout-leave", SOMETIMES,
              "The heartbeat thread leaves the group because the application has not polled within "
              "max.poll.interval.ms (KIP-62: an application that pauses between polls).", f"{REF} §3.5"),
@@ -730,6 +734,9 @@ class Checker:
                             f"client {c} marked the coordinator unknown ({entry.cause}) when none was known",
                         )
                     marking, known[c] = c, None
+            elif tag == "commit_sync_done":
+                if entry.outcome == "timeout" and entry.in_flight:
+                    self.coverage["commit-sync-timed-out"] += 1
             elif tag == "group_deleted":
                 self.incarnation += 1
                 self.coverage["group-deleted"] += 1

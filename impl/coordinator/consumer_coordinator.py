@@ -316,6 +316,100 @@ class _OffsetCommitCompletion:
 # Response handlers
 # --------------------------------------------------------------------------------------------
 
+class CommitOffsetsSync:
+    """``ConsumerCoordinator.commitOffsetsSync``'s loop as an object::
+
+        do { if (coordinatorUnknownAndUnreadySync(timer)) return false;
+             future = sendOffsetCommitRequest(offsets); client.poll(future, timer);
+             invokeCompletedOffsetCommitCallbacks();
+             if (future.succeeded()) return true;
+             if (future.failed() && !future.isRetriable()) throw future.exception();
+             timer.sleep(retryBackoff.backoff(attempts++)); } while (timer.notExpired());
+        return false;
+
+    :meth:`run` is that blocking call. :meth:`step` runs it one wait at a time, for a world that
+    interleaves the application's blocking call with everything else (the simulated world: each
+    later poll of the blocked application is one pass, as close()'s waits are): a pass is one
+    zero-timer round of the wait the call is in — the coordinator lookup, the OffsetCommit's answer
+    (wakeups allowed), the backoff's sleep. A timer that runs out leaves the OffsetCommit in
+    flight: its answer is handled by whichever later poll reads it (OffsetCommitResponseHandler),
+    as Kafka's is."""
+
+    __slots__ = ("coordinator", "offsets", "timer", "future", "attempts", "sleep_until")
+
+    def __init__(self, coordinator: "ConsumerCoordinator",
+                 offsets: Mapping[TopicPartition, Union[int, OffsetAndMetadata]], timer: Timer) -> None:
+        self.coordinator = coordinator
+        self.timer = timer
+        self.future: Optional[RequestFuture] = None
+        self.attempts = 0
+        self.sleep_until: Optional[int] = None  # a timer.sleep(backoff) in progress, until then
+        coordinator.invoke_completed_offset_commit_callbacks()
+        self.offsets = {tp: _as_offset_and_metadata(v) for tp, v in offsets.items()}
+
+    def run(self) -> bool:
+        """The blocking call: True once committed, False if the timer expired first; raises the
+        commit's exception if it is not retriable."""
+        if not self.offsets:
+            # We guarantee that the callbacks for all commitAsync() will be invoked when
+            # commitSync() completes, even if the user tries to commit empty offsets.
+            return self.coordinator.invoke_pending_async_commits(self.timer)
+        while True:
+            done = self._pass(block=True)
+            if done is not None:
+                return done
+
+    def step(self) -> Optional[bool]:
+        """One pass of the current wait: True committed, False the timer ran out (the OffsetCommit
+        may still be in flight), None still waiting; raises as :meth:`run` does."""
+        return self._pass(block=False)
+
+    def _pass(self, block: bool) -> Optional[bool]:
+        c, timer = self.coordinator, self.timer
+        timer.update()
+        if self.sleep_until is not None:  # timer.sleep(backoff)
+            if timer.current_time_ms() < self.sleep_until:
+                return None
+            self.sleep_until = None
+            if not timer.not_expired():  # while (timer.notExpired())
+                return False
+        if self.future is None:
+            if block:
+                if c.coordinator_unknown_and_unready_sync(timer):
+                    return False
+            elif c.coordinator_unknown() and not c.ensure_coordinator_ready(c.time.timer(0)):
+                timer.update()
+                return None if timer.not_expired() else False
+            self.future = c.send_offset_commit_request(self.offsets)
+        future = self.future
+        if block:
+            c.client.poll_future(future, timer)
+        elif not future.is_done():
+            c.client.poll(c.time.timer(0), future)
+            timer.update()
+        # We may have had in-flight offset commits when the synchronous commit began. If so,
+        # ensure that the corresponding callbacks are invoked prior to returning in order to
+        # preserve the order that the offset commits were applied.
+        c.invoke_completed_offset_commit_callbacks()
+        if future.succeeded():
+            return True
+        if future.failed() and not future.is_retriable():
+            raise future.exception()
+        if future.failed():
+            self.future = None
+            backoff = c.retry_backoff.backoff(self.attempts)
+            self.attempts += 1
+            if block:
+                timer.sleep(backoff)
+            else:
+                self.sleep_until = timer.current_time_ms() + min(backoff, timer.remaining_ms())
+            return None if timer.not_expired() else False
+        if block:  # poll(future, timer) returned undone: the timer expired (timer.sleep(...) sleeps 0)
+            c.retry_backoff.backoff(self.attempts)
+            return False
+        return None if timer.not_expired() else False  # the answer still awaited: wait on, or time out
+
+
 class OffsetCommitResponseHandler(CoordinatorResponseHandler):
     """``ConsumerCoordinator.OffsetCommitResponseHandler`` — the OffsetCommit table of §3.4."""
 
@@ -862,30 +956,7 @@ class ConsumerCoordinator(AbstractCoordinator):
                             timer: Timer) -> bool:
         """Commit ``offsets`` synchronously; False if the timer expired first.  Raises the
         commit's exception if it is not retriable."""
-        self.invoke_completed_offset_commit_callbacks()
-        offsets = {tp: _as_offset_and_metadata(v) for tp, v in offsets.items()}
-        if not offsets:
-            # We guarantee that the callbacks for all commitAsync() will be invoked when
-            # commitSync() completes, even if the user tries to commit empty offsets.
-            return self.invoke_pending_async_commits(timer)
-        attempts = 0
-        while True:
-            if self.coordinator_unknown_and_unready_sync(timer):
-                return False
-            future = self.send_offset_commit_request(offsets)
-            self.client.poll_future(future, timer)
-            # We may have had in-flight offset commits when the synchronous commit began. If so,
-            # ensure that the corresponding callbacks are invoked prior to returning in order to
-            # preserve the order that the offset commits were applied.
-            self.invoke_completed_offset_commit_callbacks()
-            if future.succeeded():
-                return True
-            if future.failed() and not future.is_retriable():
-                raise future.exception()
-            timer.sleep(self.retry_backoff.backoff(attempts))
-            attempts += 1
-            if not timer.not_expired():
-                return False
+        return CommitOffsetsSync(self, offsets, timer).run()
 
     def invoke_pending_async_commits(self, timer: Timer) -> bool:
         """Wait (up to the timer) for in-flight async commits and run their callbacks."""

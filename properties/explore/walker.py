@@ -28,7 +28,8 @@ import attrs
 from model.client import CONNECTING, PREPARING_REBALANCE
 from model.config import Config
 from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS, boundary_ticks, pauses_of: importers find them here too
-    ADDED_PARTITIONS, CLOCK_JUMPS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit, CommitOversized,
+    ADDED_PARTITIONS, CLOCK_JUMPS, COMMIT_SYNC_TIMEOUTS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit,
+    CommitOversized, CommitSync,
     Connect, DeleteGroup, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Redeploy, Restart,
     Shutdown, Stall, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
 )
@@ -182,6 +183,12 @@ class Mix:
     # leave such members behind Empty groups (in the coordinator mix the extra offers moved a
     # mutant's only killing walk away: ownership_checked_before_loading survived 2,000)
     deletes: bool = False
+    # a quarter of the commits offered to a consumer that owns partitions are commitSync calls
+    # (``commit_sync``, chosen by the step's pick bits, no draw more; its timeout from them too, one
+    # of model.events.COMMIT_SYNC_TIMEOUTS): the application blocks in it, and a timer that runs out
+    # while its OffsetCommit is in flight leaves the answer to a later poll (a late UNKNOWN_MEMBER_ID
+    # or REBALANCE_IN_PROGRESS still acts), a retriable failure sleeps retry.backoff.ms and retries
+    sync_commits: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -217,7 +224,8 @@ MIXES = {
                        weight=4, pause_chance=0.1, oversized_commits=True, stalls=True, unstored_failovers=True,
                        warm_start=True, redeploys=True),
     "clients": Mix(0.5, ("crash", "shutdown", "clock_jump"), weight=3, pause_chance=0.2, oversized_commits=True,
-                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True, deletes=True),
+                   stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True, deletes=True,
+                   sync_commits=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
                   pause_chance=0.05),
 }
@@ -322,6 +330,8 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
             c = fixed[0]
             if mix.oversized_commits and clients[c].assignment and not (pick >> 8) & 7:
                 add((CommitOversized, (c, OVERSIZED[(pick >> 11) % len(OVERSIZED)], pick)))
+            elif mix.sync_commits and clients[c].assignment and not (pick >> 5) & 3:
+                add((CommitSync, (c, COMMIT_SYNC_TIMEOUTS[(pick >> 13) % len(COMMIT_SYNC_TIMEOUTS)], pick)))
             else:
                 add((Commit, (c, pick)))
         elif cls is Drop:

@@ -336,6 +336,16 @@ _DEFS = [
      "so the next coordinator loads the group again", "impl.server.group_metadata_manager.GroupMetadataManager"
      ".cleanup_group_metadata", "missing step",
      [("records.append((GroupMetadataKey(group_id), None))", "pass  # MUTANT: no tombstone for the group record")]),
+    # client: commitSync with a timeout (the commit_sync event, issue 37)
+    ("commit_sync_waits_past_its_timer", "commitSync waits for its OffsetCommit's answer however long it takes, its "
+     "timeout notwithstanding (as commitSync did before KIP-266 gave it one)", f"{_CC}.CommitOffsetsSync._pass",
+     "missing check",
+     [("return None if timer.not_expired() else False  # the answer still awaited: wait on, or time out",
+       "return None  # MUTANT: the timer is not looked at while the answer is awaited")]),
+    ("commit_sync_retries_without_backoff", "commitSync resends at once after a retriable failure instead of "
+     "sleeping retry.backoff.ms first", f"{_CC}.CommitOffsetsSync._pass", "missing step",
+     [("self.sleep_until = timer.current_time_ms() + min(backoff, timer.remaining_ms())",
+       "pass  # MUTANT: no backoff before the retry")]),
     # server: a rejoin with other settings (a process redeployed: the redeploy event, issue 37)
     ("rejoin_keeps_session_timeout", "a member's rejoin does not take the session timeout its JoinGroup carries: the "
      "first join's stays", f"{_GM}.update_member", "stale field",

@@ -62,7 +62,7 @@ _DISCONNECTED = ChannelState.NOT_CONNECTED_STATE
 
 
 #: the events that run a consumer's own code (its leastLoadedNode scans can be steered)
-_CLIENT_CALLS = frozenset({"poll", "heartbeat", "commit", "commit_oversized", "close", "shutdown"})
+_CLIENT_CALLS = frozenset({"poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "close", "shutdown"})
 
 
 class SimLink:
@@ -334,6 +334,8 @@ class SimWorld:
         # a leader's slow assignor (config.assignor_delay_ms): the SyncGroup it sends when it returns
         # and the future its JoinGroup handler chained the join onto
         self.pending_sync: List[Optional[tuple]] = [None] * config.clients
+        # the commitSync each application is blocked in (impl's CommitOffsetsSync), or None
+        self.commit_syncs: List[Optional[Any]] = [None] * config.clients
         # the coordinator whose appends the injected log failures wait for (append_error events)
         self.append_errors_leader: Optional[int] = None
         self.settings = [0] * config.clients  # the REDEPLOYS entry client c's process runs with
@@ -662,9 +664,13 @@ class SimWorld:
         except (KafkaException, IllegalStateException, IllegalArgumentException) as e:
             self.failed[c] = type(e).__name__
 
-    def _app_busy(self, c: int) -> bool:
+    def _app_paused(self, c: int) -> bool:
         until = self.paused_until[c]
         return until is not None and self.now < until
+
+    def _app_busy(self, c: int) -> bool:
+        """Inside a pause, or blocked in commitSync (only its polls go on with it)."""
+        return self.commit_syncs[c] is not None or self._app_paused(c)
 
     def _ev_pause(self, ev) -> bool:
         """The application works *ms* between two polls: no poll, commit or close meanwhile (the
@@ -690,11 +696,14 @@ class SimWorld:
 
     def _ev_poll(self, ev) -> bool:
         c = ev.c
-        if not self._client_runnable(c) or self._app_busy(c):
+        if not self._client_runnable(c) or self._app_paused(c):
             return False
         self._finish_assignment(c)
         if self.closing[c] is not None:
             self._guard(c, lambda: self._continue_close(c))
+            return True
+        if self.commit_syncs[c] is not None:
+            self._guard(c, lambda: self._continue_commit_sync(c))
             return True
         self._guard(c, self._woken(lambda: self.consumers[c].poll(0)))
         return True
@@ -738,6 +747,48 @@ class SimWorld:
                            for tp, n in offsets.items()}
             self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
         return True
+
+    def _ev_commit_sync(self, ev) -> bool:
+        """commitSync(Duration.ofMillis(ev.timeout_ms)) of every owned partition (model.world's
+        ``commit_sync``): impl's CommitOffsetsSync, one pass now and one per later poll."""
+        from impl.coordinator.consumer_coordinator import CommitOffsetsSync
+        from model.events import COMMIT_SYNC_TIMEOUTS
+
+        c = ev.c
+        if not self._client_runnable(c) or self._app_busy(c) or self.closing[c] is not None \
+                or ev.timeout_ms not in COMMIT_SYNC_TIMEOUTS:
+            return False
+        consumer = self.consumers[c]
+        owned = tuple(consumer.subscriptions.assigned_partitions())
+        if not owned:
+            return False
+        self._finish_assignment(c)
+        self.commits[c] += 1
+        offsets = {tp: self.commits[c] for tp in owned}
+
+        def begin():
+            self.commit_syncs[c] = CommitOffsetsSync(consumer.coordinator, offsets, consumer.time.timer(ev.timeout_ms))
+            self._continue_commit_sync(c)
+
+        self._guard(c, begin)
+        return True
+
+    def _continue_commit_sync(self, c: int) -> None:
+        """One pass of the commitSync client *c*'s application is blocked in. The application
+        catches what model.member.COMMIT_SYNC_CAUGHT names and TimeoutException (the timer ran out)
+        and goes on; any other exception ends the consumer (:meth:`_guard`)."""
+        from impl.errors import CommitFailedException, RebalanceInProgressException, WakeupException
+
+        try:
+            done = self.commit_syncs[c].step()
+        except (CommitFailedException, RebalanceInProgressException, WakeupException):
+            self.commit_syncs[c] = None
+            return
+        except BaseException:
+            self.commit_syncs[c] = None
+            raise
+        if done is not None:
+            self.commit_syncs[c] = None
 
     @staticmethod
     def _woken(call):
@@ -885,6 +936,7 @@ class SimWorld:
         self.paused_until[c] = self.stalled_until[c] = None
         self.wakeup_in_polls[c] = 0
         self.pending_sync[c] = None
+        self.commit_syncs[c] = None
         return True
 
     def _ev_connect(self, ev) -> bool:

@@ -200,8 +200,8 @@ def test_offers_follow_the_documented_order(worlds):
     """Per client (restart, redeploy, the application's calls, crash, clock jump, then slot by slot its
     connect, deliveries, drops and disconnect, then partitions), then the world's: the order the
     walker's draws depend on."""
-    per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "shutdown", "wakeup", "pause", "stall",
-                  "close", "crash", "clock_jump"]
+    per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "shutdown", "wakeup",
+                  "pause", "stall", "close", "crash", "clock_jump"]
     per_slot = ["connect", "deliver", "drop", "disconnect"]
     world_level = ["load", "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions",
                    "delete_group", "tick"]
