@@ -488,6 +488,9 @@ SWARM_KILLS = {
     # issue 37: only a group deleted while a member still believes itself in it reaches them
     "commit_to_unknown_group_creates_it": (91, "impl-matches-model"),
     "deleted_group_record_kept": (91, "generation-advances-by-one"),
+    # issue 37: only an application blocked in commitSync reaches them (the commit_sync event)
+    "commit_sync_waits_past_its_timer": (116, "impl-matches-model"),
+    "commit_sync_retries_without_backoff": (1350, "impl-matches-model"),
 }
 
 
