@@ -36,6 +36,10 @@ REDEPLOYED_COUNTS = (1352, 3234, 34)
 DELETED = ["--clients", "1", "--horizon-ms", "0", "--faults", "3", "--fault-kinds", "close,delete_group,redeploy",
            "--commits", "0"]
 DELETED_COUNTS = (6355, 13603, 45)
+# A consumer's application calls commitSync once, with any of its timeouts, in a second of time
+# (issue 37): 129 states without it
+COMMIT_SYNC = ["--clients", "1", "--horizon-ms", "1000", "--faults", "1", "--fault-kinds", "commit_sync", "--commits", "0"]
+COMMIT_SYNC_COUNTS = (299, 784, 23)
 
 
 def _explore_json(args, capsys) -> tuple[int, dict]:
@@ -75,6 +79,35 @@ def test_the_deleted_group_world_is_exhausted_with_its_pinned_counts(capsys):
     assert _counts(out) == DELETED_COUNTS
     code, out = _explore_json([a if a != "close,delete_group,redeploy" else "close,redeploy" for a in DELETED], capsys)
     assert code == 0 and out["states"] == 4004  # what the deletion adds: the group's second incarnation
+
+
+def test_the_commit_sync_world_is_exhausted_with_its_pinned_counts(capsys):
+    code, out = _explore_json(COMMIT_SYNC, capsys)
+    assert code == 0 and out["exhausted"] and out["counterexample"] is None
+    assert _counts(out) == COMMIT_SYNC_COUNTS
+    code, out = _explore_json([a if a != "1" or i != COMMIT_SYNC.index("--faults") + 1 else "0"
+                               for i, a in enumerate(COMMIT_SYNC)], capsys)
+    assert code == 0 and out["states"] == 129  # what the commitSync adds is all the rest
+
+
+def test_the_commit_sync_world_reaches_a_timeout_with_the_commit_in_flight():
+    """The explored space holds the corner the event is for: a commitSync whose timer ran out with
+    its OffsetCommit unanswered (the catalogue's commit-sync-timed-out)."""
+    from properties.explore.exhaustive import Bounds, initial_state, state_key, successors
+
+    config = command.explore_config(clients=1)
+    bounds = Bounds(horizon_ms=1000, faults=1, fault_kinds=("commit_sync",), commits=0)
+    frontier, seen, reached = [initial_state(config, bounds)], set(), 0
+    while frontier and not reached:
+        state = frontier.pop()
+        for event, new, violation in successors(state, bounds):
+            assert violation is None
+            reached += new.checker.coverage["commit-sync-timed-out"]
+            key = state_key(new)
+            if key not in seen:
+                seen.add(key)
+                frontier.append(new)
+    assert reached
 
 
 def test_the_counts_do_not_depend_on_pythonhashseed():
