@@ -568,9 +568,11 @@ def commit_async(s: Step, oversize: str | None = None) -> None:
     fails with it). Either way it ends with pollNoWakeup, so the commit can be transmitted.
     *oversize* (one of :data:`OVERSIZED`): the application attaches metadata longer than the
     broker's offset.metadata.max.bytes to those partitions (the client does not check it)."""
-    if not s.live_now() or _commit_fence_thrown(s):
+    if not s.live_now():
         return
-    s.commits += 1
+    s.commits += 1  # the call counts, also one that throws an earlier commit's fencing (as the other world counts)
+    if _commit_fence_thrown(s):
+        return
     offsets = tuple((p, s.commits) for p in s.assignment)
     oversized = oversized_partitions(s.assignment, oversize)
     if offsets:
@@ -638,7 +640,7 @@ def commit_sync(s: Step, timeout_ms: int) -> None:
     later poll of the blocked application is one more pass, as close()'s waits are."""
     if not s.live_now() or not s.assignment:
         return
-    s.commits += 1  # (the implementation's world counts the call before the callbacks can throw)
+    s.commits += 1  # the call counts, as commitAsync's does
     if _commit_fence_thrown(s):
         return
     offsets = tuple((p, s.commits) for p in s.assignment)
