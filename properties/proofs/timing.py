@@ -226,6 +226,23 @@ def _timer_reset(broken):
     return domain, goal
 
 
+def _commit_sync_sleep(broken):
+    """commitOffsetsSync's ``timer.sleep(retryBackoff.backoff(attempts++))`` after a retriable
+    failure: Timer.sleep sleeps min(backoff, remainingMs()) (the model's and CommitOffsetsSync's
+    ``sleep_until = now + min(backoff, max(0, deadline - now))``). Goal: the wake-up time is exact
+    (no overflow) and never past the timer's (saturated) deadline, so a commitSync never overstays
+    its timeout by a backoff; with the timer expired it sleeps 0."""
+    now, timeout, backoff = long("now"), long("timeout"), long("backoff")
+    deadline = z3.If(now > L(LONG_MAX) - timeout, L(LONG_MAX), now + timeout)
+    remaining = jmax(L(0), deadline - now)
+    slept = backoff if broken else jmin(backoff, remaining)
+    wake = now + slept
+    goal = z3.And(wide(wake) == wide(now) + wide(slept), wide(wake) <= wide(deadline),
+                  z3.Implies(remaining == 0, slept == 0))
+    domain = z3.And(in_range(now, 0, LONG_MAX), in_range(timeout, 0, LONG_MAX), in_range(backoff, 0, LONG_MAX))
+    return domain, goal
+
+
 def _heartbeat_due(broken):
     """Heartbeat: sentHeartbeat resets the heartbeat timer to heartbeat.interval.ms;
     timeToNextHeartbeat = remaining ∈ [0, interval]; a heartbeat is due (shouldHeartbeat) exactly
@@ -328,6 +345,11 @@ PROOFS = (
                 "protocol.md §3.5 (Timer)", _timer_reset, "deadline = now > MAX - timeout ? MAX : now + timeout",
                 "a saturated timer (now + timeout > Long.MAX) reads expired at now = Long.MAX_VALUE",
                 "reset without saturation"),
+    TimingProof("commit-sync-backoff", "commitSync's retry sleep, min(backoff, remaining) after a retriable failure, "
+                "wakes at an exact time never past the timer's deadline (a commitSync never overstays its timeout by "
+                "a backoff), and sleeps 0 once the timer has expired", "ConsumerCoordinator.commitOffsetsSync, Timer.sleep",
+                _commit_sync_sleep, "time.sleep(Math.min(durationMs, remainingMs()))", None,
+                "sleeping the full backoff"),
     TimingProof("heartbeat-due", "timeToNextHeartbeat is in [0, heartbeat.interval.ms] and a heartbeat is due exactly "
                 "when the interval has elapsed (the model's now >= due)", "protocol.md §3.5",
                 _heartbeat_due, "heartbeatTimer.remainingMs()", None, "remaining without max(0, ...)"),
