@@ -777,11 +777,13 @@ class SimWorld:
         """One pass of the commitSync client *c*'s application is blocked in. The application
         catches what model.member.COMMIT_SYNC_CAUGHT names and TimeoutException (the timer ran out)
         and goes on; any other exception ends the consumer (:meth:`_guard`)."""
-        from impl.errors import CommitFailedException, RebalanceInProgressException, WakeupException
+        import impl.errors
+        from model.member import COMMIT_SYNC_CAUGHT
 
+        caught = tuple(getattr(impl.errors, name) for name in sorted(COMMIT_SYNC_CAUGHT))
         try:
             done = self.commit_syncs[c].step()
-        except (CommitFailedException, RebalanceInProgressException, WakeupException):
+        except caught:
             self.commit_syncs[c] = None
             return
         except BaseException:
