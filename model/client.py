@@ -107,6 +107,10 @@ class ClientState(NamedTuple):
     commit_fenced: bool = False
     # the application is blocked in commitSync (a SyncCommit): its polls are passes of that wait
     sync_commit: SyncCommit | None = None
+    # the OffsetCommit request ids commitSync sent whose answers have not come: their futures carry
+    # no commitAsync listener, so a FENCED_INSTANCE_ID answer to one (a commitSync that timed out
+    # before it came) does not set asyncCommitFenced
+    sync_commit_requests: tuple = ()
     # -- AbstractCoordinator --
     state: str = UNJOINED
     generation: int = NO_GENERATION

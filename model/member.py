@@ -601,6 +601,9 @@ def _do_commit_async(s: Step, offsets: tuple, oversized: tuple = ()) -> None:
 
 
 def _on_offset_commit(s: Step, req, result) -> None:
+    sync = req.id in s.sync_commit_requests  # commitSync's request (its future has no async listener)
+    if sync:
+        s.sync_commit_requests = tuple(i for i in s.sync_commit_requests if i != req.id)
     if isinstance(result, str):
         _on_transport_failure(s, result)
         return
@@ -617,9 +620,10 @@ def _on_offset_commit(s: Step, req, result) -> None:
     elif error == Errors.FENCED_INSTANCE_ID:
         # OffsetCommitResponseHandler: fatal while the generation is the one the commit carried;
         # else RebalanceInProgressException / CommitFailedException to the callback only
-        if _generation_unchanged(s, req):
-            # future.raise(error): the commit's listener sets asyncCommitFenced, which the next
-            # invokeCompletedOffsetCommitCallbacks throws to the application
+        if _generation_unchanged(s, req) and not sync:
+            # future.raise(error): commitAsync's listener sets asyncCommitFenced, which the next
+            # invokeCompletedOffsetCommitCallbacks throws to the application (a commitSync's future
+            # has no such listener: its caller throws the error, or, timed out, nobody reads it)
             s.commit_fenced = True
             s.log.append(E.CommitFenced(s.index))
     # OFFSET_METADATA_TOO_LARGE and INVALID_COMMIT_OFFSET_SIZE are raised to the commit's callback
@@ -718,8 +722,10 @@ def _send_commit_sync(s: Step, offsets: tuple) -> tuple:
     if s.state != STABLE:  # generationIfStable() == null
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
         return ("failed", "RebalanceInProgressException" if rebalancing else "CommitFailedException", False)
-    return ("pending", net.send(s, s.coordinator_slot(), OffsetCommitRequest(
-        s.config.group_id, s.generation, s.member_id, offsets, (), s.config.instance_id(s.index))))
+    request_id = net.send(s, s.coordinator_slot(), OffsetCommitRequest(
+        s.config.group_id, s.generation, s.member_id, offsets, (), s.config.instance_id(s.index)))
+    s.sync_commit_requests = s.sync_commit_requests + (request_id,)
+    return ("pending", request_id)
 
 
 def _commit_outcome(s: Step, req, result) -> tuple:
