@@ -588,16 +588,24 @@ def commit_async(s: Step, oversize: str | None = None) -> None:
 
 
 def _do_commit_async(s: Step, offsets: tuple, oversized: tuple = ()) -> None:
-    """sendOffsetCommitRequest: fails locally without a coordinator or a stable generation."""
+    """commitAsync's sendOffsetCommitRequest: a local failure goes to its callback."""
+    future = send_offset_commit(s, offsets, oversized)
+    if future[0] == "failed":
+        s.log.append(E.CommitFailed(s.index, future[1]))
+
+
+def send_offset_commit(s: Step, offsets: tuple, oversized: tuple = ()) -> tuple:
+    """sendOffsetCommitRequest: its future, ("pending", request id), or ("failed", exception,
+    retriable) at once without sending: no coordinator (COORDINATOR_NOT_AVAILABLE, retriable) or
+    no stable generation (RebalanceInProgressException while rebalancing, else
+    CommitFailedException; neither retriable)."""
     if coordinator_unknown(s):
-        s.log.append(E.CommitFailed(s.index, name_of(Errors.COORDINATOR_NOT_AVAILABLE)))
-        return
+        return ("failed", name_of(Errors.COORDINATOR_NOT_AVAILABLE), True)
     if s.state != STABLE:  # generationIfStable() == null
         rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
-        s.log.append(E.CommitFailed(s.index, "RebalanceInProgressException" if rebalancing else "CommitFailedException"))
-        return
-    net.send(s, s.coordinator_slot(), OffsetCommitRequest(s.config.group_id, s.generation, s.member_id, offsets, oversized,
-                                                          s.config.instance_id(s.index)))
+        return ("failed", "RebalanceInProgressException" if rebalancing else "CommitFailedException", False)
+    return ("pending", net.send(s, s.coordinator_slot(), OffsetCommitRequest(
+        s.config.group_id, s.generation, s.member_id, offsets, oversized, s.config.instance_id(s.index))))
 
 
 def _on_offset_commit(s: Step, req, result) -> None:
@@ -714,18 +722,12 @@ def continue_commit_sync(s: Step) -> None:
 
 
 def _send_commit_sync(s: Step, offsets: tuple) -> tuple:
-    """sendOffsetCommitRequest for commitSync: its future. Without a coordinator, or without a
-    stable generation, it fails at once without sending (COORDINATOR_NOT_AVAILABLE, retriable;
-    RebalanceInProgressException or CommitFailedException, not)."""
-    if coordinator_unknown(s):
-        return ("failed", name_of(Errors.COORDINATOR_NOT_AVAILABLE), True)
-    if s.state != STABLE:  # generationIfStable() == null
-        rebalancing = s.state in (PREPARING_REBALANCE, COMPLETING_REBALANCE)
-        return ("failed", "RebalanceInProgressException" if rebalancing else "CommitFailedException", False)
-    request_id = net.send(s, s.coordinator_slot(), OffsetCommitRequest(
-        s.config.group_id, s.generation, s.member_id, offsets, (), s.config.instance_id(s.index)))
-    s.sync_commit_requests = s.sync_commit_requests + (request_id,)
-    return ("pending", request_id)
+    """commitSync's sendOffsetCommitRequest; its request is remembered as commitSync's (its future
+    has no commitAsync listener: see :func:`_on_offset_commit`)."""
+    future = send_offset_commit(s, offsets)
+    if future[0] == "pending":
+        s.sync_commit_requests = s.sync_commit_requests + (future[1],)
+    return future
 
 
 def _commit_outcome(s: Step, req, result) -> tuple:
