@@ -106,8 +106,11 @@ def client_cells() -> list:
                 for current in (True, False):
                     key = name((api, error, state, CURRENT if current else OLDER))
                     reason = never
-                    if reason is None and api != "JoinGroup" and state == UNJOINED and current:
+                    if reason is None and api in ("SyncGroup", "OffsetCommit") and state == UNJOINED and current:
                         reason = _UNJOINED_HAS_NO_GENERATION
+                    if (reason is None and (api, error) == ("Heartbeat", "REBALANCE_IN_PROGRESS") and state == UNJOINED
+                            and current):
+                        reason = _NO_GENERATION_HEARTBEAT_REBALANCES
                     if reason is None and api == "JoinGroup" and (state in (COMPLETING_REBALANCE, STABLE)
                                                                   or (state == PREPARING_REBALANCE and not current)):
                         reason = _ONE_JOIN_AT_A_TIME_JOIN
@@ -157,8 +160,20 @@ _COMMITTED_ONLY_WHILE_STABLE = (
 _UNJOINED_HAS_NO_GENERATION = (
     "UNJOINED is entered only by resetStateAndGeneration, which leaves no generation and no protocol "
     "(AbstractCoordinator: new Generation(NO_GENERATION_ID, memberId, null); model/member.py "
-    "reset_state_and_generation), while a SyncGroup, Heartbeat or OffsetCommit carries the generation and "
-    "protocol of a successful JoinGroup: its generation is never the member's once it is UNJOINED")
+    "reset_state_and_generation), while a SyncGroup or OffsetCommit carries the generation and protocol of a "
+    "successful JoinGroup (the SyncGroup is chained to its answer, a commit takes generationIfStable()): its "
+    "generation is never the member's once it is UNJOINED. A Heartbeat can be: the heartbeat thread checks the "
+    "member state before its pollNoWakeup, not after, and a completion fired there (an OffsetCommit, SyncGroup "
+    "or Heartbeat answer that resets) leaves the member UNJOINED, and the same iteration then sends a Heartbeat "
+    "of that reset generation (AbstractCoordinator.HeartbeatThread.run; sendHeartbeatRequest reads "
+    "this.generation), whose answer finds the member UNJOINED with the very generation it carried")
+_NO_GENERATION_HEARTBEAT_REBALANCES = (
+    "the only Heartbeat an UNJOINED member's current generation is in carries NO_GENERATION (-1), sent by the "
+    "heartbeat thread in the iteration whose pollNoWakeup reset the member (AbstractCoordinator.HeartbeatThread."
+    "run; the reason of the cells SyncGroup and OffsetCommit / UNJOINED / generation current), and the "
+    "coordinator answers a Heartbeat REBALANCE_IN_PROGRESS only "
+    "when its member and generation are the group's (GroupCoordinator.handleHeartbeat validates both before it "
+    "looks at the state; model/group.py handle_heartbeat), and a group's generation is never -1")
 _PENDING_SENDS_ONLY_JOIN_OR_LEAVE = (
     "a pending member id is known only to the dynamic member MEMBER_ID_REQUIRED gave it to, which holds it with no "
     "generation (JoinGroupResponseHandler: new Generation(NO_GENERATION_ID, memberId, null)) and so sends no SyncGroup "

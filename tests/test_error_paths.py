@@ -76,6 +76,13 @@ def test_every_cell_of_the_space_is_named_once_and_the_unreachable_ones_say_why(
     assert "only while the member is STABLE" in client["OffsetCommit / UNKNOWN_MEMBER_ID / COMPLETING_REBALANCE / "
                                                        + ep.CURRENT]
     assert client["Heartbeat / UNKNOWN_MEMBER_ID / COMPLETING_REBALANCE / " + ep.CURRENT] is None
+    # the heartbeat thread sends a Heartbeat of the generation a completion in its poll just reset
+    # (the 100,000 at 99b79b7 reached one such cell the space had called unreachable; issue 37)
+    for error in ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"):
+        assert client[f"Heartbeat / {error} / UNJOINED / " + ep.CURRENT] is None
+        assert "generationIfStable" in client[f"OffsetCommit / {error} / UNJOINED / " + ep.CURRENT]
+        assert "carries the generation" in client[f"SyncGroup / {error} / UNJOINED / " + ep.CURRENT]
+    assert "never -1" in client["Heartbeat / REBALANCE_IN_PROGRESS / UNJOINED / " + ep.CURRENT]
     # a commit's generation was written before the member became STABLE: never newer than the
     # group's; but a deleted group's member commits to a coordinator without the group (issue 37)
     coordinator = dict(ep.coordinator_cells())
