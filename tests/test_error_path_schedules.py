@@ -39,3 +39,19 @@ def test_a_directed_schedule_reaches_its_cell_and_both_sides_agree(cell):
     assert _cells(d.config, d.schedule).get(cell) == 1
     assert cell not in _cells(d.config, d.schedule[:-1])  # the last event takes it there
     assert compare(d.config, d.schedule, seed=0).divergence is None
+
+
+def test_the_heartbeat_of_a_reset_generation_schedules_kill_a_heartbeat_thread_that_rechecks_the_state():
+    """The three UNJOINED / generation current Heartbeat cells exist because Kafka's heartbeat thread
+    checks the member state only before its pollNoWakeup: a thread that checks again after it
+    (``heartbeat_rechecks_state_after_poll``) sends no Heartbeat of the reset generation, and each
+    of their schedules tells it from the model."""
+    from properties.mutation.mutants import applied
+
+    cells = [c for c in SCHEDULES if c.startswith("Heartbeat / ") and c.endswith(" / UNJOINED / " + ep.CURRENT)]
+    assert len(cells) == 3
+    with applied("heartbeat_rechecks_state_after_poll"):
+        for cell in cells:
+            d = SCHEDULES[cell]
+            divergence = compare(d.config, d.schedule, seed=0).divergence
+            assert divergence is not None and divergence.index < len(d.schedule), cell

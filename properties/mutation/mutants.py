@@ -272,6 +272,12 @@ _DEFS = [
      f"{_AC}.HeartbeatThread.run_once", "missing check",
      [("if c.state.has_not_joined_group() or self.has_failed():",
        "if self.has_failed():  # MUTANT: c.state.has_not_joined_group() is not checked")]),
+    ("heartbeat_rechecks_state_after_poll", "the heartbeat thread checks the member state again after its "
+     "pollNoWakeup, so a reset fired in that poll sends no Heartbeat of the reset generation (Kafka checks only "
+     "before the poll)", f"{_AC}.HeartbeatThread.run_once", "extra check",
+     [("c.client.poll_no_wakeup()\nnow = c.time.milliseconds()",
+       "c.client.poll_no_wakeup()\nif c.state.has_not_joined_group() or self.has_failed():  # MUTANT: re-checked\n"
+       "    self.disable()\n    return \"disable\"\nnow = c.time.milliseconds()")]),
     ("join_timeout_not_extended", "JoinGroup is sent with request.timeout.ms instead of max(request timeout, rebalance "
      "timeout + 5000)", f"{_AC}.AbstractCoordinator.join_group_request_timeout_ms", "wrong timeout",
      [("return join_group_request_timeout_ms(", "return self.client.default_request_timeout_ms()  # MUTANT: not "

@@ -436,6 +436,7 @@ SWARM_KILLS = {
     "sync_accepts_stale_generation": (547, "impl-matches-model"),
     "commit_accepts_stale_generation": (769, "impl-matches-model"),
     "heartbeat_rebalance_no_rejoin": (2, "impl-matches-model"),
+    "heartbeat_rechecks_state_after_poll": (72, "impl-matches-model"),
     "join_complete_without_generation_check": (273, "impl-matches-model"),
     "coordinator_disconnect_unseen": (1, "impl-matches-model"),
     "join_without_rebalance_timeout": (1, "impl-matches-model"),
