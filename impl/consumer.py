@@ -269,6 +269,7 @@ class Consumer:
             return
         if self.subscriptions.subscribe(topics, listener):
             self.metadata.set_topics(self.subscriptions.metadata_topics())
+            self.metadata.request_update_for_new_topics()
 
     def unsubscribe(self) -> None:
         self._acquire_and_ensure_open()

@@ -172,12 +172,21 @@ class ClientState(NamedTuple):
     md_version: int = 0
     md_refreshed_ms: int = 0
     md_update_requested: bool = False  # Metadata.requestUpdate (awaitMetadataUpdate after a failed lookup)
-    # ConsumerCoordinator's metadataSnapshot (partition count and version at the last poll) and,
-    # for the leader of the last join, assignmentSnapshot (the count it assigned from): when they
-    # differ the leader rejoins ("cached metadata has changed")
-    snapshot_partitions: int = 0
+    # ConsumerCoordinator's metadataSnapshot (the partition counts of the topics the metadata
+    # watches, and its version, at the last poll) and, for the leader of the last join,
+    # assignmentSnapshot (the snapshot it assigned from): when they differ the leader rejoins
+    # ("cached metadata has changed"). A snapshot is (first topic's count, second topic's count),
+    # 0 for a topic not watched: MetadataSnapshot's partitionsPerTopic map as a pair.
+    snapshot_partitions: tuple = (0, 0)
     snapshot_version: int = 0
-    assignment_snapshot: int | None = None
+    assignment_snapshot: tuple | None = None
+    # SubscriptionState's subscription (a mask of model.topics: the topics KafkaConsumer.subscribe
+    # named last) and groupSubscription (the leader's: every topic its group subscribes to, empty
+    # after onJoinPrepare; the metadata watches both); ConsumerCoordinator's joinedSubscription (the
+    # subscription its last JoinGroup carried: a member whose subscription differs rejoins)
+    subscription: int = 1
+    group_subscription: int = 0
+    joined_subscription: int | None = None
     is_leader: bool = False
     # The group leader's assignor is still running (config.assignor_delay_ms, inside the JoinGroup
     # answer's handler, the whole process standing still meanwhile): the SyncGroup it will send

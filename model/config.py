@@ -46,6 +46,10 @@ class Config:
     clients: int = attrs.field(default=3, validator=_positive)
     partitions: int = attrs.field(default=6, validator=_positive)  # of the one subscribed topic
     topic: str = "t"
+    # A second topic a consumer may change its subscription to (the ``subscribe`` event; 0: none,
+    # a world of one topic). Its partitions are fixed; model/topics.py numbers them.
+    second_topic: str = "u"
+    second_partitions: int = attrs.field(default=0, validator=_non_negative)
     group_id: str = "test-group"
     offsets_partitions: int = attrs.field(default=50, validator=_positive)  # offsets.topic.num.partitions
 
@@ -148,6 +152,17 @@ class Config:
             raise ConfigError("group_id must be a non-empty string, got ''")
         if not self.topic:
             raise ConfigError("topic must be a non-empty string, got ''")
+        if self.second_partitions:
+            from model.events import MAX_ADDED_PARTITIONS
+            from model.topics import SECOND_BASE
+
+            if not self.second_topic or self.second_topic <= self.topic:
+                raise ConfigError(f"second_topic ({self.second_topic!r}) must be a topic name sorting after topic "
+                                  f"({self.topic!r}): the model numbers the second topic's partitions after the first's")
+            if self.partitions + MAX_ADDED_PARTITIONS >= SECOND_BASE or self.second_partitions > SECOND_BASE:
+                raise ConfigError(f"with a second topic, partitions ({self.partitions}, and up to "
+                                  f"{MAX_ADDED_PARTITIONS} added) and second_partitions ({self.second_partitions}) "
+                                  f"must stay below {SECOND_BASE}")
 
     # -- derived values -----------------------------------------------------------------------
     @property

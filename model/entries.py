@@ -375,6 +375,26 @@ class Revoke(NamedTuple):
     partitions: tuple
 
 
+@tagged("tag", "subscribed")
+class Subscribed(NamedTuple):
+    """Client *c*'s application subscribed to *topics* (KafkaConsumer.subscribe), another set than before."""
+
+    tag: str
+    c: int
+    topics: tuple
+
+
+@tagged("tag", "assignment_refused")
+class AssignmentRefused(NamedTuple):
+    """Client *c*'s SyncGroup answer of *generation* assigned *partitions* of a topic it no longer
+    subscribes to: it took none of them and rejoins (ConsumerCoordinator.onJoinComplete)."""
+
+    tag: str
+    c: int
+    generation: int
+    partitions: tuple
+
+
 @tagged("tag", "assign")
 class Assign(NamedTuple):
     """Client *c* was assigned *partitions* in *generation* as *member_id*."""

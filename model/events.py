@@ -32,8 +32,8 @@ Its JSON form is ``list(event)``: ``[kind, fields..., pick]`` (:func:`to_json`, 
 **What an enabled event is.** :func:`offers` lists, for one world, every event that can change it
 (each kind's guard is written there once), in one fixed order: per client (in index order) the
 restart and redeploy of its dead process, then its application's and heartbeat thread's calls (poll,
-heartbeat, commit, commit_oversized, commit_sync, shutdown, wakeup, pause, stall, close), crash, clock_jump,
-then per connection slot connect, deliver, drop, disconnect, then partition/heal towards each
+heartbeat, commit, commit_oversized, commit_sync, subscribe, shutdown, wakeup, pause, stall, close), crash,
+clock_jump, then per connection slot connect, deliver, drop, disconnect, then partition/heal towards each
 broker; then the world's: load, late, failover, broker_crash, broker_restart, append_error,
 add_partitions, delete_group, tick. A few guards are coarser than :func:`model.world.step`'s, where the exact
 rule costs more than the step's refusal (a listed event the step refuses changes nothing): a
@@ -76,6 +76,7 @@ from model.client import CONNECTING
 from model.config import REDEPLOYS
 from model.errors import Errors
 from model.tagged import tagged
+from model.topics import SUBSCRIPTIONS
 
 # -- parameter domains ---------------------------------------------------------------------------
 
@@ -94,6 +95,8 @@ WAKEUP_LANDINGS = (0, 1, 2)
 # trip takes two link latencies), one that outlasts a round trip but not a coordinator lookup
 # after a failover, one that usually commits
 COMMIT_SYNC_TIMEOUTS = (1, 500, 5000)
+#: a ``subscribe``'s topics, per current subscription: every other set (model.topics' masks)
+_OTHER_SUBSCRIPTIONS = {mask: tuple(m for m in SUBSCRIPTIONS if m != mask) for mask in SUBSCRIPTIONS}
 #: The log errors an ``append_error`` fault may inject, one of each of Kafka's mappings (§1.13,
 #: §1.10 step 5): too few in-sync replicas (COORDINATOR_NOT_AVAILABLE), a leadership lost under the
 #: coordinator's feet (NOT_COORDINATOR), an append that timed out waiting for replication
@@ -258,6 +261,26 @@ class CommitSync(NamedTuple):
 
     def describe(self) -> str:
         return f"commit_sync {self.timeout_ms} ms"
+
+
+@event("subscribe")
+class Subscribe(NamedTuple):
+    """The application calls ``KafkaConsumer.subscribe`` with another set of topics (*topics*, a
+    mask of :mod:`model.topics`: the first topic, the second or both; only in a world with a second
+    topic). Nothing is sent: the member keeps what it owns, its next poll rejoins, and an assignment
+    of a topic it dropped while its JoinGroup was in flight is refused (member.subscribe)."""
+
+    kind: str
+    c: int
+    topics: int
+    pick: int = 0
+    PARAM = "topics"
+    DOMAIN = SUBSCRIPTIONS
+    ACTOR = "c"
+    FAULT = False
+
+    def describe(self) -> str:
+        return "subscribe to " + {1: "the first topic", 2: "the second topic", 3: "both topics"}.get(self.topics, "?")
 
 
 @event("close")
@@ -706,7 +729,7 @@ def make(cls, fixed: tuple, value=None, pick: int = 0):
 ALL = frozenset(KINDS)
 
 #: the kinds in the order :func:`offers` unpacks :func:`_wanted` (every kind: checked at import)
-_UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "shutdown", "pause", "stall", "close", "wakeup",
+_UNPACKED = ("poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "subscribe", "shutdown", "pause", "stall", "close", "wakeup",
              "crash", "clock_jump", "restart", "redeploy", "connect", "deliver", "drop", "disconnect", "partition", "heal", "load",
              "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions", "delete_group",
              "tick")
@@ -779,7 +802,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
     * ``poll``: a live or closing consumer whose application is idle (not inside a pause);
     * ``heartbeat``: a live consumer whose heartbeat thread runs and whose process is not stalled;
     * ``commit`` (owning partitions, unless *empty_commits*), ``commit_oversized`` and
-      ``commit_sync`` (owning partitions), ``shutdown``, ``pause``, ``stall``, ``close``: a live
+      ``commit_sync`` (owning partitions), ``subscribe`` (in a world with a second topic: every
+      other set of topics), ``shutdown``, ``pause``, ``stall``, ``close``: a live
       consumer, application idle and not inside a commitSync (whose wait its polls go on with);
     * ``wakeup``: a live consumer not woken already (nor about to be), process not stalled;
     * ``crash``, ``clock_jump``: a live process;
@@ -796,7 +820,7 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
       topic within :data:`MAX_ADDED_PARTITIONS` added; ``delete_group``: a loaded coordinator
       whose group is Empty, no append failure waiting; ``tick``: always (the *ticks* lengths).
     """
-    (w_poll, w_heartbeat, w_commit, w_oversized, w_commit_sync, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
+    (w_poll, w_heartbeat, w_commit, w_oversized, w_commit_sync, w_subscribe, w_shutdown, w_pause, w_stall, w_close, w_wakeup,  # _UNPACKED
      w_crash, w_clock_jump, w_restart, w_redeploy, w_connect, w_deliver, w_drop, w_disconnect, w_partition, w_heal, w_load,
      w_late, w_failover, w_broker_crash, w_broker_restart, w_append_error, w_add_partitions, w_delete_group,
      w_tick) = _wanted(kinds)
@@ -806,7 +830,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
     add = out.append
     links = world.links
     brokers = cfg.brokers
-    app = w_commit or w_oversized or w_commit_sync or w_shutdown or w_pause or w_stall or w_close
+    app = w_commit or w_oversized or w_commit_sync or w_subscribe or w_shutdown or w_pause or w_stall or w_close
+    w_subscribe = w_subscribe and cfg.second_partitions > 0
     pauses = pauses_of(cfg) if w_pause or w_stall else ()
     slots = w_connect or w_deliver or w_drop or w_disconnect
     for c, client in enumerate(world.clients):
@@ -842,6 +867,8 @@ def offers(world, kinds=ALL, *, ticks=None, empty_commits: bool = False) -> list
                         add((CommitOversized, fixed, OVERSIZED))
                     if w_commit_sync and owns:
                         add((CommitSync, fixed, COMMIT_SYNC_TIMEOUTS))
+                    if w_subscribe:
+                        add((Subscribe, fixed, _OTHER_SUBSCRIPTIONS[client.subscription]))
                     if w_shutdown:
                         add((Shutdown, fixed, None))
                 if w_wakeup and not client.wakeup_pending and not client.wakeup_in_polls and not stalled:

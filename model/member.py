@@ -24,6 +24,7 @@ from model.assignors import ASSIGNORS
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step, SyncCommit
 from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, UNJOINED_GROUP, Errors, is_retriable, name_of
 from model.events import OVERSIZED  # noqa: F401 - defined with the commit_oversized event
+from model.topics import FIRST, SECOND, SECOND_BASE, topic_names, topic_of
 from model.messages import (
     NO_GENERATION,
     FindCoordinatorRequest,
@@ -100,10 +101,35 @@ def _generation_unchanged(s: Step, req) -> bool:
 
 def maybe_update_subscription_metadata(s: Step) -> None:
     """ConsumerCoordinator.maybeUpdateSubscriptionMetadata: take a new metadataSnapshot when the
-    metadata's update version moved on."""
+    metadata's update version moved on: the partition counts of the topics the metadata watches
+    (SubscriptionState.metadataTopics: the subscription and the leader's group subscription)."""
     if s.md_version > s.snapshot_version:
-        s.snapshot_partitions = s.md_partitions
+        watched = s.subscription | s.group_subscription
+        s.snapshot_partitions = (s.md_partitions if watched & FIRST else 0,
+                                 s.config.second_partitions if watched & SECOND else 0)
         s.snapshot_version = s.md_version
+
+
+def request_update_for_new_topics(s: Step) -> None:
+    """Metadata.requestUpdateForNewTopics: an update is requested and allowed at once ("override
+    the timestamp of last refresh to let immediate update": lastRefreshMs = 0, which Kafka's
+    epoch clock puts long before any backoff; the worlds' clocks start at 0, so the model's and
+    the implementation's metadata both take it as long ago)."""
+    s.md_update_requested = True
+    s.md_refreshed_ms = net.LONG_AGO
+
+
+def subscribe(s: Step, mask: int) -> None:
+    """KafkaConsumer.subscribe(topics) (ClassicKafkaConsumer.subscribeInternal): the new set
+    replaces the subscription (SubscriptionState.subscribe → changeSubscription) and, when it
+    changed, the metadata is asked for the new topics at once (requestUpdateForNewTopics). Nothing
+    is sent and nothing else changes: the member owns what it owned, and its next poll rejoins
+    (rejoinNeededOrPending: the subscription is no longer joinedSubscription)."""
+    if mask == s.subscription:
+        return
+    s.subscription = mask
+    s.log.append(E.Subscribed(s.index, topic_names(s.config, mask)))
+    request_update_for_new_topics(s)
 
 
 def rejoin_needed_or_pending(s: Step) -> bool:
@@ -111,6 +137,11 @@ def rejoin_needed_or_pending(s: Step) -> bool:
     matches the metadata rejoins ("cached metadata has changed": partitions were added); then
     AbstractCoordinator's rejoinNeeded or a join in progress."""
     if s.assignment_snapshot is not None and s.assignment_snapshot != s.snapshot_partitions:
+        if not s.rejoin_needed:  # requestRejoinIfNecessary
+            request_rejoin(s)
+        return True
+    # "we need to join if our subscription has changed since the last join"
+    if s.joined_subscription is not None and s.joined_subscription != s.subscription:
         if not s.rejoin_needed:  # requestRejoinIfNecessary
             request_rejoin(s)
         return True
@@ -224,8 +255,10 @@ def _record_find_coordinator(s: Step, result) -> tuple:
 
 
 def on_join_prepare(s: Step) -> None:
-    """ConsumerCoordinator.onJoinPrepare (eager, no auto-commit): revoke, or lose, every owned partition."""
+    """ConsumerCoordinator.onJoinPrepare (eager, no auto-commit): revoke, or lose, every owned
+    partition; then isLeader = false and the group subscription is reset (resetGroupSubscription)."""
     s.is_leader = False
+    s.group_subscription = 0
     if s.assignment:
         lost = s.generation == NO_GENERATION or s.member_id == ""
         s.log.append((E.Lost if lost else E.Revoke)(s.index, s.assignment))
@@ -234,8 +267,15 @@ def on_join_prepare(s: Step) -> None:
 
 
 def on_join_complete(s: Step, assignment: tuple) -> None:
+    """ConsumerCoordinator.onJoinComplete (eager): take the assignment, unless it names a topic the
+    subscription no longer has (checkAssignmentMatchedSubscription: the subscription changed since
+    the JoinGroup was sent): then rejoin with the current subscription and take nothing."""
     if not s.is_leader:  # only the leader watches the metadata for partition changes
         s.assignment_snapshot = None
+    if any(not topic_of(p) & s.subscription for p in assignment):
+        s.log.append(E.AssignmentRefused(s.index, s.generation, assignment))
+        request_rejoin(s)  # "received assignment does not match the current subscription"
+        return
     if "partitions_not_revoked" in s.config.broken:
         assignment = tuple(sorted(set(s.assignment) | set(assignment)))
     if "assignment_truncated" in s.config.broken:
@@ -252,7 +292,9 @@ def send_join_group(s: Step):
     # ConsumerProtocol Subscription (v2+): topics, owned partitions (none after an eager
     # onJoinPrepare) and the member's generation. The coordinator compares these bytes
     # (member.matches), so a follower rejoining with another generation triggers a rebalance.
-    subscription = ((cfg.topic,), tuple(sorted(s.assignment)), s.generation)
+    # metadata() takes the subscription as joinedSubscription.
+    s.joined_subscription = s.subscription
+    subscription = (topic_names(cfg, s.subscription), tuple(sorted(s.assignment)), s.generation)
     request = JoinGroupRequest(
         group_id=cfg.group_id,
         member_id=s.member_id,
@@ -329,11 +371,17 @@ def _on_join_group(s: Step, req, result) -> None:
             if elected:
                 # onLeaderElected: updateGroupSubscription takes a fresh metadataSnapshot, the
                 # assignor works from the metadata at hand, and that snapshot is kept to watch
-                maybe_update_subscription_metadata(s)
+                _update_group_subscription(s, result.members)
                 s.is_leader = True
                 assignor = ASSIGNORS[result.protocol_name]
                 partitions = s.md_partitions - ("assignor_drops_partition" in s.config.broken)
-                plan = assignor([m for m, _ in result.members], partitions, dict(result.member_instances))
+                if s.config.second_partitions:  # per member, the topics its subscription names
+                    topics = ((FIRST, tuple(range(partitions))),
+                              (SECOND, tuple(range(SECOND_BASE, SECOND_BASE + s.config.second_partitions))))
+                    masks = {m: _subscription_mask(s.config, metadata) for m, metadata in result.members}
+                    plan = assignor([m for m, _ in result.members], topics, dict(result.member_instances), masks)
+                else:
+                    plan = assignor([m for m, _ in result.members], partitions, dict(result.member_instances))
                 assignments = tuple((m, plan[m]) for m, _ in result.members)
                 s.assignment_snapshot = s.snapshot_partitions
             sync = SyncGroupRequest(
@@ -369,6 +417,28 @@ def _on_join_group(s: Step, req, result) -> None:
     elif error not in _JOIN_FATAL and error not in (Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.REBALANCE_IN_PROGRESS):
         error = Errors.UNKNOWN_SERVER_ERROR  # KafkaException("Unexpected error in join group response")
     s.join_future = ("failed", error)
+
+
+def _subscription_mask(config, metadata) -> int:
+    """The topics (a mask) of a member's JoinGroup subscription metadata (topics, owned, generation)."""
+    topics = metadata[0]
+    return (FIRST if config.topic in topics else 0) | (SECOND if config.second_topic in topics else 0)
+
+
+def _update_group_subscription(s: Step, members) -> None:
+    """ConsumerCoordinator.updateGroupSubscription, in onLeaderElected: the leader watches every
+    topic its group subscribes to (SubscriptionState.groupSubscribe: true when the group names a
+    topic outside its own subscription, and then requestUpdateForNewTopics), awaits fresh metadata
+    when an update is requested or due (ConsumerNetworkClient.ensureFreshMetadata: served at once,
+    the refresh backoff was lifted), and takes the new metadataSnapshot it will assign from."""
+    topics = 0
+    for _, metadata in members:
+        topics |= _subscription_mask(s.config, metadata)
+    s.group_subscription = topics
+    if topics & ~s.subscription:
+        request_update_for_new_topics(s)
+        net.maybe_refresh_metadata(s)  # awaitMetadataUpdate's poll: the updater serves it at once
+    maybe_update_subscription_metadata(s)
 
 
 def _send_sync_group(s: Step, sync: SyncGroupRequest) -> None:

@@ -44,6 +44,11 @@ def can_connect(s: Step, slot: int) -> bool:
     )
 
 
+#: a last refresh long before any clock a world starts (Metadata.requestUpdateForNewTopics sets
+#: lastRefreshMs = 0, epoch time, so that the refresh backoff allows the update at once)
+LONG_AGO = -(2 ** 62)
+
+
 def maybe_refresh_metadata(s: Step) -> None:
     """The metadata updater's ``isUpdateDue`` / ``maybeUpdate``, as the implementation's world
     serves metadata (``LocalMetadataUpdater``: from the cluster, at once, never failing): due when

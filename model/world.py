@@ -33,6 +33,7 @@ from model.events import (  # noqa: F401 - the domains' old home: importers of m
 )
 from model.messages import FindCoordinatorRequest
 from model.placement import initial_leader, partition_for
+from model.topics import SUBSCRIPTIONS
 
 
 @attrs.frozen(slots=True)
@@ -332,6 +333,17 @@ def _ev_commit_sync(world, m, ev, choose, log):
     if _app_busy(m, c) or not client.live or not client.assignment or timeout_ms not in events.COMMIT_SYNC_TIMEOUTS:
         return False
     return _run_client(world, m, c, choose, log, _woken(lambda s: member.commit_sync(s, timeout_ms)))
+
+
+def _ev_subscribe(world, m, ev, choose, log):
+    """KafkaConsumer.subscribe(topics) with another set of topics (a world with a second topic):
+    the subscription changes, nothing is sent (member.subscribe)."""
+    c, topics = ev.c, ev.topics
+    client = m.clients[c]
+    if (_app_busy(m, c) or not client.live or not world.config.second_partitions or topics not in SUBSCRIPTIONS
+            or topics == client.subscription):
+        return False
+    return _run_client(world, m, c, choose, log, lambda s: member.subscribe(s, topics))
 
 
 def _ev_close(world, m, ev, choose, log):

@@ -26,6 +26,7 @@ from model.entries import as_entry
 from model.events import as_event
 from model.errors import Errors, name_of
 from model.messages import HeartbeatRequest, OffsetCommitRequest
+from model.topics import FIRST, SECOND, SECOND_BASE, mask_of, second_partitions, topic_of
 
 ALWAYS, EVENTUALLY, SOMETIMES = "always", "eventually", "sometimes"
 REF = "docs/protocol.md"  # the behavioural reference, vendored in the repository
@@ -512,6 +513,37 @@ def covers(owned, initial: int, now: int) -> bool:
     return initial <= k <= now and sorted(owned) == list(range(k))
 
 
+def covers_topics(owned, config: Config, now: int, subscribed: int | None) -> bool:
+    """:func:`covers` in a world with a second topic: each topic the members subscribe to
+    (*subscribed*, the mask their JoinGroup subscriptions name together) is covered as
+    :func:`covers` says (the second, which never grows, entirely) and no other topic is assigned.
+    *subscribed* None (a static member is in the group: KIP-345's rejoin of a Stable group replaces
+    its subscription without a new assignment, GroupCoordinator.updateStaticMemberAndRebalance):
+    only that a topic assigned at all is covered."""
+    first = [p for p in owned if p < SECOND_BASE]
+    second = sorted(p for p in owned if p >= SECOND_BASE)
+    if first and not covers(first, config.partitions, now):
+        return False
+    if second and tuple(second) != second_partitions(config):
+        return False
+    if subscribed is None:
+        return True
+    return bool(first) == bool(subscribed & FIRST) and bool(second) == bool(subscribed & SECOND)
+
+
+def group_subscription(group, config: Config) -> int | None:
+    """The topics (a mask) the members of a model group subscribe to in their JoinGroup metadata
+    for the group's protocol; None when a static member is among them (see :func:`covers_topics`)."""
+    mask = 0
+    for m in group.members:
+        if m.group_instance_id is not None:
+            return None
+        metadata = dict(m.protocols).get(group.protocol_name)
+        if metadata is not None:
+            mask |= mask_of(config, metadata[0])
+    return mask
+
+
 class Checker:
     """Checks one run. Holds the little history some properties need (stored assignments per
     generation, completed and expired request ids, queued completions, last transmitted id per node)."""
@@ -869,7 +901,7 @@ class Checker:
                         )
                     seen[p] = member_id
                 self.stored[(gen, member_id)] = tuple(parts)
-            if any(p >= self.config.partitions for p in seen):
+            if any(self.config.partitions <= p < SECOND_BASE for p in seen):
                 self.coverage["new-partitions-assigned"] += 1
         elif note == "static_replaced":
             gen, old_id = entry.generation, entry.old_member_id
@@ -940,7 +972,14 @@ class Checker:
                             f"the Stable group (generation {g.generation}) gives partition {p} to {owners[p]!r} and {m.member_id!r}",
                         )
                     owners[p] = m.member_id
-            if not covers(owners, self.config.partitions, world.partitions):
+            if self.config.second_partitions:
+                if not covers_topics(owners, self.config, world.partitions, group_subscription(g, self.config)):
+                    return Violation(
+                        "stable-group-covers-partitions",
+                        f"the Stable group (generation {g.generation}) assigns {sorted(owners)}, not every partition "
+                        f"of the topics its members subscribe to",
+                    )
+            elif not covers(owners, self.config.partitions, world.partitions):
                 missing = sorted(set(range(world.partitions)) - set(owners))
                 return Violation(
                     "stable-group-covers-partitions",
@@ -1078,7 +1117,17 @@ class Checker:
                     )
                 for p in c.assignment:
                     owners[p] = owners.get(p, 0) + 1
-            if sorted(owners) != list(range(world.partitions)) or any(n != 1 for n in owners.values()):
+            subscribed = FIRST
+            if self.config.second_partitions:  # the topics the live consumers subscribe to, each its own
+                subscribed = 0
+                for c in live:
+                    subscribed |= c.subscription
+                    if any(not topic_of(p) & c.subscription for p in c.assignment):
+                        return Violation("eventually-stable", f"client {c.index} owns {list(c.assignment)}, partitions of "
+                                         f"a topic it does not subscribe to")
+            expected = (list(range(world.partitions)) if subscribed & FIRST else []) + \
+                (list(second_partitions(self.config)) if subscribed & SECOND else [])
+            if sorted(owners) != expected or any(n != 1 for n in owners.values()):
                 return Violation("eventually-stable", f"the live consumers' assignments do not cover every partition once: {owners}")
         return None
 

@@ -31,16 +31,32 @@ nothing from the model, and only claim what one snapshot pair can show:
 from __future__ import annotations
 
 from model.config import Config
-from properties.catalogue import Violation, covers
+from model.topics import mask_of, partition_id
+from properties.catalogue import Violation, covers, covers_topics
 
 _JOIN_OR_SYNC = frozenset({"JoinGroup", "SyncGroup"})
 
 
-def _partitions(assignment) -> tuple | None:
+def _partitions(assignment, config: Config) -> tuple | None:
+    """An assignment's partitions as the model numbers them (model/topics.py)."""
     if assignment is None:
         return None
     parts = getattr(assignment, "partitions", assignment)
+    if config.second_partitions:
+        return tuple(sorted([partition_id(config, tp.topic, tp.partition) for tp in parts]))
     return tuple(sorted([tp.partition for tp in parts]))
+
+
+def _subscribed(g, config: Config) -> int | None:
+    """The topics (a mask) the members of the implementation's group subscribe to in their JoinGroup
+    metadata for its protocol; None with a static member among them (catalogue.covers_topics)."""
+    mask = 0
+    for m in g.members.values():
+        if m.group_instance_id is not None:
+            return None
+        if g.protocol_name in m.protocols():
+            mask |= mask_of(config, m.metadata(g.protocol_name).topics)
+    return mask
 
 
 class ImplChecker:
@@ -82,7 +98,8 @@ class ImplChecker:
             if before is not None and before[:5] == group:
                 group = before  # the stored assignments change only with the state, generation or members
             else:
-                group += (tuple(sorted([(m.member_id, _partitions(m.assignment)) for m in g.members.values()])),)
+                group += (tuple(sorted([(m.member_id, _partitions(m.assignment, self.config)) for m in g.members.values()])),
+                          _subscribed(g, self.config) if self.config.second_partitions else None)
         record = sim.cluster.offsets_log._partitions[sim.group_partition].get(self._record_key)
         persisted = None if record is None else record.generation
         if rows is not None and previous is not None:
@@ -115,7 +132,7 @@ class ImplChecker:
                 return _v("impl-no-busy-loop", f"consumer {c} is {state} and its poll would block 0 ms: the "
                                                "timeout comes from a heartbeat timer that does not run")
         if group is not None and not (clean and group == prev[1]):
-            _gid, state, generation, leader_id, members, stored = group
+            _gid, state, generation, leader_id, members, stored, subscribed = group
             if members and leader_id not in members:
                 return _v("leader-is-member", f"leader {leader_id!r} is not among the members {list(members)}")
             if not members and leader_id is not None:
@@ -132,7 +149,9 @@ class ImplChecker:
                         self.stored.setdefault((generation, member_id), partitions)
             if state == "Stable":
                 owned = sorted(p for _, parts in stored for p in (parts or ()))
-                if len(set(owned)) != len(owned) or not covers(owned, self.config.partitions, self.topic_partitions):
+                if len(set(owned)) != len(owned) or not (
+                        covers_topics(owned, self.config, self.topic_partitions, subscribed) if self.config.second_partitions
+                        else covers(owned, self.config.partitions, self.topic_partitions)):
                     return _v("stable-group-covers-partitions", f"the Stable group's stored assignments cover {owned}")
         if clean and clients == prev[3] and persisted == prev[2]:
             return None

@@ -17,9 +17,11 @@ protocol, pattern subscriptions, and interceptors.
 Deviation: after ``updateGroupSubscription`` the leader in Kafka blocks inside the JoinGroup
 response handler in ``client.ensureFreshMetadata(timer(Long.MAX_VALUE))`` when a metadata refresh
 is requested or due.  A nested, unbounded poll inside a completion handler would hang a simulated
-world in which the network or the clock is stopped; here the leader assigns from the metadata at
-hand, and the metadata snapshot check in ``rejoin_needed_or_pending`` makes it rejoin once a
-refresh shows different partition counts (the same mechanism Kafka relies on for later changes).
+world in which the network or the clock is stopped; here the leader awaits it only when the group
+subscribes to a topic outside its own subscription (``requestUpdateForNewTopics`` lifts the refresh
+backoff, so the first nested poll refreshes), and otherwise assigns from the metadata at hand: the
+metadata snapshot check in ``rejoin_needed_or_pending`` makes it rejoin once a refresh shows
+different partition counts (the same mechanism Kafka relies on for later changes).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from impl.errors import (
     RebalanceInProgressException,
     RetriableCommitFailedException,
     RetriableException,
+    TimeoutException,
     TopicAuthorizationException,
     UnstableOffsetCommitException,
     WakeupException,
@@ -68,7 +71,7 @@ from impl.protocol import (
     Subscription,
     TopicPartition,
 )
-from impl.time import Time, Timer
+from impl.time import LONG_MAX, Time, Timer
 
 __all__ = [
     "ConsumerCoordinator", "ConsumerRebalanceListener", "MetadataSnapshot", "OffsetAndMetadata",
@@ -162,13 +165,12 @@ class SubscriptionState:
         return True
 
     def group_subscribe(self, topics: Iterable[str]) -> bool:
-        """The leader watches every topic the group subscribes to; True if that changed the
-        topics the metadata must cover."""
+        """``groupSubscribe``: the leader watches every topic the group subscribes to; True when
+        the group names a topic outside this consumer's own subscription."""
         if not self.has_auto_assigned_partitions():
             raise IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive")
-        before = self.metadata_topics()
         self.group_subscription = sorted(set(topics))
-        return self.metadata_topics() != before
+        return not set(self.group_subscription) <= set(self.subscription)
 
     def reset_group_subscription(self) -> None:
         self.group_subscription = []
@@ -710,9 +712,16 @@ class ConsumerCoordinator(AbstractCoordinator):
         # interested in, which ensures that all metadata changes will eventually be seen
         if self.subscriptions.group_subscribe(topics):
             self.cluster_metadata.set_topics(self.subscriptions.metadata_topics())
-        # Kafka then blocks in client.ensureFreshMetadata(infinite timer) inside this response
-        # handler; we assign from the metadata at hand instead (see the module docstring) and
-        # rely on the metadata snapshot to rejoin if it was stale.
+            self.cluster_metadata.request_update_for_new_topics()
+            # update metadata (if needed) and keep track of the metadata used for assignment so
+            # that we can check after rebalance completion whether anything has changed: Kafka's
+            # client.ensureFreshMetadata(infinite timer), inside this response handler. Awaited
+            # here only for new topics, whose update the backoff allows at once (one poll
+            # refreshes: at once in the simulated world, a round trip over TCP); an update merely
+            # requested or due is not awaited (see the module docstring): we assign from the
+            # metadata at hand and rely on the metadata snapshot to rejoin if it was stale.
+            if not self.client.ensure_fresh_metadata(self.time.timer(LONG_MAX)):
+                raise TimeoutException("Timeout awaiting metadata for the group's new topics")
         self.maybe_update_subscription_metadata()
 
     def on_leader_elected(self, leader_id: str, assignment_strategy: str,

@@ -202,6 +202,11 @@ class MetadataRequestAndVersion:
         self.is_partial_update = is_partial_update
 
 
+#: a last refresh long before any clock a world starts (see ``request_update_for_new_topics``);
+#: the model's twin is model.netclient.LONG_AGO
+LONG_AGO = -(2 ** 62)
+
+
 class Metadata:
     """``org.apache.kafka.clients.Metadata`` (consumer flavour: a fixed topic interest list).
 
@@ -311,6 +316,17 @@ class Metadata:
         self._need_full_update = True
         if reset_equivalent_response_backoff:
             self._equivalent_response_count = 0
+        return self._update_version
+
+    def request_update_for_new_topics(self) -> int:
+        """``requestUpdateForNewTopics``: "override the timestamp of last refresh to let immediate
+        update" (Kafka sets lastRefreshMs = 0, epoch time; the simulated worlds' clocks start at 0,
+        so long ago is :data:`LONG_AGO` here) and request a partial update; returns the current
+        ``update_version``."""
+        self._last_refresh_ms = LONG_AGO
+        self._need_partial_update = True
+        self._equivalent_response_count = 0
+        self._request_version += 1
         return self._update_version
 
     def set_topics(self, topics: Optional[Sequence[str]]) -> None:

@@ -178,6 +178,11 @@ def draw(seed: int, base: Config | None = None, pinned: dict | None = None) -> S
     if mix == "topics":
         age = fields["metadata_max_age_ms"] = _weighted(rng, _METADATA_AGE)[0]  # drawn last of all
         regimes.append(("metadata-age", f"{age // 1000}s"))
+        # a second topic its consumers change their subscriptions to and back (the walker's
+        # subscribe events), with another partition count than the first's: no draw, so every
+        # world keeps the draws it had
+        second = fields["second_partitions"] = 2 + (partitions + 1) % 3
+        regimes.append(("second-topic", f"{second}p"))
     assignor_bucket, _, (low, high) = _weighted(rng, _ASSIGNOR_DELAY)  # drawn last of all
     shortest = min(session, rebalance, request)
     fields["assignor_delay_ms"] = shortest * rng.randrange(low, high + 1) // 10 if high else 0

@@ -31,7 +31,7 @@ from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS,
     ADDED_PARTITIONS, CLOCK_JUMPS, COMMIT_SYNC_TIMEOUTS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit,
     CommitOversized, CommitSync,
     Connect, DeleteGroup, Deliver, Disconnect, Drop, Failover, Heal, Heartbeat, Late, Load, Partition, Pause, Poll, Redeploy, Restart,
-    Shutdown, Stall, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
+    Shutdown, Stall, Subscribe, Tick, Wakeup, as_event, boundary_ticks, idle, offers, pauses_of,
 )
 from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
@@ -189,6 +189,12 @@ class Mix:
     # while its OffsetCommit is in flight leaves the answer to a later poll (a late UNKNOWN_MEMBER_ID
     # or REBALANCE_IN_PROGRESS still acts), a retriable failure sleeps retry.backoff.ms and retries
     sync_commits: bool = False
+    # in worlds with a second topic (the swarm gives the topics mix's one), a consumer's
+    # application changes its subscription (``subscribe``: to the other topic, to both, and back)
+    # in a quarter of the steps, offered twice per live consumer whose application is idle; the
+    # set from the step's pick bits, no draw more. Its next poll rejoins; a change while its
+    # JoinGroup is in flight makes the leader assign by the old set, and the member refuses it
+    subscriptions: bool = False
 
     def __attrs_post_init__(self):
         if not 0 <= self.chance <= 1 or (self.load_chance is not None and not 0 < self.load_chance <= 1) \
@@ -210,7 +216,8 @@ class Mix:
 #: new coordinator loads the older generation: Heartbeats and SyncGroups of the newer one are
 #: answered ILLEGAL_GENERATION on live connections); ``clients``: consumers crashing, closing,
 #: their clocks jumping; ``topics``: partitions added to the subscribed topic (the swarm gives these
-#: worlds a metadata.max.age.ms that runs out, so the leader learns of them and rejoins), with some
+#: worlds a metadata.max.age.ms that runs out, so the leader learns of them and rejoins) and a
+#: second topic consumers change their subscriptions to and back, with some
 #: crashes, closes, failovers and clock jumps. Every mix but the default has applications that pause between polls: a
 #: rebalance, a failover or a reset then runs its course on the heartbeat thread alone (the
 #: situations of the issue's "an application that stops polling between rebalance steps"). In the
@@ -227,7 +234,7 @@ MIXES = {
                    stalls=True, wakeups=True, commit_loop=True, joining_shutdowns=True, redeploys=True, deletes=True,
                    sync_commits=True),
     "topics": Mix(0.3, ("add_partitions", "add_partitions", "crash", "close", "failover", "clock_jump"), weight=2,
-                  pause_chance=0.05),
+                  pause_chance=0.05, subscriptions=True),
 }
 DEFAULT_MIX = MIXES["default"]
 
@@ -242,7 +249,7 @@ def _alphabet(faults: str, disrupt: bool, mix: Mix, static: bool = False) -> fro
     the mix has them its redeploy; drops and
     disconnects while the fault budget lasts; the shutdown of a joining consumer and wakeups where
     the mix has them."""
-    key = (faults == "all", disrupt, mix.joining_shutdowns, mix.wakeups, mix.redeploys, static)
+    key = (faults == "all", disrupt, mix.joining_shutdowns, mix.wakeups, mix.redeploys, static, mix.subscriptions)
     kinds = _ALPHABETS.get(key)
     if kinds is None:
         kinds = {"poll", "heartbeat", "commit", "connect", "deliver", "load", "late"}
@@ -253,6 +260,8 @@ def _alphabet(faults: str, disrupt: bool, mix: Mix, static: bool = False) -> fro
             kinds |= {"drop", "disconnect"}
         if mix.wakeups:
             kinds.add("wakeup")
+        if mix.subscriptions:
+            kinds.add("subscribe")
         kinds = _ALPHABETS[key] = frozenset(kinds)
     return kinds
 
@@ -347,6 +356,10 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
         elif cls is Shutdown:
             if _joining_with_answer(clients[fixed[0]]):
                 events += ((Shutdown, (fixed[0], pick)),) * (4 * mix.weight)
+        elif cls is Subscribe:
+            if not (pick >> 6) & 3:
+                subscribe = (Subscribe, (fixed[0], values[(pick >> 10) % len(values)], pick))
+                events += (subscribe, subscribe)
         elif cls is Wakeup:
             if idle(clients[fixed[0]], now) and not (pick >> 5) & 7:
                 add((Wakeup, (fixed[0], WAKEUP_LANDINGS[(pick >> 9) % len(WAKEUP_LANDINGS)], pick)))

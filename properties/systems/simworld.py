@@ -53,6 +53,7 @@ from impl.server.group_metadata_manager import OffsetKey
 from impl.time import INT_MAX, MockTime
 from model.config import REDEPLOYS, Config, redeployed
 from model.events import HANDLED, OVERSIZED, Close, as_event
+from model.topics import partition_id
 from model.world import chooser
 from properties.systems.wire_links import WireLinks
 
@@ -314,7 +315,7 @@ class SimWorld:
             new_member_join_timeout_ms=config.new_member_join_timeout_ms,
         )
         self.cluster = Cluster(config.brokers, offsets_partitions=config.offsets_partitions,
-                               topics={config.topic: config.partitions}, time=self.cluster_time,
+                               topics=self._topics(config), time=self.cluster_time,
                                rng=random.Random(seed), config=broker_config,
                                chooser=self._leader_chooser)
         self.group_partition = self.cluster.partition_for(config.group_id)
@@ -394,13 +395,24 @@ class SimWorld:
             "socket.connection.setup.timeout.ms": 2**62,
         }
 
+    @staticmethod
+    def _topics(config: Config) -> Dict[str, int]:
+        """The cluster's topics: the subscribed one and, in a world with one, the second topic
+        consumers may change their subscriptions to (model/topics.py)."""
+        topics = {config.topic: config.partitions}
+        if config.second_partitions:
+            topics[config.second_topic] = config.second_partitions
+        return topics
+
     def metadata_response(self) -> MetadataResponseData:
         """What a consumer's metadata holds: every broker (the model's clients always know all B
-        nodes) and the subscribed topic."""
+        nodes) and every topic a consumer may subscribe to (the model's metadata knows their
+        partition counts, whatever the consumer asked for)."""
         cluster = self.cluster
         brokers = [MetadataResponseBroker(b.broker_id, b.host, b.port) for b in cluster.brokers]
+        topics = [self.config.topic] + ([self.config.second_topic] if self.config.second_partitions else [])
         return MetadataResponseData(brokers=brokers,
-                                    topics=cluster.topic_metadata([self.config.topic]),
+                                    topics=cluster.topic_metadata(topics),
                                     cluster_id=cluster.cluster_id, controller_id=cluster.controller_id())
 
     def _seed_metadata(self, consumer: Consumer, now: int = 0) -> None:
@@ -491,10 +503,12 @@ class SimWorld:
         if self._committed[0] == end:
             return self._committed[1]
         offsets = {}
+        topics = (self.config.topic, self.config.second_topic) if self.config.second_partitions else (self.config.topic,)
         for key, value in log.read(self.group_partition):
             if isinstance(key, OffsetKey) and key.group == self.config.group_id and \
-                    key.topic_partition.topic == self.config.topic:
-                offsets[key.topic_partition.partition] = value.offset
+                    key.topic_partition.topic in topics:
+                tp = key.topic_partition
+                offsets[partition_id(self.config, tp.topic, tp.partition)] = value.offset
         committed = tuple(sorted(offsets.items()))
         self._committed = (end, committed)
         return committed
@@ -525,9 +539,14 @@ class SimWorld:
         consumer = self.consumers[c]
         coord = consumer.coordinator
         gen = coord.generation
-        topic = self.config.topic
-        assignment = tuple(sorted([tp.partition for tp in consumer.subscriptions.assigned_partitions()
-                                   if tp.topic == topic]))
+        config = self.config
+        if config.second_partitions:  # the model's ints (model/topics.py)
+            assignment = tuple(sorted([partition_id(config, tp.topic, tp.partition)
+                                       for tp in consumer.subscriptions.assigned_partitions()]))
+        else:
+            topic = config.topic
+            assignment = tuple(sorted([tp.partition for tp in consumer.subscriptions.assigned_partitions()
+                                       if tp.topic == topic]))
         return (_STATE_NAMES[coord.state], gen.generation_id, gen.member_id, assignment,
                 self._coordinator_of(c), self.client_live(c))
 
@@ -746,6 +765,22 @@ class SimWorld:
                 offsets = {tp: OffsetAndMetadata(n, metadata=too_long if tp in oversized else "")
                            for tp, n in offsets.items()}
             self._guard(c, self._woken(lambda: consumer.commit_async(offsets)))
+        return True
+
+    def _ev_subscribe(self, ev) -> bool:
+        """KafkaConsumer.subscribe with another set of topics (model.world's ``subscribe``, a world
+        with a second topic): the subscription changes; nothing is sent."""
+        from model.topics import SUBSCRIPTIONS, mask_of, topic_names
+
+        c = ev.c
+        if not self._client_runnable(c) or self._app_busy(c) or self.closing[c] is not None \
+                or not self.config.second_partitions or ev.topics not in SUBSCRIPTIONS:
+            return False
+        consumer = self.consumers[c]
+        if mask_of(self.config, consumer.subscriptions.subscription) == ev.topics:
+            return False
+        self._finish_assignment(c)
+        self._guard(c, lambda: consumer.subscribe(list(topic_names(self.config, ev.topics))))
         return True
 
     def _ev_commit_sync(self, ev) -> bool:

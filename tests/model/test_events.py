@@ -138,6 +138,7 @@ def _alphabet_of(world) -> list:
         out += [events.Poll(c), events.Heartbeat(c), events.Commit(c), events.Close(c), events.Shutdown(c),
                 events.Crash(c)]
         out += [events.CommitOversized(c, w) for w in events.OVERSIZED]
+        out += [events.Subscribe(c, topics) for topics in (1, 2, 3)]
         out += [cls(c, ms) for cls in (events.Pause, events.Stall) for ms in events.pauses_of(cfg)]
         out += [events.Wakeup(c, n) for n in events.WAKEUP_LANDINGS]
         out += [events.Restart(c, p) for p in events.PROCESSED]
@@ -200,8 +201,8 @@ def test_offers_follow_the_documented_order(worlds):
     """Per client (restart, redeploy, the application's calls, crash, clock jump, then slot by slot its
     connect, deliveries, drops and disconnect, then partitions), then the world's: the order the
     walker's draws depend on."""
-    per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "shutdown", "wakeup",
-                  "pause", "stall", "close", "crash", "clock_jump"]
+    per_client = ["restart", "redeploy", "poll", "heartbeat", "commit", "commit_oversized", "commit_sync", "subscribe",
+                  "shutdown", "wakeup", "pause", "stall", "close", "crash", "clock_jump"]
     per_slot = ["connect", "deliver", "drop", "disconnect"]
     world_level = ["load", "late", "failover", "broker_crash", "broker_restart", "append_error", "add_partitions",
                    "delete_group", "tick"]
