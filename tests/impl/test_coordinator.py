@@ -391,13 +391,24 @@ def test_two_consumers_join_and_leader_assigns(strategy, expected):
 
 
 def test_leader_that_assigned_without_topic_metadata_rejoins_when_metadata_arrives():
-    # the clock starts at 0: the bootstrap metadata refresh is held back by its backoff, so the
-    # first assignment is made without knowing the topic (no partitions assigned)
+    # the first Metadata answer does not name the topic yet (it is being created), so the first
+    # assignment is made without knowing it (no partitions assigned); the next refresh
+    # (metadata.max.age.ms) shows its partitions, the snapshot no longer matches, and the leader
+    # rejoins. (KafkaConsumer.subscribe lets the first refresh go at once: requestUpdateForNewTopics.)
     world = World(start_ms=0)
-    consumer, transport = world.consumer("a")
+    consumer, transport = world.consumer("a", metadata_max_age_ms=1000)
+    state = {"left": 1}
+
+    def without_topic(node, request, response):
+        if request.api_key == "Metadata" and state["left"]:
+            state["left"] -= 1
+            response.topics = []
+        return response
+
+    transport.response_filter = without_topic
     run_until([consumer], lambda: stable(consumer) and consumer.assignment() == ALL_TPS)
     syncs = transport.requests("SyncGroup")
-    assert syncs[0].assignments[0].assignment.partitions == []
+    assert state["left"] == 0 and syncs[0].assignments[0].assignment.partitions == []
     assert syncs[-1].assignments[0].assignment.partitions == ALL_TPS
     assert consumer.coordinator.generation.generation_id == 2
 

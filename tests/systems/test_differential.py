@@ -599,8 +599,8 @@ def test_the_implementation_checks_recheck_what_was_never_checked_clean():
     from properties.impl_checks import ImplChecker
 
     checker = ImplChecker(Config())
-    clean = (0, (1, "Stable", 1, "a", ("a",), (("a", (0, 1, 2, 3, 4, 5)),)), 1, (), None)
-    broken = (0, (1, "Stable", 1, "b", ("a",), (("a", (0, 1, 2, 3, 4, 5)),)), 1, (), None)
+    clean = (0, (1, "Stable", 1, "a", ("a",), (("a", (0, 1, 2, 3, 4, 5)),), None), 1, (), None)
+    broken = (0, (1, "Stable", 1, "b", ("a",), (("a", (0, 1, 2, 3, 4, 5)),), None), 1, (), None)
     assert checker.check(clean, clean, ("tick", 1, 0)) is None  # never checked clean before: checked now
     assert checker.check(clean, clean, ("tick", 1, 0)) is None  # checked clean: skipped, still clean
     assert checker.check(clean, broken, ("tick", 1, 0)).property == "leader-is-member"
