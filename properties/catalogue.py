@@ -324,6 +324,11 @@ CATALOGUE = (
              "An application's commitSync returned at its timeout (TimeoutException) with its OffsetCommit still "
              "in flight: the answer is handled by a later poll, whatever it says.",
              "ConsumerCoordinator.commitOffsetsSync, KafkaConsumer.commitSync(Duration) (KIP-266)"),
+    Property("assignment-of-old-subscription", SOMETIMES,
+             "A consumer's subscription changed while its JoinGroup was in flight: the leader assigned by the "
+             "topics that JoinGroup named, and the consumer, no longer subscribed to one of them, took none of "
+             "its assignment and rejoined with its current subscription.",
+             "ConsumerCoordinator.onJoinComplete (checkAssignmentMatchedSubscription), rejoinNeededOrPending"),
     Property("poll-timeout-leave", SOMETIMES,
              "The heartbeat thread leaves the group because the application has not polled within "
              "max.poll.interval.ms (KIP-62: an application that pauses between polls).", f"{REF} §3.5"),
@@ -766,6 +771,8 @@ class Checker:
                             f"client {c} marked the coordinator unknown ({entry.cause}) when none was known",
                         )
                     marking, known[c] = c, None
+            elif tag == "assignment_refused":
+                self.coverage["assignment-of-old-subscription"] += 1
             elif tag == "commit_sync_done":
                 if entry.outcome == "timeout" and entry.in_flight:
                     self.coverage["commit-sync-timed-out"] += 1

@@ -278,6 +278,23 @@ _DEFS = [
      [("c.client.poll_no_wakeup()\nnow = c.time.milliseconds()",
        "c.client.poll_no_wakeup()\nif c.state.has_not_joined_group() or self.has_failed():  # MUTANT: re-checked\n"
        "    self.disable()\n    return \"disable\"\nnow = c.time.milliseconds()")]),
+    ("subscription_change_not_rejoined", "a consumer whose subscription changed does not rejoin "
+     "(rejoinNeededOrPending's joinedSubscription check missing): the group keeps assigning by the old one",
+     f"{_CC}.ConsumerCoordinator.rejoin_needed_or_pending", "missing check",
+     [("if self.joined_subscription is not None and self.joined_subscription != self.subscriptions.subscription:",
+       "if False:  # MUTANT: the subscription is not compared with the joined one")]),
+    ("assignment_not_matched_to_subscription", "onJoinComplete takes an assignment without checking it against "
+     "the current subscription (checkAssignmentMatchedSubscription missing): a subscription changed while the "
+     "JoinGroup was in flight meets partitions of a topic the consumer dropped",
+     f"{_CC}.ConsumerCoordinator.on_join_complete", "missing check",
+     [("if not self.subscriptions.check_assignment_matched_subscription(assigned_partitions):",
+       "if False:  # MUTANT: the assignment is not matched to the subscription")]),
+    ("leader_assigns_without_new_topic_metadata", "the leader assigns without awaiting the metadata of the "
+     "topics only other members subscribe to (updateGroupSubscription's ensureFreshMetadata missing): those "
+     "topics go unassigned until a refresh makes it rejoin",
+     f"{_CC}.ConsumerCoordinator._update_group_subscription", "missing step",
+     [("if not self.client.ensure_fresh_metadata(self.time.timer(LONG_MAX)):",
+       "if False:  # MUTANT: the new topics' metadata is not awaited")]),
     ("join_timeout_not_extended", "JoinGroup is sent with request.timeout.ms instead of max(request timeout, rebalance "
      "timeout + 5000)", f"{_AC}.AbstractCoordinator.join_group_request_timeout_ms", "wrong timeout",
      [("return join_group_request_timeout_ms(", "return self.client.default_request_timeout_ms()  # MUTANT: not "
