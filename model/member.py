@@ -437,7 +437,11 @@ def _update_group_subscription(s: Step, members) -> None:
     s.group_subscription = topics
     if topics & ~s.subscription:
         request_update_for_new_topics(s)
-        net.maybe_refresh_metadata(s)  # awaitMetadataUpdate's poll: the updater serves it at once
+        # ensureFreshMetadata(timer(Long.MAX_VALUE)) → awaitMetadataUpdate: client.poll(timer)
+        # until the update version moves on; the backoff was lifted, so the first poll's metadata
+        # updater refreshes (served at once, as every refresh here). A whole poll of the network
+        # client, nested in this response handler: it sends what is queued and fires what completed
+        net.poll(s, dispatch, True)
     maybe_update_subscription_metadata(s)
 
 

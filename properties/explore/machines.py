@@ -29,9 +29,10 @@ from properties.explore.walker import settle
 
 #: The kinds the ``step`` rule draws from: the protocol's own events (deliveries, connects, polls,
 #: heartbeats, commitAsync and commitSync of owned partitions, the coordinator's load, a broken connection's late
-#: request), an application's pause, and (in worlds with static members, where a restart is
-#: KIP-345's business) a dead process's restart.
-STEP_KINDS = frozenset({"restart", "deliver", "connect", "poll", "pause", "heartbeat", "commit", "commit_sync", "load", "late"})
+#: request), an application's pause, a subscription change (in worlds with a second topic), and (in
+#: worlds with static members, where a restart is KIP-345's business) a dead process's restart.
+STEP_KINDS = frozenset({"restart", "deliver", "connect", "poll", "pause", "heartbeat", "commit", "commit_sync", "subscribe",
+                        "load", "late"})
 #: The kinds the ``fault`` rule draws from (while the fault budget lasts; restarts as above), and in
 #: every world a dead process's redeploy with other settings and an Empty group's deletion.
 FAULT_KINDS = frozenset({"restart", "redeploy", "drop", "disconnect", "partition", "heal", "close", "crash",

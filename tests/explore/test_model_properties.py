@@ -28,3 +28,8 @@ def test_session_longer_than_rebalance_timeout():
 
 def test_group_max_size_two():
     run_state_machine_as_test(machine_for(Config(clients=3, brokers=1, group_max_size=2)))
+
+
+def test_consumers_changing_their_subscriptions_between_two_topics():
+    # subscribe events: to the second topic, both, and back; a change while a JoinGroup is in flight
+    run_state_machine_as_test(machine_for(Config(clients=3, brokers=2, partitions=4, second_partitions=3)))

@@ -19,3 +19,8 @@ def test_impl_agrees_with_the_model_three_clients_three_brokers():
 
 def test_impl_agrees_with_the_model_two_clients_one_broker_pre_v4_join():
     run_state_machine_as_test(machine_for(Config(clients=2, brokers=1, partitions=3, join_group_version=3), system="impl"))
+
+
+def test_impl_agrees_with_the_model_as_consumers_change_their_subscriptions():
+    config = Config(clients=3, brokers=2, partitions=4, second_partitions=3)
+    run_state_machine_as_test(machine_for(config, system="impl"))

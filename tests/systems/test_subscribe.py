@@ -172,3 +172,23 @@ def test_a_second_topic_must_sort_after_the_first_and_leave_room_below_its_base(
     with pytest.raises(ConfigError, match="below 100"):
         Config(second_partitions=2, partitions=97)
     assert Config(second_partitions=0, second_topic="a").second_partitions == 0  # no second topic: no rule
+
+
+def test_the_leaders_wait_for_new_topic_metadata_is_a_whole_nested_poll():
+    """Regression (the implementation's Hypothesis machine with a second topic, 2026-11-30, shrunk
+    to 93 events): a leader subscribed to the second topic alone assigns a group that also
+    subscribes to the first. ConsumerCoordinator.updateGroupSubscription → requestUpdateForNewTopics,
+    then ensureFreshMetadata → awaitMetadataUpdate → client.poll(timer): a whole poll of the network
+    client nested in the JoinGroup answer's handler, which also sent the FindCoordinator the
+    heartbeat thread had queued. The model refreshed the metadata without that poll and sent one
+    FindCoordinator fewer; it now polls (model.member._update_group_subscription)."""
+    import json
+    from pathlib import Path
+
+    from properties.campaign.counterexample import config_from_dict
+    from properties.systems.differential import compare
+
+    document = json.loads((Path(__file__).parent / "data" / "leader_new_topic_metadata_nested_poll.json").read_text())
+    config, schedule = config_from_dict(document["config"]), [tuple(e) for e in document["schedule"]]
+    assert any(e[0] == "subscribe" for e in schedule)
+    assert compare(config, schedule, seed=0).divergence is None
