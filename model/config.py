@@ -282,6 +282,7 @@ SETTINGS = {
     "groupcheck.assignor.delay.ms": "assignor_delay_ms",
     "groupcheck.static.clients": "static_clients",
     "groupcheck.static.twins": "static_twins",
+    "groupcheck.second.topic.partitions": "second_partitions",
 }
 
 # Kafka's class names for the assignors, accepted as well as the short names

@@ -39,7 +39,7 @@ from model.world import World, initial_world, step
 from properties.catalogue import Checker, Violation
 
 FAULT_KINDS = ("drop", "disconnect", "crash", "close", "broker_crash", "broker_restart", "failover", "redeploy",
-               "delete_group", "commit_sync")
+               "delete_group", "commit_sync", "subscribe")
 DEFAULT_FAULT_KINDS = ("drop", "disconnect", "crash")
 #: the protocol's own events, always in the alphabet (time is the tick the bounds allow)
 PROTOCOL_KINDS = ("poll", "heartbeat", "commit", "connect", "deliver", "load", "late", "tick")

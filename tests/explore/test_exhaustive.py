@@ -40,6 +40,11 @@ DELETED_COUNTS = (6355, 13603, 45)
 # (issue 37): 129 states without it
 COMMIT_SYNC = ["--clients", "1", "--horizon-ms", "1000", "--faults", "1", "--fault-kinds", "commit_sync", "--commits", "0"]
 COMMIT_SYNC_COUNTS = (299, 784, 23)
+# A consumer's application changes its subscription once (to the second topic, of one partition,
+# or to both) in a second of time (issue 37): 129 states without it, as the commitSync world's
+SUBSCRIBE = ["--clients", "1", "--horizon-ms", "1000", "--faults", "1", "--fault-kinds", "subscribe", "--commits", "0",
+             "--set", "groupcheck.second.topic.partitions=1"]
+SUBSCRIBE_COUNTS = (2484, 6763, 27)
 
 
 def _explore_json(args, capsys) -> tuple[int, dict]:
@@ -103,6 +108,36 @@ def test_the_commit_sync_world_reaches_a_timeout_with_the_commit_in_flight():
         for event, new, violation in successors(state, bounds):
             assert violation is None
             reached += new.checker.coverage["commit-sync-timed-out"]
+            key = state_key(new)
+            if key not in seen:
+                seen.add(key)
+                frontier.append(new)
+    assert reached
+
+
+def test_the_subscription_world_is_exhausted_with_its_pinned_counts(capsys):
+    code, out = _explore_json(SUBSCRIBE, capsys)
+    assert code == 0 and out["exhausted"] and out["counterexample"] is None
+    assert _counts(out) == SUBSCRIBE_COUNTS
+    code, out = _explore_json([a if a != "1" or i != SUBSCRIBE.index("--faults") + 1 else "0"
+                               for i, a in enumerate(SUBSCRIBE)], capsys)
+    assert code == 0 and out["states"] == 129  # what the subscription change adds is all the rest
+
+
+def test_the_subscription_world_reaches_an_assignment_of_the_old_subscription():
+    """The explored space holds the corner the event is for: the subscription changed while the
+    JoinGroup was in flight, and the member refused the assignment of the topic it dropped (the
+    catalogue's assignment-of-old-subscription)."""
+    from properties.explore.exhaustive import Bounds, initial_state, state_key, successors
+
+    config = command.explore_config(clients=1, settings=["groupcheck.second.topic.partitions=1"])
+    bounds = Bounds(horizon_ms=1000, faults=1, fault_kinds=("subscribe",), commits=0)
+    frontier, seen, reached = [initial_state(config, bounds)], set(), 0
+    while frontier and not reached:
+        state = frontier.pop()
+        for event, new, violation in successors(state, bounds):
+            assert violation is None
+            reached += new.checker.coverage["assignment-of-old-subscription"]
             key = state_key(new)
             if key not in seen:
                 seen.add(key)
