@@ -45,6 +45,8 @@ _NOTES = {
     "reset": lambda e: f"c{e.c} reset by {e.api} {name_of(e.error)}",
     "dropped": lambda e: f"c{e.c} slot {e.slot}: {e.api} lost",
     "assign": lambda e: f"c{e.c} assigned {list(e.partitions)}",
+    "subscribed": lambda e: f"c{e.c} subscribes to {', '.join(e.topics)}",
+    "assignment_refused": lambda e: f"c{e.c} refuses {list(e.partitions)}: not its subscription now",
 }
 
 

@@ -294,7 +294,8 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
     commits an eighth of them carry metadata too long for some partitions, ``which`` from the
     pick); a joining consumer's shutdown while an answer waits unread (``4 * weight`` times, mixes
     with joining shutdowns); a wakeup in an eighth of the steps (mixes with wakeups; not while the
-    application is busy); per slot a connect twice, a due delivery four times per direction, one
+    application is busy); a subscription change, offered twice, in a quarter of the steps (mixes with
+    subscriptions, worlds with a second topic; the set from the pick); per slot a connect twice, a due delivery four times per direction, one
     drop (its direction from the pick when both ends carry messages) and, for three open links in
     ten (a draw each), a disconnect (``processed`` from the pick: lost or handled a quarter each,
     late half). Then the walker's own draws: an application's pause or stall (a random client,
