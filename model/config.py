@@ -153,8 +153,7 @@ class Config:
         if not self.topic:
             raise ConfigError("topic must be a non-empty string, got ''")
         if self.second_partitions:
-            from model.events import MAX_ADDED_PARTITIONS
-            from model.topics import SECOND_BASE
+            from model.topics import MAX_ADDED_PARTITIONS, SECOND_BASE
 
             if not self.second_topic or self.second_topic <= self.topic:
                 raise ConfigError(f"second_topic ({self.second_topic!r}) must be a topic name sorting after topic "

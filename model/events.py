@@ -76,7 +76,7 @@ from model.client import CONNECTING
 from model.config import REDEPLOYS
 from model.errors import Errors
 from model.tagged import tagged
-from model.topics import SUBSCRIPTIONS
+from model.topics import MAX_ADDED_PARTITIONS, SUBSCRIPTIONS  # noqa: F401 - importers find MAX_ADDED_PARTITIONS here too
 
 # -- parameter domains ---------------------------------------------------------------------------
 
@@ -106,7 +106,6 @@ APPEND_ERRORS = (Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_LEADER_OR_FOLLOWER, Erro
                  Errors.MESSAGE_TOO_LARGE)
 APPEND_ERROR_CODES = tuple(int(e) for e in APPEND_ERRORS)  # events carry plain codes (a schedule is JSON)
 MAX_APPEND_ERRORS = 2  # failures waiting at once
-MAX_ADDED_PARTITIONS = 4  # add_partitions grows the topic by at most this many in one world
 ADDED_PARTITIONS = (1, 2)  # an add_partitions event grows the topic by one of these
 TICKS = (1, 5, 20, 100, 500, 1500, 4000)  # small time steps
 CLOCK_JUMPS = (-9000, -3000, -500, 500, 3000, 9000)

@@ -22,6 +22,8 @@ FIRST, SECOND, BOTH = 1, 2, 3
 SUBSCRIPTIONS = (FIRST, SECOND, BOTH)
 #: partition i of the second topic is SECOND_BASE + i (the first topic stays below it, even grown)
 SECOND_BASE = 100
+#: add_partitions grows the first topic by at most this many in one world (model.events offers it)
+MAX_ADDED_PARTITIONS = 4
 
 
 def topic_names(config, mask: int) -> tuple:
