@@ -24,7 +24,6 @@ from model.assignors import ASSIGNORS
 from model.client import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, UNJOINED, Step, SyncCommit
 from model.errors import DISCONNECT, NO_AVAILABLE_BROKERS, UNJOINED_GROUP, Errors, is_retriable, name_of
 from model.events import OVERSIZED  # noqa: F401 - defined with the commit_oversized event
-from model.topics import FIRST, SECOND, SECOND_BASE, topic_names, topic_of
 from model.messages import (
     NO_GENERATION,
     FindCoordinatorRequest,
@@ -34,6 +33,7 @@ from model.messages import (
     OffsetCommitRequest,
     SyncGroupRequest,
 )
+from model.topics import FIRST, SECOND, SECOND_BASE, topic_names, topic_of
 
 PROTOCOL_TYPE = "consumer"
 
@@ -429,8 +429,9 @@ def _update_group_subscription(s: Step, members) -> None:
     """ConsumerCoordinator.updateGroupSubscription, in onLeaderElected: the leader watches every
     topic its group subscribes to (SubscriptionState.groupSubscribe: true when the group names a
     topic outside its own subscription, and then requestUpdateForNewTopics), awaits fresh metadata
-    when an update is requested or due (ConsumerNetworkClient.ensureFreshMetadata: served at once,
-    the refresh backoff was lifted), and takes the new metadataSnapshot it will assign from."""
+    (ConsumerNetworkClient.ensureFreshMetadata) and takes the new metadataSnapshot it will assign
+    from. Awaited only for new topics, as impl/ does (its module docstring says why): an update
+    merely requested or due is not, and the leader assigns from the metadata at hand."""
     topics = 0
     for _, metadata in members:
         topics |= _subscription_mask(s.config, metadata)
