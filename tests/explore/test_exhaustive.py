@@ -86,13 +86,20 @@ def test_the_deleted_group_world_is_exhausted_with_its_pinned_counts(capsys):
     assert code == 0 and out["states"] == 4004  # what the deletion adds: the group's second incarnation
 
 
-def test_the_commit_sync_world_is_exhausted_with_its_pinned_counts(capsys):
-    code, out = _explore_json(COMMIT_SYNC, capsys)
+def _exhausted_with_and_without_its_fault(args, counts, without_states, capsys) -> None:
+    """The world of *args* (one fault of one kind) is exhausted with its pinned *counts*, and has
+    *without_states* states with no fault: what the fault kind adds is all the rest."""
+    code, out = _explore_json(args, capsys)
     assert code == 0 and out["exhausted"] and out["counterexample"] is None
-    assert _counts(out) == COMMIT_SYNC_COUNTS
-    code, out = _explore_json([a if a != "1" or i != COMMIT_SYNC.index("--faults") + 1 else "0"
-                               for i, a in enumerate(COMMIT_SYNC)], capsys)
-    assert code == 0 and out["states"] == 129  # what the commitSync adds is all the rest
+    assert _counts(out) == counts
+    faults = args.index("--faults") + 1
+    assert args[faults] == "1"
+    code, out = _explore_json(args[:faults] + ["0"] + args[faults + 1:], capsys)
+    assert code == 0 and out["states"] == without_states
+
+
+def test_the_commit_sync_world_is_exhausted_with_its_pinned_counts(capsys):
+    _exhausted_with_and_without_its_fault(COMMIT_SYNC, COMMIT_SYNC_COUNTS, 129, capsys)
 
 
 def _space_reaches(config, bounds, sometimes: str) -> bool:
@@ -125,12 +132,7 @@ def test_the_commit_sync_world_reaches_a_timeout_with_the_commit_in_flight():
 
 
 def test_the_subscription_world_is_exhausted_with_its_pinned_counts(capsys):
-    code, out = _explore_json(SUBSCRIBE, capsys)
-    assert code == 0 and out["exhausted"] and out["counterexample"] is None
-    assert _counts(out) == SUBSCRIBE_COUNTS
-    code, out = _explore_json([a if a != "1" or i != SUBSCRIBE.index("--faults") + 1 else "0"
-                               for i, a in enumerate(SUBSCRIBE)], capsys)
-    assert code == 0 and out["states"] == 129  # what the subscription change adds is all the rest
+    _exhausted_with_and_without_its_fault(SUBSCRIBE, SUBSCRIBE_COUNTS, 129, capsys)
 
 
 def test_the_subscription_world_reaches_an_assignment_of_the_old_subscription():
