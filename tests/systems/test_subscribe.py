@@ -53,7 +53,7 @@ def test_a_consumer_that_subscribes_to_the_second_topic_rejoins_and_takes_it_and
 
 
 def test_the_leader_assigns_a_topic_only_another_member_subscribes_to_in_the_same_generation():
-    """Client 0 leads on the first topic while client 1 moves to both: the leader's
+    """The leader stays on the first topic while the other member moves to both: the leader's
     updateGroupSubscription asks for the new topic's metadata at once (requestUpdateForNewTopics)
     and awaits it (ensureFreshMetadata), so the generation that follows assigns the second topic too
     and no further rebalance is needed; without the wait (a mutant) the leader assigns the first
