@@ -461,6 +461,16 @@ TURNS = 8  # a settle round's turns at most: deliveries, heartbeats and polls, t
 QUIET_TICK_MAX_MS = 1000  # the longest jump between settle rounds
 
 
+def _arriving(world: World) -> bool:
+    """A message is on its way that has not arrived yet (the head of its link arrives later)."""
+    now = world.now
+    for row in world.links:
+        for link in row:
+            if (link.to_broker and link.to_broker[0][0] > now) or (link.to_client and link.to_client[0][0] > now):
+                return True
+    return False
+
+
 def _next_quiet_tick(world: World) -> int:
     """How far time may jump while nothing is in transit: to the next coordinator timer, client
     heartbeat or end of a client's stall, at most 1 s (so every timer is met by a poll before it
@@ -533,6 +543,11 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     *max_events* bounds a burst of quiet time that cannot converge (a partition, a dead broker).
     *companion* and *on_step* (see :func:`walk`) see every event too.
 
+    A turn in which nothing happened, with no message still on its way, ends the round: the world
+    is stuck (a partition, a broker down, a reconnect or retry backoff) and the turns left would
+    only repeat it a latency tick at a time; time jumps on as at the end of any busy round (250 ms).
+    *max_events* is charged what those turns would have spent, so a burst covers the same time.
+
     Idle calls are not offered (issue 37: they were two events in three of a campaign and told
     nothing): a heartbeat-thread iteration, or a poll after a round's first turn, that would only
     move the consumer's timers (:func:`_idle`: nothing sent, read, fired or changed) is skipped, as
@@ -595,6 +610,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
         if world.leader is not None and world.brokers[world.leader].loading:
             world = apply(world, Load(world.leader, 0))
         for turn in range(TURNS):
+            turn_start, calls = world, 0
             for c, client in enumerate(world.clients):
                 if not client.alive:
                     continue
@@ -613,9 +629,16 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
             for c, client in enumerate(world.clients):
                 if client.live or client.closing:
                     if client.heartbeat_enabled:
-                        world = unless_idle(world, _HEARTBEATS[c])
-                    world = unless_idle(world, _POLLS[c], None if turn else poll_margin)
+                        world, calls = unless_idle(world, _HEARTBEATS[c]), calls + 1
+                    world, calls = unless_idle(world, _POLLS[c], None if turn else poll_margin), calls + 1
             if not _busy(world):
+                break
+            if world is turn_start and not _arriving(world):
+                # stuck (a partition, a broker down, a backoff): the turns left would be the same
+                # again, a latency tick each; the round ends and time jumps on instead, and the
+                # budget is charged what those turns would have spent
+                if budget_end is not None:
+                    budget_end -= (TURNS - 1 - turn) * (calls + 1)
                 break
             world = apply(world, Tick(latency, 0))
         if checker is not None and violation is None and checker.check_eventually(world) is None:

@@ -399,13 +399,6 @@ _DEFS = [
 # Realistic bugs the world's random search does not reach within the default budget (the model's: UNREACHED
 # in model/variants.py); they run with ``--only NAME`` or ``--unreached``; tests/mutation shows each one applies.
 WHY_UNREACHED: Dict[str, str] = {
-    "static_replacement_expiry_with_new_timeout":
-        "the old session timeout rules a replaced static member only from its replacement to its first "
-        "heartbeat (a heartbeat interval later): the new process must be redeployed with another session "
-        "timeout, join a Stable group, then die or stand still inside that window, and the coordinator's "
-        "clock pass the old timeout before the new one; the swarm's redeploys (a sixth of them with another "
-        "session timeout) put no tick there in 2,000 interleavings. tests/systems/test_redeploy.py's "
-        "schedule kills it",
     "unsent_expiry_no_node_stop":
         "needs a node's unsent queue with a live head and an expired request behind it: requests of one "
         "node expire in the order they were queued unless their timeouts differ (a JoinGroup's is the "

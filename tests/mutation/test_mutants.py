@@ -436,28 +436,28 @@ SWARM_KILLS = {
     "sync_accepts_stale_generation": (547, "impl-matches-model"),
     "commit_accepts_stale_generation": (93, "impl-matches-model"),
     "heartbeat_rebalance_no_rejoin": (2, "impl-matches-model"),
-    "heartbeat_rechecks_state_after_poll": (72, "impl-matches-model"),
+    "heartbeat_rechecks_state_after_poll": (4, "impl-matches-model"),
     "subscription_change_not_rejoined": (24, "impl-matches-model"),
     "assignment_not_matched_to_subscription": (206, "impl-matches-model"),
     "leader_assigns_without_new_topic_metadata": (24, "impl-matches-model"),
-    "join_complete_without_generation_check": (273, "impl-matches-model"),
+    "join_complete_without_generation_check": (20, "impl-matches-model"),
     "coordinator_disconnect_unseen": (1, "impl-matches-model"),
     "join_without_rebalance_timeout": (1, "impl-matches-model"),
-    "commit_fencing_ignored": (12, "impl-matches-model"),
+    "commit_fencing_ignored": (15, "impl-matches-model"),
     "join_group_not_memoised": (1, "one-join-or-sync-in-flight"),
     "heartbeat_error_drops_coordinator": (1, "impl-matches-model"),
     "sync_rebalance_in_progress_resets": (2, "impl-matches-model"),
     "member_id_required_not_adopted": (1, "impl-matches-model"),
     "retriable_join_failure_resets_member": (2, "impl-matches-model"),
     "heartbeat_disabled_until_stable": (1, "impl-matches-model"),
-    "heartbeat_lookup_without_backoff": (15, "impl-matches-model"),
+    "heartbeat_lookup_without_backoff": (2, "impl-matches-model"),
     "failed_lookup_not_cleared": (1, "impl-matches-model"),
     "no_pending_sync_deadline": (5, "impl-matches-model"),
     "pending_sync_expiry_keeps_members": (5, "impl-matches-model"),
     "parked_members_expire": (45, "impl-matches-model"),
     "v0_rebalance_timeout_not_defaulted": (20, "impl-matches-model"),
-    "generation_reset_join_future_kept": (273, "impl-no-hang"),
-    "pending_member_removal_no_join_check": (867, "impl-matches-model"),
+    "generation_reset_join_future_kept": (20, "impl-no-hang"),
+    "pending_member_removal_no_join_check": (556, "impl-matches-model"),
     "ownership_checked_before_loading": (338, "impl-matches-model"),
     "heartbeat_not_coordinator_unhandled": (139, "impl-matches-model"),
     "unsent_failed_every_poll": (2, "impl-matches-model"),
@@ -468,8 +468,8 @@ SWARM_KILLS = {
     "disconnect_keeps_coordinator": (2, "impl-matches-model"),
     "eager_revoke_keeps_assignment": (2, "impl-matches-model"),
     "heartbeat_rebalance_not_liveness": (29, "impl-matches-model"),
-    "no_brokers_lookup_memoised": (57, "impl-matches-model"),
-    "join_unknown_member_keeps_member_id": (13, "impl-matches-model"),
+    "no_brokers_lookup_memoised": (90, "impl-matches-model"),
+    "join_unknown_member_keeps_member_id": (14, "impl-matches-model"),
     "metadata_change_not_watched": (318, "impl-matches-model"),
     "follower_watches_metadata": (75, "impl-matches-model"),
     "oversized_metadata_accepted": (1, "impl-matches-model"),
@@ -482,19 +482,21 @@ SWARM_KILLS = {
     "static_replaced_only_when_stable": (3, "impl-no-crash"),
     "heartbeat_fenced_rejoins": (28, "impl-matches-model"),
     "pending_member_leave_rejected": (781, "impl-matches-model"),
-    "reset_without_join_prepare": (9, "impl-matches-model"),
+    "reset_without_join_prepare": (5, "impl-matches-model"),
     # issue 37: only the swarm with more twins kills it (the swarm of 0af15c8 left it alive after 2,000)
-    "commit_fenced_not_fatal": (208, "impl-matches-model"),
+    "commit_fenced_not_fatal": (260, "impl-matches-model"),
     # issue 37: only a process redeployed with other settings reaches them (the redeploy event)
     "rejoin_keeps_session_timeout": (776, "impl-matches-model"),
     "rejoin_keeps_rebalance_timeout": (1218, "impl-matches-model"),
     "static_replacement_ignores_protocols": (128, "impl-no-crash"),
+    # issue 37: unreached until the settle phase skipped idle calls (2026-11-30); seed 1357's walk then reaches it
+    "static_replacement_expiry_with_new_timeout": (1358, "impl-matches-model"),
     # issue 37: only a group deleted while a member still believes itself in it reaches them
     "commit_to_unknown_group_creates_it": (91, "impl-matches-model"),
     "deleted_group_record_kept": (91, "generation-advances-by-one"),
     # issue 37: only an application blocked in commitSync reaches them (the commit_sync event)
     "commit_sync_waits_past_its_timer": (89, "impl-matches-model"),
-    "commit_sync_retries_without_backoff": (1350, "impl-matches-model"),
+    "commit_sync_retries_without_backoff": (867, "impl-matches-model"),
 }
 
 
@@ -534,10 +536,10 @@ LATE_KILL = 150
 
 def test_a_late_kill_is_checked_where_it_was_measured():
     """hunt(first=...) runs interleaving *first* first: the kill of a mutant measured at interleaving
-    12 (seed 11) is found on the third interleaving from 9."""
+    15 (seed 14) is found on the third interleaving from 12."""
     search = Search(world="swarm")
-    near = search.hunt("commit_fencing_ignored", budget=5, first=9)
-    assert near.killed and near.interleavings == 3 and near.seed == 11
+    near = search.hunt("commit_fencing_ignored", budget=5, first=12)
+    assert near.killed and near.interleavings == 3 and near.seed == 14
 
 
 @pytest.fixture(scope="module")
