@@ -548,7 +548,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     only repeat it a latency tick at a time; time jumps on as at the end of any busy round (250 ms).
     *max_events* is charged what those turns would have spent, so a burst covers the same time.
 
-    Idle calls are not offered (issue 37: they were two events in three of a campaign and told
+    Idle calls are not offered (issue 37: they were nearly half the events of a campaign and told
     nothing): a heartbeat-thread iteration, or a poll after a round's first turn, that would only
     move the consumer's timers (:func:`_idle`: nothing sent, read, fired or changed) is skipped, as
     Kafka's heartbeat thread sleeps while it has nothing to do and an application is free to poll
