@@ -61,7 +61,7 @@ def test_quiet_time_keeps_every_poll_timer_running(monkeypatch):
     def generations_after_quiet_time():
         world = _stable(config)
         # no checker: no early end when the group is stable, so the rounds run their quiet time
-        end, violation = settle(world, None, None, [], max_rounds=200, until_stable=True)
+        end, violation = settle(world, None, None, [], max_rounds=40, until_stable=True)
         return world.group.generation, end.group.generation, end.now - world.now
 
     start, end, elapsed = generations_after_quiet_time()
