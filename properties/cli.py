@@ -420,7 +420,9 @@ def cmd_bench(args) -> int:
     else:
         print(
             f"impl: {result['steps_per_second']:.0f} differential steps/s (model and implementation stepped, "
-            f"observations compared, both sides checked), {result['clients']} clients, {result['brokers']} brokers, one core\n"
+            f"observations compared, both sides checked), {result['clients']} clients, {result['brokers']} brokers, one core; "
+            f"{result['interleavings_per_second']:.1f} of the walker's interleavings/s ({result['interleavings']:,} walks, "
+            f"{result['steps']:,} steps)\n"
             f"  where the time goes: implementation {result['share_impl']:.0%} "
             f"({result['impl_alone_steps_per_second']:.0f} steps/s alone), model {result['share_model']:.0%} "
             f"({result['model_alone_steps_per_second']:.0f} steps/s alone), comparison and property checks "

@@ -204,6 +204,8 @@ def test_bench_impl_prints_differential_steps_and_where_the_time_goes(capsys):
     assert code == 0
     result = json.loads(out)
     assert result["system"] == "impl" and result["steps_per_second"] > 0 and result["diverged"] == 0
+    per_walk = result["steps_per_second"] / result["steps"] * result["interleavings"]
+    assert result["interleavings"] > 0 and abs(result["interleavings_per_second"] - per_walk) <= 0.01 + per_walk / 100
     shares = result["share_impl"] + result["share_model"] + result["share_compare_and_checks"]
     assert 0.99 <= shares <= 1.01 or result["share_compare_and_checks"] == 0
 
