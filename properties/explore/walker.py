@@ -559,10 +559,14 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     repeats the run exactly."""
     budget_end = None if max_events is None else len(schedule) + max_events
 
+    def stopped() -> bool:
+        """At the first violation (the schedule ends with the failing event) or out of budget."""
+        return violation is not None or (budget_end is not None and len(schedule) >= budget_end)
+
     def apply(w, ev, stepped=None):
         nonlocal violation
-        if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
-            return w  # stop at the first violation: the schedule ends with the failing event
+        if stopped():
+            return w
         new, log = step(w, ev) if stepped is None else stepped
         if companion is not None:
             new, log, violation = _beside(companion, checker, w, ev, new, log, schedule, trace, on_step)
@@ -583,7 +587,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
         then it is not offered at all (neither the model, the companion nor the schedule sees it),
         and it counts against *max_events* as an applied event would."""
         nonlocal budget_end
-        if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
+        if stopped():
             return w
         new, log = step(w, ev)
         if _idle(w, new, ev.c, log) and (margin is None or _poll_timer_left(w, new, ev.c) > margin):
@@ -605,7 +609,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
     rounds = 0
     while rounds < max_rounds or (quiet_until is not None and world.now < quiet_until):
         rounds += 1
-        if violation is not None or (budget_end is not None and len(schedule) >= budget_end):
+        if stopped():
             return world, violation
         if world.leader is not None and world.brokers[world.leader].loading:
             world = apply(world, Load(world.leader, 0))
@@ -662,8 +666,7 @@ def settle(world: World, checker: Checker | None, trace: Trace | None, schedule:
 #: the consumer state's fields an idle heartbeat-thread iteration or poll moves: the timers' clock
 #: (Timer.update) and the poll timer's restart (``Heartbeat.poll``: max.poll.interval.ms)
 _IDLE_CLOCKS = ("poll_deadline_ms", "heartbeat_clock_ms")
-_CLIENT_FIELDS = ClientState._fields
-_CLOCK_AT = sorted(_CLIENT_FIELDS.index(f) for f in _IDLE_CLOCKS)
+_CLOCK_AT = sorted(ClientState._fields.index(f) for f in _IDLE_CLOCKS)
 assert _CLOCK_AT[1] == _CLOCK_AT[0] + 1, "the idle clocks are neighbours in ClientState (one slice each side)"
 _CLOCKS_FROM, _CLOCKS_TO = _CLOCK_AT[0], _CLOCK_AT[1] + 1
 _CLIENTS_AT, _STEPS_AT = World._fields.index("clients"), World._fields.index("steps")
