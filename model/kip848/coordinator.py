@@ -1,0 +1,279 @@
+"""The group coordinator's side of KIP-848 over one consumer group: an immutable :class:`Group`
+and the functions Kafka 4.1's ``GroupMetadataManager`` runs on it.
+
+``heartbeat``  ``consumerGroupHeartbeat`` (the request's validation in
+               ``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid`` first):
+               a leave at epoch -1; otherwise the member is found or created and its epoch
+               checked, the group epoch bumped when a member or a subscription changed, the
+               target assignment recomputed when the group epoch passed it, the member
+               reconciled, its session timer restarted;
+``expire``     the session and rebalance timers (``scheduleConsumerGroupSessionTimeout``,
+               ``scheduleConsumerGroupRebalanceTimeout``): a member fenced;
+``state``      ``ConsumerGroup.maybeUpdateGroupState``.
+
+Static members (instance ids, epoch -2) are not modelled yet: every member is dynamic.
+
+Each function returns the new group and a log: ``("bump", epoch)``, ``("target", epoch)``,
+``("fenced", member id, why)``, and ``("breach", what)`` where Kafka's own state check would throw
+(``ConsumerGroup.addPartitionEpochs``: "Cannot set the epoch of ... because the partition is still
+owned"), which a correct coordinator never reaches.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.kip848.assignment import NO_EPOCH, UNREVOKED_PARTITIONS, Member, reconcile, target_assignment
+
+# ConsumerGroupHeartbeatRequest's epochs
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1  # LEAVE_GROUP_MEMBER_EPOCH
+STATIC_LEAVE_EPOCH = -2  # LEAVE_GROUP_STATIC_MEMBER_EPOCH
+
+EMPTY, ASSIGNING, RECONCILING, STABLE = "EMPTY", "ASSIGNING", "RECONCILING", "STABLE"
+
+NONE = "NONE"
+FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
+UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
+INVALID_REQUEST = "INVALID_REQUEST"
+UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
+
+
+class Request(NamedTuple):
+    """ConsumerGroupHeartbeatRequest: None in an optional field means "unchanged"."""
+
+    member_id: str
+    epoch: int
+    rebalance_timeout_ms: int = -1
+    subscribed: tuple | None = None  # SubscribedTopicNames
+    owned: frozenset | None = None  # TopicPartitions
+
+
+class Response(NamedTuple):
+    """ConsumerGroupHeartbeatResponse."""
+
+    error: str
+    member_id: str = ""
+    epoch: int = 0
+    interval_ms: int = 0
+    assignment: frozenset | None = None  # sent on a full request or when the assignment changed
+
+
+class Group(NamedTuple):
+    """ConsumerGroup: its epochs, members, target assignment, partition epochs and timers."""
+
+    epoch: int = 0  # groupEpoch (0: not created yet)
+    assignment_epoch: int = 0  # the target assignment's epoch
+    members: tuple = ()  # Member, by member id
+    target: tuple = ()  # (member id, frozenset), by member id
+    partition_epochs: tuple = ()  # per partition: the owner's epoch, NO_EPOCH when free
+    sessions: tuple = ()  # (member id, deadline ms)
+    rebalances: tuple = ()  # (member id, epoch, deadline ms)
+
+    def member(self, member_id: str) -> Member | None:
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        return None
+
+    def target_of(self, member_id: str) -> frozenset:
+        for mid, parts in self.target:
+            if mid == member_id:
+                return parts
+        return frozenset()
+
+
+def new_group(partitions: int) -> Group:
+    return Group(partition_epochs=(NO_EPOCH,) * partitions)
+
+
+def state(group: Group) -> str:
+    """ConsumerGroup.maybeUpdateGroupState."""
+    if not group.members:
+        return EMPTY
+    if group.epoch > group.assignment_epoch:
+        return ASSIGNING
+    if any(not m.reconciled_to(group.assignment_epoch) for m in group.members):
+        return RECONCILING
+    return STABLE
+
+
+def heartbeat(group: Group, request: Request, now: int, config) -> tuple[Group, Response, list]:
+    """GroupCoordinatorService.consumerGroupHeartbeat → GroupMetadataManager.consumerGroupHeartbeat."""
+    invalid = _invalid(request)
+    if invalid is not None:
+        return group, Response(invalid, request.member_id, request.epoch), []
+    if request.epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+        return _leave(group, request, config)
+    return _regular(group, request, now, config)
+
+
+def _invalid(request: Request) -> str | None:
+    """throwIfConsumerGroupHeartbeatRequestIsInvalid (v1: MemberId is always required)."""
+    if not request.member_id:
+        return INVALID_REQUEST  # "MemberId can't be empty."
+    if request.epoch == JOIN_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            return INVALID_REQUEST  # "RebalanceTimeoutMs must be provided in first request."
+        if request.owned is None or request.owned:
+            return INVALID_REQUEST  # "TopicPartitions must be empty when (re-)joining."
+        if request.subscribed is None:
+            return INVALID_REQUEST  # "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null"
+    elif request.epoch == STATIC_LEAVE_EPOCH:
+        return INVALID_REQUEST  # "InstanceId can't be null." (no static members here)
+    elif request.epoch < STATIC_LEAVE_EPOCH:
+        return INVALID_REQUEST  # "MemberEpoch is invalid."
+    return None
+
+
+def _leave(group: Group, request: Request, config) -> tuple[Group, Response, list]:
+    """consumerGroupLeave (a dynamic member): fenced at once; the response echoes the epoch."""
+    member = group.member(request.member_id) if group.epoch > 0 else None
+    if member is None:
+        return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
+    group, log = fence(group, member.member_id, "left", config)
+    return group, Response(NONE, request.member_id, request.epoch), log
+
+
+def _epoch_error(member: Member, received: int, owned: frozenset | None, config) -> str | None:
+    """throwIfConsumerGroupMemberEpochIsInvalid."""
+    if received > member.epoch:
+        return FENCED_MEMBER_EPOCH  # "has a greater member epoch"
+    if received < member.epoch:
+        # "the response with the bumped epoch may have been lost"
+        subset = owned is not None and owned <= member.assigned
+        if received != member.previous_epoch or not subset:
+            return FENCED_MEMBER_EPOCH
+    return None
+
+
+def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, Response, list]:
+    """consumerGroupHeartbeat(context, groupId, memberId, memberEpoch, ...)."""
+    log: list = []
+    if group.epoch == 0 and not group.partition_epochs:
+        group = new_group(config.partitions)
+    member = group.member(request.member_id)
+    if member is None:
+        if request.epoch != JOIN_EPOCH:  # getOrMaybeCreateMember(memberId, false)
+            return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
+        member = Member(request.member_id)
+    error = _epoch_error(member, request.epoch, request.owned, config)
+    if error is not None:
+        return group, Response(error, request.member_id, request.epoch), []
+    # 1. Create or update the member; bump the group epoch if it is new or its subscription changed
+    updated = member
+    if request.rebalance_timeout_ms != -1:
+        updated = updated._replace(rebalance_timeout_ms=request.rebalance_timeout_ms)
+    if request.subscribed is not None:
+        updated = updated._replace(subscribed=tuple(sorted(request.subscribed)))
+    bump = group.epoch == 0 or (updated.subscribed != member.subscribed)
+    if group.member(member.member_id) is None:  # a new member is put into the group with this request
+        group = _put_member(group, updated, None, log)
+    group_epoch = group.epoch + 1 if bump else group.epoch
+    if bump:
+        group = group._replace(epoch=group_epoch)
+        log.append(("bump", group_epoch))
+    # 2. The target assignment, recomputed at the group epoch when it passed the target's
+    if group_epoch > group.assignment_epoch:
+        members = [updated if m.member_id == updated.member_id else m for m in group.members]
+        target = target_assignment(members, config.partitions, config.broken)
+        group = group._replace(assignment_epoch=group_epoch, target=tuple(sorted(target.items())))
+        log.append(("target", group_epoch))
+    # 3. Reconcile (maybeReconcile) unless the member is reconciled to the target already
+    if not updated.reconciled_to(group.assignment_epoch):
+        before = updated
+        updated = reconcile(updated, group.assignment_epoch, group.target_of(updated.member_id),
+                            lambda p: group.partition_epochs[p], request.owned, config.broken)
+        if updated != before:
+            if updated.state == UNREVOKED_PARTITIONS:
+                group = _set_rebalance(group, updated.member_id,
+                                       (updated.epoch, now + updated.rebalance_timeout_ms))
+            else:
+                group = _set_rebalance(group, updated.member_id, None)
+    group = _put_member(group, updated, group.member(updated.member_id), log)
+    group = _set_session(group, updated.member_id, now + config.session_timeout_ms)
+    full = (request.rebalance_timeout_ms != -1 and request.subscribed is not None and request.owned is not None)
+    changed = updated.assigned != member.assigned
+    send = request.epoch == JOIN_EPOCH or full or changed
+    if config.is_broken("assignment_only_when_changed"):
+        send = changed
+    return group, Response(NONE, updated.member_id, updated.epoch, config.heartbeat_interval_ms,
+                           updated.assigned if send else None), log
+
+
+def fence(group: Group, member_id: str, why: str, config) -> tuple[Group, list]:
+    """consumerGroupFenceMember: the member removed (its partition epochs with it:
+    ConsumerGroup.removeMember → maybeRemovePartitionEpoch; its target tombstoned), the group
+    epoch bumped, its timers cancelled."""
+    member = group.member(member_id)
+    epochs = list(group.partition_epochs)
+    if not config.is_broken("fenced_partitions_kept"):
+        for p in member.assigned | member.revoking:
+            if epochs[p] == member.epoch:  # removePartitionEpochs: only at the expected epoch
+                epochs[p] = NO_EPOCH
+    group = group._replace(
+        members=tuple(m for m in group.members if m.member_id != member_id),
+        target=tuple(t for t in group.target if t[0] != member_id),
+        partition_epochs=tuple(epochs),
+        epoch=group.epoch + 1,
+        sessions=tuple(s for s in group.sessions if s[0] != member_id),
+        rebalances=tuple(r for r in group.rebalances if r[0] != member_id))
+    return group, [("fenced", member_id, why), ("bump", group.epoch)]
+
+
+def next_due(group: Group) -> int | None:
+    """The earliest deadline of a session or rebalance timer, or None."""
+    dues = [d for _, d in group.sessions] + [d for _, _, d in group.rebalances]
+    return min(dues) if dues else None
+
+
+def expire(group: Group, now: int, config) -> tuple[Group, list]:
+    """Every timer due at *now*, in deadline order (then session before rebalance, then member id:
+    Kafka's timer wheel fires same-instant timers in an order the model fixes this way)."""
+    log: list = []
+    while True:
+        due = [(d, 0, mid, None) for mid, d in group.sessions if d <= now]
+        due += [(d, 1, mid, epoch) for mid, epoch, d in group.rebalances if d <= now]
+        if not due:
+            return group, log
+        _, kind, mid, epoch = min(due)
+        if kind == 0:
+            group, more = fence(group, mid, "session expired", config)
+        else:
+            group = _set_rebalance(group, mid, None)
+            member = group.member(mid)
+            more = []
+            # "if (member.memberEpoch() == memberEpoch)": fences only a member still at that epoch
+            if member is not None and member.epoch == epoch and not config.is_broken("rebalance_timeout_ignored"):
+                group, more = fence(group, mid, "rebalance timeout", config)
+        log += more
+
+
+def _put_member(group: Group, new: Member, old: Member | None, log: list) -> Group:
+    """ConsumerGroup.updateMember: the member replaced, its partition epochs moved
+    (maybeUpdatePartitionEpoch: removed at the old epoch, added at the new one)."""
+    epochs = list(group.partition_epochs)
+    if old is not None:
+        for p in old.assigned | old.revoking:
+            if epochs[p] == old.epoch:
+                epochs[p] = NO_EPOCH
+    for p in sorted(new.assigned | new.revoking):
+        if epochs[p] == NO_EPOCH or epochs[p] < new.epoch:
+            epochs[p] = new.epoch
+        else:  # addPartitionEpochs: "Cannot set the epoch ... because the partition is still owned"
+            log.append(("breach", f"partition {p} given to {new.member_id} at epoch {new.epoch} while "
+                                  f"still owned at epoch {epochs[p]}"))
+    members = tuple(sorted([m for m in group.members if m.member_id != new.member_id] + [new]))
+    return group._replace(members=members, partition_epochs=tuple(epochs))
+
+
+def _set_session(group: Group, member_id: str, deadline: int) -> Group:
+    return group._replace(sessions=tuple(sorted([s for s in group.sessions if s[0] != member_id]
+                                                + [(member_id, deadline)])))
+
+
+def _set_rebalance(group: Group, member_id: str, timer: tuple | None) -> Group:
+    rest = [r for r in group.rebalances if r[0] != member_id]
+    if timer is not None:
+        rest.append((member_id,) + timer)
+    return group._replace(rebalances=tuple(sorted(rest)))

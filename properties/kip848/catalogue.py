@@ -1,0 +1,206 @@
+"""What must hold in a KIP-848 world: the properties, and the checker that looks after every step.
+
+The properties share the shapes of :mod:`properties.catalogue` (:class:`Property`,
+:class:`Violation`); their names start with ``kip848-``. ``always`` ones are checked after every
+event by :class:`Checker` (over the world before and after and the step's log);
+``kip848-converges`` is the ``eventually`` one, checked by :func:`converged` at the end of a walk's
+quiet phase.
+"""
+
+from __future__ import annotations
+
+from model.kip848 import coordinator as coord
+from model.kip848 import membership as mm
+from model.kip848.assignment import NO_EPOCH, UNREVOKED_PARTITIONS
+from properties.catalogue import ALWAYS, EVENTUALLY, Property, Violation
+
+GMM = "GroupMetadataManager.consumerGroupHeartbeat"
+CAB = "CurrentAssignmentBuilder.computeNextAssignment"
+
+CATALOGUE = (
+    Property(
+        "kip848-one-owner-per-partition", ALWAYS,
+        "The coordinator never has a partition in two members' assigned or pending-revocation "
+        "partitions at once, and adds a partition to a member's assigned partitions only when its "
+        "partition epoch is -1 (nobody owns it) or the member itself is revoking it: a partition "
+        "moves only after its owner gave it up.",
+        f"{CAB} (unreleased partitions); ConsumerGroup.addPartitionEpochs; KAFKA-16147",
+    ),
+    Property(
+        "kip848-partition-epochs-match", ALWAYS,
+        "A partition's epoch is its owner's member epoch, and -1 exactly when no member holds it; "
+        "the coordinator never reaches addPartitionEpochs' IllegalStateException.",
+        "ConsumerGroup.maybeUpdatePartitionEpoch, removePartitionEpochs, addPartitionEpochs",
+    ),
+    Property(
+        "kip848-no-two-owners-at-one-epoch", ALWAYS,
+        "No two consumers hold the same partition while at the same member epoch: an old owner that "
+        "has not let go is at an older epoch than the new one.",
+        "KIP-848 §Reconciliation; KAFKA-19974",
+    ),
+    Property(
+        "kip848-epochs-bounded", ALWAYS,
+        "Member epochs never pass the target assignment's epoch, which never passes the group epoch; "
+        "the group epoch never decreases; a consumer's epoch never passes the target epoch either.",
+        f"{GMM} (steps 1-3); CurrentAssignmentBuilder.updateMemberEpoch",
+    ),
+    Property(
+        "kip848-target-is-a-partition", ALWAYS,
+        "Whenever the group is not ASSIGNING (its target is at the group epoch), the target "
+        "assignment gives each partition of the topic to exactly one subscribed member (none when no "
+        "member is subscribed).",
+        "TargetAssignmentBuilder; RangeAssignor.assignHomogeneousGroup",
+    ),
+    Property(
+        "kip848-revocation-bounded", ALWAYS,
+        "A member the coordinator holds in UNREVOKED_PARTITIONS has a rebalance timer for that "
+        "epoch that has not run out: a member that never releases its partitions is fenced within "
+        "its rebalance timeout (max.poll.interval.ms), so the others can get them.",
+        "GroupMetadataManager.maybeReconcile, scheduleConsumerGroupRebalanceTimeout",
+    ),
+    Property(
+        "kip848-legal-member-transitions", ALWAYS,
+        "A consumer's member state changes only along MemberState's table of valid previous states.",
+        "clients: MemberState (static block), AbstractMembershipManager.transitionTo",
+    ),
+    Property(
+        "kip848-outside-owns-nothing", ALWAYS,
+        "A consumer that is joining, unsubscribed, stale or failed holds no partitions: it released "
+        "them (onPartitionsRevoked or onPartitionsLost) on its way out.",
+        "AbstractMembershipManager.transitionToFenced, transitionToStale, leaveGroup, clearAssignment",
+    ),
+    Property(
+        "kip848-converges", EVENTUALLY,
+        "After the faults stop, every live consumer that is still subscribed ends STABLE holding its "
+        "target partitions at the target epoch, and the group is STABLE (a consumer made FATAL by an "
+        "answer never does).",
+        "KIP-848 §Reconciliation; Vanlightly/kafka-tlaplus EventuallyConverges",
+    ),
+)
+BY_NAME = {p.name: p for p in CATALOGUE}
+
+# states in which a consumer holds no partitions (FENCED still does until its poll runs
+# onPartitionsLost; LEAVING/PREPARE_LEAVING were cleared by close or still hold until STALE)
+_EMPTY_HANDED = (mm.JOINING, mm.UNSUBSCRIBED, mm.STALE, mm.FATAL)
+
+
+def _v(name: str, message: str) -> Violation:
+    return Violation(name, message)
+
+
+class Checker:
+    """The always properties over one walk's successive worlds."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def check(self, before, after, event, log) -> Violation | None:
+        return (self._group(before.group, after.group, log) or self._clients(after)
+                or self._transitions(log) or self._bounds(after))
+
+    def _group(self, before, group, log) -> Violation | None:
+        """The coordinator's side; the most specific property first (a partition handed over too
+        early breaks the ones after it as well)."""
+        for m in group.members:
+            old = before.member(m.member_id)
+            gained = m.assigned - (old.assigned if old is not None else frozenset())
+            for p in sorted(gained):
+                was = before.partition_epochs[p] if before.partition_epochs else NO_EPOCH
+                own = old is not None and p in old.revoking
+                if was != NO_EPOCH and not own:
+                    return _v("kip848-one-owner-per-partition",
+                              f"partition {p} was given to {m.member_id} while still owned at epoch {was}")
+        for entry in log:
+            if entry[0] == "breach":
+                return _v("kip848-partition-epochs-match", f"the coordinator would throw: {entry[1]}")
+        owner: dict = {}
+        for m in group.members:
+            for p in sorted(m.assigned | m.revoking):
+                if p in owner:
+                    return _v("kip848-one-owner-per-partition",
+                              f"partition {p} is held by {owner[p]} and by {m.member_id}")
+                owner[p] = m.member_id
+        for p, epoch in enumerate(group.partition_epochs):
+            m = group.member(owner[p]) if p in owner else None
+            expected = NO_EPOCH if m is None else m.epoch
+            if epoch != expected:
+                held = "nobody holds it" if m is None else f"{m.member_id} holds it at epoch {m.epoch}"
+                return _v("kip848-partition-epochs-match", f"partition {p} has epoch {epoch}; {held}")
+        if group.assignment_epoch > 0 and group.assignment_epoch == group.epoch:  # not ASSIGNING
+            # (fencing tombstones the fenced member's target and bumps the group epoch: the
+            # target is whole again once the next heartbeat recomputes it)
+            given = sorted(p for _, parts in group.target for p in parts)
+            subscribed = any(m.subscribed for m in group.members)
+            if given != (list(range(self.config.partitions)) if subscribed else []):
+                return _v("kip848-target-is-a-partition",
+                          f"the target at epoch {group.assignment_epoch} gives {given}")
+        return None
+
+    def _clients(self, world) -> Violation | None:
+        seen: dict = {}
+        for c, client in enumerate(world.clients):
+            if client is None:
+                continue
+            if client.owned and client.state in _EMPTY_HANDED:
+                return _v("kip848-outside-owns-nothing",
+                          f"consumer {c} is {client.state} and holds {sorted(client.owned)}")
+            if client.epoch <= 0:
+                continue
+            for p in sorted(client.owned):
+                other = seen.setdefault((client.epoch, p), c)
+                if other != c:
+                    return _v("kip848-no-two-owners-at-one-epoch",
+                              f"consumers {other} and {c} both hold partition {p} at epoch {client.epoch}")
+        return None
+
+    def _transitions(self, log) -> Violation | None:
+        for entry in log:
+            if entry[0] == "transition":
+                _, mid, old, new = entry
+                if old not in mm.PREVIOUS_VALID_STATES[new]:
+                    return _v("kip848-legal-member-transitions", f"{mid} went from {old} to {new}")
+        return None
+
+    def _bounds(self, world) -> Violation | None:
+        group = world.group
+        timers = {mid: (epoch, due) for mid, epoch, due in group.rebalances}
+        for m in group.members:
+            if m.state == UNREVOKED_PARTITIONS:
+                epoch, due = timers.get(m.member_id, (None, None))
+                if epoch != m.epoch or due < world.now:
+                    held = "none" if epoch is None else f"one for epoch {epoch} due at {due}"
+                    return _v("kip848-revocation-bounded",
+                              f"{m.member_id} is revoking at epoch {m.epoch} at {world.now} ms with a rebalance timer: {held}")
+        if group.assignment_epoch > group.epoch:
+            return _v("kip848-epochs-bounded",
+                      f"the target epoch {group.assignment_epoch} passed the group epoch {group.epoch}")
+        for m in group.members:
+            if m.epoch > group.assignment_epoch:
+                return _v("kip848-epochs-bounded",
+                          f"{m.member_id} is at epoch {m.epoch}, past the target epoch {group.assignment_epoch}")
+        for c, client in enumerate(world.clients):
+            if client is not None and client.epoch > group.assignment_epoch:
+                return _v("kip848-epochs-bounded",
+                          f"consumer {c} is at epoch {client.epoch}, past the target epoch {group.assignment_epoch}")
+        return None
+
+
+def converged(world, config) -> Violation | None:
+    """kip848-converges, at the end of a quiet phase."""
+    group = world.group
+    for c, client in enumerate(world.clients):
+        if client is None or client.closed:
+            continue
+        member = group.member(client.member_id)
+        if member is None:
+            return _v("kip848-converges", f"consumer {c} ({client.member_id}, {client.state}) is not a member")
+        target = group.target_of(client.member_id)
+        if (client.state != mm.STABLE or client.epoch != group.assignment_epoch or client.owned != target
+                or not member.reconciled_to(group.assignment_epoch)):
+            return _v("kip848-converges",
+                      f"consumer {c} is {client.state} at epoch {client.epoch} holding {sorted(client.owned)}; "
+                      f"the coordinator has it {member.state} at epoch {member.epoch}, target "
+                      f"{sorted(target)} at epoch {group.assignment_epoch}")
+    if coord.state(group) not in (coord.STABLE, coord.EMPTY):
+        return _v("kip848-converges", f"the group is {coord.state(group)}")
+    return None

@@ -1,0 +1,162 @@
+"""The seeded walker for KIP-848 worlds: seed → schedule → verdict.
+
+A walk draws ``steps`` events from those :func:`model.kip848.world.offers` enables, weighted so
+that the protocol's own traffic dominates and at most ``max_faults`` disruptions happen (a lost
+message, a timeout, a close, a crash, a long tick), checking every ``always`` property after each
+event. Then the disruptions stop and :func:`settle` gives the world quiet time, a round at a time
+(every consumer polls and heartbeats, every message is delivered, 100 ms pass), long enough for
+every timer a fault may have left (a session, a rebalance timeout, a poll timer, a request
+timeout) to run out twice; then ``kip848-converges`` is checked. The schedule is the events applied:
+:func:`replay` repeats a run exactly, and the trace hash (over the schedule and every world's
+canonical form) proves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import attrs
+
+from model.kip848.world import initial_world, offers, step
+from properties.catalogue import Violation
+from properties.kip848.catalogue import Checker, converged
+
+DEFAULT_STEPS = 150
+QUIET_ROUND_MS = 100
+
+# the weight of each kind in a walk's draw; faults are rationed by max_faults as well
+_WEIGHTS = {"poll": 6, "heartbeat": 8, "deliver": 8, "receive": 8, "tick": 4, "timeout": 2,
+            "lose": 1, "close": 0.3, "crash": 0.3, "restart": 1}
+_FAULTS = ("lose", "close", "crash")
+
+
+@attrs.frozen
+class Result:
+    seed: int
+    schedule: tuple
+    verdict: str  # "ok" | "counterexample"
+    violation: Violation | None
+    step: int | None  # index of the failing event, or None
+    trace_hash: str
+    world: object
+    walked: int  # events before the quiet phase
+
+
+def canonical(value):
+    """A world (or any part) with every set sorted: the same text in any process."""
+    if isinstance(value, frozenset):
+        return tuple(sorted(value))
+    if isinstance(value, tuple):
+        return tuple(canonical(v) for v in value)
+    return value
+
+
+class _Run:
+    def __init__(self, config):
+        self.config = config
+        self.world = initial_world(config)
+        self.checker = Checker(config)
+        self.schedule: list = []
+        self.digest = hashlib.sha256()
+        self.violation: Violation | None = None
+
+    def apply(self, event) -> bool:
+        """Step *event*; False once a property failed."""
+        new, log = step(self.world, event, self.config)
+        if new is self.world:
+            return True
+        self.schedule.append(tuple(event))
+        self.digest.update(repr((tuple(event), canonical(new))).encode())
+        self.violation = self.checker.check(self.world, new, event, log)
+        self.world = new
+        return self.violation is None
+
+
+def swarm(rng: random.Random, config):
+    """One seed's world and mix (swarm testing): the partition count and every timeout drawn
+    from values that reach each timer's corner in a walk, the weights of the fault kinds, and
+    whether one consumer's application stops polling from some event on (its poll timer runs out;
+    it is slow to revoke). Returns (config, weights by kind, (the stalled consumer, from which
+    event) or None)."""
+    session = rng.choice((2000, 3000, 6000))
+    config = attrs.evolve(
+        config, partitions=rng.choice((1, 2, 3, 4, 6)), session_timeout_ms=session,
+        heartbeat_interval_ms=rng.choice((500, 1000)) if session > 1000 else 500,
+        max_poll_interval_ms=rng.choice((2500, 4000, 8000)), request_timeout_ms=rng.choice((800, 1500, 3000)))
+    weights = dict(_WEIGHTS, lose=rng.choice((0, 1, 3)), timeout=rng.choice((1, 3)), tick=rng.choice((2, 4, 8)),
+                   close=rng.choice((0, 0.3)), crash=rng.choice((0, 0.3)))
+    stall = (rng.randrange(config.clients), rng.randrange(20, 100)) if rng.random() < 0.5 else None
+    return config, weights, stall
+
+
+def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swarm_world: bool = True) -> Result:
+    """One seeded walk. With *swarm_world* (the default) the seed also draws the world's partitions
+    and timeouts and the mix (:func:`swarm`); *config* gives the clients and the broken variants."""
+    rng = random.Random(seed)
+    weights_by_kind, stall = _WEIGHTS, None
+    if swarm_world:
+        config, weights_by_kind, stall = swarm(rng, config)
+    run = _Run(config)
+    faults = 0
+    while len(run.schedule) < steps:
+        enabled = [e for e in offers(run.world, config) if e[0] not in _FAULTS or faults < max_faults]
+        stalled = stall is not None and len(run.schedule) >= stall[1]
+        weights = [0.02 if stalled and e[0] == "poll" and e[1] == stall[0] else weights_by_kind[e[0]]
+                   for e in enabled]
+        event = rng.choices(enabled, weights)[0]
+        if event[0] == "tick" and event[1] > 200:
+            event = ("tick", event[1]) if faults < max_faults else ("tick", 50)
+        if event[0] in _FAULTS or (event[0] == "tick" and event[1] > 200):
+            faults += 1
+        if not run.apply(event):
+            return _result(seed, run, len(run.schedule))
+    walked = len(run.schedule)
+    settle(run)
+    if run.violation is None:
+        run.violation = converged(run.world, config)
+        if run.violation is not None:
+            return _result(seed, run, walked, failing=len(run.schedule) - 1)
+    return _result(seed, run, walked, failing=None if run.violation is None else len(run.schedule) - 1)
+
+
+def quiet_ms(config) -> int:
+    """The quiet time a settle gives: every timer a fault can leave, run out twice."""
+    return 2 * (config.session_timeout_ms + config.max_poll_interval_ms + config.request_timeout_ms)
+
+
+def settle(run: _Run) -> None:
+    """Quiet rounds: each consumer polls and heartbeats, every message in flight is delivered and
+    read, expired heartbeats time out, then 100 ms pass."""
+    config = run.config
+    end = run.world.now + quiet_ms(config)
+    while run.world.now < end:
+        for c in range(config.clients):
+            for event in (("poll", c), ("heartbeat", c)):
+                if not run.apply(event):
+                    return
+            while run.world.requests[c] or run.world.responses[c]:
+                event = ("deliver", c) if run.world.requests[c] else ("receive", c)
+                if not run.apply(event):
+                    return
+            if not run.apply(("timeout", c)):
+                return
+        if not run.apply(("tick", QUIET_ROUND_MS)):
+            return
+
+
+def replay(schedule, config) -> Result:
+    """Apply *schedule* as given; the verdict of its always properties (no quiet phase added)."""
+    run = _Run(config)
+    for event in schedule:
+        if not run.apply(tuple(event)):
+            return _result(None, run, len(run.schedule))
+    return _result(None, run, len(run.schedule), failing=None)
+
+
+def _result(seed, run: _Run, walked: int, failing: int | None = -1) -> Result:
+    if failing == -1:
+        failing = len(run.schedule) - 1
+    verdict = "ok" if run.violation is None else "counterexample"
+    return Result(seed, tuple(run.schedule), verdict, run.violation, failing if run.violation else None,
+                  run.digest.hexdigest(), run.world, walked)

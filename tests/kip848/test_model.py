@@ -1,0 +1,209 @@
+"""The KIP-848 model's rules, case by case, against Kafka 4.1's code (the cited methods)."""
+
+import pytest
+
+from model.config import ConfigError
+from model.kip848 import coordinator as coord
+from model.kip848 import membership as mm
+from model.kip848.assignment import (NO_EPOCH, STABLE, UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, Member,
+                                     reconcile, target_assignment)
+from model.kip848.config import Config
+from model.kip848.coordinator import Request
+from model.kip848.world import initial_world, offers, step
+
+FREE = lambda p: NO_EPOCH  # noqa: E731 - every partition released
+
+
+# ------------------------------------------------------------- CurrentAssignmentBuilder.build
+
+def test_stable_member_moves_to_a_new_epoch_with_the_same_partitions():
+    m = Member("a", epoch=10, previous_epoch=9, assigned=frozenset({0, 1}))
+    new = reconcile(m, 11, frozenset({0, 1}), FREE, None)
+    assert (new.state, new.epoch, new.previous_epoch, new.assigned) == (STABLE, 11, 10, frozenset({0, 1}))
+
+
+def test_stable_member_reconciled_to_its_target_is_unchanged():
+    m = Member("a", epoch=11, previous_epoch=10, assigned=frozenset({0}))
+    assert reconcile(m, 11, frozenset({1}), FREE, None) is m
+
+
+def test_partitions_to_revoke_keep_the_member_at_its_epoch_until_released():
+    m = Member("a", epoch=10, assigned=frozenset({0, 1}))
+    new = reconcile(m, 11, frozenset({1, 2}), FREE, frozenset({0, 1}))
+    assert (new.state, new.epoch, new.assigned, new.revoking) == (UNREVOKED_PARTITIONS, 10, frozenset({1}), frozenset({0}))
+    # still reporting partition 0 (or not reporting at all): no progress
+    assert reconcile(new, 11, frozenset({1, 2}), FREE, frozenset({0, 1})) == new
+    assert reconcile(new, 11, frozenset({1, 2}), FREE, None) == new
+    # released: the next epoch, and partition 2 (free) added
+    done = reconcile(new, 11, frozenset({1, 2}), FREE, frozenset({1}))
+    assert (done.state, done.epoch, done.assigned, done.revoking) == (STABLE, 11, frozenset({1, 2}), frozenset())
+
+
+def test_a_partition_still_owned_elsewhere_is_not_given():
+    m = Member("b", epoch=10, assigned=frozenset({3}))
+    owned_by_other = {2: 10}
+    new = reconcile(m, 11, frozenset({2, 3}), lambda p: owned_by_other.get(p, NO_EPOCH), frozenset({3}))
+    assert (new.state, new.epoch, new.assigned) == (UNRELEASED_PARTITIONS, 11, frozenset({3}))
+    # once released, the next heartbeat takes it
+    later = reconcile(new, 11, frozenset({2, 3}), FREE, None)
+    assert (later.state, later.epoch, later.assigned) == (STABLE, 11, frozenset({2, 3}))
+
+
+def test_range_assignor_gives_contiguous_ranges_by_member_id():
+    members = [Member("m1", subscribed=("t",)), Member("m0", subscribed=("t",)), Member("m2")]
+    assert target_assignment(members, 5) == {"m0": frozenset({0, 1, 2}), "m1": frozenset({3, 4}), "m2": frozenset()}
+
+
+# ------------------------------------------------------------- consumerGroupHeartbeat
+
+def join(group, mid, now=0, config=Config(partitions=2)):
+    return coord.heartbeat(group, Request(mid, 0, 5000, ("t",), frozenset()), now, config)
+
+
+def test_join_creates_the_group_and_answers_the_assignment():
+    config = Config(partitions=2)
+    group, resp, log = join(coord.new_group(2), "a", config=config)
+    assert resp == coord.Response("NONE", "a", 1, config.heartbeat_interval_ms, frozenset({0, 1}))
+    assert (group.epoch, group.assignment_epoch, coord.state(group)) == (1, 1, coord.STABLE)
+    assert group.partition_epochs == (1, 1) and ("bump", 1) in log
+    assert group.sessions == (("a", config.session_timeout_ms),)
+
+
+@pytest.mark.parametrize("request_, error", [
+    (Request("a", 0, -1, ("t",), frozenset()), "INVALID_REQUEST"),  # no rebalance timeout on a join
+    (Request("a", 0, 5000, ("t",), frozenset({1})), "INVALID_REQUEST"),  # owned partitions on a join
+    (Request("a", 0, 5000, ("t",), None), "INVALID_REQUEST"),
+    (Request("a", 0, 5000, None, frozenset()), "INVALID_REQUEST"),
+    (Request("a", -3), "INVALID_REQUEST"),
+    (Request("", 1), "INVALID_REQUEST"),
+    (Request("z", 1), "UNKNOWN_MEMBER_ID"),
+    (Request("a", 2), "FENCED_MEMBER_EPOCH"),  # above the member's epoch (1)
+    (Request("a", -1), "NONE"),
+    (Request("z", -1), "UNKNOWN_MEMBER_ID"),
+])
+def test_heartbeat_validation_and_epoch_checks(request_, error):
+    group, _, _ = join(coord.new_group(2), "a")
+    _, resp, _ = coord.heartbeat(group, request_, 10, Config(partitions=2))
+    assert resp.error == error
+
+
+def test_previous_epoch_accepted_only_with_owned_partitions_it_still_has():
+    config = Config(partitions=2)
+    group, _, _ = join(coord.new_group(2), "a", config=config)  # a: epoch 1, {0, 1}
+    group, resp, _ = join(group, "b", config=config)  # b: epoch 2 at once; a must give up 1
+    group, resp, _ = coord.heartbeat(group, Request("a", 1, owned=frozenset({0, 1})), 5, config)
+    assert group.member("a").state == UNREVOKED_PARTITIONS
+    group, resp, _ = coord.heartbeat(group, Request("a", 1, owned=frozenset({0})), 6, config)
+    a = group.member("a")
+    assert (a.epoch, a.previous_epoch, a.assigned) == (2, 1, frozenset({0}))
+    # a lost answer: epoch 1 again, owning {0}, is accepted; owning {0, 1} is not
+    assert coord.heartbeat(group, Request("a", 1, owned=frozenset({0})), 7, config)[1].error == "NONE"
+    assert coord.heartbeat(group, Request("a", 1, owned=frozenset({0, 1})), 7, config)[1].error == "FENCED_MEMBER_EPOCH"
+    assert coord.heartbeat(group, Request("a", 1), 7, config)[1].error == "FENCED_MEMBER_EPOCH"  # isSubset(null) is false
+
+
+def test_leave_and_session_expiry_fence_and_release():
+    config = Config(partitions=2)
+    group, _, _ = join(coord.new_group(2), "a", config=config)
+    left, resp, log = coord.heartbeat(group, Request("a", -1), 5, config)
+    assert resp == coord.Response("NONE", "a", -1) and left.members == () and left.partition_epochs == (NO_EPOCH,) * 2
+    assert left.epoch == 2 and coord.state(left) == coord.EMPTY
+    expired, log = coord.expire(group, config.session_timeout_ms, config)
+    assert ("fenced", "a", "session expired") in log and expired.members == ()
+    assert coord.expire(group, config.session_timeout_ms - 1, config) == (group, [])
+
+
+def test_rebalance_timeout_fences_only_a_member_still_at_that_epoch():
+    config = Config(partitions=2, session_timeout_ms=60_000)
+    group, _, _ = join(coord.new_group(2), "a", config=config)
+    group, _, _ = join(group, "b", config=config)
+    group, _, _ = coord.heartbeat(group, Request("a", 1, owned=frozenset({0, 1})), 5, config)
+    assert group.rebalances == (("a", 1, 5 + 5000),)
+    fenced, log = coord.expire(group, 5005, config)
+    assert log[0] == ("fenced", "a", "rebalance timeout") and fenced.member("a") is None
+    assert coord.expire(group, 5004, config) == (group, [])
+    moved, _, _ = coord.heartbeat(group, Request("a", 1, owned=frozenset({0})), 6, config)
+    assert moved.rebalances == ()  # cancelled when it left UNREVOKED_PARTITIONS
+
+
+# ------------------------------------------------------------- the consumer
+
+def test_joining_sends_a_full_request_then_only_changes():
+    config = Config()
+    c = mm.new_client("a", 0, config)
+    c, log = mm.poll(c, 0, config)
+    assert c.state == mm.JOINING and ("transition", "a", mm.UNSUBSCRIBED, mm.JOINING) in log
+    c, req, _ = mm.heartbeat(c, 0, config)
+    assert req == Request("a", 0, config.max_poll_interval_ms, ("t",), frozenset())
+    c, _ = mm.on_response(c, c.in_flight, coord.Response("NONE", "a", 3, 1000, frozenset({1})), 1, config)
+    assert (c.state, c.epoch, c.target) == (mm.RECONCILING, 3, frozenset({1}))
+    c, _ = mm.poll(c, 2, config)  # the callbacks run: holds {1}, acknowledges at once
+    assert (c.state, c.owned) == (mm.ACKNOWLEDGING, frozenset({1}))
+    c, req, _ = mm.heartbeat(c, 2, config)
+    assert req == Request("a", 3, -1, None, frozenset({1})) and c.state == mm.STABLE
+    c, _ = mm.on_response(c, c.in_flight, coord.Response("NONE", "a", 3, 1000), 3, config)
+    assert mm.heartbeat(c, 500, config)[1] is None  # the interval has not passed
+    assert mm.heartbeat(c, 1003, config)[1] == Request("a", 3)
+
+
+def test_fenced_consumer_releases_at_its_poll_and_rejoins_at_epoch_0():
+    config = Config()
+    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, in_flight=7)
+    c, _ = mm.on_response(c, 7, coord.Response("FENCED_MEMBER_EPOCH", "a", 4), 10, config)
+    assert (c.state, c.epoch, c.owned) == (mm.FENCED, 0, frozenset({0}))  # onPartitionsLost not run yet
+    assert mm.heartbeat(c, 10, config)[1] is None
+    c, _ = mm.poll(c, 11, config)
+    assert (c.state, c.owned) == (mm.JOINING, frozenset())
+    assert mm.heartbeat(c, 11, config)[1].epoch == 0
+
+
+def test_poll_timer_expiry_leaves_and_goes_stale_until_the_next_poll():
+    config = Config()
+    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, poll_deadline_ms=100)
+    c, req, log = mm.heartbeat(c, 100, config)
+    assert req.epoch == -1 and (c.state, c.owned) == (mm.STALE, frozenset())
+    assert [e[3] for e in log if e[0] == "transition"] == [mm.PREPARE_LEAVING, mm.LEAVING, mm.STALE]
+    c, _ = mm.poll(c, 200, config)
+    assert (c.state, c.epoch) == (mm.JOINING, 0)
+
+
+def test_a_late_answer_is_ignored_and_a_timeout_makes_the_next_request_full():
+    config = Config()
+    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, sent_owned=(1, frozenset({0})),
+                  sent_full=True, in_flight=5, sent_at=0, poll_deadline_ms=60_000)
+    c, _ = mm.on_failure(c, config.request_timeout_ms, config)
+    assert c.in_flight == 0 and c.heartbeat_due_ms == config.request_timeout_ms + config.retry_backoff_ms
+    assert mm.on_response(c, 5, coord.Response("NONE", "a", 9), 0, config) == (c, [])
+    _, req, _ = mm.heartbeat(c, 10_000, config)
+    assert req == Request("a", 4, config.max_poll_interval_ms, ("t",), frozenset({0}))
+
+
+def test_every_transition_in_the_model_is_in_memberstates_table():
+    for new, previous in mm.PREVIOUS_VALID_STATES.items():
+        assert new not in previous or new == mm.RECONCILING
+
+
+# ------------------------------------------------------------- the world and its settings
+
+def test_world_offers_and_steps():
+    config = Config(clients=2, partitions=2)
+    world = initial_world(config)
+    assert ("poll", 0) in offers(world, config) and ("deliver", 0) not in offers(world, config)
+    world, _ = step(world, ("poll", 0), config)
+    world, log = step(world, ("heartbeat", 0), config)
+    assert log[-1][0] == "sent" and ("deliver", 0) in offers(world, config)
+    world, log = step(world, ("deliver", 0), config)
+    assert world.group.member("m0.0") is not None and ("receive", 0) in offers(world, config)
+    assert step(world, ("deliver", 0), config) == (world, [])  # nothing left to deliver: not enabled
+    with pytest.raises(ValueError, match="unknown KIP-848 event kind 'jump'"):
+        step(world, ("jump", 0), config)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"clients": 0}, "clients must be a positive integer, got 0"),
+    ({"session_timeout_ms": 1000, "heartbeat_interval_ms": 1000}, "heartbeat_interval_ms (1000) must be below"),
+    ({"broken": frozenset({"nope"})}, "unknown KIP-848 variant"),
+])
+def test_config_errors_name_the_field(kwargs, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Config(**kwargs)
