@@ -170,6 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     from properties.conform.command import add_parser as add_conform_parser
 
     add_conform_parser(sub)
+
+    from properties.kip848.command import add_parser as add_kip848_parser
+
+    add_kip848_parser(sub)
     return parser
 
 
@@ -533,7 +537,13 @@ def _cmd_prove(args) -> int:
 COMMANDS = {"properties": cmd_properties, "run": cmd_run, "replay": cmd_replay, "walk": cmd_walk, "bench": cmd_bench,
             "campaign": _cmd_campaign, "mutants": _cmd_mutants, "prove": _cmd_prove,
             "broker": lambda args: args.func(args), "explore": lambda args: args.func(args), "consume": lambda args: args.func(args),
-            "conform": lambda args: _cmd_conform(args)}
+            "conform": lambda args: _cmd_conform(args), "kip848": lambda args: _cmd_kip848(args)}
+
+
+def _cmd_kip848(args) -> int:
+    from properties.kip848.command import run
+
+    return run(args)
 
 
 def _cmd_conform(args) -> int:

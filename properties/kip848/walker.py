@@ -41,6 +41,19 @@ class Result:
     trace_hash: str
     world: object
     walked: int  # events before the quiet phase
+    coverage: dict = attrs.field(factory=dict)  # corner (see COVERAGE) -> times reached
+
+
+# The corners a campaign should reach (the KIP-848 world's sometimes properties): the consumer's
+# member states, the coordinator's member states, each error answer, each way a member is fenced,
+# and a heartbeat at the member's previous epoch accepted (a lost answer recovered).
+COVERAGE = (
+    "consumer RECONCILING", "consumer ACKNOWLEDGING", "consumer FENCED", "consumer STALE", "consumer LEAVING",
+    "member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS",
+    "answer FENCED_MEMBER_EPOCH", "answer UNKNOWN_MEMBER_ID",
+    "fenced: left", "fenced: session expired", "fenced: rebalance timeout",
+    "previous epoch accepted",
+)
 
 
 def canonical(value):
@@ -53,6 +66,8 @@ def canonical(value):
 
 
 class _Run:
+    """One walk in progress: the world, the checker, the schedule, the trace digest, coverage."""
+
     def __init__(self, config):
         self.config = config
         self.world = initial_world(config)
@@ -60,6 +75,12 @@ class _Run:
         self.schedule: list = []
         self.digest = hashlib.sha256()
         self.violation: Violation | None = None
+        self.coverage = dict.fromkeys(COVERAGE, 0)
+
+    def _cover(self, new, log) -> None:
+        for corner in _corners(self.world, new, log):
+            if corner in self.coverage:
+                self.coverage[corner] += 1
 
     def apply(self, event) -> bool:
         """Step *event*; False once a property failed."""
@@ -69,6 +90,7 @@ class _Run:
         self.schedule.append(tuple(event))
         self.digest.update(repr((tuple(event), canonical(new))).encode())
         self.violation = self.checker.check(self.world, new, event, log)
+        self._cover(new, log)
         self.world = new
         return self.violation is None
 
@@ -88,6 +110,25 @@ def swarm(rng: random.Random, config):
                    close=rng.choice((0, 0.3)), crash=rng.choice((0, 0.3)))
     stall = (rng.randrange(config.clients), rng.randrange(20, 100)) if rng.random() < 0.5 else None
     return config, weights, stall
+
+
+def _corners(world, new, log):
+    for entry in log:
+        if entry[0] == "transition":
+            yield f"consumer {entry[3]}"
+        elif entry[0] == "fenced":
+            yield f"fenced: {entry[2]}"
+        elif entry[0] == "answered":
+            request, response = entry[3], entry[4]
+            if response.error != "NONE":
+                yield f"answer {response.error}"
+            elif request.epoch > 0:
+                member = world.group.member(request.member_id)
+                if member is not None and request.epoch == member.previous_epoch < member.epoch:
+                    yield "previous epoch accepted"
+    for m in new.group.members:
+        if m.state != "STABLE":
+            yield f"member {m.state}"
 
 
 def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swarm_world: bool = True) -> Result:
@@ -145,13 +186,16 @@ def settle(run: _Run) -> None:
             return
 
 
-def replay(schedule, config) -> Result:
-    """Apply *schedule* as given; the verdict of its always properties (no quiet phase added)."""
+def replay(schedule, config, eventually: bool = False) -> Result:
+    """Apply *schedule* as given (a walk's, quiet phase included): the verdict of its always
+    properties, and with *eventually* of ``kip848-converges`` at its end as well."""
     run = _Run(config)
     for event in schedule:
         if not run.apply(tuple(event)):
             return _result(None, run, len(run.schedule))
-    return _result(None, run, len(run.schedule), failing=None)
+    if eventually:
+        run.violation = converged(run.world, config)
+    return _result(None, run, len(run.schedule))
 
 
 def _result(seed, run: _Run, walked: int, failing: int | None = -1) -> Result:
@@ -159,4 +203,4 @@ def _result(seed, run: _Run, walked: int, failing: int | None = -1) -> Result:
         failing = len(run.schedule) - 1
     verdict = "ok" if run.violation is None else "counterexample"
     return Result(seed, tuple(run.schedule), verdict, run.violation, failing if run.violation else None,
-                  run.digest.hexdigest(), run.world, walked)
+                  run.digest.hexdigest(), run.world, walked, run.coverage)

@@ -178,11 +178,6 @@ def test_a_late_answer_is_ignored_and_a_timeout_makes_the_next_request_full():
     assert req == Request("a", 4, config.max_poll_interval_ms, ("t",), frozenset({0}))
 
 
-def test_every_transition_in_the_model_is_in_memberstates_table():
-    for new, previous in mm.PREVIOUS_VALID_STATES.items():
-        assert new not in previous or new == mm.RECONCILING
-
-
 # ------------------------------------------------------------- the world and its settings
 
 def test_world_offers_and_steps():

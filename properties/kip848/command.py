@@ -1,0 +1,182 @@
+"""``groupcheck kip848``: seeded walks of KIP-848 worlds, their counterexamples, and the broken
+variants' kill table.
+
+    groupcheck kip848 --seeds 2000                 walk seeds 0..1999; verdicts, coverage
+    groupcheck kip848 --seeds 500 --broken NAME    the same with a broken variant of the model
+    groupcheck kip848 --seeds 2000 --out ce.json   also write the first counterexample
+    groupcheck kip848 --replay ce.json             replay a counterexample file step by step
+    groupcheck kip848 --variants                   the first seed that catches each broken variant
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import attrs
+
+from model.config import ConfigError
+from model.kip848.config import Config
+from model.kip848.variants import VARIANTS
+from properties.errors import UsageError, check_output_file, int_at_least
+
+FORMAT = "groupcheck-kip848-counterexample/1"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    from properties.kip848.walker import DEFAULT_STEPS
+
+    p = subparsers.add_parser("kip848", help="walk KIP-848 (consumer group protocol) worlds of the model")
+    p.add_argument("--seeds", type=int_at_least("--seeds", 1), default=1000, help="interleavings (default 1000)")
+    p.add_argument("--seed-start", type=int_at_least("--seed-start", 0), default=0)
+    p.add_argument("--steps", type=int_at_least("--steps", 1), default=DEFAULT_STEPS,
+                   help=f"random events per interleaving before the quiet phase (default {DEFAULT_STEPS})")
+    p.add_argument("--clients", type=int_at_least("--clients", 1), default=3, help="consumers (default 3)")
+    p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
+                   help="a broken variant of the KIP-848 model (model/kip848/variants.py); repeatable")
+    p.add_argument("--out", metavar="FILE", help="write the first counterexample to FILE (JSON)")
+    p.add_argument("--force", action="store_true", help="with --out: replace an existing FILE")
+    p.add_argument("--replay", metavar="FILE", help="replay a counterexample file instead of walking")
+    p.add_argument("--variants", action="store_true",
+                   help="for each broken variant, the first seed (up to --seeds) whose walk catches it")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    return p
+
+
+def run(args) -> int:
+    """Bad arguments and input files raise UsageError (one line on stderr, exit status 2)."""
+    if args.replay:
+        return _replay(args)
+    if args.variants:
+        return _variants(args)
+    return _walk(args)
+
+
+def _config(args, broken=None) -> Config:
+    try:
+        return Config(clients=args.clients, broken=frozenset(args.broken if broken is None else broken))
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _walk(args) -> int:
+    from properties.kip848.walker import walk
+
+    config = _config(args)
+    if args.out:
+        check_output_file(args.out, "--out", args.force)
+    start = time.perf_counter()
+    failures: dict = {}
+    coverage: dict = {}
+    events, first = 0, None
+    for seed in range(args.seed_start, args.seed_start + args.seeds):
+        result = walk(seed, config, steps=args.steps)
+        events += len(result.schedule)
+        for corner, hits in result.coverage.items():
+            coverage[corner] = coverage.get(corner, 0) + hits
+        if result.violation is not None:
+            failures.setdefault(result.violation.property, []).append(seed)
+            first = first or result
+    seconds = time.perf_counter() - start
+    if first is not None and args.out:
+        _write(args.out, first, config, args.steps)
+    summary = {"interleavings": args.seeds, "seed_start": args.seed_start, "events": events,
+               "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1),
+               "broken": sorted(config.broken),
+               "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
+               "coverage": coverage, "never_reached": [c for c, n in coverage.items() if n == 0]}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{args.seeds} KIP-848 interleavings ({events} events) in {seconds:.1f} s")
+        if not failures:
+            print("no property failed")
+        for name, seeds in sorted(failures.items()):
+            print(f"FAILED {name}: {len(seeds)} interleavings, first seed {seeds[0]}")
+        print("reached: " + ", ".join(f"{c} {n}" for c, n in coverage.items() if n))
+        print("never reached: " + (", ".join(summary["never_reached"]) or "none"))
+        if first is not None and args.out:
+            print(f"first counterexample written to {args.out}: groupcheck kip848 --replay {args.out}")
+    return 1 if failures else 0
+
+
+def _write(path: str, result, config: Config, steps: int) -> None:
+    from properties.kip848.walker import swarm
+    import random
+
+    world_config, _, _ = swarm(random.Random(result.seed), config)
+    data = {"format": FORMAT, "seed": result.seed, "steps": steps,
+            "config": {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in attrs.asdict(world_config).items()},
+            "violation": {"property": result.violation.property, "message": result.violation.message},
+            "step": result.step, "trace_hash": result.trace_hash, "schedule": [list(e) for e in result.schedule]}
+    try:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+    except OSError as e:
+        raise UsageError(f"--out: cannot write {path}: {e.strerror}") from None
+
+
+def load(path: str) -> tuple[Config, list, dict]:
+    """(config, schedule, the file's data) of a counterexample file; UsageError if it is not one."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise UsageError(f"--replay: cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise UsageError(f"--replay: {path} is not JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UsageError(f"--replay: {path} is not a KIP-848 counterexample (format {FORMAT!r} expected)")
+    try:
+        config = Config(**dict(data["config"], broken=frozenset(data["config"].get("broken", ()))))
+        schedule = [tuple(e) for e in data["schedule"]]
+    except (KeyError, TypeError, ConfigError) as e:
+        raise UsageError(f"--replay: {path} has a bad config or schedule: {e}") from None
+    return config, schedule, data
+
+
+def _replay(args) -> int:
+    from properties.kip848.walker import replay
+
+    config, schedule, data = load(args.replay)
+    try:
+        result = replay(schedule, config, eventually=data["violation"]["property"] == "kip848-converges")
+    except (ValueError, IndexError, TypeError) as e:
+        raise UsageError(f"--replay: {args.replay} has an event the world cannot take: {e}") from None
+    reproduced = result.violation is not None and result.violation.property == data["violation"]["property"]
+    if args.json:
+        print(json.dumps({"reproduced": reproduced, "step": result.step, "trace_hash": result.trace_hash,
+                          "violation": None if result.violation is None else attrs.asdict(result.violation)}))
+    else:
+        last = result.step if result.step is not None else len(schedule) - 1
+        for i in range(max(0, last - 15), last + 1):
+            print(f"{i:5d}  {list(schedule[i])}")
+        if result.violation is None:
+            print("NOT REPRODUCED: every property held")
+        else:
+            print(f"VIOLATED {result.violation.property} at step {result.step}: {result.violation.message}")
+    return 1 if reproduced else 0
+
+
+def _variants(args) -> int:
+    from properties.kip848.walker import walk
+
+    rows = []
+    for name, (what, prop) in VARIANTS.items():
+        config = _config(args, broken=[name])
+        found = None
+        for seed in range(args.seed_start, args.seed_start + args.seeds):
+            result = walk(seed, config, steps=args.steps)
+            if result.violation is not None:
+                found = (seed, result.violation.property)
+                break
+        rows.append({"variant": name, "expected": prop, "killed_at": None if found is None else found[0],
+                     "property": None if found is None else found[1]})
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            verdict = "SURVIVED" if r["killed_at"] is None else f"killed at seed {r['killed_at']} by {r['property']}"
+            print(f"{r['variant']:30s} {verdict}")
+    return 0 if all(r["killed_at"] is not None for r in rows) else 1
