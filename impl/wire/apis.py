@@ -29,6 +29,10 @@ InitProducerId     0-5        kio objects; v6 adds KIP-939's two-phase-commit fi
 DeleteGroups       0-2        kio objects, all of kio's
 =================  =========  ===============================================================
 
+Also as kio objects: CreateTopics 2-7 (the topics of a Kafka groupcheck starts) and KIP-848's
+ConsumerGroupHeartbeat 0-1 (v1: consumer-generated member ids), which groupcheck's conformance
+checker sends to a broker (properties/kip848/conform.py).
+
 A broker advertises the intersection of its own configuration with this table
 (:func:`advertised_versions`), so a client never picks a version the codec lacks; Kafka 4
 itself no longer answers OffsetCommit v0-1 or OffsetFetch v0, and the clients groupcheck meets
@@ -75,6 +79,7 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
     "InitProducerId": (0, 5),  # idempotent producers of groupcheck broker (impl.server.producer_state)
     "DeleteGroups": (0, 2),  # an administrator's deletion of an Empty group (groupcheck broker)
     "CreateTopics": (2, 7),  # the topics of a broker groupcheck starts (properties.live.kafka)
+    "ConsumerGroupHeartbeat": (0, 1),  # KIP-848's heartbeat (properties.kip848.conform)
 }
 
 #: The APIs whose bodies are translated to and from :mod:`impl.protocol` classes; the others

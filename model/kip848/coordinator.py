@@ -36,6 +36,7 @@ NONE = "NONE"
 FENCED_MEMBER_EPOCH = "FENCED_MEMBER_EPOCH"
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
 INVALID_REQUEST = "INVALID_REQUEST"
+GROUP_ID_NOT_FOUND = "GROUP_ID_NOT_FOUND"
 UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
 
 
@@ -128,7 +129,9 @@ def _invalid(request: Request) -> str | None:
 
 def _leave(group: Group, request: Request, config) -> tuple[Group, Response, list]:
     """consumerGroupLeave (a dynamic member): fenced at once; the response echoes the epoch."""
-    member = group.member(request.member_id) if group.epoch > 0 else None
+    if group.epoch == 0:  # consumerGroup(groupId): "Group ... not found"
+        return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
+    member = group.member(request.member_id)
     if member is None:
         return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
     group, log = fence(group, member.member_id, "left", config)
@@ -150,8 +153,9 @@ def _epoch_error(member: Member, received: int, owned: frozenset | None, config)
 def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, Response, list]:
     """consumerGroupHeartbeat(context, groupId, memberId, memberEpoch, ...)."""
     log: list = []
-    if group.epoch == 0 and not group.partition_epochs:
-        group = new_group(config.partitions)
+    if group.epoch == 0 and request.epoch != JOIN_EPOCH:
+        # getOrMaybeCreateConsumerGroup(groupId, createIfNotExists=false): "Consumer group ... not found."
+        return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
     member = group.member(request.member_id)
     if member is None:
         if request.epoch != JOIN_EPOCH:  # getOrMaybeCreateMember(memberId, false)

@@ -56,6 +56,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                        help="start any broker with this command ({port}: a free loopback port, {dir}: a fresh data "
                             "folder), wait until it answers (60 s at most), restart it when it dies, stop it "
                             "afterwards; judged by --profile (default: Kafka's defaults, the bootstrap profile)")
+    b.add_argument("--protocol", choices=("classic", "consumer"), default="classic",
+                   help="classic (default): JoinGroup/SyncGroup/Heartbeat/LeaveGroup/OffsetCommit; consumer: "
+                        "KIP-848's ConsumerGroupHeartbeat v1, judged by the KIP-848 model (properties/kip848/conform.py)")
     b.add_argument("--profile", metavar="FILE.toml|NAME",
                    help="judge the broker by this profile: a TOML file (docs/conform-broker.md, Profiles) or a "
                         "broker groupcheck knows (e.g. kafka:4.1 for a Kafka 4.1 cluster, whose coordinator answers "
@@ -117,6 +120,10 @@ def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) != "broker":
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
                          "or groupcheck conform client --client NAME")
+    if args.protocol == "consumer":
+        from properties.kip848.conform import cmd_broker
+
+        return cmd_broker(args)
     if not args.bootstrap and not args.launch and not args.launch_cmd and not args.matrix:
         raise UsageError("conform broker: give --bootstrap HOST:PORT or --launch NAME (or --launch-cmd 'COMMAND {port}', "
                          "or --matrix kafka:A..B)")

@@ -87,6 +87,14 @@ def test_heartbeat_validation_and_epoch_checks(request_, error):
     assert resp.error == error
 
 
+def test_a_group_that_does_not_exist_is_not_found_but_for_a_join():
+    config = Config(partitions=2)
+    empty = coord.new_group(2)
+    assert coord.heartbeat(empty, Request("a", 3), 0, config)[1].error == "GROUP_ID_NOT_FOUND"
+    assert coord.heartbeat(empty, Request("a", -1), 0, config)[1].error == "GROUP_ID_NOT_FOUND"
+    assert join(empty, "a", config=config)[1].error == "NONE"
+
+
 def test_previous_epoch_accepted_only_with_owned_partitions_it_still_has():
     config = Config(partitions=2)
     group, _, _ = join(coord.new_group(2), "a", config=config)  # a: epoch 1, {0, 1}

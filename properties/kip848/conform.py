@@ -1,0 +1,396 @@
+"""Judging a broker's KIP-848 coordinator over TCP: ``groupcheck conform broker --protocol consumer``.
+
+Virtual consumers (one connection each) send ConsumerGroupHeartbeat v1 requests that a seeded
+schedule of actions chooses; before each answer arrives, the model's coordinator
+(:func:`model.kip848.coordinator.heartbeat`, over the same group) says what it must be: the error,
+and on success the member epoch, the heartbeat interval and the assignment (or none). The virtual
+consumers then learn from the broker's answer, as a client would: an epoch, a target; fencing
+errors make them rejoin at epoch 0; an acknowledgement reports the target as owned.
+
+Each schedule has a group of its own, so a broker serves any number of schedules. Its timers
+stay out of the judgement: a schedule lasts a few hundred milliseconds, against a session
+timeout of 45 s and a rebalance timeout of 30 s (the model's clock stays at 0; a divergence a
+timer could explain would be one of those, and none can fire). Divergences are results: the
+first one ends its schedule, with the request, the answer the model expected and the broker's.
+
+Actions (each builds its request from what the virtual consumer knows):
+
+``join``      epoch 0, the full request (rebalance timeout, subscription, no owned partitions)
+``beat``      its epoch, nothing changed (every optional field null)
+``ack``       reconciles: reports its target as owned (TopicPartitions)
+``full``      its epoch and every field, as after an error (resetHeartbeatState)
+``previous``  its previous epoch with the partitions it owns (an answer was lost)
+``ahead``     its epoch + 1 (a broken client; FENCED_MEMBER_EPOCH)
+``leave``     epoch -1
+``stranger``  a member id the group never saw, at epoch 1 (UNKNOWN_MEMBER_ID)
+``bad_join``  epoch 0 with owned partitions (INVALID_REQUEST)
+"""
+
+from __future__ import annotations
+
+import random
+import selectors
+import time
+import uuid
+from typing import List, Optional, Tuple
+
+import attrs
+
+from model.kip848 import coordinator as coord
+from model.kip848.config import Config
+
+API = "ConsumerGroupHeartbeat"
+VERSION = 1
+TOPIC = "kip848"
+REBALANCE_TIMEOUT_MS = 30_000
+ACTIONS = ("join", "beat", "ack", "full", "previous", "ahead", "leave", "stranger", "bad_join")
+_WEIGHTS = (3, 4, 5, 1, 1, 0.3, 0.5, 0.2, 0.2)
+
+
+@attrs.frozen
+class Divergence:
+    seed: int
+    step: int
+    member: int
+    action: str
+    request: str
+    expected: str
+    observed: str
+
+    def describe(self) -> str:
+        return (f"seed {self.seed} step {self.step}: consumer {self.member} {self.action} {self.request}: "
+                f"expected {self.expected}, the broker answered {self.observed}")
+
+
+@attrs.frozen
+class Result:
+    seed: int
+    steps: int  # requests judged
+    divergence: Optional[Divergence]
+    coverage: dict = attrs.field(factory=dict)  # what the judged answers covered -> times
+
+
+def _covered(coverage: dict, action: str, expected: coord.Response, group: coord.Group) -> None:
+    """Tally an agreed answer: the action and its outcome, and the member states the group holds."""
+    key = f"{action} -> {expected.error}"
+    coverage[key] = coverage.get(key, 0) + 1
+    for m in group.members:
+        if m.state != "STABLE":
+            coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
+
+
+def schedule(seed: int, consumers: int, length: int) -> List[Tuple[int, str]]:
+    """(consumer, action) pairs: every consumer joins first, then actions by weight."""
+    rng = random.Random(seed)
+    steps = [(c, "join") for c in range(consumers)]
+    rng.shuffle(steps)
+    while len(steps) < length:
+        steps.append((rng.randrange(consumers), rng.choices(ACTIONS, _WEIGHTS)[0]))
+    return steps
+
+
+class _Consumer:
+    """What a virtual consumer knows: its id, epoch and previous epoch, target, owned partitions.
+    A join the broker fences (the member id is still a member at a later epoch, which stays so
+    until its session times out) is followed by a restart: a new process, a new member id."""
+
+    def __init__(self, index: int, seed: int):
+        self.index, self.seed, self.incarnation = index, seed, 0
+        self.member_id = self._id()
+        self.epoch = 0
+        self.previous = 0
+        self.target: frozenset | None = None
+        self.owned: frozenset = frozenset()
+
+    def request(self, action: str, partitions: int) -> coord.Request:
+        if action == "join":
+            self.owned, self.target = frozenset(), None
+            return coord.Request(self.member_id, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
+        if action == "ack":
+            if self.target is not None:
+                self.owned = self.target
+            return coord.Request(self.member_id, self.epoch, owned=self.owned)
+        if action == "full":
+            return coord.Request(self.member_id, self.epoch, REBALANCE_TIMEOUT_MS, (TOPIC,), self.owned)
+        if action == "previous":
+            return coord.Request(self.member_id, self.previous, owned=self.owned)
+        if action == "ahead":
+            return coord.Request(self.member_id, self.epoch + 1)
+        if action == "leave":
+            return coord.Request(self.member_id, -1)
+        if action == "stranger":
+            return coord.Request(str(uuid.UUID(int=0xdead)), 1)
+        if action == "bad_join":
+            return coord.Request(self.member_id, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset({0}))
+        return coord.Request(self.member_id, self.epoch)  # beat
+
+    def _id(self) -> str:
+        return str(uuid.UUID(int=(self.index + 1) << 96 | self.incarnation << 64 | self.seed))
+
+    def next_action(self, action: str) -> str:
+        """The action a client would take: a consumer out of the group (fenced, or never joined,
+        or left) joins before anything else; the broken requests are sent as drawn."""
+        if self.epoch == 0 and action not in ("stranger", "bad_join", "ahead"):
+            return "join"
+        if action == "previous" and self.previous <= 0:
+            return "beat"
+        return action
+
+    def learn(self, action: str, response: coord.Response) -> None:
+        if action in ("stranger", "bad_join"):
+            return
+        if response.error == coord.NONE:
+            if response.epoch >= 0:
+                if response.epoch != self.epoch:
+                    self.previous = self.epoch
+                self.epoch = response.epoch
+            if response.assignment is not None:
+                self.target = response.assignment
+            if action == "leave":
+                self.epoch, self.previous, self.owned, self.target = 0, 0, frozenset(), None
+        elif response.error in (coord.FENCED_MEMBER_EPOCH, coord.UNKNOWN_MEMBER_ID):
+            self.epoch, self.previous, self.owned, self.target = 0, 0, frozenset(), None
+            if action == "join":
+                self.incarnation += 1
+                self.member_id = self._id()
+
+
+def to_kio(request: coord.Request, group_id: str, topic_id: Optional[uuid.UUID]):
+    from kio.schema.consumer_group_heartbeat.v1 import request as rq
+    from kio.static.primitive import i32, i32Timedelta
+    import datetime
+
+    owned = None
+    if request.owned is not None:
+        owned = () if not request.owned else (rq.TopicPartitions(topic_id=topic_id, partitions=tuple(i32(p) for p in sorted(request.owned))),)
+    return rq.ConsumerGroupHeartbeatRequest(
+        group_id=group_id, member_id=request.member_id, member_epoch=i32(request.epoch), instance_id=None, rack_id=None,
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(milliseconds=request.rebalance_timeout_ms)),
+        subscribed_topic_names=request.subscribed, subscribed_topic_regex=None,
+        server_assignor="range" if request.epoch == 0 else None, topic_partitions=owned)
+
+
+def from_kio(body) -> Tuple[coord.Response, Optional[uuid.UUID]]:
+    """The broker's answer in the model's terms, and the topic id its assignment names (if any)."""
+    error = body.error_code.name.upper()
+    assignment, topic_id = None, None
+    if body.assignment is not None:
+        parts = set()
+        for tp in body.assignment.topic_partitions:
+            topic_id = tp.topic_id
+            parts |= {int(p) for p in tp.partitions}
+        assignment = frozenset(parts)
+    interval = int(body.heartbeat_interval.total_seconds() * 1000)
+    return coord.Response(error, body.member_id or "", int(body.member_epoch), interval, assignment), topic_id
+
+
+def _judged(expected: coord.Response, observed: coord.Response) -> bool:
+    """Equal where the protocol fixes the answer: the error always; on success the epoch, the
+    interval and the assignment (absent where the model sends none)."""
+    if expected.error != observed.error:
+        return False
+    if expected.error != coord.NONE:
+        return True
+    return (expected.epoch, expected.interval_ms, expected.assignment) == (observed.epoch, observed.interval_ms,
+                                                                          observed.assignment)
+
+
+def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
+                 heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset()) -> Result:
+    """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
+    schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
+    (by the model with the *broken* variants, to show the judge's teeth)."""
+    from properties.conform.members import connect
+    from impl.wire.codec import decode_response, encode_request
+    from properties.live.exchange import read_frame
+
+    config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
+                    session_timeout_ms=45_000, broken=frozenset(broken))
+    coverage: dict = {}
+    group_id = f"groupcheck-kip848-{seed}-{uuid.uuid4().hex[:8]}"
+    members = [_Consumer(c, seed) for c in range(consumers)]
+    group = coord.new_group(partitions)
+    topic_id = None
+    socks = [connect(address, timeout_s) for _ in range(consumers)]
+    try:
+        for i, (c, drawn) in enumerate(schedule(seed, consumers, length)):
+            consumer = members[c]
+            action = consumer.next_action(drawn)
+            request = consumer.request(action, partitions)
+            expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
+            sock = socks[c]
+            sock.setblocking(True)
+            sock.settimeout(timeout_s)
+            sock.sendall(encode_request(to_kio(request, group_id, topic_id), VERSION, i + 1, "groupcheck"))
+            decoded = decode_response(API, VERSION, read_frame(sock))
+            if not hasattr(decoded, "body"):
+                return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
+                                                  f"undecodable: {decoded}"), coverage)
+            observed, named = from_kio(decoded.body)
+            topic_id = topic_id or named
+            if not _judged(expected, observed):
+                return Result(seed, i + 1, Divergence(seed, i, c, action, _show(request), _show(expected),
+                                                      _show(observed)), coverage)
+            group = expected_group
+            _covered(coverage, action, expected, group)
+            consumer.learn(action, observed)
+        return Result(seed, length, None, coverage)
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _show(value) -> str:
+    if isinstance(value, coord.Request):
+        fields = [f"epoch {value.epoch}"]
+        if value.rebalance_timeout_ms != -1:
+            fields.append(f"rebalance timeout {value.rebalance_timeout_ms}")
+        if value.subscribed is not None:
+            fields.append(f"topics {list(value.subscribed)}")
+        if value.owned is not None:
+            fields.append(f"owned {sorted(value.owned)}")
+        return "(" + ", ".join(fields) + ")"
+    if value.error != coord.NONE:
+        return value.error
+    shown = f"NONE epoch {value.epoch} interval {value.interval_ms}"
+    return shown + ("" if value.assignment is None else f" assignment {sorted(value.assignment)}")
+
+
+def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tuple[int, int]]:
+    """The ConsumerGroupHeartbeat versions the broker advertises in ApiVersions, or None."""
+    from impl import protocol as P
+    from properties.live.exchange import exchange
+
+    decoded = exchange(address, P.ApiVersionsRequestData(), "ApiVersions", 3, timeout_s)
+    body = getattr(decoded, "body", None)
+    for api in getattr(body, "api_keys", ()):
+        if api.api_key == API:
+            return api.min_version, api.max_version
+    return None
+
+
+def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: float = 30.0) -> None:
+    """Until a probe member joining a probe group is assigned all *partitions* of TOPIC: a topic
+    just created reaches the group coordinator's metadata image a little later, and a member
+    subscribed to a topic the coordinator does not know yet is assigned nothing (Kafka's answer,
+    not the model's world). RuntimeError if it never is."""
+    from impl.wire.codec import decode_response, encode_request
+    from properties.conform.members import connect
+    from properties.live.exchange import read_frame
+
+    deadline = time.monotonic() + timeout_s
+    attempt = 0
+    while True:
+        attempt += 1
+        member = str(uuid.UUID(int=attempt))
+        group_id = f"groupcheck-kip848-probe-{uuid.uuid4().hex[:8]}"
+        sock = connect(address, timeout_s)
+        try:
+            sock.setblocking(True)
+            sock.settimeout(timeout_s)
+            join = coord.Request(member, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
+            sock.sendall(encode_request(to_kio(join, group_id, None), VERSION, 1, "groupcheck"))
+            answer, _ = from_kio(decode_response(API, VERSION, read_frame(sock)).body)
+            sock.sendall(encode_request(to_kio(coord.Request(member, -1), group_id, None), VERSION, 2, "groupcheck"))
+            read_frame(sock)
+        finally:
+            sock.close()
+        if answer.error == coord.NONE and answer.assignment == frozenset(range(partitions)):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the coordinator never assigned the {partitions} partitions of topic {TOPIC} "
+                               f"(last answer: {_show(answer)})")
+        time.sleep(0.2)
+
+
+def cmd_broker(args) -> int:
+    """``groupcheck conform broker --protocol consumer``: the schedules against the broker, a
+    summary (and JSON), the report under --out. Exit 0: no divergence; 1: a divergence; 2: usage,
+    an unreachable broker, or one that does not speak ConsumerGroupHeartbeat v1."""
+    import json
+    import os
+
+    from properties import targets
+    from properties.errors import Inconclusive, UsageError, host_and_port
+    from properties.progress import Progress
+
+    for option, given in (("--matrix", args.matrix), ("--launch-cmd", args.launch_cmd), ("--mutant", args.mutant),
+                          ("--faults", args.faults), ("--static", args.static), ("--baseline", args.baseline),
+                          ("--junit", args.junit), ("--timers on", args.timers != "off"), ("--brokers", args.brokers != 1),
+                          ("--parallel", args.parallel != 1)):
+        if given:
+            raise UsageError(f"{option} with --protocol consumer: not yet (KIP-848 schedules run one at a time on one "
+                             "broker, timers off, dynamic members)")
+    if not args.bootstrap and not args.launch:
+        raise UsageError("conform broker --protocol consumer: give --bootstrap HOST:PORT or --launch NAME")
+    process = None
+    if args.bootstrap:
+        address, name = host_and_port(args.bootstrap), args.bootstrap
+    else:
+        target = targets.get(targets.BROKER, args.launch, "--launch")
+        process = target.start({TOPIC: PARTITIONS})
+        host, port = process.bootstrap.rsplit(":", 1)
+        address, name = (host, int(port)), target.name
+    try:
+        versions = supports(address)
+        if versions is None or versions[1] < VERSION:
+            raise Inconclusive(f"{name} does not advertise ConsumerGroupHeartbeat v{VERSION} (KIP-848) in ApiVersions"
+                               + ("" if versions is None else f": it has v{versions[0]}-v{versions[1]}"))
+        try:
+            wait_for_topic(address, PARTITIONS)
+        except RuntimeError as e:
+            raise Inconclusive(f"{name}: {e}") from None
+        started = time.monotonic()
+        progress = Progress(args.schedules, unit="schedules", failures="divergences")
+        divergences, coverage, judged = [], {}, 0
+        for i, seed in enumerate(range(args.seed, args.seed + args.schedules), 1):
+            result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
+                                  partitions=PARTITIONS)
+            judged += result.steps
+            for key, n in result.coverage.items():
+                coverage[key] = coverage.get(key, 0) + n
+            if result.divergence is not None:
+                divergences.append(result.divergence)
+            progress(i, len(divergences), final=i == args.schedules)
+        seconds = time.monotonic() - started
+    finally:
+        if process is not None:
+            process.stop()
+    summary = {"system": name, "protocol": "consumer", "schedules": args.schedules, "requests_judged": judged,
+               "seconds": round(seconds, 1), "divergences": [attrs.asdict(d) for d in divergences],
+               "coverage": dict(sorted(coverage.items())), "verdict": "diverges" if divergences else "conforms"}
+    out = args.out or f"reports/conform-{name.replace(':', '-')}-consumer"
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(_markdown(summary))
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}): {args.schedules} schedules, {judged} answers judged "
+              f"in {seconds:.1f} s: {summary['verdict']}")
+        for d in divergences[:10]:
+            print("  DIVERGENCE " + d.describe())
+        print(f"report: {out}/report.md")
+    return 1 if divergences else 0
+
+
+PARTITIONS = 4
+
+
+def _markdown(summary: dict) -> str:
+    lines = [f"# {summary['system']}: KIP-848 conformance", "",
+             f"Verdict: **{summary['verdict']}** — {summary['schedules']} schedules, {summary['requests_judged']} "
+             f"ConsumerGroupHeartbeat v{VERSION} answers judged against the model's coordinator "
+             "(model/kip848/coordinator.py) in {:.1f} s.".format(summary["seconds"]), "",
+             "What was checked: every answer's error code; on success its member epoch, heartbeat interval and "
+             "assignment (present or absent). Not checked: the session and rebalance timers (schedules are over "
+             "long before them), static members, OffsetCommit, the uniform assignor (members ask for `range`).", ""]
+    if summary["divergences"]:
+        lines += ["## Divergences", ""] + [f"- seed {d['seed']} step {d['step']}: consumer {d['member']} "
+                                           f"{d['action']} {d['request']}: expected {d['expected']}, "
+                                           f"the broker answered {d['observed']}" for d in summary["divergences"]] + [""]
+    lines += ["## Coverage (answers agreed, by action and outcome; member states the group held)", "",
+              "| what | times |", "|---|---|"] + [f"| {k} | {v} |" for k, v in summary["coverage"].items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""Apache Kafka 4.1's KIP-848 coordinator judged by the KIP-848 model over TCP (issue 39): the
+session's Kafka node (tests/live/conftest.py), a topic of its own, ConsumerGroupHeartbeat v1."""
+
+import json
+
+import pytest
+
+from properties.cli import main
+from properties.errors import INCONCLUSIVE
+from properties.kip848.conform import PARTITIONS, TOPIC, run_schedule, wait_for_topic
+from properties.live import kafka
+
+
+@pytest.fixture(scope="module")
+def kafka41_kip848(kafka41):
+    host, port = kafka41.bootstrap.rsplit(":", 1)
+    address = (host, int(port))
+    kafka.create_topics(address, {TOPIC: PARTITIONS})
+    wait_for_topic(address, PARTITIONS)  # the coordinator's metadata image has it
+    return address
+
+
+def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
+    covered: dict = {}
+    for seed in range(30):
+        result = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS)
+        assert result.divergence is None, result.divergence.describe()
+        for key, n in result.coverage.items():
+            covered[key] = covered.get(key, 0) + n
+    for corner in ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
+                   "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
+                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST"):
+        assert covered.get(corner, 0) > 0, corner
+
+
+# the coordinator-side broken variants of the model: judged by each, Kafka diverges (the judge's teeth)
+@pytest.mark.parametrize("variant", ["unreleased_assigned", "revocation_not_awaited", "target_overlaps",
+                                     "fenced_partitions_kept", "assignment_only_when_changed", "epoch_past_target"])
+def test_a_broken_model_finds_kafka_diverging(kafka41_kip848, variant):
+    found = None
+    for seed in range(20):
+        found = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, broken={variant}).divergence
+        if found is not None:
+            break
+    assert found is not None, f"{variant}: no divergence in 20 schedules"
+    assert run_schedule(kafka41_kip848, seed, partitions=PARTITIONS).divergence is None  # the variant's doing
+
+
+def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["conform", "broker", "--bootstrap", "%s:%d" % kafka41_kip848, "--protocol", "consumer",
+                 "--schedules", "4", "--out", str(out), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["verdict"] == "conforms" and summary["requests_judged"] == 4 * 27
+    assert json.loads((out / "report.json").read_text())["schedules"] == 4
+    assert "Verdict: **conforms**" in (out / "report.md").read_text()
+
+
+def test_protocol_consumer_refuses_what_it_does_not_do_yet(capsys):
+    assert main(["conform", "broker", "--bootstrap", "127.0.0.1:1", "--protocol", "consumer", "--faults"]) == 2
+    assert "--faults with --protocol consumer: not yet" in capsys.readouterr().err
+
+
+def test_a_broker_without_kip848_is_inconclusive(capsys):
+    code = main(["conform", "broker", "--launch", "groupcheck", "--protocol", "consumer", "--schedules", "1"])
+    assert code == INCONCLUSIVE
+    assert "does not advertise ConsumerGroupHeartbeat v1 (KIP-848)" in capsys.readouterr().err
