@@ -29,7 +29,6 @@ Actions (each builds its request from what the virtual consumer knows):
 from __future__ import annotations
 
 import random
-import selectors
 import time
 import uuid
 from typing import List, Optional, Tuple
