@@ -1,7 +1,8 @@
 """``groupcheck prove``: run every z3 proof and write the proof table.
 
 The table has one row per server-side ``always`` property (:mod:`properties.proofs.symbolic`: inductive
-proof for N<=4 member ids and P<=8 partitions, with the strengthening invariants it needed) and one
+proof for N<=4 member ids and P<=8 partitions, with the strengthening invariants it needed), one per
+KIP-848 coordinator invariant (:mod:`properties.proofs.kip848`, the same bound) and one
 per timing computation (:mod:`properties.proofs.timing`: 64-bit/32-bit bit-vectors over Kafka's
 configuration domain). Each row: property, bound, result ("proved", "counterexample" or
 "unknown"), seconds, invariants, reason. It is printed, and written to
@@ -43,6 +44,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_prove(args) -> int:
+    from properties.proofs import kip848
     from properties.proofs import symbolic
     from properties.proofs import timing
 
@@ -53,9 +55,10 @@ def cmd_prove(args) -> int:
     if not 1 <= parts <= symbolic.P_MAX:
         raise UsageError(f"--partitions must be from 1 to {symbolic.P_MAX}, got {parts}")
     timing_names = {p.name for p in timing.PROOFS}
-    unknown = sorted(set(args.only) - set(symbolic.PROPERTIES) - timing_names)
+    unknown = sorted(set(args.only) - set(symbolic.PROPERTIES) - set(kip848.PROPERTIES) - timing_names)
     if unknown:
-        raise UsageError(f"--only names unknown proofs {unknown}; known: {sorted(symbolic.PROPERTIES) + sorted(timing_names)}")
+        raise UsageError(f"--only names unknown proofs {unknown}; known: "
+                         f"{sorted(symbolic.PROPERTIES) + list(kip848.PROPERTIES) + sorted(timing_names)}")
     complete = not args.only and (n, parts) == (symbolic.N_MAX, symbolic.P_MAX)
     name = "proofs-latest" if complete else "proofs-partial"
     check_output_folder(args.out)
@@ -109,7 +112,9 @@ def current_table(out: str) -> dict | None:
 
 
 def prove(n: int, parts: int, only=frozenset()) -> list:
-    """Every proof as a table row (server properties first, then timing)."""
+    """Every proof as a table row (the classic coordinator's properties first, then KIP-848's at
+    the same bound, then timing)."""
+    from properties.proofs import kip848
     from properties.proofs import symbolic
     from properties.proofs import timing
 
@@ -123,6 +128,10 @@ def prove(n: int, parts: int, only=frozenset()) -> list:
             row = enc.prove(name).as_row()
             row["seconds"] = round(row["seconds"] + build / len(names), 3)  # the encoding's share
             rows.append(row)
+    for name in kip848.PROPERTIES:
+        if not only or name in only:
+            row = kip848.prove(name, n, parts)
+            rows.append({k: row[k] for k in ("property", "bound", "result", "seconds", "invariants", "reason")})
     timing_only = {name for name in only if name in {p.name for p in timing.PROOFS}}
     if not only or timing_only:
         for row in timing.prove_timing(timing_only or None):
