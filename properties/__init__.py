@@ -10,6 +10,7 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → conform/                                broker conformance: virtual members, the judge, groupcheck conform broker
       → clients/                                client conformance: runners, fault schedules, the client judge
       → campaign/                               Spark job, report, counterexample files, replay, explore
+      → kip848/                                 KIP-848: its properties, walker, command, campaign part, broker judge
       → targets                                 the registry of systems groupcheck can check: how each starts, its profile
       → profiles/                               brokers' profiles: what the model is told, as TOML files, and their loader
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
@@ -35,6 +36,7 @@ LAYERS = (
     ("conform",),
     ("clients",),
     ("campaign",),
+    ("kip848",),
     ("targets",),
     ("profiles",),
     ("mutation", "proofs", "live", "bench"),

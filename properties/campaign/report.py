@@ -30,6 +30,7 @@ from properties.campaign.counterexample import config_from_dict, write as write_
 from properties.campaign.timeline import TIMELINE_ROWS
 from properties.catalogue import ALWAYS, BY_NAME, CATALOGUE, EVENTUALLY, EVENTUALLY_ORDER, SOMETIMES
 from properties.coverage import summarise
+from properties.kip848.campaign import markdown as kip848_markdown, section as kip848_section
 from properties import findings as shape
 from properties.provenance import provenance
 
@@ -281,6 +282,7 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
         "guided": guided_summary(plan, totals),
         "directed": directed_summary(plan, directed),
+        "kip848": kip848_section(getattr(totals, "kip848", None), plan.get("kip848_every", 0)),
         "histograms": {
             "events": _histogram(totals.event_counts),
             "generation": [[g, n] for g, n in sorted(totals.generations.items())],
@@ -289,9 +291,23 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "files": {"summary": "summary.md", "html": "index.html", "rows": "interleavings.jsonl.gz",
                   "counterexamples": "counterexamples/"},
     })
-    doc["checked"]["what"] = [checked_scope(plan)] + checked_summary(doc) + [x for x in [directed_line(doc)] if x]
+    if doc["kip848"] is not None and doc["kip848"]["failures"]:
+        doc["verdict"] = "fail"  # a KIP-848 property failed (its findings are in the kip848 section)
+    doc["checked"]["what"] = ([checked_scope(plan)] + checked_summary(doc) + [x for x in [directed_line(doc)] if x]
+                              + [x for x in [kip848_line(doc)] if x])
     doc["checked"]["not"] = not_checked(doc)
     return doc
+
+
+def kip848_line(r: dict) -> str | None:
+    """The KIP-848 worlds in one line (None when the campaign walked none)."""
+    k = r.get("kip848")
+    if not k:
+        return None
+    failed = [p["property"] for p in k["properties"] if p["verdict"] == "failed"]
+    return (f"KIP-848 worlds: {k['walks']:,} walks of the model (every {k['every']}th seed), "
+            + (f"FAILED: {', '.join(failed)}" if failed else f"{len(k['properties'])} properties held")
+            + (f"; never reached: {', '.join(k['never_reached'])}" if k["never_reached"] and k["walks"] else ""))
 
 
 def directed_summary(plan: dict, directed: dict | None) -> dict | None:
@@ -379,6 +395,8 @@ def write(out, results: dict, totals) -> None:
         doc = entry["counterexample"]
         write_counterexample(cx_dir / f"{sig}.json", doc)
         docs[sig] = doc
+    for prop, entry in sorted(((getattr(totals, "kip848", None) or {}).get("failures") or {}).items()):
+        (cx_dir / f"kip848-{prop}.json").write_text(json.dumps(entry["counterexample"], indent=1) + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (out / "summary.md").write_text(markdown(results, docs), encoding="utf-8")
     (out / "index.html").write_text(html_report(results, docs), encoding="utf-8")
@@ -637,6 +655,7 @@ def markdown(r: dict, docs: dict) -> str:
         if p["kind"] != SOMETIMES:
             L.append(f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p.get('checked', '')} "
                      f"| {_md_cell(p.get('statement', ''))} |")
+    L += [""] + kip848_markdown(r.get("kip848"))
     L += ["", "## Counterexamples", ""]
     if not r["findings"]:
         L += ["None: no property failed.", ""]
@@ -951,6 +970,15 @@ def html_report(r: dict, docs: dict) -> str:
                 + svg_histogram(r["histograms"]["generation"], "generation (-1: no group)", color="#7b4fc4") + "</div>")
     body.append("</div>")
     # the findings' counterexamples
+    k = r.get("kip848")
+    if k:  # the KIP-848 worlds: the same lines as summary.md's section, as a table
+        body.append("<h2>KIP-848 worlds (the consumer group protocol, model)</h2>"
+                    f"<p class=muted>{_e(kip848_line(r))}</p><table><tr><th>property</th><th>kind</th><th>verdict</th>"
+                    "<th>failing walks</th></tr>" + "".join(
+                        f"<tr><td><code>{_e(p['property'])}</code><span class=stmt>{_e(p['statement'])}</span></td>"
+                        f"<td>{p['kind']}</td><td>{p['verdict']}</td><td>{p['failed']:,}</td></tr>" for p in k["properties"])
+                    + "</table>" + "".join(f"<p>{_e(f['property'])}: replay <code>{_e(f['replay'])}</code></p>"
+                                           for f in k["failures"]))
     body.append("<h2>Counterexamples</h2>")
     if not r["findings"]:
         body.append("<p>None: no property failed in this campaign.</p>")

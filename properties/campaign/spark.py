@@ -176,9 +176,15 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
             entry["count"] += 1
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
                 entry["seeds"].append(seed)
-    return {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
-            "seconds": time.perf_counter() - began, "cpu_seconds": time.process_time() - began_cpu,
+    part = {"start": start, "stop": stop, "rows": rows, "coverage": coverage.to_dict(), "failures": failures,
             "guided": offers}
+    every = plan.get("kip848_every")
+    if every:  # the KIP-848 worlds of this range's seeds (properties/kip848/campaign.py)
+        from properties.kip848 import campaign as kip848
+
+        part["kip848"] = kip848.run_seeds([i for i in range(start, stop) if i % every == 0])
+    part.update(seconds=time.perf_counter() - began, cpu_seconds=time.process_time() - began_cpu)
+    return part
 
 
 def _counterexample(plan: dict, config, seed: int, result, sig: str, **build) -> dict:
@@ -285,6 +291,7 @@ class Totals:
         self.offers: list = []  # guided search: this round's interleavings that saw unseen features
         self.corpus: dict | None = None  # guided search: the corpus's size after the last round
         self.directed: dict | None = None  # the directed schedules' part (run_directed), once they ran
+        self.kip848: dict | None = None  # the KIP-848 worlds' merged parts (properties/kip848/campaign.py)
         self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
 
     def _open(self):
@@ -324,6 +331,10 @@ class Totals:
         self.task_cpu_seconds += part.get("cpu_seconds", 0.0)
         self.tasks += 1
         self._merge_failures(part["failures"])
+        if "kip848" in part:
+            from properties.kip848 import campaign as kip848
+
+            self.kip848 = kip848.merge(self.kip848, part["kip848"])
 
     def _merge_failures(self, failures: dict) -> None:
         """A part's failure clusters into the campaign's: counts add up, the first seeds and the
@@ -365,7 +376,10 @@ class Totals:
                 "generations": dict(sorted(self.generations.items())), "rows_digest": self.rows_digest,
                 "regimes": {d: dict(sorted(b.items())) for d, b in sorted(self.regimes.items())},
                 "coverage": self.coverage,
-                "failures": {sig: {"count": e["count"], "seeds": e["seeds"]} for sig, e in sorted(self.failures.items())}}
+                "failures": {sig: {"count": e["count"], "seeds": e["seeds"]} for sig, e in sorted(self.failures.items())},
+                "kip848": None if self.kip848 is None else {
+                    "walks": self.kip848["walks"], "events": self.kip848["events"], "coverage": self.kip848["coverage"],
+                    "failures": {p: {"count": e["count"], "seeds": e["seeds"]} for p, e in sorted(self.kip848["failures"].items())}}}
 
 
 _DIGEST_MODULUS = 1 << 128
@@ -527,6 +541,10 @@ def add_arguments(p: argparse.ArgumentParser, script: bool = False) -> None:
                                                      "aiokafka, groupcheck; see groupcheck conform client)")
     p.add_argument("--no-eventually", dest="eventually", action="store_false",
                    help="skip the final settle phase and the eventually properties (~3x faster; always properties only)")
+    p.add_argument("--kip848-every", type=int_at_least("--kip848-every", 0), default=None, metavar="K",
+                   help="--system impl and model: also walk a KIP-848 world (the consumer group protocol's model) "
+                        "for every K-th seed of the range, in the same tasks (default 4; 0: none; none with "
+                        "--mutant; properties/kip848/campaign.py)")
     p.add_argument("--no-directed", dest="directed", action="store_false",
                    help="--system impl and model: skip the directed schedules the campaign replays after its "
                         "interleavings (hand-made schedules for error paths random interleavings rarely reach; "
@@ -654,11 +672,26 @@ def make_plan(args) -> dict:
         "max_faults": fixed(args, "max_faults"),
         "eventually": args.eventually,
         "directed": getattr(args, "directed", True) and args.system in ("impl", "model"),
+        "kip848_every": _kip848_every(args),
         "mutant": args.mutant,
         "shrink_seconds": args.shrink_seconds,
         "quiet_rate": getattr(args, "quiet_rate", None),
         "crash_once": crash,
     }
+
+
+def _kip848_every(args) -> int:
+    """Every how many seeds a KIP-848 world is walked (0: none): the default campaigns of the model
+    and the implementation walk them; a mutant of impl/ is not KIP-848's, so its campaign does not."""
+    from properties.kip848.campaign import DEFAULT_EVERY
+
+    every = getattr(args, "kip848_every", None)
+    if args.system not in ("impl", "model") or args.mutant:
+        if every:
+            raise RunError(f"--kip848-every {every}: KIP-848 worlds are walked beside --system impl or model "
+                           "campaigns without --mutant")
+        return 0
+    return DEFAULT_EVERY if every is None else every
 
 
 def campaign_id(args, now: datetime) -> str:

@@ -80,7 +80,7 @@ def _walk(args) -> int:
             first = first or result
     seconds = time.perf_counter() - start
     if first is not None and args.out:
-        _write(args.out, first, config, args.steps)
+        write(args.out, counterexample(first, config, args.steps))
     summary = {"interleavings": args.seeds, "seed_start": args.seed_start, "events": events,
                "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1),
                "broken": sorted(config.broken),
@@ -101,20 +101,26 @@ def _walk(args) -> int:
     return 1 if failures else 0
 
 
-def _write(path: str, result, config: Config, steps: int) -> None:
-    from properties.kip848.walker import swarm
+def counterexample(result, config: Config, steps: int) -> dict:
+    """The counterexample file's document of a failing walk (*config*: the walk's base config; the
+    seed's swarm world is what is written, so the file replays alone)."""
     import random
 
+    from properties.kip848.walker import swarm
+
     world_config, _, _ = swarm(random.Random(result.seed), config)
-    data = {"format": FORMAT, "seed": result.seed, "steps": steps,
+    return {"format": FORMAT, "seed": result.seed, "steps": steps,
             "config": {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in attrs.asdict(world_config).items()},
             "violation": {"property": result.violation.property, "message": result.violation.message},
             "step": result.step, "trace_hash": result.trace_hash, "schedule": [list(e) for e in result.schedule]}
+
+
+def write(path: str, doc: dict) -> None:
     try:
         with open(path, "w") as f:
-            json.dump(data, f, indent=1)
+            json.dump(doc, f, indent=1)
     except OSError as e:
-        raise UsageError(f"--out: cannot write {path}: {e.strerror}") from None
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
 def load(path: str) -> tuple[Config, list, dict]:

@@ -29,6 +29,7 @@ Actions (each builds its request from what the virtual consumer knows):
 from __future__ import annotations
 
 import random
+import socket
 import time
 import uuid
 from typing import List, Optional, Tuple
@@ -76,6 +77,18 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
     for m in group.members:
         if m.state != "STABLE":
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
+
+
+def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
+    """A blocking connection to the broker; UsageError naming the address when it cannot be made."""
+    from properties.errors import UsageError
+
+    try:
+        sock = socket.create_connection(address, timeout=timeout_s)
+    except OSError as e:
+        raise UsageError(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def schedule(seed: int, consumers: int, length: int) -> List[Tuple[int, str]]:
@@ -199,7 +212,6 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth)."""
-    from properties.conform.members import connect
     from impl.wire.codec import decode_response, encode_request
     from properties.live.exchange import read_frame
 
@@ -218,8 +230,6 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             request = consumer.request(action, partitions)
             expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
             sock = socks[c]
-            sock.setblocking(True)
-            sock.settimeout(timeout_s)
             sock.sendall(encode_request(to_kio(request, group_id, topic_id), VERSION, i + 1, "groupcheck"))
             decoded = decode_response(API, VERSION, read_frame(sock))
             if not hasattr(decoded, "body"):
@@ -274,7 +284,6 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
     subscribed to a topic the coordinator does not know yet is assigned nothing (Kafka's answer,
     not the model's world). RuntimeError if it never is."""
     from impl.wire.codec import decode_response, encode_request
-    from properties.conform.members import connect
     from properties.live.exchange import read_frame
 
     deadline = time.monotonic() + timeout_s
@@ -285,8 +294,6 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
         group_id = f"groupcheck-kip848-probe-{uuid.uuid4().hex[:8]}"
         sock = connect(address, timeout_s)
         try:
-            sock.setblocking(True)
-            sock.settimeout(timeout_s)
             join = coord.Request(member, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
             sock.sendall(encode_request(to_kio(join, group_id, None), VERSION, 1, "groupcheck"))
             answer, _ = from_kio(decode_response(API, VERSION, read_frame(sock)).body)

@@ -23,7 +23,7 @@ from properties.catalogue import Violation
 from properties.kip848.catalogue import Checker, converged
 
 DEFAULT_STEPS = 150
-QUIET_ROUND_MS = 100
+QUIET_ROUND_MS = 250
 
 # the weight of each kind in a walk's draw; faults are rationed by max_faults as well
 _WEIGHTS = {"poll": 6, "heartbeat": 8, "deliver": 8, "receive": 8, "tick": 4, "timeout": 2,

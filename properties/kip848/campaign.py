@@ -1,0 +1,107 @@
+"""The KIP-848 worlds of a campaign: walks of the KIP-848 model beside the classic interleavings.
+
+``groupcheck campaign`` (``--kip848-every K``, default 4) walks a KIP-848 world for every K-th
+seed of its range, in the same tasks as the classic interleavings (so they spread over the cluster
+the same way and the classic seeds are untouched): :func:`run_seeds` on the executor,
+:func:`merge` on the driver (order-independent, as the campaign's totals are), :func:`section`
+for results.json and :func:`markdown` for summary.md. A failing walk is kept as a counterexample
+file (the first seed's, per property; not shrunk yet) that ``groupcheck kip848 --replay`` replays.
+"""
+
+from __future__ import annotations
+
+import time
+
+EXAMPLE_SEEDS = 5
+DEFAULT_EVERY = 4
+
+
+def run_seeds(seeds, clients: int = 3, broken=frozenset()) -> dict:
+    """Walk the KIP-848 world of each seed: counts, coverage, failures per property (*broken*:
+    variants of the model, for the tests of this part)."""
+    from model.kip848.config import Config
+    from properties.kip848.command import counterexample
+    from properties.kip848.walker import COVERAGE, DEFAULT_STEPS, walk
+
+    began = time.perf_counter()
+    config = Config(clients=clients, broken=frozenset(broken))
+    part = {"walks": 0, "events": 0, "seconds": 0.0, "coverage": dict.fromkeys(COVERAGE, 0), "failures": {}}
+    for seed in seeds:
+        result = walk(seed, config, steps=DEFAULT_STEPS)
+        part["walks"] += 1
+        part["events"] += len(result.schedule)
+        for corner, n in result.coverage.items():
+            part["coverage"][corner] = part["coverage"].get(corner, 0) + n
+        v = result.violation
+        if v is not None:
+            entry = part["failures"].setdefault(v.property, {"count": 0, "seeds": [], "counterexample": None})
+            entry["count"] += 1
+            if len(entry["seeds"]) < EXAMPLE_SEEDS:
+                entry["seeds"].append(seed)
+            if entry["counterexample"] is None:
+                entry["counterexample"] = counterexample(result, config, DEFAULT_STEPS)
+    part["seconds"] = time.perf_counter() - began
+    return part
+
+
+def merge(a: dict | None, b: dict) -> dict:
+    """Two parts as one (counts add up; per property the first seeds and the counterexample of the
+    lowest seed are kept, whatever order the parts come in)."""
+    if a is None:
+        return {**b, "coverage": dict(b["coverage"]), "failures": {k: dict(v) for k, v in b["failures"].items()}}
+    out = {"walks": a["walks"] + b["walks"], "events": a["events"] + b["events"],
+           "seconds": a["seconds"] + b["seconds"], "coverage": dict(a["coverage"]), "failures": {}}
+    for corner, n in b["coverage"].items():
+        out["coverage"][corner] = out["coverage"].get(corner, 0) + n
+    for prop in sorted(set(a["failures"]) | set(b["failures"])):
+        x, y = a["failures"].get(prop), b["failures"].get(prop)
+        if x is None or y is None:
+            out["failures"][prop] = dict(x or y)
+            continue
+        first = x if x["counterexample"]["seed"] <= y["counterexample"]["seed"] else y
+        out["failures"][prop] = {"count": x["count"] + y["count"],
+                                 "seeds": sorted(x["seeds"] + y["seeds"])[:EXAMPLE_SEEDS],
+                                 "counterexample": first["counterexample"]}
+    return out
+
+
+def section(part: dict | None, every: int) -> dict | None:
+    """results.json's ``kip848``: what was walked, each property's verdict, coverage, failures."""
+    from properties.kip848.catalogue import CATALOGUE
+
+    if not every:
+        return None
+    part = part or {"walks": 0, "events": 0, "seconds": 0.0, "coverage": {}, "failures": {}}
+    walks = part["walks"]
+    properties = []
+    for p in CATALOGUE:
+        failed = part["failures"].get(p.name, {}).get("count", 0)
+        verdict = "failed" if failed else ("held" if walks else "not checked")
+        properties.append({"property": p.name, "kind": p.kind, "verdict": verdict, "failed": failed,
+                           "statement": p.statement, "source": p.source})
+    failures = [{"property": prop, "count": e["count"], "seeds": e["seeds"],
+                 "file": f"counterexamples/kip848-{prop}.json",
+                 "replay": f"groupcheck kip848 --replay counterexamples/kip848-{prop}.json"}
+                for prop, e in sorted(part["failures"].items())]
+    return {"every": every, "walks": walks, "events": part["events"], "seconds": round(part["seconds"], 3),
+            "properties": properties, "coverage": part["coverage"],
+            "never_reached": [c for c, n in part["coverage"].items() if n == 0], "failures": failures}
+
+
+def markdown(s: dict | None) -> list:
+    """summary.md's lines for the KIP-848 worlds."""
+    if s is None:
+        return []
+    L = ["## KIP-848 worlds (the consumer group protocol, model)", "",
+         f"{s['walks']:,} walks of KIP-848 worlds (every {s['every']}th seed of the range; {s['events']:,} events, "
+         f"{s['seconds']:.1f} s of task time), each ending in a quiet phase after which `kip848-converges` is judged. "
+         "The implementation (impl/) does not speak KIP-848 yet: these judge the model.", "",
+         "| property | kind | verdict | failing walks |", "|---|---|---|---|"]
+    L += [f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['failed']:,} |" for p in s["properties"]]
+    reached = ", ".join(f"{c} {n:,}" for c, n in s["coverage"].items() if n)
+    L += ["", f"Reached: {reached or 'nothing'}.",
+          f"Never reached: {', '.join(s['never_reached']) or 'none'}.", ""]
+    for f in s["failures"]:
+        L += [f"- `{f['property']}`: {f['count']:,} walks, first seeds {', '.join(map(str, f['seeds']))}; "
+              f"replay: `{f['replay']}`"]
+    return L + ([""] if s["failures"] else [])

@@ -1,0 +1,46 @@
+"""The KIP-848 worlds of a campaign (properties/kip848/campaign.py): walked beside the classic
+interleavings, merged in any order, reported, and a failure kept as a replayable file."""
+
+import json
+
+from properties.cli import main
+from properties.kip848 import campaign
+from properties.kip848.command import load
+from properties.kip848.walker import replay
+
+
+def test_parts_merge_the_same_in_any_order_and_a_failure_is_reported_and_replays(tmp_path):
+    a = campaign.run_seeds(range(0, 6), broken={"stale_keeps_partitions"})
+    b = campaign.run_seeds(range(26, 32), broken={"stale_keeps_partitions"})  # seed 28 fails (tests/kip848/test_walker.py)
+    ab, ba = campaign.merge(campaign.merge(None, a), b), campaign.merge(campaign.merge(None, b), a)
+    assert {k: v for k, v in ab.items() if k != "seconds"} == {k: v for k, v in ba.items() if k != "seconds"}
+    assert ab["walks"] == 12 and ab["failures"]["kip848-outside-owns-nothing"]["seeds"][0] == 28
+    section = campaign.section(ab, 4)
+    verdicts = {p["property"]: p["verdict"] for p in section["properties"]}
+    assert verdicts["kip848-outside-owns-nothing"] == "failed" and verdicts["kip848-one-owner-per-partition"] == "held"
+    assert "groupcheck kip848 --replay counterexamples/kip848-kip848-outside-owns-nothing.json" in "\n".join(
+        campaign.markdown(section))
+    path = tmp_path / "cx.json"
+    path.write_text(json.dumps(ab["failures"]["kip848-outside-owns-nothing"]["counterexample"]))
+    config, schedule, data = load(str(path))
+    assert replay(schedule, config).violation.property == "kip848-outside-owns-nothing"
+
+
+def test_the_default_campaign_walks_kip848_worlds_beside_its_interleavings(tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["campaign", "--interleavings", "8", "--system", "model", "--local", "--no-directed",
+                 "--out", str(out), "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert code == 0 and results["verdict"] == "pass"
+    k = results["kip848"]
+    assert (k["every"], k["walks"]) == (4, 2) and all(p["verdict"] == "held" for p in k["properties"])
+    assert "## KIP-848 worlds" in (out / "summary.md").read_text() and "KIP-848 worlds" in (out / "index.html").read_text()
+
+
+def test_kip848_every_0_walks_none_and_a_mutant_campaign_refuses_it(tmp_path, capsys):
+    assert main(["campaign", "--interleavings", "4", "--system", "model", "--local", "--no-directed",
+                 "--kip848-every", "0", "--out", str(tmp_path / "a"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kip848"] is None
+    assert main(["campaign", "--interleavings", "4", "--local", "--mutant", "leader_not_repicked", "--kip848-every", "2",
+                 "--out", str(tmp_path / "b")]) == 2
+    assert "--kip848-every 2: KIP-848 worlds are walked beside" in capsys.readouterr().err
