@@ -79,14 +79,16 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
 
 
-def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
-    """A blocking connection to the broker; UsageError naming the address when it cannot be made."""
-    from properties.errors import UsageError
+class Unreachable(Exception):
+    """The broker does not accept connections (the message names the address)."""
 
+
+def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
+    """A blocking connection to the broker; Unreachable naming the address when it cannot be made."""
     try:
         sock = socket.create_connection(address, timeout=timeout_s)
     except OSError as e:
-        raise UsageError(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
+        raise Unreachable(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
 
@@ -230,8 +232,12 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             request = consumer.request(action, partitions)
             expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
             sock = socks[c]
-            sock.sendall(encode_request(to_kio(request, group_id, topic_id), VERSION, i + 1, "groupcheck"))
-            decoded = decode_response(API, VERSION, read_frame(sock))
+            try:
+                sock.sendall(encode_request(to_kio(request, group_id, topic_id), VERSION, i + 1, "groupcheck"))
+                decoded = decode_response(API, VERSION, read_frame(sock))
+            except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
+                return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
+                                                  f"no answer: {e}"), coverage)
             if not hasattr(decoded, "body"):
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"undecodable: {decoded}"), coverage)
@@ -266,15 +272,27 @@ def _show(value) -> str:
 
 
 def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tuple[int, int]]:
-    """The ConsumerGroupHeartbeat versions the broker advertises in ApiVersions, or None."""
+    """The ConsumerGroupHeartbeat versions the broker advertises in ApiVersions (asked at v3, and
+    again at the broker's version after an UNSUPPORTED_VERSION answer, as
+    ``NetworkClient.handleApiVersionsResponse`` does), or None."""
     from impl import protocol as P
+    from impl.wire import CODEC_VERSIONS, api_versions_retry_version
     from properties.live.exchange import exchange
 
-    decoded = exchange(address, P.ApiVersionsRequestData(), "ApiVersions", 3, timeout_s)
-    body = getattr(decoded, "body", None)
-    for api in getattr(body, "api_keys", ()):
-        if api.api_key == API:
-            return api.min_version, api.max_version
+    version = CODEC_VERSIONS["ApiVersions"][1]
+    for _ in range(2):
+        body = getattr(exchange(address, P.ApiVersionsRequestData(), "ApiVersions", version, timeout_s), "body", None)
+        if body is None:
+            return None
+        if body.error_code == 0:
+            for api in body.api_keys:
+                if api.api_key == API:
+                    return api.min_version, api.max_version
+            return None
+        retry = api_versions_retry_version(version, body)
+        if retry is None or retry == version:
+            return None
+        version = retry
     return None
 
 
@@ -296,9 +314,14 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
         try:
             join = coord.Request(member, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
             sock.sendall(encode_request(to_kio(join, group_id, None), VERSION, 1, "groupcheck"))
-            answer, _ = from_kio(decode_response(API, VERSION, read_frame(sock)).body)
+            decoded = decode_response(API, VERSION, read_frame(sock))
+            if not hasattr(decoded, "body"):
+                raise RuntimeError(f"the answer to a probe's join does not decode: {decoded}")
+            answer, _ = from_kio(decoded.body)
             sock.sendall(encode_request(to_kio(coord.Request(member, -1), group_id, None), VERSION, 2, "groupcheck"))
             read_frame(sock)
+        except (OSError, EOFError):
+            return  # a broker that hangs up on a join: the schedules will show it, judged
         finally:
             sock.close()
         if answer.error == coord.NONE and answer.assignment == frozenset(range(partitions)):
@@ -337,8 +360,12 @@ def cmd_broker(args) -> int:
         process = target.start({TOPIC: PARTITIONS})
         host, port = process.bootstrap.rsplit(":", 1)
         address, name = (host, int(port)), target.name
+    failure = None
     try:
-        versions = supports(address)
+        try:
+            versions = supports(address)
+        except (OSError, EOFError) as e:
+            raise UsageError(f"cannot ask {name} for its ApiVersions: {e}") from None
         if versions is None or versions[1] < VERSION:
             raise Inconclusive(f"{name} does not advertise ConsumerGroupHeartbeat v{VERSION} (KIP-848) in ApiVersions"
                                + ("" if versions is None else f": it has v{versions[0]}-v{versions[1]}"))
@@ -349,9 +376,15 @@ def cmd_broker(args) -> int:
         started = time.monotonic()
         progress = Progress(args.schedules, unit="schedules", failures="divergences")
         divergences, coverage, judged = [], {}, 0
+        done = 0
         for i, seed in enumerate(range(args.seed, args.seed + args.schedules), 1):
-            result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
-                                  partitions=PARTITIONS)
+            try:
+                result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
+                                      partitions=PARTITIONS)
+            except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
+                failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
+                break
+            done = i
             judged += result.steps
             for key, n in result.coverage.items():
                 coverage[key] = coverage.get(key, 0) + n
@@ -362,9 +395,11 @@ def cmd_broker(args) -> int:
     finally:
         if process is not None:
             process.stop()
-    summary = {"system": name, "protocol": "consumer", "schedules": args.schedules, "requests_judged": judged,
-               "seconds": round(seconds, 1), "divergences": [attrs.asdict(d) for d in divergences],
-               "coverage": dict(sorted(coverage.items())), "verdict": "diverges" if divergences else "conforms"}
+    verdict = "fails" if failure else ("diverges" if divergences else "conforms")
+    summary = {"system": name, "protocol": "consumer", "schedules": done, "requested": args.schedules,
+               "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
+               "divergences": [attrs.asdict(d) for d in divergences],
+               "coverage": dict(sorted(coverage.items())), "verdict": verdict}
     out = args.out or f"reports/conform-{name.replace(':', '-')}-consumer"
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "report.json"), "w") as f:
@@ -374,12 +409,28 @@ def cmd_broker(args) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}): {args.schedules} schedules, {judged} answers judged "
-              f"in {seconds:.1f} s: {summary['verdict']}")
+        print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}): {done} of {args.schedules} schedules, {judged} "
+              f"answers judged in {seconds:.1f} s: {summary['verdict']}")
         for d in divergences[:10]:
             print("  DIVERGENCE " + d.describe())
+        if failure:
+            print("  FAILURE " + failure)
         print(f"report: {out}/report.md")
-    return 1 if divergences else 0
+    return 1 if divergences or failure else 0
+
+
+def _exit_note(process) -> str:
+    """How a broker groupcheck started ended, and the last lines of its log, when it has exited."""
+    popen = getattr(process, "process", None)
+    if popen is None or popen.poll() is None:
+        return ""
+    tail = ""
+    try:
+        with open(process.log_path, errors="replace") as f:
+            tail = " | ".join(line.strip() for line in f.readlines()[-3:] if line.strip())
+    except (OSError, AttributeError):
+        pass
+    return f"; the broker's process exited with status {popen.returncode}" + (f"; its log ends: {tail}" if tail else "")
 
 
 PARTITIONS = 4
@@ -387,12 +438,15 @@ PARTITIONS = 4
 
 def _markdown(summary: dict) -> str:
     lines = [f"# {summary['system']}: KIP-848 conformance", "",
-             f"Verdict: **{summary['verdict']}** — {summary['schedules']} schedules, {summary['requests_judged']} "
+             f"Verdict: **{summary['verdict']}** — {summary['schedules']} of {summary['requested']} schedules, "
+             f"{summary['requests_judged']} "
              f"ConsumerGroupHeartbeat v{VERSION} answers judged against the model's coordinator "
              "(model/kip848/coordinator.py) in {:.1f} s.".format(summary["seconds"]), "",
              "What was checked: every answer's error code; on success its member epoch, heartbeat interval and "
              "assignment (present or absent). Not checked: the session and rebalance timers (schedules are over "
              "long before them), static members, OffsetCommit, the uniform assignor (members ask for `range`).", ""]
+    if summary["failure"]:
+        lines += ["## Failure", "", summary["failure"], ""]
     if summary["divergences"]:
         lines += ["## Divergences", ""] + [f"- seed {d['seed']} step {d['step']}: consumer {d['member']} "
                                            f"{d['action']} {d['request']}: expected {d['expected']}, "

@@ -1,5 +1,6 @@
-"""Apache Kafka 4.1's KIP-848 coordinator judged by the KIP-848 model over TCP (issue 39): the
-session's Kafka node (tests/live/conftest.py), a topic of its own, ConsumerGroupHeartbeat v1."""
+"""Brokers' KIP-848 coordinators judged by the KIP-848 model over TCP (issue 39): Apache Kafka 4.1
+(the session's node, tests/live/conftest.py, with a topic of its own) and librdkafka's mock cluster,
+with ConsumerGroupHeartbeat v1."""
 
 import json
 
@@ -65,3 +66,16 @@ def test_a_broker_without_kip848_is_inconclusive(capsys):
     code = main(["conform", "broker", "--launch", "groupcheck", "--protocol", "consumer", "--schedules", "1"])
     assert code == INCONCLUSIVE
     assert "does not advertise ConsumerGroupHeartbeat v1 (KIP-848)" in capsys.readouterr().err
+
+
+def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
+    """librdkafka 2.16.0's mock (bundled with confluent-kafka) asserts that SubscribedTopicNames and
+    SubscribedTopicRegex are both null or both set (validate_subscription, rdkafka_mock_cgrp.c:1412):
+    the join Kafka's own consumer sends (names, no regex) aborts the whole mock cluster. Kafka
+    accepts it (the tests above). A finding, reported as the run's failure with the mock's last log
+    line."""
+    code = main(["conform", "broker", "--launch", "rdkafka-mock", "--protocol", "consumer", "--schedules", "3",
+                 "--out", str(tmp_path), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 1 and summary["verdict"] == "fails" and summary["schedules"] == 0
+    assert "exited with status -6" in summary["failure"] and "validate_subscription" in summary["failure"]
