@@ -66,11 +66,14 @@ def _walk(args) -> int:
     config = _config(args)
     if args.out:
         check_output_file(args.out, "--out", args.force)
+    from properties.progress import Progress
+
     start = time.perf_counter()
     failures: dict = {}
     coverage: dict = {}
     events, first = 0, None
-    for seed in range(args.seed_start, args.seed_start + args.seeds):
+    progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
+    for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
         result = walk(seed, config, steps=args.steps)
         events += len(result.schedule)
         for corner, hits in result.coverage.items():
@@ -78,6 +81,7 @@ def _walk(args) -> int:
         if result.violation is not None:
             failures.setdefault(result.violation.property, []).append(seed)
             first = first or result
+        progress(i, sum(map(len, failures.values())), final=i == args.seeds)
     seconds = time.perf_counter() - start
     if first is not None and args.out:
         write(args.out, counterexample(first, config, args.steps))
