@@ -38,6 +38,7 @@ UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
 INVALID_REQUEST = "INVALID_REQUEST"
 GROUP_ID_NOT_FOUND = "GROUP_ID_NOT_FOUND"
 UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
+STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"
 
 
 class Request(NamedTuple):
@@ -48,6 +49,14 @@ class Request(NamedTuple):
     rebalance_timeout_ms: int = -1
     subscribed: tuple | None = None  # SubscribedTopicNames
     owned: frozenset | None = None  # TopicPartitions
+
+
+class Commit(NamedTuple):
+    """OffsetCommit v9+ from a consumer-protocol member: GenerationIdOrMemberEpoch is its epoch."""
+
+    member_id: str
+    epoch: int
+    partitions: frozenset = frozenset()
 
 
 class Response(NamedTuple):
@@ -203,6 +212,26 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
         send = changed
     return group, Response(NONE, updated.member_id, updated.epoch, config.heartbeat_interval_ms,
                            updated.assigned if send else None), log
+
+
+def commit(group: Group, request: Commit, config) -> tuple[str, list]:
+    """OffsetMetadataManager.validateOffsetCommit → ConsumerGroup.validateOffsetCommit (v9+): the
+    error every partition is answered with, and ``("committed", member id, epoch)`` when accepted.
+    A group that does not exist: GROUP_ID_NOT_FOUND for an epoch >= 0 (v9+), else a simple group
+    takes the offsets; an epoch < 0 to a group without members is accepted; an unknown member is
+    UNKNOWN_MEMBER_ID; any epoch but the member's is STALE_MEMBER_EPOCH (validateMemberEpoch)."""
+    if group.epoch == 0:
+        if request.epoch >= 0:
+            return GROUP_ID_NOT_FOUND, []
+        return NONE, [("committed", request.member_id, request.epoch)]
+    if request.epoch < 0 and not group.members:
+        return NONE, [("committed", request.member_id, request.epoch)]
+    member = group.member(request.member_id)
+    if member is None:
+        return UNKNOWN_MEMBER_ID, []
+    if request.epoch != member.epoch and not config.is_broken("commit_epoch_unchecked"):
+        return STALE_MEMBER_EPOCH, []
+    return NONE, [("committed", request.member_id, request.epoch)]
 
 
 def fence(group: Group, member_id: str, why: str, config) -> tuple[Group, list]:

@@ -245,6 +245,20 @@ def _failed_attempt(client: Client, now: int, config) -> Client:
     return client._replace(heartbeat_due_ms=now + backoff, failures=client.failures + 1)
 
 
+def can_commit(client: Client) -> bool:
+    """Whether the application has offsets to commit as a member: it holds partitions and is in
+    the group (CommitRequestManager sends the member's id and its latest epoch)."""
+    return bool(client.owned) and not client.closed and client.state in (STABLE, RECONCILING, ACKNOWLEDGING) \
+        and client.epoch > 0
+
+
+def commit_request(client: Client):
+    """commitSync of what it holds: OffsetCommit v9 with its member id and current epoch."""
+    from model.kip848.coordinator import Commit
+
+    return Commit(client.member_id, client.epoch, client.owned)
+
+
 def close(client: Client, log: list | None = None) -> tuple[Client, list]:
     """KafkaConsumer.close → leaveGroup(runCallbacks): onPartitionsRevoked, clearAssignment, and
     the leave heartbeat (epoch -1) sent next by the background thread."""

@@ -47,6 +47,11 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "it was in, without passing through FENCED",
         "kip848-legal-member-transitions",
     ),
+    "commit_epoch_unchecked": (
+        "OffsetCommit from a member is accepted at any member epoch, not only its current one "
+        "(ConsumerGroup.validateMemberEpoch skipped)",
+        "kip848-commit-fencing",
+    ),
     "stale_keeps_partitions": (
         "a consumer whose poll timer ran out leaves the group but keeps its partitions",
         "kip848-outside-owns-nothing",

@@ -7,6 +7,8 @@ in order. An event is a tuple, kind first (JSON: a list):
 
 ``("poll", c)``        the application's poll (callbacks, rejoining, the poll timer restarted)
 ``("heartbeat", c)``   the background thread's heartbeat poll (sends one if it is time)
+``("commit", c)``      the application commits the offsets of the partitions it holds
+                       (``commitSync``: OffsetCommit v9 with its member id and epoch)
 ``("deliver", c)``     the coordinator handles the oldest heartbeat on c's link
 ``("receive", c)``     consumer c reads the oldest answer on its link
 ``("lose", c, way)``   the oldest message one way ("request" or "response") is lost
@@ -61,6 +63,8 @@ def offers(world: World, config) -> list:
             if not client.closed:
                 out.append(("poll", c))
             out.append(("heartbeat", c))
+            if mm.can_commit(client):
+                out.append(("commit", c))
             if client.in_flight and world.now >= client.sent_at + config.request_timeout_ms:
                 out.append(("timeout", c))
             if not client.closed:
@@ -113,11 +117,27 @@ def _ev_heartbeat(world, event, config):
     return world, log
 
 
+def _ev_commit(world, event, config):
+    c = event[1]
+    client = world.clients[c]
+    if client is None or not mm.can_commit(client):
+        return world, []
+    request = mm.commit_request(client)
+    world = world._replace(requests=_set(world.requests, c, world.requests[c] + ((0, client.member_id, request),)))
+    return world, [("sent", c, 0, request)]
+
+
 def _ev_deliver(world, event, config):
     c = event[1]
     if not world.requests[c]:
         return world, []
     (seq, mid, request), rest = world.requests[c][0], world.requests[c][1:]
+    if isinstance(request, coord.Commit):  # an OffsetCommit: answered with its error, the group unchanged
+        error, log = coord.commit(world.group, request, config)
+        log.append(("commit_answered", c, request, error))
+        world = world._replace(requests=_set(world.requests, c, rest),
+                               responses=_set(world.responses, c, world.responses[c] + ((0, mid, error),)))
+        return world, log
     group, response, log = coord.heartbeat(world.group, request, world.now, config)
     log.append(("answered", c, seq, request, response))
     world = world._replace(group=group, requests=_set(world.requests, c, rest),
@@ -134,6 +154,8 @@ def _ev_receive(world, event, config):
     client = world.clients[c]
     if client is None or client.member_id != mid:  # its process is gone, and the connection with it
         return world, [("discarded", c, seq)]
+    if isinstance(response, str):  # an OffsetCommit's answer: commitSync returns or throws; no state changes
+        return world, [("commit_result", c, response)]
     new, log = mm.on_response(client, seq, response, world.now, config)
     log.append(("received", c, seq, response))
     return world._replace(clients=_set(world.clients, c, new)), log
@@ -201,7 +223,7 @@ def _ev_tick(world, event, config):
     return world._replace(now=end, group=group), log
 
 
-_HANDLERS = {"poll": _ev_poll, "heartbeat": _ev_heartbeat, "deliver": _ev_deliver, "receive": _ev_receive,
+_HANDLERS = {"poll": _ev_poll, "heartbeat": _ev_heartbeat, "commit": _ev_commit, "deliver": _ev_deliver, "receive": _ev_receive,
              "lose": _ev_lose, "timeout": _ev_timeout, "close": _ev_close, "crash": _ev_crash,
              "restart": _ev_restart, "tick": _ev_tick}
 KINDS = tuple(_HANDLERS)

@@ -59,6 +59,13 @@ CATALOGUE = (
         "GroupMetadataManager.maybeReconcile, scheduleConsumerGroupRebalanceTimeout",
     ),
     Property(
+        "kip848-commit-fencing", ALWAYS,
+        "An OffsetCommit from a member is accepted only at the member's current epoch (or, at epoch "
+        "-1, by a group without members): an old owner's commit after its partitions moved is refused "
+        "with STALE_MEMBER_EPOCH.",
+        "OffsetMetadataManager.validateOffsetCommit; ConsumerGroup.validateOffsetCommit, validateMemberEpoch",
+    ),
+    Property(
         "kip848-legal-member-transitions", ALWAYS,
         "A consumer's member state changes only along MemberState's table of valid previous states.",
         "clients: MemberState (static block), AbstractMembershipManager.transitionTo",
@@ -96,7 +103,18 @@ class Checker:
 
     def check(self, before, after, event, log) -> Violation | None:
         return (self._group(before.group, after.group, log) or self._clients(after)
-                or self._transitions(log) or self._bounds(after))
+                or self._transitions(log) or self._bounds(after) or self._commits(before.group, log))
+
+    def _commits(self, group, log) -> Violation | None:
+        for entry in log:
+            if entry[0] == "committed":
+                _, mid, epoch = entry
+                member = group.member(mid)
+                ok = member.epoch == epoch if member is not None else (epoch < 0 and not group.members)
+                if not ok:
+                    held = "no such member" if member is None else f"the member is at epoch {member.epoch}"
+                    return _v("kip848-commit-fencing", f"a commit of {mid} at epoch {epoch} was accepted; {held}")
+        return None
 
     def _group(self, before, group, log) -> Violation | None:
         """The coordinator's side; the most specific property first (a partition handed over too

@@ -24,6 +24,8 @@ Actions (each builds its request from what the virtual consumer knows):
 ``leave``     epoch -1
 ``stranger``  a member id the group never saw, at epoch 1 (UNKNOWN_MEMBER_ID)
 ``bad_join``  epoch 0 with owned partitions (INVALID_REQUEST)
+``commit``    OffsetCommit v9 of the partitions it owns (or partition 0), at its epoch
+``stale_commit``  the same at its epoch - 1 (STALE_MEMBER_EPOCH)
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ API = "ConsumerGroupHeartbeat"
 VERSION = 1
 TOPIC = "kip848"
 REBALANCE_TIMEOUT_MS = 30_000
-ACTIONS = ("join", "beat", "ack", "full", "previous", "ahead", "leave", "stranger", "bad_join")
-_WEIGHTS = (3, 4, 5, 1, 1, 0.3, 0.5, 0.2, 0.2)
+ACTIONS = ("join", "beat", "ack", "full", "previous", "ahead", "leave", "stranger", "bad_join", "commit", "stale_commit")
+_WEIGHTS = (3, 4, 5, 1, 1, 0.3, 0.5, 0.2, 0.2, 1, 0.3)
+COMMIT_VERSION = 9
+COMMITS = ("commit", "stale_commit")
 
 
 @attrs.frozen
@@ -136,6 +140,8 @@ class _Consumer:
             return coord.Request(str(uuid.UUID(int=0xdead)), 1)
         if action == "bad_join":
             return coord.Request(self.member_id, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset({0}))
+        if action in COMMITS:
+            return coord.Commit(self.member_id, self.epoch - (action == "stale_commit"), self.owned or frozenset({0}))
         return coord.Request(self.member_id, self.epoch)  # beat
 
     def _id(self) -> str:
@@ -144,14 +150,14 @@ class _Consumer:
     def next_action(self, action: str) -> str:
         """The action a client would take: a consumer out of the group (fenced, or never joined,
         or left) joins before anything else; the broken requests are sent as drawn."""
-        if self.epoch == 0 and action not in ("stranger", "bad_join", "ahead"):
+        if self.epoch == 0 and action not in ("stranger", "bad_join", "ahead", "commit"):
             return "join"
         if action == "previous" and self.previous <= 0:
             return "beat"
         return action
 
     def learn(self, action: str, response: coord.Response) -> None:
-        if action in ("stranger", "bad_join"):
+        if action in ("stranger", "bad_join") + COMMITS:
             return
         if response.error == coord.NONE:
             if response.epoch >= 0:
@@ -182,6 +188,23 @@ def to_kio(request: coord.Request, group_id: str, topic_id: Optional[uuid.UUID])
         rebalance_timeout=i32Timedelta.parse(datetime.timedelta(milliseconds=request.rebalance_timeout_ms)),
         subscribed_topic_names=request.subscribed, subscribed_topic_regex=None,
         server_assignor="range" if request.epoch == 0 else None, topic_partitions=owned)
+
+
+def commit_to_wire(request: coord.Commit, group_id: str):
+    """OffsetCommit v9 (impl.protocol): GenerationIdOrMemberEpoch carries the member epoch."""
+    from impl import protocol as P
+
+    return P.OffsetCommitRequestData(group_id=group_id, generation_id=request.epoch, member_id=request.member_id,
+                                     topics=[P.OffsetCommitRequestTopic(TOPIC, [P.OffsetCommitRequestPartition(p, 1)
+                                                                               for p in sorted(request.partitions)])])
+
+
+def commit_error(body) -> str:
+    """The error of an OffsetCommit answer (every partition carries the group's; the first one's)."""
+    from kio.schema.errors import ErrorCode
+
+    codes = [p.error_code for t in body.topics for p in t.partitions]
+    return coord.NONE if not codes else ErrorCode(codes[0]).name.upper()
 
 
 def from_kio(body) -> Tuple[coord.Response, Optional[uuid.UUID]]:
@@ -230,18 +253,26 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             consumer = members[c]
             action = consumer.next_action(drawn)
             request = consumer.request(action, partitions)
-            expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
+            if action in COMMITS:
+                expected_group, expected = group, coord.Response(coord.commit(group, request, config)[0])
+                wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
+            else:
+                expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
+                wire, api, version = to_kio(request, group_id, topic_id), API, VERSION
             sock = socks[c]
             try:
-                sock.sendall(encode_request(to_kio(request, group_id, topic_id), VERSION, i + 1, "groupcheck"))
-                decoded = decode_response(API, VERSION, read_frame(sock))
+                sock.sendall(encode_request(wire, version, i + 1, "groupcheck"))
+                decoded = decode_response(api, version, read_frame(sock))
             except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"no answer: {e}"), coverage)
             if not hasattr(decoded, "body"):
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"undecodable: {decoded}"), coverage)
-            observed, named = from_kio(decoded.body)
+            if action in COMMITS:
+                observed, named = coord.Response(commit_error(decoded.body)), None
+            else:
+                observed, named = from_kio(decoded.body)
             topic_id = topic_id or named
             if not _judged(expected, observed):
                 return Result(seed, i + 1, Divergence(seed, i, c, action, _show(request), _show(expected),
@@ -256,6 +287,8 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
 
 
 def _show(value) -> str:
+    if isinstance(value, coord.Commit):
+        return f"(OffsetCommit v{COMMIT_VERSION} at epoch {value.epoch} of partitions {sorted(value.partitions)})"
     if isinstance(value, coord.Request):
         fields = [f"epoch {value.epoch}"]
         if value.rebalance_timeout_ms != -1:
@@ -443,8 +476,8 @@ def _markdown(summary: dict) -> str:
              f"ConsumerGroupHeartbeat v{VERSION} answers judged against the model's coordinator "
              "(model/kip848/coordinator.py) in {:.1f} s.".format(summary["seconds"]), "",
              "What was checked: every answer's error code; on success its member epoch, heartbeat interval and "
-             "assignment (present or absent). Not checked: the session and rebalance timers (schedules are over "
-             "long before them), static members, OffsetCommit, the uniform assignor (members ask for `range`).", ""]
+             "assignment (present or absent); every OffsetCommit v9's error (member epochs fence commits). Not checked: the session and rebalance timers (schedules are over "
+             "long before them), static members, the uniform assignor (members ask for `range`).", ""]
     if summary["failure"]:
         lines += ["## Failure", "", summary["failure"], ""]
     if summary["divergences"]:

@@ -26,7 +26,7 @@ DEFAULT_STEPS = 150
 QUIET_ROUND_MS = 250
 
 # the weight of each kind in a walk's draw; faults are rationed by max_faults as well
-_WEIGHTS = {"poll": 6, "heartbeat": 8, "deliver": 8, "receive": 8, "tick": 4, "timeout": 2,
+_WEIGHTS = {"poll": 6, "heartbeat": 8, "commit": 2, "deliver": 8, "receive": 8, "tick": 4, "timeout": 2,
             "lose": 1, "close": 0.3, "crash": 0.3, "restart": 1}
 _FAULTS = ("lose", "close", "crash")
 
@@ -50,7 +50,7 @@ class Result:
 COVERAGE = (
     "consumer RECONCILING", "consumer ACKNOWLEDGING", "consumer FENCED", "consumer STALE", "consumer LEAVING",
     "member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS",
-    "answer FENCED_MEMBER_EPOCH", "answer UNKNOWN_MEMBER_ID",
+    "answer FENCED_MEMBER_EPOCH", "answer UNKNOWN_MEMBER_ID", "commit accepted", "commit STALE_MEMBER_EPOCH",
     "fenced: left", "fenced: session expired", "fenced: rebalance timeout",
     "previous epoch accepted",
 )
@@ -118,6 +118,8 @@ def _corners(world, new, log):
             yield f"consumer {entry[3]}"
         elif entry[0] == "fenced":
             yield f"fenced: {entry[2]}"
+        elif entry[0] == "commit_answered":
+            yield "commit accepted" if entry[3] == "NONE" else f"commit {entry[3]}"
         elif entry[0] == "answered":
             request, response = entry[3], entry[4]
             if response.error != "NONE":

@@ -210,3 +210,18 @@ def test_world_offers_and_steps():
 def test_config_errors_name_the_field(kwargs, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Config(**kwargs)
+
+
+def test_offset_commit_is_fenced_by_the_member_epoch():
+    config = Config(partitions=2)
+    empty = coord.new_group(2)
+    assert coord.commit(empty, coord.Commit("a", 1), config)[0] == "GROUP_ID_NOT_FOUND"
+    assert coord.commit(empty, coord.Commit("", -1), config)[0] == "NONE"  # a simple group takes the offsets
+    group, _, _ = join(empty, "a", config=config)  # a at epoch 1
+    assert coord.commit(group, coord.Commit("a", 1, frozenset({0})), config) == ("NONE", [("committed", "a", 1)])
+    assert coord.commit(group, coord.Commit("a", 0), config)[0] == "STALE_MEMBER_EPOCH"
+    assert coord.commit(group, coord.Commit("a", 2), config)[0] == "STALE_MEMBER_EPOCH"
+    assert coord.commit(group, coord.Commit("z", 1), config)[0] == "UNKNOWN_MEMBER_ID"
+    assert coord.commit(group, coord.Commit("", -1), config)[0] == "UNKNOWN_MEMBER_ID"  # the group has members
+    left, _, _ = coord.heartbeat(group, Request("a", -1), 5, config)
+    assert coord.commit(left, coord.Commit("", -1), config)[0] == "NONE"

@@ -18,14 +18,15 @@ from properties.kip848.walker import COVERAGE, replay, walk
 # the walker or the model moves these: re-pin them from that command's output
 KILLS = {
     "unreleased_assigned": 0,
-    "revocation_not_awaited": 32,
+    "revocation_not_awaited": 41,
     "target_overlaps": 0,
     "fenced_partitions_kept": 3,
     "assignment_only_when_changed": 2,
-    "rebalance_timeout_ignored": 4,
+    "rebalance_timeout_ignored": 24,
     "lost_not_released": 3,
     "epoch_past_target": 0,
     "fenced_rejoins_directly": 0,
+    "commit_epoch_unchecked": 0,
     "stale_keeps_partitions": 28,
 }
 

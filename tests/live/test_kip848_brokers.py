@@ -30,13 +30,15 @@ def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41
             covered[key] = covered.get(key, 0) + n
     for corner in ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
                    "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
-                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST"):
+                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST", "commit -> NONE",
+                   "stale_commit -> STALE_MEMBER_EPOCH"):
         assert covered.get(corner, 0) > 0, corner
 
 
 # the coordinator-side broken variants of the model: judged by each, Kafka diverges (the judge's teeth)
 @pytest.mark.parametrize("variant", ["unreleased_assigned", "revocation_not_awaited", "target_overlaps",
-                                     "fenced_partitions_kept", "assignment_only_when_changed", "epoch_past_target"])
+                                     "fenced_partitions_kept", "assignment_only_when_changed", "epoch_past_target",
+                                     "commit_epoch_unchecked"])
 def test_a_broken_model_finds_kafka_diverging(kafka41_kip848, variant):
     found = None
     for seed in range(20):
@@ -53,6 +55,7 @@ def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_
                  "--schedules", "4", "--out", str(out), "--json"])
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["verdict"] == "conforms" and summary["requests_judged"] == 4 * 27
+    assert summary["failure"] is None and summary["schedules"] == 4
     assert json.loads((out / "report.json").read_text())["schedules"] == 4
     assert "Verdict: **conforms**" in (out / "report.md").read_text()
 
@@ -77,5 +80,6 @@ def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
     code = main(["conform", "broker", "--launch", "rdkafka-mock", "--protocol", "consumer", "--schedules", "3",
                  "--out", str(tmp_path), "--json"])
     summary = json.loads(capsys.readouterr().out)
-    assert code == 1 and summary["verdict"] == "fails" and summary["schedules"] == 0
+    # the probe's join kills it; a first schedule may still connect while the process dies
+    assert code == 1 and summary["verdict"] == "fails" and summary["schedules"] <= 1
     assert "exited with status -6" in summary["failure"] and "validate_subscription" in summary["failure"]
