@@ -25,7 +25,7 @@ from properties import findings as shape
 from properties import junit
 from properties import targets
 from properties.conform import report as report_module
-from properties.conform.members import Unreachable
+from properties.live.exchange import Unreachable
 from properties.conform.run import NO_TIMERS, STATIC_UNSUPPORTED, Timing, run_schedule
 from properties.conform.tally import Tally, print_summary
 from properties.conform.target import Broker, Runner, group_id

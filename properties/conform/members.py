@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 from impl import protocol as P
 from impl.wire import FrameReader, WireError, decode_response, encode_request
+from properties.live.exchange import connect as _connect
 
 #: The topic every schedule subscribes to and commits (created by the launcher, or auto-created).
 TOPIC = "groupcheck-conform"
@@ -27,16 +28,9 @@ REBALANCE_TIMEOUT_MS = 30_000
 MAX_FRAME = 16 * 1024 * 1024
 
 
-class Unreachable(Exception):
-    """The broker's address does not accept connections (the message names it)."""
-
-
 def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
-    try:
-        sock = socket.create_connection(address, timeout=timeout_s)
-    except OSError as e:
-        raise Unreachable(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    """A non-blocking connection to the broker (:func:`properties.live.exchange.connect`)."""
+    sock = _connect(address, timeout_s)
     sock.setblocking(False)
     return sock
 

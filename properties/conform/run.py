@@ -31,7 +31,8 @@ from impl.wire.apis import kio_class
 from impl.wire.build import build, to_plain
 from model.config import Config
 from properties.conform.judge import Divergence, Judge, canonical_observed
-from properties.conform.members import TOPIC, Link, Unreachable, VirtualMember
+from properties.conform.members import TOPIC, Link, VirtualMember
+from properties.live.exchange import Unreachable
 from properties.conform.schedule import Schedule, Step
 from properties.targets import Profile
 

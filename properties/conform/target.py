@@ -19,7 +19,8 @@ from typing import Optional
 import attrs
 
 from properties import targets
-from properties.conform.members import TOPIC, Unreachable
+from properties.conform.members import TOPIC
+from properties.live.exchange import Unreachable
 from properties.conform.run import NO_TIMERS, Result, Timing, run_schedule
 from properties.conform.schedule import Schedule
 from properties.errors import Inconclusive, host_and_port

@@ -31,7 +31,6 @@ Actions (each builds its request from what the virtual consumer knows):
 from __future__ import annotations
 
 import random
-import socket
 import time
 import uuid
 from typing import List, Optional, Tuple
@@ -40,6 +39,7 @@ import attrs
 
 from model.kip848 import coordinator as coord
 from model.kip848.config import Config
+from properties.live.exchange import Unreachable, connect
 
 API = "ConsumerGroupHeartbeat"
 VERSION = 1
@@ -81,20 +81,6 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
     for m in group.members:
         if m.state != "STABLE":
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
-
-
-class Unreachable(Exception):
-    """The broker does not accept connections (the message names the address)."""
-
-
-def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
-    """A blocking connection to the broker; Unreachable naming the address when it cannot be made."""
-    try:
-        sock = socket.create_connection(address, timeout=timeout_s)
-    except OSError as e:
-        raise Unreachable(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
 
 
 def schedule(seed: int, consumers: int, length: int) -> List[Tuple[int, str]]:
@@ -454,8 +440,14 @@ def cmd_broker(args) -> int:
 
 def _exit_note(process) -> str:
     """How a broker groupcheck started ended, and the last lines of its log, when it has exited."""
+    import subprocess
+
     popen = getattr(process, "process", None)
-    if popen is None or popen.poll() is None:
+    if popen is None:
+        return ""
+    try:
+        popen.wait(timeout=5)  # it refuses connections: gone, or on its way out
+    except subprocess.TimeoutExpired:
         return ""
     tail = ""
     try:

@@ -1,6 +1,6 @@
 """One request, one answer, on a blocking socket: for the few calls groupcheck makes outside a
 member's connection (creating a started broker's topics, asking a group's state once a client
-schedule settles)."""
+schedule settles); and the connection every checker opens to a broker (:func:`connect`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,21 @@ import socket
 from typing import Any, Tuple
 
 from impl.wire import decode_response, encode_request
+
+
+class Unreachable(Exception):
+    """The broker's address does not accept connections (the message names it)."""
+
+
+def connect(address: Tuple[str, int], timeout_s: float) -> socket.socket:
+    """A blocking connection to *address* (TCP_NODELAY, *timeout_s* on every call); Unreachable
+    naming the address when it cannot be made."""
+    try:
+        sock = socket.create_connection(address, timeout=timeout_s)
+    except OSError as e:
+        raise Unreachable(f"cannot connect to {address[0]}:{address[1]}: {e.strerror or e}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def read_frame(sock: socket.socket) -> bytes:
