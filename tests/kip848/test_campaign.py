@@ -44,3 +44,19 @@ def test_kip848_every_0_walks_none_and_a_mutant_campaign_refuses_it(tmp_path, ca
     assert main(["campaign", "--interleavings", "4", "--local", "--mutant", "leader_not_repicked", "--kip848-every", "2",
                  "--out", str(tmp_path / "b")]) == 2
     assert "--kip848-every 2: KIP-848 worlds are walked beside" in capsys.readouterr().err
+
+
+def test_a_failed_kip848_always_property_fails_the_campaign_and_is_kept_as_a_file(tmp_path, capsys, monkeypatch):
+    import functools
+
+    broken = functools.partial(campaign.run_seeds, broken={"stale_keeps_partitions"})  # seed 28 fails
+    monkeypatch.setattr(campaign, "run_seeds", broken)
+    out = tmp_path / "report"
+    code = main(["campaign", "--interleavings", "32", "--system", "model", "--local", "--no-directed",
+                 "--out", str(out), "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert code == 1 and results["verdict"] == "fail" and results["violations"] == 0  # the classic ones held
+    failure = results["kip848"]["failures"][0]
+    assert failure["property"] == "kip848-outside-owns-nothing" and 28 in failure["seeds"]
+    config, schedule, _ = load(str(out / failure["file"]))
+    assert replay(schedule, config).violation.property == "kip848-outside-owns-nothing"
