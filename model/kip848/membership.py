@@ -179,7 +179,7 @@ def on_response(client: Client, seq: int, response, now: int, config) -> tuple[C
     its connection: ignored)."""
     log: list = []
     if seq != client.in_flight:
-        return client, log
+        return client, [("ignored", client.member_id, seq)]
     client = client._replace(in_flight=0)
     if response.error != NONE:
         return _on_error(client, response, now, config, log)

@@ -157,7 +157,8 @@ def _ev_receive(world, event, config):
     if isinstance(response, str):  # an OffsetCommit's answer: commitSync returns or throws; no state changes
         return world, [("commit_result", c, response)]
     new, log = mm.on_response(client, seq, response, world.now, config)
-    log.append(("received", c, seq, response))
+    if not (log and log[0][0] == "ignored"):
+        log.append(("received", c, seq, response))
     return world._replace(clients=_set(world.clients, c, new)), log
 
 

@@ -305,8 +305,10 @@ def kip848_line(r: dict) -> str | None:
     if not k:
         return None
     failed = [p["property"] for p in k["properties"] if p["verdict"] == "failed"]
+    hazards = [f"{h['property']} ({h['count']:,})" for h in k.get("hazards", ())]
     return (f"KIP-848 worlds: {k['walks']:,} walks of the model (every {k['every']}th seed), "
             + (f"FAILED: {', '.join(failed)}" if failed else f"{len(k['properties'])} properties held")
+            + (f"; known hazards of Kafka's own reached: {', '.join(hazards)}" if hazards else "")
             + (f"; never reached: {', '.join(k['never_reached'])}" if k["never_reached"] and k["walks"] else ""))
 
 

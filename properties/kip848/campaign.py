@@ -33,7 +33,7 @@ def run_seeds(seeds, clients: int = 3, broken=frozenset()) -> dict:
         for corner, n in result.coverage.items():
             part["coverage"][corner] = part["coverage"].get(corner, 0) + n
         v = result.violation
-        if v is not None:
+        if v is not None:  # a known hazard is kept the same way, and told apart by its kind (section)
             entry = part["failures"].setdefault(v.property, {"count": 0, "seeds": [], "counterexample": None})
             entry["count"] += 1
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
@@ -67,8 +67,9 @@ def merge(a: dict | None, b: dict) -> dict:
 
 def section(part: dict | None, every: int) -> dict | None:
     """results.json's ``kip848``: what was walked, each property's verdict, coverage, failures."""
-    from properties.kip848.catalogue import CATALOGUE
+    from properties.kip848.catalogue import CATALOGUE, HAZARD, HAZARDS, KIND_OF
 
+    BY_HAZARD = {h.name: h for h in HAZARDS}
     if not every:
         return None
     part = part or {"walks": 0, "events": 0, "seconds": 0.0, "coverage": {}, "failures": {}}
@@ -79,13 +80,18 @@ def section(part: dict | None, every: int) -> dict | None:
         verdict = "failed" if failed else ("held" if walks else "not checked")
         properties.append({"property": p.name, "kind": p.kind, "verdict": verdict, "failed": failed,
                            "statement": p.statement, "source": p.source})
-    failures = [{"property": prop, "count": e["count"], "seeds": e["seeds"],
-                 "file": f"counterexamples/kip848-{prop}.json",
-                 "replay": f"groupcheck kip848 --replay counterexamples/kip848-{prop}.json"}
-                for prop, e in sorted(part["failures"].items())]
+    def found(prop, e):
+        return {"property": prop, "count": e["count"], "seeds": e["seeds"],
+                "file": f"counterexamples/kip848-{prop}.json",
+                "replay": f"groupcheck kip848 --replay counterexamples/kip848-{prop}.json"}
+
+    failures = [found(prop, e) for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) != HAZARD]
+    hazards = [dict(found(prop, e), statement=BY_HAZARD[prop].statement, source=BY_HAZARD[prop].source)
+               for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) == HAZARD]
     return {"every": every, "walks": walks, "events": part["events"], "seconds": round(part["seconds"], 3),
             "properties": properties, "coverage": part["coverage"],
-            "never_reached": [c for c, n in part["coverage"].items() if n == 0], "failures": failures}
+            "never_reached": [c for c, n in part["coverage"].items() if n == 0], "failures": failures,
+            "hazards": hazards}
 
 
 def markdown(s: dict | None) -> list:
@@ -104,4 +110,8 @@ def markdown(s: dict | None) -> list:
     for f in s["failures"]:
         L += [f"- `{f['property']}`: {f['count']:,} walks, first seeds {', '.join(map(str, f['seeds']))}; "
               f"replay: `{f['replay']}`"]
-    return L + ([""] if s["failures"] else [])
+    if s.get("hazards"):
+        L += ["", "Known hazards reached (Kafka's own behaviour, not failures; docs/kip848.md):", ""]
+        L += [f"- `{h['property']}`: {h['count']:,} walks, seeds {', '.join(map(str, h['seeds']))}; replay: "
+              f"`{h['replay']}`. {h['statement']} ({h['source']})" for h in s["hazards"]]
+    return L + ([""] if s["failures"] or s.get("hazards") else [])

@@ -86,6 +86,29 @@ CATALOGUE = (
 )
 BY_NAME = {p.name: p for p in CATALOGUE}
 
+# Known hazards: what Kafka's own client and coordinator allow that one of the properties above
+# rules out. A walk that reaches one ends there as any violation does, but its verdict is the
+# hazard's, which is reported (with the reason) and fails nothing.
+HAZARD = "hazard"
+STALE_TARGET = "kip848-hazard-stale-target-after-full-heartbeat"
+HAZARDS = (
+    Property(
+        STALE_TARGET, HAZARD,
+        "Two consumers hold one partition at one epoch because one of them took it from a target "
+        "received before a heartbeat of its that reported the partitions it owned without it: a "
+        "heartbeat failed (a lost answer, a timeout), the next one was a full one and reported the "
+        "consumer's current assignment, which its pending reconciliation had not reached; the "
+        "coordinator read the missing partition as released (ownsRevokedPartitions) and gave it to "
+        "another member; then the consumer's reconciliation, towards the target it last received, "
+        "took it. Kafka 4.1's Java consumer and coordinator allow this; it breaks "
+        "kip848-no-two-owners-at-one-epoch until the consumer hears of its new epoch and revokes.",
+        "clients: ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (owned = "
+        "currentAssignment after reset), AbstractMembershipManager.maybeReconcile (towards "
+        "currentTargetAssignment); group-coordinator: CurrentAssignmentBuilder.ownsRevokedPartitions",
+    ),
+)
+KIND_OF = {p.name: p.kind for p in CATALOGUE + HAZARDS}
+
 # states in which a consumer holds no partitions (FENCED still does until its poll runs
 # onPartitionsLost; LEAVING/PREPARE_LEAVING were cleared by close or still hold until STALE)
 _EMPTY_HANDED = (mm.JOINING, mm.UNSUBSCRIBED, mm.STALE, mm.FATAL)
@@ -96,14 +119,47 @@ def _v(name: str, message: str) -> Violation:
 
 
 class Checker:
-    """The always properties over one walk's successive worlds."""
+    """The always properties over one walk's successive worlds, and the known hazards."""
 
     def __init__(self, config):
         self.config = config
+        self.events = 0
+        # per member id: when it last received a target, when and what it last reported as owned,
+        # and the partitions it took from a target older than that report (STALE_TARGET)
+        self.target_at: dict = {}
+        self.reported: dict = {}
+        self.stale: dict = {}
 
     def check(self, before, after, event, log) -> Violation | None:
+        self.events += 1
+        self._track(after, log)
         return (self._group(before.group, after.group, log) or self._clients(after)
                 or self._transitions(log) or self._bounds(after) or self._commits(before.group, log))
+
+    def _track(self, world, log) -> None:
+        """What STALE_TARGET's classification needs, from the step's log."""
+        for entry in log:
+            if entry[0] == "received" and entry[3].assignment is not None:
+                client = world.clients[entry[1]]
+                if client is not None:
+                    self.target_at[client.member_id] = self.events
+            elif entry[0] == "sent" and isinstance(entry[3], coord.Request) and entry[3].owned is not None:
+                self.reported[entry[3].member_id] = (self.events, entry[3].owned)
+            elif entry[0] == "reconciled":
+                mid, added = entry[1], entry[4]
+                at, owned = self.reported.get(mid, (-1, frozenset()))
+                if at > self.target_at.get(mid, -1):
+                    self.stale[mid] = self.stale.get(mid, frozenset()) | frozenset(p for p in added if p not in owned)
+        for client in world.clients:
+            if client is not None and client.member_id in self.stale:
+                self.stale[client.member_id] &= client.owned
+
+    def _hazard(self, world, c: int, p: int) -> bool:
+        """Consumer *c* holds *p* as STALE_TARGET describes: it took it from a target older than its
+        last report of what it owned, and the coordinator no longer counts it as its member's."""
+        client = world.clients[c]
+        member = world.group.member(client.member_id)
+        return p in self.stale.get(client.member_id, ()) and (member is None or p not in member.assigned | member.revoking)
 
     def _commits(self, group, log) -> Violation | None:
         for entry in log:
@@ -156,6 +212,7 @@ class Checker:
 
     def _clients(self, world) -> Violation | None:
         seen: dict = {}
+        two = None
         for c, client in enumerate(world.clients):
             if client is None:
                 continue
@@ -166,9 +223,16 @@ class Checker:
                 continue
             for p in sorted(client.owned):
                 other = seen.setdefault((client.epoch, p), c)
-                if other != c:
-                    return _v("kip848-no-two-owners-at-one-epoch",
-                              f"consumers {other} and {c} both hold partition {p} at epoch {client.epoch}")
+                if other != c and two is None:
+                    two = (other, c, p, client.epoch)
+        if two is not None:
+            other, c, p, epoch = two
+            message = f"consumers {other} and {c} both hold partition {p} at epoch {epoch}"
+            stale = [x for x in (other, c) if self._hazard(world, x, p)]
+            if stale:
+                return _v(STALE_TARGET, f"{message}; consumer {stale[0]} took it from a target older than its "
+                                        "last report of what it owned, and the coordinator has released it")
+            return _v("kip848-no-two-owners-at-one-epoch", message)
         return None
 
     def _transitions(self, log) -> Violation | None:

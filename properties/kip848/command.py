@@ -70,6 +70,7 @@ def _walk(args) -> int:
 
     start = time.perf_counter()
     failures: dict = {}
+    hazards: dict = {}  # known hazards of Kafka's own (catalogue.HAZARDS): reported, not failures
     coverage: dict = {}
     events, first = 0, None
     progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
@@ -78,7 +79,9 @@ def _walk(args) -> int:
         events += len(result.schedule)
         for corner, hits in result.coverage.items():
             coverage[corner] = coverage.get(corner, 0) + hits
-        if result.violation is not None:
+        if result.verdict == "hazard":
+            hazards.setdefault(result.violation.property, []).append(seed)
+        elif result.violation is not None:
             failures.setdefault(result.violation.property, []).append(seed)
             first = first or result
         progress(i, sum(map(len, failures.values())), final=i == args.seeds)
@@ -89,6 +92,7 @@ def _walk(args) -> int:
                "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1),
                "broken": sorted(config.broken),
                "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
+               "hazards": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(hazards.items())},
                "coverage": coverage, "never_reached": [c for c, n in coverage.items() if n == 0]}
     if args.json:
         print(json.dumps(summary))
@@ -98,6 +102,9 @@ def _walk(args) -> int:
             print("no property failed")
         for name, seeds in sorted(failures.items()):
             print(f"FAILED {name}: {len(seeds)} interleavings, first seed {seeds[0]}")
+        for name, seeds in sorted(hazards.items()):
+            print(f"known hazard {name} (Kafka's own behaviour; docs/kip848.md): {len(seeds)} interleavings, "
+                  f"seeds {', '.join(map(str, seeds[:5]))}")
         print("reached: " + ", ".join(f"{c} {n}" for c, n in coverage.items() if n))
         print("never reached: " + (", ".join(summary["never_reached"]) or "none"))
         if first is not None and args.out:

@@ -20,7 +20,7 @@ import attrs
 
 from model.kip848.world import initial_world, offers, step
 from properties.catalogue import Violation
-from properties.kip848.catalogue import Checker, converged
+from properties.kip848.catalogue import HAZARD, KIND_OF, Checker, converged
 
 DEFAULT_STEPS = 150
 QUIET_ROUND_MS = 250
@@ -35,7 +35,7 @@ _FAULTS = ("lose", "close", "crash")
 class Result:
     seed: int
     schedule: tuple
-    verdict: str  # "ok" | "counterexample"
+    verdict: str  # "ok" | "counterexample" | "hazard" (a known hazard of Kafka's own: catalogue.HAZARDS)
     violation: Violation | None
     step: int | None  # index of the failing event, or None
     trace_hash: str
@@ -203,6 +203,7 @@ def replay(schedule, config, eventually: bool = False) -> Result:
 def _result(seed, run: _Run, walked: int, failing: int | None = -1) -> Result:
     if failing == -1:
         failing = len(run.schedule) - 1
-    verdict = "ok" if run.violation is None else "counterexample"
+    verdict = "ok" if run.violation is None else (
+        "hazard" if KIND_OF.get(run.violation.property) == HAZARD else "counterexample")
     return Result(seed, tuple(run.schedule), verdict, run.violation, failing if run.violation else None,
                   run.digest.hexdigest(), run.world, walked, run.coverage)

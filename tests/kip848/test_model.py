@@ -181,7 +181,7 @@ def test_a_late_answer_is_ignored_and_a_timeout_makes_the_next_request_full():
                   sent_full=True, in_flight=5, sent_at=0, poll_deadline_ms=60_000)
     c, _ = mm.on_failure(c, config.request_timeout_ms, config)
     assert c.in_flight == 0 and c.heartbeat_due_ms == config.request_timeout_ms + config.retry_backoff_ms
-    assert mm.on_response(c, 5, coord.Response("NONE", "a", 9), 0, config) == (c, [])
+    assert mm.on_response(c, 5, coord.Response("NONE", "a", 9), 0, config) == (c, [("ignored", "a", 5)])
     _, req, _ = mm.heartbeat(c, 10_000, config)
     assert req == Request("a", 4, config.max_poll_interval_ms, ("t",), frozenset({0}))
 

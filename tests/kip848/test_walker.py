@@ -104,3 +104,29 @@ def test_replay_refuses_a_file_that_is_not_a_counterexample(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["kip848", "--replay", str(bad)]) == 2
     assert "is not JSON" in capsys.readouterr().err
+
+
+# Found by the first 100,000 KIP-848 walks (seed 54609): a known hazard of Kafka 4.1's own client and
+# coordinator (catalogue.HAZARDS, docs/kip848.md). Consumer 1 has a target [0, 1] it has not
+# reconciled yet (its application is slow); a heartbeat of its times out, so the next one is a full
+# one reporting its current assignment, []; the coordinator reads partition 0, which it was revoking
+# from it, as released and gives it to consumer 0; then consumer 1's reconciliation, towards the
+# target it last received, takes partition 0 too, and the answer bringing it epoch 3 puts both at
+# epoch 3.
+HAZARD_SEED = 54609
+
+
+def test_the_stale_target_hazard_is_reached_classified_and_replayable():
+    import random
+
+    from properties.kip848.catalogue import STALE_TARGET
+    from properties.kip848.walker import swarm
+
+    result = walk(HAZARD_SEED, Config())
+    assert result.verdict == "hazard" and result.violation.property == STALE_TARGET
+    assert "consumer 1 took it from a target older than its last report" in result.violation.message
+    config, _, _ = swarm(random.Random(HAZARD_SEED), Config())
+    again = replay(result.schedule, config)
+    assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
+    # the same two holders without the consumer's full heartbeat are the property's, not the hazard's:
+    # revocation_not_awaited's first catch stays a counterexample (test_each_variant_is_caught...)
