@@ -29,7 +29,8 @@ def _plan(system: str, steps: int, eventually: bool, quiet_rate: float | None = 
           faults: str = "all") -> dict:
     args = argparse.Namespace(system=system, faults=faults, clients=clients, brokers=brokers, partitions=6,
                               mutant=None, crash_once=None, steps=steps, max_faults=6, eventually=eventually,
-                              shrink_seconds=10.0, quiet_rate=quiet_rate)
+                              shrink_seconds=10.0, quiet_rate=quiet_rate,
+                              kip848_every=0)  # the classic interleavings' rate, comparable across versions
     return make_plan(args)
 
 
