@@ -3,7 +3,7 @@
 # reports/proofs-latest.json is missing, partial or from other code), then a Spark campaign (embedded Spark, local[*]) of 2,000
 # interleavings of the implementation beside the model, each in a world of its own (swarm worlds:
 # clients, brokers, partitions, timeouts, JoinGroup version, faults, length), with shrunk and
-# clustered counterexamples. The report lands in reports/<campaign-id>/
+# clustered counterexamples, and a KIP-848 world of the model for every 4th seed (docs/kip848.md). The report lands in reports/<campaign-id>/
 # (reports/latest links to it): open reports/latest/index.html. Extra arguments are passed on,
 # e.g. `bash scripts/main.sh --interleavings 20000 --system model`.
 # Exit status: 0 when no always property failed, 1 when one did, 2 on a usage error; 130 or 143
