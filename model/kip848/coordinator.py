@@ -165,7 +165,7 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
     if group.epoch == 0 and request.epoch != JOIN_EPOCH:
         # getOrMaybeCreateConsumerGroup(groupId, createIfNotExists=false): "Consumer group ... not found."
         return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
-    member = group.member(request.member_id)
+    known = member = group.member(request.member_id)
     if member is None:
         if request.epoch != JOIN_EPOCH:  # getOrMaybeCreateMember(memberId, false)
             return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
@@ -180,15 +180,13 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
     if request.subscribed is not None:
         updated = updated._replace(subscribed=tuple(sorted(request.subscribed)))
     bump = group.epoch == 0 or (updated.subscribed != member.subscribed)
-    if group.member(member.member_id) is None:  # a new member is put into the group with this request
-        group = _put_member(group, updated, None, log)
     group_epoch = group.epoch + 1 if bump else group.epoch
     if bump:
         group = group._replace(epoch=group_epoch)
         log.append(("bump", group_epoch))
     # 2. The target assignment, recomputed at the group epoch when it passed the target's
     if group_epoch > group.assignment_epoch:
-        members = [updated if m.member_id == updated.member_id else m for m in group.members]
+        members = [m for m in group.members if m.member_id != updated.member_id] + [updated]
         target = target_assignment(members, config.partitions, config.broken)
         group = group._replace(assignment_epoch=group_epoch, target=tuple(sorted(target.items())))
         log.append(("target", group_epoch))
@@ -203,7 +201,7 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
                                        (updated.epoch, now + updated.rebalance_timeout_ms))
             else:
                 group = _set_rebalance(group, updated.member_id, None)
-    group = _put_member(group, updated, group.member(updated.member_id), log)
+    group = _put_member(group, updated, known, log)
     group = _set_session(group, updated.member_id, now + config.session_timeout_ms)
     full = (request.rebalance_timeout_ms != -1 and request.subscribed is not None and request.owned is not None)
     changed = updated.assigned != member.assigned

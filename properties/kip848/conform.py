@@ -106,7 +106,8 @@ class _Consumer:
         self.target: frozenset | None = None
         self.owned: frozenset = frozenset()
 
-    def request(self, action: str, partitions: int) -> coord.Request:
+    def request(self, action: str):
+        """The request *action* sends (a heartbeat Request, or a Commit), from what it knows."""
         if action == "join":
             self.owned, self.target = frozenset(), None
             return coord.Request(self.member_id, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
@@ -207,6 +208,20 @@ def from_kio(body) -> Tuple[coord.Response, Optional[uuid.UUID]]:
     return coord.Response(error, body.member_id or "", int(body.member_epoch), interval, assignment), topic_id
 
 
+def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
+    """Write *request* (a heartbeat or a commit) on *sock* and read its answer: the decoded
+    response, or the codec's WireError. OSError or EOFError when the broker hangs up."""
+    from impl.wire.codec import decode_response, encode_request
+    from properties.live.exchange import read_frame
+
+    if isinstance(request, coord.Commit):
+        wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
+    else:
+        wire, api, version = to_kio(request, group_id, topic_id), API, VERSION
+    sock.sendall(encode_request(wire, version, correlation_id, "groupcheck"))
+    return decode_response(api, version, read_frame(sock))
+
+
 def _judged(expected: coord.Response, observed: coord.Response) -> bool:
     """Equal where the protocol fixes the answer: the error always; on success the epoch, the
     interval and the assignment (absent where the model sends none)."""
@@ -223,9 +238,6 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth)."""
-    from impl.wire.codec import decode_response, encode_request
-    from properties.live.exchange import read_frame
-
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken))
     coverage: dict = {}
@@ -238,17 +250,13 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
         for i, (c, drawn) in enumerate(schedule(seed, consumers, length)):
             consumer = members[c]
             action = consumer.next_action(drawn)
-            request = consumer.request(action, partitions)
+            request = consumer.request(action)
             if action in COMMITS:
                 expected_group, expected = group, coord.Response(coord.commit(group, request, config)[0])
-                wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
             else:
                 expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
-                wire, api, version = to_kio(request, group_id, topic_id), API, VERSION
-            sock = socks[c]
             try:
-                sock.sendall(encode_request(wire, version, i + 1, "groupcheck"))
-                decoded = decode_response(api, version, read_frame(sock))
+                decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1)
             except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"no answer: {e}"), coverage)
@@ -320,8 +328,6 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
     just created reaches the group coordinator's metadata image a little later, and a member
     subscribed to a topic the coordinator does not know yet is assigned nothing (Kafka's answer,
     not the model's world). RuntimeError if it never is."""
-    from impl.wire.codec import decode_response, encode_request
-    from properties.live.exchange import read_frame
 
     deadline = time.monotonic() + timeout_s
     attempt = 0
@@ -332,13 +338,11 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
         sock = connect(address, timeout_s)
         try:
             join = coord.Request(member, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
-            sock.sendall(encode_request(to_kio(join, group_id, None), VERSION, 1, "groupcheck"))
-            decoded = decode_response(API, VERSION, read_frame(sock))
+            decoded = _round_trip(sock, join, group_id, None, 1)
             if not hasattr(decoded, "body"):
                 raise RuntimeError(f"the answer to a probe's join does not decode: {decoded}")
             answer, _ = from_kio(decoded.body)
-            sock.sendall(encode_request(to_kio(coord.Request(member, -1), group_id, None), VERSION, 2, "groupcheck"))
-            read_frame(sock)
+            _round_trip(sock, coord.Request(member, -1), group_id, None, 2)
         except (OSError, EOFError):
             return  # a broker that hangs up on a join: the schedules will show it, judged
         finally:

@@ -148,9 +148,10 @@ def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swa
         weights = [0.02 if stalled and e[0] == "poll" and e[1] == stall[0] else weights_by_kind[e[0]]
                    for e in enabled]
         event = rng.choices(enabled, weights)[0]
-        if event[0] == "tick" and event[1] > 200:
-            event = ("tick", event[1]) if faults < max_faults else ("tick", 50)
-        if event[0] in _FAULTS or (event[0] == "tick" and event[1] > 200):
+        long_tick = event[0] == "tick" and event[1] > 200  # a long silence is a fault too
+        if long_tick and faults >= max_faults:
+            event, long_tick = ("tick", 50), False
+        if event[0] in _FAULTS or long_tick:
             faults += 1
         if not run.apply(event):
             return _result(seed, run, len(run.schedule))
