@@ -427,6 +427,55 @@ class OffsetFetchResponseData:
     throttle_time_ms: int = 0
 
 
+# --------------------------------------------------------------------------------------------
+# ConsumerGroupHeartbeat (KIP-848, API key 68, v0-1)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class ConsumerGroupHeartbeatTopicPartitions:
+    """One topic's partitions, by topic id: the request's TopicPartitions and the answer's
+    Assignment.TopicPartitions have this shape."""
+
+    topic_id: str
+    partitions: List[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ConsumerGroupHeartbeatRequestData:
+    """A None in an optional field means "unchanged since the last heartbeat" (Kafka's null); a
+    full request (joining, or after an error) sets rebalance_timeout_ms, the subscription and
+    topic_partitions."""
+
+    api_key: ClassVar[str] = "ConsumerGroupHeartbeat"
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: Optional[str] = None
+    rack_id: Optional[str] = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: Optional[List[str]] = None
+    subscribed_topic_regex: Optional[str] = None
+    server_assignor: Optional[str] = None
+    topic_partitions: Optional[List[ConsumerGroupHeartbeatTopicPartitions]] = None
+
+
+@dataclass(slots=True)
+class ConsumerGroupHeartbeatAssignment:
+    topic_partitions: List[ConsumerGroupHeartbeatTopicPartitions] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ConsumerGroupHeartbeatResponseData:
+    api_key: ClassVar[str] = "ConsumerGroupHeartbeat"
+    error_code: int = 0
+    error_message: Optional[str] = None
+    member_id: Optional[str] = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Optional[ConsumerGroupHeartbeatAssignment] = None
+    throttle_time_ms: int = 0
+
+
 #: API name → (request class, response class).
 API_KEYS: dict = {
     cls_req.api_key: (cls_req, cls_resp)
@@ -440,5 +489,6 @@ API_KEYS: dict = {
         (LeaveGroupRequestData, LeaveGroupResponseData),
         (OffsetCommitRequestData, OffsetCommitResponseData),
         (OffsetFetchRequestData, OffsetFetchResponseData),
+        (ConsumerGroupHeartbeatRequestData, ConsumerGroupHeartbeatResponseData),
     )
 }

@@ -86,6 +86,29 @@ CATALOGUE = (
 )
 BY_NAME = {p.name: p for p in CATALOGUE}
 
+# What the implementation beside the model must do (properties.kip848.differential): agree with the
+# model's coordinator, and never raise.
+IMPL_AGREEMENT = "kip848-impl-matches-model"
+IMPL_CRASH = "kip848-impl-no-crash"
+IMPL_PROPERTIES = (
+    Property(
+        IMPL_AGREEMENT, ALWAYS,
+        "impl/'s KIP-848 coordinator (impl.server.modern), handed every heartbeat and commit the "
+        "model's coordinator handles, at the same times, answers each as the model does (the error; "
+        "for a success the member id, epoch, heartbeat interval and assignment or its absence), and "
+        "after every heartbeat, commit and tick holds the same group: epochs, state, members (epoch, "
+        "previous epoch, state, assigned and pending-revocation partitions, rebalance timeout), "
+        "target assignment, partition epochs, and session and rebalance deadlines.",
+        "issue 39 (the implementation beside the model)",
+    ),
+    Property(
+        IMPL_CRASH, ALWAYS,
+        "No heartbeat, commit or timer makes impl/'s KIP-848 coordinator raise (Kafka's own "
+        "IllegalStateException of addPartitionEpochs included).",
+        "issue 39; ConsumerGroup.addPartitionEpochs",
+    ),
+)
+
 # Known hazards: what Kafka's own client and coordinator allow that one of the properties above
 # rules out. A walk that reaches one ends there as any violation does, but its verdict is the
 # hazard's, which is reported (with the reason) and fails nothing.
@@ -107,7 +130,7 @@ HAZARDS = (
         "currentTargetAssignment); group-coordinator: CurrentAssignmentBuilder.ownsRevokedPartitions",
     ),
 )
-KIND_OF = {p.name: p.kind for p in CATALOGUE + HAZARDS}
+KIND_OF = {p.name: p.kind for p in CATALOGUE + IMPL_PROPERTIES + HAZARDS}
 
 # states in which a consumer holds no partitions (FENCED still does until its poll runs
 # onPartitionsLost; LEAVING/PREPARE_LEAVING were cleared by close or still hold until STALE)

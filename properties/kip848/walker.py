@@ -66,12 +66,16 @@ def canonical(value):
 
 
 class _Run:
-    """One walk in progress: the world, the checker, the schedule, the trace digest, coverage."""
+    """One walk in progress: the world, the checker, the schedule, the trace digest, coverage, and
+    with *impl* impl/'s coordinator beside the model's (:mod:`properties.kip848.differential`)."""
 
-    def __init__(self, config):
+    def __init__(self, config, impl: bool = False):
+        from properties.kip848.differential import Differential
+
         self.config = config
         self.world = initial_world(config)
         self.checker = Checker(config)
+        self.differential = Differential(config) if impl else None
         self.schedule: list = []
         self.digest = hashlib.sha256()
         self.violation: Violation | None = None
@@ -90,6 +94,8 @@ class _Run:
         self.schedule.append(tuple(event))
         self.digest.update(repr((tuple(event), canonical(new))).encode())
         self.violation = self.checker.check(self.world, new, event, log)
+        if self.violation is None and self.differential is not None:
+            self.violation = self.differential.after(self.world, event, new, log)
         self._cover(new, log)
         self.world = new
         return self.violation is None
@@ -133,14 +139,17 @@ def _corners(world, new, log):
             yield f"member {m.state}"
 
 
-def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swarm_world: bool = True) -> Result:
+def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swarm_world: bool = True,
+         impl: bool = False) -> Result:
     """One seeded walk. With *swarm_world* (the default) the seed also draws the world's partitions
-    and timeouts and the mix (:func:`swarm`); *config* gives the clients and the broken variants."""
+    and timeouts and the mix (:func:`swarm`); *config* gives the clients and the broken variants;
+    with *impl*, impl/'s coordinator runs beside the model's and must agree with it (the schedule
+    and the trace hash are the model's either way)."""
     rng = random.Random(seed)
     weights_by_kind, stall = _WEIGHTS, None
     if swarm_world:
         config, weights_by_kind, stall = swarm(rng, config)
-    run = _Run(config)
+    run = _Run(config, impl)
     faults = 0
     while len(run.schedule) < steps:
         enabled = [e for e in offers(run.world, config) if e[0] not in _FAULTS or faults < max_faults]
@@ -189,10 +198,11 @@ def settle(run: _Run) -> None:
             return
 
 
-def replay(schedule, config, eventually: bool = False) -> Result:
+def replay(schedule, config, eventually: bool = False, impl: bool = False) -> Result:
     """Apply *schedule* as given (a walk's, quiet phase included): the verdict of its always
-    properties, and with *eventually* of ``kip848-converges`` at its end as well."""
-    run = _Run(config)
+    properties (with *impl*, impl/'s agreement too), and with *eventually* of ``kip848-converges``
+    at its end as well."""
+    run = _Run(config, impl)
     for event in schedule:
         if not run.apply(tuple(event)):
             return _result(None, run, len(run.schedule))

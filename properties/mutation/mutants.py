@@ -173,7 +173,7 @@ def _replacements(mutant: Mutant) -> List[Tuple[object, str, object, Callable]]:
                 new = _compile(mutated_source(mutant, fn), fn)
             except SyntaxError as e:
                 raise StaleMutant(f"mutant {mutant.name}: its edits of {attr} are not Python: {e.msg} at line {e.lineno}") from None
-            new.__qualname__ = f"{owner.__qualname__}.{attr} [mutant {mutant.name}]"
+            new.__qualname__ = f"{getattr(owner, '__qualname__', owner.__name__)}.{attr} [mutant {mutant.name}]"  # a class or a module
             news.append(new)
         built = _BUILT[mutant] = (originals, news)
     return [(owner, attr, old, new) for (owner, attr), old, new in zip(owners, originals, built[1])]

@@ -1,0 +1,145 @@
+"""``ConsumerGroup`` (``org.apache.kafka.coordinator.group.modern.consumer``): a KIP-848 group's
+epochs, members, target assignment and partition epochs, and its state.
+
+The partition epochs (``currentPartitionEpoch``) say which epoch of which member holds a
+partition now; ``updateMember`` moves them (removed at the old member's epoch, added at the new
+one's), and adding one still held at a later or equal epoch is Kafka's own ``IllegalStateException``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Optional
+
+from impl.errors import (GroupIdNotFoundException, IllegalStateException, StaleMemberEpochException,
+                         UnknownMemberIdException, UnsupportedVersionException)
+from impl.server.modern.consumer_group_member import ConsumerGroupMember
+
+
+class ConsumerGroupState(enum.Enum):
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+class ConsumerGroup:
+    def __init__(self, group_id: str):
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.target_assignment_epoch = 0
+        self.members: dict = {}  # member id -> ConsumerGroupMember
+        self.target_assignments: dict = {}  # member id -> {topic id: frozenset}
+        self.current_partition_epochs: dict = {}  # topic id -> {partition: epoch}
+        self.state = ConsumerGroupState.EMPTY
+
+    # -- members ----------------------------------------------------------------------------
+
+    def get_or_maybe_create_member(self, member_id: str, create_if_not_exists: bool) -> ConsumerGroupMember:
+        member = self.members.get(member_id)
+        if member is not None:
+            return member
+        if not create_if_not_exists:
+            raise UnknownMemberIdException(f"Member {member_id} is not a member of group {self.group_id}.")
+        return ConsumerGroupMember(member_id)
+
+    def update_member(self, new_member: ConsumerGroupMember) -> None:
+        old_member = self.members.get(new_member.member_id)
+        self.members[new_member.member_id] = new_member
+        self._maybe_update_partition_epoch(old_member, new_member)
+        self.maybe_update_group_state()
+
+    def remove_member(self, member_id: str) -> None:
+        old_member = self.members.pop(member_id, None)
+        self._maybe_remove_partition_epoch(old_member)
+        self.maybe_update_group_state()
+
+    # -- epochs and the target assignment -----------------------------------------------------
+
+    def set_group_epoch(self, epoch: int) -> None:
+        self.group_epoch = epoch
+        self.maybe_update_group_state()
+
+    def set_target_assignment_epoch(self, epoch: int) -> None:
+        self.target_assignment_epoch = epoch
+        self.maybe_update_group_state()
+
+    def target_assignment(self, member_id: str) -> dict:
+        return self.target_assignments.get(member_id, {})
+
+    def update_target_assignment(self, member_id: str, assignment: Optional[dict]) -> None:
+        """A member's target (None: its tombstone)."""
+        if assignment is None:
+            self.target_assignments.pop(member_id, None)
+        else:
+            self.target_assignments[member_id] = assignment
+
+    def current_partition_epoch(self, topic_id: str, partition: int) -> int:
+        return self.current_partition_epochs.get(topic_id, {}).get(partition, -1)
+
+    def _maybe_update_partition_epoch(self, old_member, new_member) -> None:
+        self._maybe_remove_partition_epoch(old_member)
+        self.add_partition_epochs(new_member.assigned_partitions, new_member.member_epoch)
+        self.add_partition_epochs(new_member.partitions_pending_revocation, new_member.member_epoch)
+
+    def _maybe_remove_partition_epoch(self, old_member) -> None:
+        if old_member is not None:
+            self.remove_partition_epochs(old_member.assigned_partitions, old_member.member_epoch)
+            self.remove_partition_epochs(old_member.partitions_pending_revocation, old_member.member_epoch)
+
+    def remove_partition_epochs(self, assignment: dict, expected_epoch: int) -> None:
+        for topic_id, partitions in assignment.items():
+            epochs = self.current_partition_epochs.get(topic_id)
+            if epochs is None:
+                continue
+            for p in partitions:
+                if epochs.get(p) == expected_epoch:  # else "still owned at a different epoch"
+                    del epochs[p]
+            if not epochs:
+                del self.current_partition_epochs[topic_id]
+
+    def add_partition_epochs(self, assignment: dict, epoch: int) -> None:
+        for topic_id, partitions in assignment.items():
+            epochs = self.current_partition_epochs.setdefault(topic_id, {})
+            for p in sorted(partitions):
+                previous = epochs.get(p)
+                if previous is None or previous < epoch:
+                    epochs[p] = epoch
+                else:
+                    raise IllegalStateException(f"Cannot set the epoch of {topic_id}-{p} to {epoch} because the "
+                                                f"partition is still owned at epoch {previous}")
+
+    # -- state --------------------------------------------------------------------------------
+
+    def maybe_update_group_state(self) -> None:
+        if not self.members:
+            self.state = ConsumerGroupState.EMPTY
+        elif self.group_epoch > self.target_assignment_epoch:
+            self.state = ConsumerGroupState.ASSIGNING
+        elif any(not m.is_reconciled_to(self.target_assignment_epoch) for m in self.members.values()):
+            self.state = ConsumerGroupState.RECONCILING
+        else:
+            self.state = ConsumerGroupState.STABLE
+
+    # -- offsets ------------------------------------------------------------------------------
+
+    def validate_offset_commit(self, member_id: str, group_instance_id: Optional[str], member_epoch: int,
+                               is_transactional: bool, api_version: int) -> None:
+        """ConsumerGroup.validateOffsetCommit: raises UnknownMemberIdException,
+        UnsupportedVersionException or StaleMemberEpochException."""
+        if member_epoch < 0 and not self.members:
+            return  # the admin client or a consumer without group management, to an empty group
+        if is_transactional and member_epoch == -1 and member_id == "" and group_instance_id is None:
+            return
+        member = self.get_or_maybe_create_member(member_id, False)
+        if not is_transactional and api_version < 9:
+            raise UnsupportedVersionException("OffsetCommit version 9 or above must be used by members using "
+                                              "the modern group protocol")
+        if member_epoch != member.member_epoch:  # validateMemberEpoch
+            raise StaleMemberEpochException(f"The received member epoch {member_epoch} does not match the "
+                                            f"expected member epoch {member.member_epoch}.")
+
+
+def group_not_found(group_id: str) -> GroupIdNotFoundException:
+    return GroupIdNotFoundException(f"Consumer group {group_id} not found.")

@@ -1,0 +1,337 @@
+"""``ConsumerGroupCoordinator``: what Kafka 4.1's group coordinator does with a
+ConsumerGroupHeartbeat and with a consumer-protocol member's OffsetCommit.
+
+* ``GroupCoordinatorService.consumerGroupHeartbeat`` — the request's validation
+  (``throwIfConsumerGroupHeartbeatRequestIsInvalid``), then the shard's operation, an exception
+  answered as its error code (``handleOperationException``);
+* ``GroupMetadataManager.consumerGroupHeartbeat`` — a leave (epoch -1) fences the member;
+  otherwise the group is got or created (epoch 0), the member got or created and its epoch checked
+  (``throwIfConsumerGroupMemberEpochIsInvalid``), the group epoch bumped when the group is new or
+  the member's subscription changed, the target assignment recomputed when the group epoch passed
+  it (``updateTargetAssignment``), the member reconciled (``maybeReconcile``, which starts or
+  cancels its rebalance timer), its session timer restarted, the answer built (the assignment on a
+  full request, at epoch 0, or when the member's assignment changed);
+* ``consumerGroupFenceMember`` — the member removed with its target, the group epoch bumped, its
+  timers cancelled;
+* the timers (``scheduleConsumerGroupSessionTimeout``, ``scheduleConsumerGroupRebalanceTimeout``)
+  on a keyed timer: scheduling a key again replaces its task (``CoordinatorTimer.schedule``);
+* ``OffsetMetadataManager.validateOffsetCommit`` — :meth:`ConsumerGroupCoordinator.validate_offset_commit`.
+
+Static members are not handled yet: a heartbeat with an instance id is answered
+UNSUPPORTED_VERSION (Kafka would take it), after the validation Kafka does for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from impl.errors import (ApiException, Errors, FencedMemberEpochException, GroupIdNotFoundException,
+                         IllegalStateException, InvalidRequestException, UnsupportedVersionException)
+from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequestData,
+                           ConsumerGroupHeartbeatResponseData, ConsumerGroupHeartbeatTopicPartitions)
+from impl.server.modern.consumer_group import ConsumerGroup
+from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
+from impl.server.modern.current_assignment_builder import CurrentAssignmentBuilder
+from impl.server.modern.range_assignor import RangeAssignor
+from impl.server.modern.target_assignment_builder import TargetAssignmentBuilder
+from impl.server.timer import MockTimer, TimerTask
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+#: ConsumerGroupHeartbeat v1 requires the consumer to generate its member id (KIP-1082)
+CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ModernGroupConfig:
+    """The broker's ``group.consumer.*`` settings the coordinator reads."""
+
+    session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
+    heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    max_size: int = 2 ** 31 - 1  # group.consumer.max.size
+    assignors: tuple = ("range",)  # group.consumer.assignors (the first is the default)
+
+
+class _KeyedTask(TimerTask):
+    __slots__ = ("operation",)
+
+    def __init__(self, delay_ms: int, operation):
+        super().__init__(delay_ms)
+        self.operation = operation
+
+    def run(self) -> None:
+        self.operation()
+
+
+class CoordinatorTimer:
+    """``CoordinatorTimer``: tasks by key; scheduling a key again replaces its task."""
+
+    def __init__(self, timer: MockTimer):
+        self.timer = timer
+        self.tasks: dict = {}
+
+    def schedule(self, key: str, delay_ms: int, operation) -> None:
+        self.cancel(key)
+
+        def run():
+            self.tasks.pop(key, None)
+            operation()
+
+        task = self.tasks[key] = _KeyedTask(delay_ms, run)
+        self.timer.add(task)
+
+    def cancel(self, key: str) -> None:
+        task = self.tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+
+    def deadline(self, key: str) -> Optional[int]:
+        task = self.tasks.get(key)
+        return None if task is None else task.deadline_ms
+
+
+def session_timeout_key(group_id: str, member_id: str) -> str:
+    return f"session-timeout-{group_id}-{member_id}"  # groupSessionTimeoutKey
+
+
+def rebalance_timeout_key(group_id: str, member_id: str) -> str:
+    return f"rebalance-timeout-{group_id}-{member_id}"  # groupRebalanceTimeoutKey
+
+
+class ConsumerGroupCoordinator:
+    """The consumer groups of one coordinator. *topics*: the metadata image's topics,
+    ``{name: (topic id, partitions)}``."""
+
+    def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: dict):
+        self.config = config
+        self.time = timer.time
+        self.timer = CoordinatorTimer(timer)
+        self.topics = dict(topics)
+        self.groups: dict = {}
+        self.assignor = RangeAssignor()
+        self.fenced: list = []  # (group id, member id, why), for whoever watches (the differential)
+
+    # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
+
+    def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequestData,
+                                 api_version: int = 1) -> ConsumerGroupHeartbeatResponseData:
+        """GroupCoordinatorService.consumerGroupHeartbeat: every exception answered as its error."""
+        try:
+            throw_if_request_is_invalid(request, api_version)
+            if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                return self._consumer_group_leave(request)
+            return self._consumer_group_heartbeat(request)
+        except ApiException as e:
+            error = Errors.for_exception(e)
+            return ConsumerGroupHeartbeatResponseData(error_code=error.code, error_message=str(e) or error.message)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise GroupIdNotFoundException(f"Consumer group {group_id} not found.")
+        return group
+
+    def _get_or_maybe_create_consumer_group(self, group_id: str, create_if_not_exists: bool) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create_if_not_exists:
+                raise GroupIdNotFoundException(f"Consumer group {group_id} not found.")
+            group = self.groups[group_id] = ConsumerGroup(group_id)
+        return group
+
+    def _consumer_group_heartbeat(self, request) -> ConsumerGroupHeartbeatResponseData:
+        """GroupMetadataManager.consumerGroupHeartbeat (a dynamic member)."""
+        if request.instance_id is not None:
+            raise UnsupportedVersionException("static members are not supported by this coordinator yet")
+        group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
+        owned = request.topic_partitions
+        group = self._get_or_maybe_create_consumer_group(group_id, member_epoch == 0)
+        member = group.get_or_maybe_create_member(member_id, member_epoch == 0)
+        throw_if_member_epoch_is_invalid(member, member_epoch, owned)
+
+        # 1. Create or update the member; bump the group epoch if the group is new or the
+        #    member's subscription changed (hasMemberSubscriptionChanged).
+        updated = member
+        if request.rebalance_timeout_ms != -1:
+            updated = updated.but(rebalance_timeout_ms=request.rebalance_timeout_ms)
+        if request.subscribed_topic_names is not None:
+            updated = updated.but(subscribed_topic_names=frozenset(request.subscribed_topic_names))
+        if request.server_assignor is not None:
+            updated = updated.but(server_assignor_name=request.server_assignor)
+        bump_group_epoch = group.group_epoch == 0 or updated.subscribed_topic_names != member.subscribed_topic_names
+        group_epoch = group.group_epoch
+        if bump_group_epoch:
+            group_epoch += 1
+            group.set_group_epoch(group_epoch)
+
+        # 2. The target assignment, when the group epoch passed its epoch.
+        if group_epoch > group.target_assignment_epoch:
+            target = self._update_target_assignment(group, group_epoch, updated)
+        else:
+            target = group.target_assignment(member_id)
+        target_epoch = group.target_assignment_epoch
+
+        # 3. Reconcile the member if it is not reconciled yet.
+        updated = self._maybe_reconcile(group, updated, target_epoch, target, owned)
+        if updated != member or member_id not in group.members:
+            group.update_member(updated)
+        self._schedule_session_timeout(group_id, member_id)
+
+        response = ConsumerGroupHeartbeatResponseData(member_id=updated.member_id, member_epoch=updated.member_epoch,
+                                                      heartbeat_interval_ms=self.config.heartbeat_interval_ms)
+        is_full_request = (request.rebalance_timeout_ms != -1 and (request.subscribed_topic_names is not None
+                                                                     or request.subscribed_topic_regex is not None)
+                           and owned is not None)
+        if member_epoch == 0 or is_full_request or updated.assigned_partitions != member.assigned_partitions:
+            response.assignment = ConsumerGroupHeartbeatAssignment(
+                [ConsumerGroupHeartbeatTopicPartitions(tid, sorted(ps))
+                 for tid, ps in sorted(updated.assigned_partitions.items())])
+        return response
+
+    def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember) -> dict:
+        """updateTargetAssignment: every member's target at *group_epoch*; the member's returned."""
+        subscribed = {t for m in list(group.members.values()) + [updated] for t in m.subscribed_topic_names}
+        targets = (TargetAssignmentBuilder(group.group_id, group_epoch, self.assignor)
+                   .with_members(group.members)
+                   .with_topics({t: self.topics[t] for t in subscribed if t in self.topics})
+                   .add_or_update_member(updated.member_id, updated)
+                   .build())
+        for mid, assignment in targets.items():
+            if group.target_assignment(mid) != assignment or mid not in group.target_assignments:
+                group.update_target_assignment(mid, assignment)
+        group.set_target_assignment_epoch(group_epoch)
+        return targets.get(updated.member_id, {})
+
+    def _maybe_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, target_epoch: int, target: dict,
+                         owned) -> ConsumerGroupMember:
+        """maybeReconcile: CurrentAssignmentBuilder, and the rebalance timer started (the member is
+        to revoke) or cancelled."""
+        if member.is_reconciled_to(target_epoch):
+            return member
+        updated = (CurrentAssignmentBuilder(member)
+                   .with_target_assignment(target_epoch, target)
+                   .with_current_partition_epoch(group.current_partition_epoch)
+                   .with_owned_topic_partitions(owned)
+                   .build())
+        if updated != member:
+            if updated.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_rebalance_timeout(group.group_id, updated.member_id, updated.member_epoch,
+                                                 updated.rebalance_timeout_ms)
+            else:
+                self.timer.cancel(rebalance_timeout_key(group.group_id, updated.member_id))
+        return updated
+
+    def _consumer_group_leave(self, request) -> ConsumerGroupHeartbeatResponseData:
+        """consumerGroupLeave (a dynamic member): fenced at once; the answer echoes id and epoch."""
+        group = self.consumer_group(request.group_id)
+        response = ConsumerGroupHeartbeatResponseData(member_id=request.member_id, member_epoch=request.member_epoch)
+        if request.instance_id is not None:
+            raise UnsupportedVersionException("static members are not supported by this coordinator yet")
+        member = group.get_or_maybe_create_member(request.member_id, False)
+        self._fence_member(group, member, "left")
+        return response
+
+    def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, why: str) -> None:
+        """consumerGroupFenceMember: removeMember (the member with its partition epochs, its target),
+        the group epoch bumped, the member's timers cancelled."""
+        group.update_target_assignment(member.member_id, None)
+        group.remove_member(member.member_id)
+        group.set_group_epoch(group.group_epoch + 1)
+        self.timer.cancel(session_timeout_key(group.group_id, member.member_id))
+        self.timer.cancel(rebalance_timeout_key(group.group_id, member.member_id))
+        self.fenced.append((group.group_id, member.member_id, why))
+
+    # -- timers --------------------------------------------------------------------------------
+
+    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+        def expire():  # consumerGroupFenceMemberOperation
+            group = self.groups.get(group_id)
+            member = None if group is None else group.members.get(member_id)
+            if member is not None:
+                self._fence_member(group, member, "session expired")
+
+        self.timer.schedule(session_timeout_key(group_id, member_id), self.config.session_timeout_ms, expire)
+
+    def _schedule_rebalance_timeout(self, group_id: str, member_id: str, member_epoch: int,
+                                    rebalance_timeout_ms: int) -> None:
+        def expire():
+            group = self.groups.get(group_id)
+            member = None if group is None else group.members.get(member_id)
+            # "Ignoring rebalance timeout ... because the member left the epoch"
+            if member is not None and member.member_epoch == member_epoch:
+                self._fence_member(group, member, "rebalance timeout")
+
+        self.timer.schedule(rebalance_timeout_key(group_id, member_id), rebalance_timeout_ms, expire)
+
+    # -- OffsetCommit --------------------------------------------------------------------------
+
+    def validate_offset_commit(self, group_id: str, member_id: str, instance_id: Optional[str],
+                               generation_id_or_member_epoch: int, api_version: int) -> Errors:
+        """OffsetMetadataManager.validateOffsetCommit for a group this coordinator holds as a
+        consumer group (or none): the error every partition of the commit is answered with."""
+        group = self.groups.get(group_id)
+        try:
+            if group is None:
+                if generation_id_or_member_epoch < 0:
+                    return Errors.NONE  # a simple group takes the offsets
+                return Errors.GROUP_ID_NOT_FOUND if api_version >= 9 else Errors.ILLEGAL_GENERATION
+            group.validate_offset_commit(member_id, instance_id, generation_id_or_member_epoch, False, api_version)
+        except ApiException as e:
+            return Errors.for_exception(e)
+        return Errors.NONE
+
+
+def throw_if_request_is_invalid(request, api_version: int) -> None:
+    """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+    def throw_if_empty(value, message):
+        if value is not None and not value.strip():
+            raise InvalidRequestException(message)
+
+    if (api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or request.member_epoch > 0
+            or request.member_epoch == LEAVE_GROUP_MEMBER_EPOCH):
+        throw_if_empty(request.member_id, "MemberId can't be empty.")
+    throw_if_empty(request.group_id, "GroupId can't be empty.")
+    throw_if_empty(request.instance_id, "InstanceId can't be empty.")
+    throw_if_empty(request.rack_id, "RackId can't be empty.")
+    if request.member_epoch == 0:
+        if request.rebalance_timeout_ms == -1:
+            raise InvalidRequestException("RebalanceTimeoutMs must be provided in first request.")
+        if request.topic_partitions is None or request.topic_partitions:
+            raise InvalidRequestException("TopicPartitions must be empty when (re-)joining.")
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            raise InvalidRequestException("Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                                          "non-null when (re-)joining.")
+    elif request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if request.instance_id is None:
+            raise InvalidRequestException("InstanceId can't be null.")
+    elif request.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise InvalidRequestException("MemberEpoch is invalid.")
+    if request.server_assignor is not None and request.server_assignor not in ("range",):
+        raise InvalidRequestException(f"ServerAssignor {request.server_assignor} is not supported.")
+
+
+def throw_if_member_epoch_is_invalid(member: ConsumerGroupMember, received: int, owned) -> None:
+    """throwIfConsumerGroupMemberEpochIsInvalid."""
+    if received > member.member_epoch:
+        raise FencedMemberEpochException(
+            f"The consumer group member has a greater member epoch ({received}) than the one known by the "
+            f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin.")
+    if received < member.member_epoch:
+        # "the response with the bumped epoch may have been lost"
+        if received != member.previous_member_epoch or not _is_subset(owned, member.assigned_partitions):
+            raise FencedMemberEpochException(
+                f"The consumer group member has a smaller member epoch ({received}) than the one known by the "
+                f"group coordinator ({member.member_epoch}). The member must abandon all its partitions and "
+                "rejoin.")
+
+
+def _is_subset(owned, assigned: dict) -> bool:
+    """isSubset(ownedTopicPartitions, assignedPartitions): owned not sent (null) is not a subset."""
+    if owned is None:
+        return False
+    for tp in owned:
+        partitions = assigned.get(tp.topic_id)
+        if partitions is None or any(p not in partitions for p in tp.partitions):
+            return False
+    return True

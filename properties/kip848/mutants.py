@@ -1,0 +1,137 @@
+"""Mutants of impl/'s KIP-848 coordinator (:mod:`impl.server.modern`): one realistic bug each, the
+same kind of run-time source change as :mod:`properties.mutation.mutants` (:class:`Mutant`,
+:func:`applied`), searched by KIP-848 walks with impl/ beside the model.
+
+A mutant is *killed* by a walk when the mutated coordinator makes the walk fail (it disagrees with
+the model, raises, or a property of the model breaks) and the unmutated one passes the same walk.
+:func:`hunt` walks the seeds the default campaign gives KIP-848 worlds (every
+``DEFAULT_EVERY``-th seed of its 2,000: 500 walks), so "killed" means "the default campaign
+kills it". ``groupcheck kip848 --mutants`` prints the table; ``--mutant NAME`` walks under one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+from properties.mutation.mutants import Mutant
+
+_M = "impl.server.modern"
+
+_DEFS = (
+    ("partition_epoch_lost_on_reassign",
+     "ConsumerGroup.updateMember moves the assigned partitions' epochs and then the pending-revocation "
+     "ones, each removal whatever the partition's epoch: a partition the member was revoking and is "
+     "given back loses the epoch just set, so the coordinator reads it as free",
+     f"{_M}.consumer_group.ConsumerGroup._maybe_update_partition_epoch", "bookkeeping",
+     (("self._maybe_remove_partition_epoch(old_member)\n"
+       "self.add_partition_epochs(new_member.assigned_partitions, new_member.member_epoch)\n"
+       "self.add_partition_epochs(new_member.partitions_pending_revocation, new_member.member_epoch)",
+       "# MUTANT: assigned then revoking, one after the other, each removal whatever the epoch\n"
+       "for old, new in ((\"assigned_partitions\", new_member.assigned_partitions),\n"
+       "                 (\"partitions_pending_revocation\", new_member.partitions_pending_revocation)):\n"
+       "    if old_member is not None:\n"
+       "        for topic_id, partitions in getattr(old_member, old).items():\n"
+       "            for p in partitions:\n"
+       "                self.current_partition_epochs.get(topic_id, {}).pop(p, None)\n"
+       "    self.add_partition_epochs(new, new_member.member_epoch)"),),
+     "KAFKA-16147 (apache/kafka#15212: \"when a member has a partition pending revocation re-assigned to "
+     "him before the revocation is completed, the partition epoch is lost\")"),
+    ("own_revoking_counted_unreleased",
+     "CurrentAssignmentBuilder counts a partition the member itself is revoking as unreleased, so a "
+     "member given back a partition it was revoking waits in UNRELEASED_PARTITIONS one heartbeat longer",
+     f"{_M}.current_assignment_builder.CurrentAssignmentBuilder._compute_next_assignment", "reconciliation",
+     (("if self.current_partition_epoch(topic_id, p) != -1 and p not in mine}",
+       "if self.current_partition_epoch(topic_id, p) != -1}  # MUTANT: its own revoking partitions too"),),
+     "KAFKA-19449 (apache/kafka#20781), the fix undone"),
+    ("unreleased_partitions_assigned",
+     "CurrentAssignmentBuilder gives a member the partitions of its target that another member "
+     "still owns, instead of holding them back in UNRELEASED_PARTITIONS",
+     f"{_M}.current_assignment_builder.CurrentAssignmentBuilder._compute_next_assignment", "reconciliation",
+     (("pending -= unreleased", "pass  # MUTANT: unreleased partitions are not held back"),),
+     ""),
+    ("revocation_not_awaited",
+     "a member in UNREVOKED_PARTITIONS moves to the next epoch without checking that its heartbeat "
+     "no longer reports the partitions it is revoking",
+     f"{_M}.current_assignment_builder.CurrentAssignmentBuilder.build", "reconciliation",
+     (("if self._owns_revoked_partitions(member.partitions_pending_revocation):",
+       "if False:  # MUTANT: the revocation is not awaited"),),
+     ""),
+    ("rebalance_timer_not_restarted",
+     "the rebalance timer is started when a member enters UNREVOKED_PARTITIONS and not again when it "
+     "moves on to another epoch still revoking: the timer then fires for an epoch the member has left "
+     "and is ignored, so a member that never revokes is never fenced",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._maybe_reconcile", "timers",
+     (("if updated.state is MemberState.UNREVOKED_PARTITIONS:",
+       "if updated.state is MemberState.UNREVOKED_PARTITIONS and member.state is MemberState.UNREVOKED_PARTITIONS:\n"
+       "    pass  # MUTANT: already revoking, the timer of the first epoch is kept\n"
+       "elif updated.state is MemberState.UNREVOKED_PARTITIONS:"),),
+     ""),
+    ("previous_epoch_rejected",
+     "a heartbeat at the member's previous epoch (its answer with the new epoch was lost) is fenced "
+     "instead of accepted",
+     f"{_M}.coordinator.throw_if_member_epoch_is_invalid", "epochs",
+     (("if received != member.previous_member_epoch or not _is_subset(owned, member.assigned_partitions):",
+       "if True:  # MUTANT: the previous epoch is not accepted"),),
+     ""),
+    ("fenced_target_kept",
+     "fencing a member leaves its target assignment in place (no tombstone)",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._fence_member", "fencing",
+     (("group.update_target_assignment(member.member_id, None)", "pass  # MUTANT: the target is kept"),),
+     ""),
+    ("session_not_restarted",
+     "the session timer is started when a member joins and never restarted by its heartbeats",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._consumer_group_heartbeat", "timers",
+     (("self._schedule_session_timeout(group_id, member_id)",
+       "if member_epoch == 0:  # MUTANT: only at the join\n    self._schedule_session_timeout(group_id, member_id)"),),
+     ""),
+    ("full_request_without_assignment",
+     "the answer carries the assignment only when it changed, not to a full request (after an "
+     "error or a timeout the consumer never hears its assignment again)",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._consumer_group_heartbeat", "answers",
+     (("if member_epoch == 0 or is_full_request or updated.assigned_partitions != member.assigned_partitions:",
+       "if member_epoch == 0 or updated.assigned_partitions != member.assigned_partitions:  # MUTANT"),),
+     ""),
+    ("commit_epoch_unchecked",
+     "an OffsetCommit of a member is accepted at any member epoch (validateMemberEpoch skipped)",
+     f"{_M}.consumer_group.ConsumerGroup.validate_offset_commit", "commits",
+     (("if member_epoch != member.member_epoch:  # validateMemberEpoch",
+       "if False:  # MUTANT: validateMemberEpoch skipped"),),
+     ""),
+)
+
+#: name -> Mutant (its ``kind`` is the part of the coordinator the bug is in)
+MUTANTS: "OrderedDict[str, Mutant]" = OrderedDict((row[0], Mutant(*row)) for row in _DEFS)
+
+
+def seeds(interleavings: int, every: int) -> range:
+    """The seeds the default campaign of *interleavings* walks KIP-848 worlds for."""
+    return range(0, interleavings, every)
+
+
+def _fails(seed: int, config, steps: int) -> tuple:
+    from properties.kip848.walker import walk
+
+    result = walk(seed, config, steps=steps, impl=True)
+    if result.verdict == "counterexample":
+        return result.violation.property, result.violation.message
+    return None, None
+
+
+def hunt(name: str, config, interleavings: int = 2000, every: int = 4, steps: int | None = None) -> dict:
+    """Walk the default campaign's KIP-848 seeds under mutant *name* until one kills it."""
+    from properties.kip848.walker import DEFAULT_STEPS
+    from properties.mutation.mutants import applied
+
+    steps = DEFAULT_STEPS if steps is None else steps
+    start = time.perf_counter()
+    walked = 0
+    for seed in seeds(interleavings, every):
+        walked += 1
+        with applied(MUTANTS[name]):
+            prop, message = _fails(seed, config, steps)
+        if prop is not None and _fails(seed, config, steps)[0] is None:
+            return {"name": name, "killed": True, "walks": walked, "seed": seed, "property": prop,
+                    "message": message[:300], "seconds": round(time.perf_counter() - start, 2)}
+    return {"name": name, "killed": False, "walks": walked, "seed": None, "property": None, "message": None,
+            "seconds": round(time.perf_counter() - start, 2)}
