@@ -305,9 +305,11 @@ def kip848_line(r: dict) -> str | None:
     if not k:
         return None
     failed = [p["property"] for p in k["properties"] if p["verdict"] == "failed"]
+    held = sum(p["verdict"] == "held" for p in k["properties"])
     hazards = [f"{h['property']} ({h['count']:,})" for h in k.get("hazards", ())]
-    return (f"KIP-848 worlds: {k['walks']:,} walks of the model (every {k['every']}th seed), "
-            + (f"FAILED: {', '.join(failed)}" if failed else f"{len(k['properties'])} properties held")
+    what = "the model and impl/'s coordinator beside it" if k.get("impl") else "the model"
+    return (f"KIP-848 worlds: {k['walks']:,} walks of {what} (every {k['every']}th seed), "
+            + (f"FAILED: {', '.join(failed)}" if failed else f"{held} properties held")
             + (f"; known hazards of Kafka's own reached: {', '.join(hazards)}" if hazards else "")
             + (f"; never reached: {', '.join(k['never_reached'])}" if k["never_reached"] and k["walks"] else ""))
 
@@ -974,7 +976,7 @@ def html_report(r: dict, docs: dict) -> str:
     # the findings' counterexamples
     k = r.get("kip848")
     if k:  # the KIP-848 worlds: the same lines as summary.md's section, as a table
-        body.append("<h2>KIP-848 worlds (the consumer group protocol, model)</h2>"
+        body.append("<h2>KIP-848 worlds (the consumer group protocol)</h2>"
                     f"<p class=muted>{_e(kip848_line(r))}</p><table><tr><th>property</th><th>kind</th><th>verdict</th>"
                     "<th>failing walks</th></tr>" + "".join(
                         f"<tr><td><code>{_e(p['property'])}</code><span class=stmt>{_e(p['statement'])}</span></td>"

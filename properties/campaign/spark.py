@@ -182,7 +182,8 @@ def run_range(plan: dict, start: int, stop: int) -> dict:
     if every:  # the KIP-848 worlds of this range's seeds (properties/kip848/campaign.py)
         from properties.kip848 import campaign as kip848
 
-        part["kip848"] = kip848.run_seeds([i for i in range(start, stop) if i % every == 0])
+        part["kip848"] = kip848.run_seeds([i for i in range(start, stop) if i % every == 0],
+                                          impl=plan.get("system") == "impl")  # as the classic ones: beside the model
     part.update(seconds=time.perf_counter() - began, cpu_seconds=time.process_time() - began_cpu)
     return part
 

@@ -2,7 +2,8 @@
 
 ``groupcheck campaign`` (``--kip848-every K``, default 4) walks a KIP-848 world for every K-th
 seed of its range, in the same tasks as the classic interleavings (so they spread over the cluster
-the same way and the classic seeds are untouched): :func:`run_seeds` on the executor,
+the same way and the classic seeds are untouched), impl/'s KIP-848 coordinator beside the model's
+(:mod:`properties.kip848.differential`): :func:`run_seeds` on the executor,
 :func:`merge` on the driver (order-independent, as the campaign's totals are), :func:`section`
 for results.json and :func:`markdown` for summary.md. A failing walk is kept as a counterexample
 file (the first seed's, per property; not shrunk yet) that ``groupcheck kip848 --replay`` replays.
@@ -16,18 +17,19 @@ EXAMPLE_SEEDS = 5
 DEFAULT_EVERY = 4
 
 
-def run_seeds(seeds, clients: int = 3, broken=frozenset()) -> dict:
-    """Walk the KIP-848 world of each seed: counts, coverage, failures per property (*broken*:
-    variants of the model, for the tests of this part)."""
+def run_seeds(seeds, clients: int = 3, broken=frozenset(), impl: bool = True) -> dict:
+    """Walk the KIP-848 world of each seed, with *impl* impl/'s coordinator beside the model's
+    (a campaign of ``--system impl``): counts, coverage, failures per property (*broken*: variants
+    of the model, for the tests of this part, judged by the model's properties alone)."""
     from model.kip848.config import Config
-    from properties.kip848.command import counterexample
+    from properties.kip848.counterexample import counterexample
     from properties.kip848.walker import COVERAGE, DEFAULT_STEPS, walk
 
     began = time.perf_counter()
     config = Config(clients=clients, broken=frozenset(broken))
     part = {"walks": 0, "events": 0, "seconds": 0.0, "coverage": dict.fromkeys(COVERAGE, 0), "failures": {}}
     for seed in seeds:
-        result = walk(seed, config, steps=DEFAULT_STEPS)
+        result = walk(seed, config, steps=DEFAULT_STEPS, impl=impl and not broken)
         part["walks"] += 1
         part["events"] += len(result.schedule)
         for corner, n in result.coverage.items():
@@ -39,8 +41,10 @@ def run_seeds(seeds, clients: int = 3, broken=frozenset()) -> dict:
             if len(entry["seeds"]) < EXAMPLE_SEEDS:
                 entry["seeds"].append(seed)
             if entry["counterexample"] is None:
-                entry["counterexample"] = counterexample(result, config, DEFAULT_STEPS)
+                entry["counterexample"] = counterexample(result, config, DEFAULT_STEPS,
+                                                          "impl" if impl and not broken else "model")
     part["seconds"] = time.perf_counter() - began
+    part["impl"] = impl and not broken
     return part
 
 
@@ -50,7 +54,8 @@ def merge(a: dict | None, b: dict) -> dict:
     if a is None:
         return {**b, "coverage": dict(b["coverage"]), "failures": {k: dict(v) for k, v in b["failures"].items()}}
     out = {"walks": a["walks"] + b["walks"], "events": a["events"] + b["events"],
-           "seconds": a["seconds"] + b["seconds"], "coverage": dict(a["coverage"]), "failures": {}}
+           "seconds": a["seconds"] + b["seconds"], "coverage": dict(a["coverage"]), "failures": {},
+           "impl": a.get("impl", False) and b.get("impl", False)}
     for corner, n in b["coverage"].items():
         out["coverage"][corner] = out["coverage"].get(corner, 0) + n
     for prop in sorted(set(a["failures"]) | set(b["failures"])):
@@ -67,7 +72,7 @@ def merge(a: dict | None, b: dict) -> dict:
 
 def section(part: dict | None, every: int) -> dict | None:
     """results.json's ``kip848``: what was walked, each property's verdict, coverage, failures."""
-    from properties.kip848.catalogue import CATALOGUE, HAZARD, HAZARDS, KIND_OF
+    from properties.kip848.catalogue import CATALOGUE, HAZARD, HAZARDS, IMPL_PROPERTIES, KIND_OF
 
     BY_HAZARD = {h.name: h for h in HAZARDS}
     if not every:
@@ -75,9 +80,11 @@ def section(part: dict | None, every: int) -> dict | None:
     part = part or {"walks": 0, "events": 0, "seconds": 0.0, "coverage": {}, "failures": {}}
     walks = part["walks"]
     properties = []
-    for p in CATALOGUE:
+    impl = bool(part.get("impl"))
+    for p in CATALOGUE + IMPL_PROPERTIES:
         failed = part["failures"].get(p.name, {}).get("count", 0)
-        verdict = "failed" if failed else ("held" if walks else "not checked")
+        checked = walks and (impl or p not in IMPL_PROPERTIES)
+        verdict = "failed" if failed else ("held" if checked else "not checked")
         properties.append({"property": p.name, "kind": p.kind, "verdict": verdict, "failed": failed,
                            "statement": p.statement, "source": p.source})
     def found(prop, e):
@@ -89,6 +96,7 @@ def section(part: dict | None, every: int) -> dict | None:
     hazards = [dict(found(prop, e), statement=BY_HAZARD[prop].statement, source=BY_HAZARD[prop].source)
                for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) == HAZARD]
     return {"every": every, "walks": walks, "events": part["events"], "seconds": round(part["seconds"], 3),
+            "impl": impl,
             "properties": properties, "coverage": part["coverage"],
             "never_reached": [c for c, n in part["coverage"].items() if n == 0], "failures": failures,
             "hazards": hazards}
@@ -98,10 +106,13 @@ def markdown(s: dict | None) -> list:
     """summary.md's lines for the KIP-848 worlds."""
     if s is None:
         return []
-    L = ["## KIP-848 worlds (the consumer group protocol, model)", "",
+    beside = ("impl/'s KIP-848 coordinator (impl/server/modern) ran beside the model's and was compared after "
+              "every heartbeat, commit and tick; the consumers are the model's (impl/ has no KIP-848 consumer yet)."
+              if s.get("impl") else "The model alone (impl/ was not run beside it).")
+    L = ["## KIP-848 worlds (the consumer group protocol)", "",
          f"{s['walks']:,} walks of KIP-848 worlds (every {s['every']}th seed of the range; {s['events']:,} events, "
          f"{s['seconds']:.1f} s of task time), each ending in a quiet phase after which `kip848-converges` is judged. "
-         "The implementation (impl/) does not speak KIP-848 yet: these judge the model.", "",
+         + beside, "",
          "| property | kind | verdict | failing walks |", "|---|---|---|---|"]
     L += [f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['failed']:,} |" for p in s["properties"]]
     reached = ", ".join(f"{c} {n:,}" for c, n in s["coverage"].items() if n)

@@ -6,6 +6,12 @@ variants' kill table.
     groupcheck kip848 --seeds 2000 --out ce.json   also write the first counterexample
     groupcheck kip848 --replay ce.json             replay a counterexample file step by step
     groupcheck kip848 --variants                   the first seed that catches each broken variant
+    groupcheck kip848 --mutants                    the first campaign seed that kills each impl/ mutant
+    groupcheck kip848 --seeds 500 --mutant NAME    walks with one mutant of impl/'s coordinator
+
+A walk runs impl/'s KIP-848 coordinator beside the model's (``--system impl``, the default) unless
+a broken variant of the model is asked for, which is judged by the properties alone (``--system
+model``, the default with ``--broken``).
 """
 
 from __future__ import annotations
@@ -20,9 +26,7 @@ from model.config import ConfigError
 from model.kip848.config import Config
 from model.kip848.variants import VARIANTS
 from properties.errors import UsageError, check_output_file, int_at_least
-
-FORMAT = "groupcheck-kip848-counterexample/1"
-
+from properties.kip848.counterexample import counterexample, load, write
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from properties.kip848.walker import DEFAULT_STEPS
@@ -35,6 +39,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--clients", type=int_at_least("--clients", 1), default=3, help="consumers (default 3)")
     p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
                    help="a broken variant of the KIP-848 model (model/kip848/variants.py); repeatable")
+    p.add_argument("--system", choices=("impl", "model"), default=None,
+                   help="impl: impl/'s coordinator beside the model's, which must agree (the default); "
+                        "model: the model alone (the default with --broken)")
+    p.add_argument("--mutant", metavar="NAME", default=None,
+                   help="walk with a mutant of impl/'s KIP-848 coordinator (see --mutants); needs --system impl")
+    p.add_argument("--mutants", action="store_true",
+                   help="for each mutant of impl/'s KIP-848 coordinator, the first of the default campaign's "
+                        "KIP-848 seeds (every 4th of 2,000) that kills it")
     p.add_argument("--out", metavar="FILE", help="write the first counterexample to FILE (JSON)")
     p.add_argument("--force", action="store_true", help="with --out: replace an existing FILE")
     p.add_argument("--replay", metavar="FILE", help="replay a counterexample file instead of walking")
@@ -50,7 +62,34 @@ def run(args) -> int:
         return _replay(args)
     if args.variants:
         return _variants(args)
+    if args.mutants:
+        return _mutants(args)
     return _walk(args)
+
+
+def _system(args) -> str:
+    """--system, defaulted (impl, or model with --broken), checked against --mutant."""
+    system = args.system or ("model" if args.broken else "impl")
+    if args.mutant is not None:
+        from properties.kip848.mutants import MUTANTS
+
+        if args.mutant not in MUTANTS:
+            raise UsageError(f"--mutant must be one of {', '.join(MUTANTS)}, got {args.mutant!r}")
+        if system != "impl":
+            raise UsageError("--mutant mutates impl/'s coordinator: it needs --system impl")
+    return system
+
+
+def _mutated(name):
+    """The context a walk runs in: the mutant *name* applied, or nothing."""
+    import contextlib
+
+    if name is None:
+        return contextlib.nullcontext()
+    from properties.kip848.mutants import MUTANTS
+    from properties.mutation.mutants import applied
+
+    return applied(MUTANTS[name])
 
 
 def _config(args, broken=None) -> Config:
@@ -64,6 +103,7 @@ def _walk(args) -> int:
     from properties.kip848.walker import walk
 
     config = _config(args)
+    system = _system(args)
     if args.out:
         check_output_file(args.out, "--out", args.force)
     from properties.progress import Progress
@@ -75,7 +115,8 @@ def _walk(args) -> int:
     events, first = 0, None
     progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
-        result = walk(seed, config, steps=args.steps)
+        with _mutated(args.mutant):
+            result = walk(seed, config, steps=args.steps, impl=system == "impl")
         events += len(result.schedule)
         for corner, hits in result.coverage.items():
             coverage[corner] = coverage.get(corner, 0) + hits
@@ -87,17 +128,19 @@ def _walk(args) -> int:
         progress(i, sum(map(len, failures.values())), final=i == args.seeds)
     seconds = time.perf_counter() - start
     if first is not None and args.out:
-        write(args.out, counterexample(first, config, args.steps))
+        write(args.out, counterexample(first, config, args.steps, system, args.mutant))
     summary = {"interleavings": args.seeds, "seed_start": args.seed_start, "events": events,
-               "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1),
-               "broken": sorted(config.broken),
+               "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1), "system": system,
+               "broken": sorted(config.broken), "mutant": args.mutant,
                "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
                "hazards": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(hazards.items())},
                "coverage": coverage, "never_reached": [c for c, n in coverage.items() if n == 0]}
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{args.seeds} KIP-848 interleavings ({events} events) in {seconds:.1f} s")
+        beside = {"impl": " (impl/'s coordinator beside the model's" + (f", mutant {args.mutant})" if args.mutant else ")"),
+                  "model": " (the model alone)"}[system]
+        print(f"{args.seeds} KIP-848 interleavings ({events} events) in {seconds:.1f} s{beside}")
         if not failures:
             print("no property failed")
         for name, seeds in sorted(failures.items()):
@@ -112,53 +155,14 @@ def _walk(args) -> int:
     return 1 if failures else 0
 
 
-def counterexample(result, config: Config, steps: int) -> dict:
-    """The counterexample file's document of a failing walk (*config*: the walk's base config; the
-    seed's swarm world is what is written, so the file replays alone)."""
-    import random
-
-    from properties.kip848.walker import swarm
-
-    world_config, _, _ = swarm(random.Random(result.seed), config)
-    return {"format": FORMAT, "seed": result.seed, "steps": steps,
-            "config": {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in attrs.asdict(world_config).items()},
-            "violation": {"property": result.violation.property, "message": result.violation.message},
-            "step": result.step, "trace_hash": result.trace_hash, "schedule": [list(e) for e in result.schedule]}
-
-
-def write(path: str, doc: dict) -> None:
-    try:
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
-
-
-def load(path: str) -> tuple[Config, list, dict]:
-    """(config, schedule, the file's data) of a counterexample file; UsageError if it is not one."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise UsageError(f"--replay: cannot read {path}: {e.strerror}") from None
-    except ValueError as e:
-        raise UsageError(f"--replay: {path} is not JSON ({e})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(f"--replay: {path} is not a KIP-848 counterexample (format {FORMAT!r} expected)")
-    try:
-        config = Config(**dict(data["config"], broken=frozenset(data["config"].get("broken", ()))))
-        schedule = [tuple(e) for e in data["schedule"]]
-    except (KeyError, TypeError, ConfigError) as e:
-        raise UsageError(f"--replay: {path} has a bad config or schedule: {e}") from None
-    return config, schedule, data
-
-
 def _replay(args) -> int:
     from properties.kip848.walker import replay
 
     config, schedule, data = load(args.replay)
     try:
-        result = replay(schedule, config, eventually=data["violation"]["property"] == "kip848-converges")
+        with _mutated(data.get("mutant")):
+            result = replay(schedule, config, eventually=data["violation"]["property"] == "kip848-converges",
+                            impl=data.get("system", "model") == "impl")
     except (ValueError, IndexError, TypeError) as e:
         raise UsageError(f"--replay: {args.replay} has an event the world cannot take: {e}") from None
     reproduced = result.violation is not None and result.violation.property == data["violation"]["property"]
@@ -197,3 +201,26 @@ def _variants(args) -> int:
             verdict = "SURVIVED" if r["killed_at"] is None else f"killed at seed {r['killed_at']} by {r['property']}"
             print(f"{r['variant']:30s} {verdict}")
     return 0 if all(r["killed_at"] is not None for r in rows) else 1
+
+
+def _mutants(args) -> int:
+    """The kill table of impl/'s KIP-848 mutants over the default campaign's KIP-848 seeds."""
+    from properties.kip848.campaign import DEFAULT_EVERY
+    from properties.kip848.mutants import MUTANTS, hunt
+    from properties.progress import Progress
+
+    config = _config(args)
+    rows = []
+    progress = Progress(len(MUTANTS))
+    for i, name in enumerate(MUTANTS, 1):
+        rows.append(hunt(name, config, interleavings=2000, every=DEFAULT_EVERY, steps=args.steps))
+        progress(i, sum(not r["killed"] for r in rows), final=i == len(MUTANTS))
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            verdict = "SURVIVED" if not r["killed"] else f"killed by seed {r['seed']} ({r['walks']} walks) by {r['property']}"
+            print(f"{r['name']:34s} {verdict}")
+        print(f"{sum(r['killed'] for r in rows)} of {len(rows)} killed within the default campaign's "
+              f"{len(range(0, 2000, DEFAULT_EVERY))} KIP-848 walks")
+    return 0 if all(r["killed"] for r in rows) else 1

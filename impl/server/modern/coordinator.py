@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from impl.errors import (ApiException, Errors, FencedMemberEpochException, GroupIdNotFoundException,
-                         IllegalStateException, InvalidRequestException, UnsupportedVersionException)
+                         InvalidRequestException, UnsupportedVersionException)
 from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequestData,
                            ConsumerGroupHeartbeatResponseData, ConsumerGroupHeartbeatTopicPartitions)
 from impl.server.modern.consumer_group import ConsumerGroup
