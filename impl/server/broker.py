@@ -10,6 +10,15 @@ the purgatory.  ApiVersions, Metadata and FindCoordinator are answered from the
 A crashed broker loses everything but its id: parked callbacks are dropped without an answer (the
 transport is expected to report the disconnect), the timer is cleared, and a restart brings up a
 fresh coordinator that owns nothing until the cluster makes it a partition leader.
+
+KIP-848's ConsumerGroupHeartbeat goes to the broker's
+:class:`~impl.server.modern.ConsumerGroupCoordinator` (its consumer groups, on the same timer), for
+a group this broker coordinates (the classic coordinator's ``validateGroupStatus`` decides); an
+OffsetCommit to one of its consumer groups is validated there (``ConsumerGroup.validateOffsetCommit``)
+and its offsets stored as a simple group's in the classic manager. Unlike Kafka, which rebuilds its
+consumer groups from ``__consumer_offsets`` records, a broker's consumer groups are lost when it
+crashes, and a classic JoinGroup to a consumer group's id is not refused or converted (the
+classic/consumer interop of KIP-848 is not implemented).
 """
 
 from __future__ import annotations
@@ -18,7 +27,8 @@ from typing import Callable, Dict, List, Optional, Protocol
 
 from impl.errors import Errors, IllegalStateException
 from impl.protocol import (INVALID_OFFSET, NO_METADATA, ApiVersion, ApiVersionsRequestData,
-                           ApiVersionsResponseData, CoordinatorType, FindCoordinatorRequestData,
+                           ApiVersionsResponseData, ConsumerGroupHeartbeatRequestData,
+                           ConsumerGroupHeartbeatResponseData, CoordinatorType, FindCoordinatorRequestData,
                            FindCoordinatorResponseData, HeartbeatRequestData, HeartbeatResponseData,
                            JoinGroupRequestData, LeaveGroupRequestData,
                            LeaveGroupResponseData, MetadataRequestData, MetadataResponseData,
@@ -28,8 +38,11 @@ from impl.protocol import (INVALID_OFFSET, NO_METADATA, ApiVersion, ApiVersionsR
                            TopicPartition)
 from impl.server.config import BrokerConfig
 from impl.server.group_coordinator import GroupCoordinator, join_error, sync_error
+from impl.server.group_metadata import EMPTY, GroupMetadata
 from impl.server.group_metadata_manager import GroupMetadataManager, OffsetAndMetadata, OffsetsTopicLog
+from impl.server.modern import ConsumerGroupCoordinator, ModernGroupConfig
 from impl.server.timer import MockTimer
+from impl.server.topic_id import topic_id
 from impl.time import Time
 
 __all__ = ["Broker", "DEFAULT_CLIENT_HOST"]
@@ -61,7 +74,7 @@ class Broker:
     """One broker of a simulated :class:`~impl.server.cluster.Cluster`."""
 
     __slots__ = ("broker_id", "cluster", "time", "rng", "config", "host", "port", "timer",
-                 "group_coordinator", "alive", "_handlers")
+                 "group_coordinator", "consumer_groups", "alive", "_handlers")
 
     def __init__(self, broker_id: int, cluster: MetadataCache, time: Time, rng, config: Optional[BrokerConfig] = None) -> None:
         self.broker_id = broker_id
@@ -73,6 +86,7 @@ class Broker:
         self.port = self.config.port
         self.timer: Optional[MockTimer] = None
         self.group_coordinator: Optional[GroupCoordinator] = None
+        self.consumer_groups: Optional[ConsumerGroupCoordinator] = None
         self.alive = False
         self._handlers: Dict[str, Callable] = {
             "ApiVersions": self.handle_api_versions_request,
@@ -84,6 +98,7 @@ class Broker:
             "LeaveGroup": self.handle_leave_group_request,
             "OffsetCommit": self.handle_offset_commit_request,
             "OffsetFetch": self.handle_offset_fetch_request,
+            "ConsumerGroupHeartbeat": self.handle_consumer_group_heartbeat_request,
         }
         self.startup()
 
@@ -96,7 +111,17 @@ class Broker:
         self.group_coordinator = GroupCoordinator(self.broker_id, self.config, manager, self.time,
                                                   self.timer, self.rng)
         self.group_coordinator.startup()
+        config = self.config
+        self.consumer_groups = ConsumerGroupCoordinator(
+            ModernGroupConfig(session_timeout_ms=config.consumer_session_timeout_ms,
+                              heartbeat_interval_ms=config.consumer_heartbeat_interval_ms),
+            self.timer, self._topic_image)
         self.alive = True
+
+    def _topic_image(self, name: str) -> Optional[tuple]:
+        """(topic id, partitions) of *name*, or None: the consumer groups' metadata image."""
+        partitions = self.cluster.num_partitions(name)
+        return None if partitions is None else (topic_id(name), partitions)
 
     def crash(self) -> None:
         """The process dies: all in-memory state is lost, nothing is answered."""
@@ -236,6 +261,17 @@ class Broker:
 
         self.group_coordinator.handle_leave_group(request.group_id, request.members, single_member_callback)
 
+    def handle_consumer_group_heartbeat_request(self, request: ConsumerGroupHeartbeatRequestData, version: int,
+                                                client_id: str, client_host: str, callback: Callable) -> None:
+        """KafkaApis.handleConsumerGroupHeartbeat → GroupCoordinatorService.consumerGroupHeartbeat."""
+        error = self.group_coordinator.validate_group_status(request.group_id, "ConsumerGroupHeartbeat")
+        if error is Errors.INVALID_GROUP_ID:  # throwIfConsumerGroupHeartbeatRequestIsInvalid: "GroupId can't be empty."
+            error = Errors.INVALID_REQUEST
+        if error is not None:
+            callback(ConsumerGroupHeartbeatResponseData(error_code=error.value))
+            return
+        callback(self.consumer_groups.consumer_group_heartbeat(request, version))
+
     def handle_offset_commit_request(self, request: OffsetCommitRequestData, version: int, client_id: str,
                                      client_host: str, callback: Callable) -> None:
         cluster = self.cluster
@@ -263,9 +299,28 @@ class Broker:
         if not authorized:
             send_response_callback({})
             return
+        if request.group_id in self.consumer_groups.groups:
+            self._commit_to_consumer_group(request, version, authorized, send_response_callback)
+            return
         self.group_coordinator.handle_commit_offsets(request.group_id, request.member_id,
                                                      request.group_instance_id, request.generation_id,
                                                      authorized, send_response_callback)
+
+    def _commit_to_consumer_group(self, request: OffsetCommitRequestData, version: int,
+                                  offsets: Dict[TopicPartition, OffsetAndMetadata], callback: Callable) -> None:
+        """An OffsetCommit to a consumer group: OffsetMetadataManager.validateOffsetCommit (the
+        member and its epoch), then the offsets stored as a simple group's."""
+        error = self.group_coordinator.validate_group_status(request.group_id, "OffsetCommit")
+        if error is None:
+            error = self.consumer_groups.validate_offset_commit(request.group_id, request.member_id,
+                                                                request.group_instance_id, request.generation_id,
+                                                                version)
+        if error is not Errors.NONE:
+            callback(dict.fromkeys(offsets, error))
+            return
+        manager = self.group_coordinator.group_manager
+        holder = manager.get_group(request.group_id) or manager.add_group(GroupMetadata(request.group_id, EMPTY))
+        manager.store_offsets(holder, "", offsets, callback)
 
     def handle_offset_fetch_request(self, request: OffsetFetchRequestData, version: int, client_id: str,
                                     client_host: str, callback: Callable) -> None:

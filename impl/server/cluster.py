@@ -26,6 +26,7 @@ from impl.protocol import MetadataResponseBroker, MetadataResponsePartition, Met
 from impl.server.broker import Broker
 from impl.server.config import BrokerConfig
 from impl.server.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, OffsetsTopicLog, partition_for
+from impl.server.topic_id import topic_id
 from impl.time import MockTime
 
 __all__ = ["Cluster", "preferred_live_broker", "LEADER_NOT_AVAILABLE_CODE"]
@@ -260,7 +261,7 @@ class Cluster:
                 replicas = [(p + i) % n for i in range(n)]
                 leader = preferred_live_broker(p, live, n)
                 partitions.append(self._partition_metadata(p, leader, replicas, live))
-            topics[name] = MetadataResponseTopic(name, partitions=partitions)
+            topics[name] = MetadataResponseTopic(name, topic_id=topic_id(name), partitions=partitions)
         offsets_partitions = []
         for p, leader in enumerate(self._leaders):
             replicas = [(p + i) % n for i in range(n)]
@@ -268,6 +269,7 @@ class Cluster:
                 leader = None
             offsets_partitions.append(self._partition_metadata(p, leader, replicas, live))
         topics[GROUP_METADATA_TOPIC_NAME] = MetadataResponseTopic(GROUP_METADATA_TOPIC_NAME, is_internal=True,
+                                                                  topic_id=topic_id(GROUP_METADATA_TOPIC_NAME),
                                                                   partitions=offsets_partitions)
         self._metadata_cache = (self._version, brokers, topics)
         return brokers, topics

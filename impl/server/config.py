@@ -25,6 +25,7 @@ DEFAULT_API_VERSIONS: Dict[str, Tuple[int, int]] = {
     "LeaveGroup": (0, 5),
     "OffsetCommit": (0, 8),
     "OffsetFetch": (0, 7),
+    "ConsumerGroupHeartbeat": (0, 1),
 }
 
 
@@ -40,6 +41,9 @@ class BrokerConfig:
     offsets_commit_timeout_ms: int = 5000
     offset_metadata_max_bytes: int = 4096
     new_member_join_timeout_ms: int = NEW_MEMBER_JOIN_TIMEOUT_MS
+    #: KIP-848's group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms
+    consumer_session_timeout_ms: int = 45000
+    consumer_heartbeat_interval_ms: int = 5000
     #: Before and after handling a request, fire the timer tasks whose deadline the clock has
     #: already reached (Kafka's SystemTimer runs an expired task at once, and its reaper would
     #: have run the others by then).

@@ -55,7 +55,8 @@ WIRE_API_VERSIONS: Dict[str, Tuple[int, int]] = {
     for api, cap in (("ApiVersions", 99), ("Metadata", 99), ("FindCoordinator", 99), ("JoinGroup", 99),
                      ("SyncGroup", 99), ("Heartbeat", 99), ("LeaveGroup", 99), ("OffsetCommit", 99),
                      ("OffsetFetch", 99), ("Produce", 12), ("Fetch", 12), ("ListOffsets", 99),
-                     ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99), ("DeleteGroups", 99))
+                     ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99), ("DeleteGroups", 99),
+                     ("ConsumerGroupHeartbeat", 99))
 }
 
 _NONE = Errors.NONE.value

@@ -29,9 +29,10 @@ InitProducerId     0-5        kio objects; v6 adds KIP-939's two-phase-commit fi
 DeleteGroups       0-2        kio objects, all of kio's
 =================  =========  ===============================================================
 
-Also as kio objects: CreateTopics 2-7 (the topics of a Kafka groupcheck starts) and KIP-848's
-ConsumerGroupHeartbeat 0-1 (v1: consumer-generated member ids), which groupcheck's conformance
-checker sends to a broker (properties/kip848/conform.py).
+Also as kio objects: CreateTopics 2-7 (the topics of a Kafka groupcheck starts). KIP-848's
+ConsumerGroupHeartbeat 0-1 (v1: consumer-generated member ids) is translated like the classic
+group APIs: ``groupcheck broker`` answers it (impl.server.modern) and the conformance checker
+sends it (properties/kip848/conform.py).
 
 A broker advertises the intersection of its own configuration with this table
 (:func:`advertised_versions`), so a client never picks a version the codec lacks; Kafka 4
@@ -85,7 +86,7 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
 #: The APIs whose bodies are translated to and from :mod:`impl.protocol` classes; the others
 #: travel as kio's own frozen dataclasses.
 TRANSLATED = frozenset(("ApiVersions", "Metadata", "FindCoordinator", "JoinGroup", "SyncGroup",
-                        "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch"))
+                        "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "ConsumerGroupHeartbeat"))
 
 REQUEST = "request"
 RESPONSE = "response"

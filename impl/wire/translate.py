@@ -619,6 +619,56 @@ def offset_fetch_response_from_kio(k, v: int) -> P.OffsetFetchResponseData:
                                      _ms(k.throttle_time) if v >= 3 else 0)
 
 
+# -- ConsumerGroupHeartbeat (KIP-848) ------------------------------------------------------------
+
+def consumer_group_heartbeat_request_to_kio(o: P.ConsumerGroupHeartbeatRequestData, v: int):
+    M = kio_module("ConsumerGroupHeartbeat", v, REQUEST)
+    owned = None if o.topic_partitions is None else tuple(
+        M.TopicPartitions(topic_id=_uuid(tp.topic_id), partitions=tuple(tp.partitions)) for tp in o.topic_partitions)
+    kw = dict(group_id=o.group_id, member_id=o.member_id, member_epoch=o.member_epoch, instance_id=o.instance_id,
+              rack_id=o.rack_id, rebalance_timeout=_td(o.rebalance_timeout_ms),
+              subscribed_topic_names=None if o.subscribed_topic_names is None else tuple(o.subscribed_topic_names),
+              server_assignor=o.server_assignor, topic_partitions=owned)
+    if v >= 1:
+        kw["subscribed_topic_regex"] = o.subscribed_topic_regex
+    else:
+        _absent(o.subscribed_topic_regex is not None, "subscribed_topic_regex", "ConsumerGroupHeartbeat", v)
+    return M.ConsumerGroupHeartbeatRequest(**kw)
+
+
+def consumer_group_heartbeat_request_from_kio(k, v: int) -> P.ConsumerGroupHeartbeatRequestData:
+    owned = None if k.topic_partitions is None else [
+        P.ConsumerGroupHeartbeatTopicPartitions(_uuid_str(tp.topic_id), [int(p) for p in tp.partitions])
+        for tp in k.topic_partitions]
+    return P.ConsumerGroupHeartbeatRequestData(
+        group_id=k.group_id, member_id=k.member_id, member_epoch=int(k.member_epoch), instance_id=k.instance_id,
+        rack_id=k.rack_id, rebalance_timeout_ms=_ms(k.rebalance_timeout),
+        subscribed_topic_names=None if k.subscribed_topic_names is None else list(k.subscribed_topic_names),
+        subscribed_topic_regex=k.subscribed_topic_regex if v >= 1 else None,
+        server_assignor=k.server_assignor, topic_partitions=owned)
+
+
+def consumer_group_heartbeat_response_to_kio(o: P.ConsumerGroupHeartbeatResponseData, v: int):
+    M = kio_module("ConsumerGroupHeartbeat", v, RESPONSE)
+    assignment = None if o.assignment is None else M.Assignment(topic_partitions=tuple(
+        M.TopicPartitions(topic_id=_uuid(tp.topic_id), partitions=tuple(tp.partitions))
+        for tp in o.assignment.topic_partitions))
+    return M.ConsumerGroupHeartbeatResponse(
+        throttle_time=_td(o.throttle_time_ms), error_code=_ec(o.error_code), error_message=o.error_message,
+        member_id=o.member_id, member_epoch=o.member_epoch, heartbeat_interval=_td(o.heartbeat_interval_ms),
+        assignment=assignment)
+
+
+def consumer_group_heartbeat_response_from_kio(k, v: int) -> P.ConsumerGroupHeartbeatResponseData:
+    assignment = None if k.assignment is None else P.ConsumerGroupHeartbeatAssignment([
+        P.ConsumerGroupHeartbeatTopicPartitions(_uuid_str(tp.topic_id), [int(p) for p in tp.partitions])
+        for tp in k.assignment.topic_partitions])
+    return P.ConsumerGroupHeartbeatResponseData(
+        error_code=k.error_code.value, error_message=k.error_message, member_id=k.member_id,
+        member_epoch=int(k.member_epoch), heartbeat_interval_ms=_ms(k.heartbeat_interval), assignment=assignment,
+        throttle_time_ms=_ms(k.throttle_time))
+
+
 #: API name -> (request to kio, request from kio, response to kio, response from kio).
 TRANSLATORS: Dict[str, Tuple[Callable, Callable, Callable, Callable]] = {
     "ApiVersions": (api_versions_request_to_kio, api_versions_request_from_kio,
@@ -639,4 +689,6 @@ TRANSLATORS: Dict[str, Tuple[Callable, Callable, Callable, Callable]] = {
                      offset_commit_response_to_kio, offset_commit_response_from_kio),
     "OffsetFetch": (offset_fetch_request_to_kio, offset_fetch_request_from_kio,
                     offset_fetch_response_to_kio, offset_fetch_response_from_kio),
+    "ConsumerGroupHeartbeat": (consumer_group_heartbeat_request_to_kio, consumer_group_heartbeat_request_from_kio,
+                               consumer_group_heartbeat_response_to_kio, consumer_group_heartbeat_response_from_kio),
 }

@@ -38,6 +38,7 @@ from typing import List, Optional, Tuple
 import attrs
 
 from model.kip848 import coordinator as coord
+from properties.kip848.shapes import error_name, from_response, to_request
 from model.kip848.config import Config
 from properties.live.exchange import Unreachable, connect
 
@@ -162,21 +163,6 @@ class _Consumer:
                 self.member_id = self._id()
 
 
-def to_kio(request: coord.Request, group_id: str, topic_id: Optional[uuid.UUID]):
-    from kio.schema.consumer_group_heartbeat.v1 import request as rq
-    from kio.static.primitive import i32, i32Timedelta
-    import datetime
-
-    owned = None
-    if request.owned is not None:
-        owned = () if not request.owned else (rq.TopicPartitions(topic_id=topic_id, partitions=tuple(i32(p) for p in sorted(request.owned))),)
-    return rq.ConsumerGroupHeartbeatRequest(
-        group_id=group_id, member_id=request.member_id, member_epoch=i32(request.epoch), instance_id=None, rack_id=None,
-        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(milliseconds=request.rebalance_timeout_ms)),
-        subscribed_topic_names=request.subscribed, subscribed_topic_regex=None,
-        server_assignor="range" if request.epoch == 0 else None, topic_partitions=owned)
-
-
 def commit_to_wire(request: coord.Commit, group_id: str):
     """OffsetCommit v9 (impl.protocol): GenerationIdOrMemberEpoch carries the member epoch."""
     from impl import protocol as P
@@ -188,24 +174,8 @@ def commit_to_wire(request: coord.Commit, group_id: str):
 
 def commit_error(body) -> str:
     """The error of an OffsetCommit answer (every partition carries the group's; the first one's)."""
-    from kio.schema.errors import ErrorCode
-
     codes = [p.error_code for t in body.topics for p in t.partitions]
-    return coord.NONE if not codes else ErrorCode(codes[0]).name.upper()
-
-
-def from_kio(body) -> Tuple[coord.Response, Optional[uuid.UUID]]:
-    """The broker's answer in the model's terms, and the topic id its assignment names (if any)."""
-    error = body.error_code.name.upper()
-    assignment, topic_id = None, None
-    if body.assignment is not None:
-        parts = set()
-        for tp in body.assignment.topic_partitions:
-            topic_id = tp.topic_id
-            parts |= {int(p) for p in tp.partitions}
-        assignment = frozenset(parts)
-    interval = int(body.heartbeat_interval.total_seconds() * 1000)
-    return coord.Response(error, body.member_id or "", int(body.member_epoch), interval, assignment), topic_id
+    return coord.NONE if not codes else error_name(codes[0])
 
 
 def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
@@ -217,7 +187,7 @@ def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
     if isinstance(request, coord.Commit):
         wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
     else:
-        wire, api, version = to_kio(request, group_id, topic_id), API, VERSION
+        wire, api, version = to_request(request, group_id, topic_id, "range" if request.epoch == 0 else None), API, VERSION
     sock.sendall(encode_request(wire, version, correlation_id, "groupcheck"))
     return decode_response(api, version, read_frame(sock))
 
@@ -266,7 +236,7 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             if action in COMMITS:
                 observed, named = coord.Response(commit_error(decoded.body)), None
             else:
-                observed, named = from_kio(decoded.body)
+                observed, named = from_response(decoded.body)
             topic_id = topic_id or named
             if not _judged(expected, observed):
                 return Result(seed, i + 1, Divergence(seed, i, c, action, _show(request), _show(expected),
@@ -341,7 +311,7 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
             decoded = _round_trip(sock, join, group_id, None, 1)
             if not hasattr(decoded, "body"):
                 raise RuntimeError(f"the answer to a probe's join does not decode: {decoded}")
-            answer, _ = from_kio(decoded.body)
+            answer, _ = from_response(decoded.body)
             _round_trip(sock, coord.Request(member, -1), group_id, None, 2)
         except (OSError, EOFError):
             return  # a broker that hangs up on a join: the schedules will show it, judged

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import traceback
 
-from impl.errors import Errors
-from impl.protocol import ConsumerGroupHeartbeatRequestData, ConsumerGroupHeartbeatTopicPartitions
 from impl.server.modern import ConsumerGroupCoordinator, ModernGroupConfig
 from impl.server.modern.coordinator import rebalance_timeout_key, session_timeout_key
 from impl.server.timer import MockTimer
@@ -24,21 +22,10 @@ from impl.time import MockTime
 from model.kip848 import coordinator as coord
 from properties.catalogue import Violation
 from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CRASH
+from properties.kip848.shapes import error_name, to_request
 
 TOPIC = "t"
-TOPIC_ID = "t-0000000000000000000001"  # a topic id (a Uuid on the wire); one topic in a KIP-848 world
-
-
-def to_request(request: coord.Request, group_id: str) -> ConsumerGroupHeartbeatRequestData:
-    """The model's heartbeat as ConsumerGroupHeartbeatRequestData (None fields stay None)."""
-    owned = None
-    if request.owned is not None:
-        owned = [ConsumerGroupHeartbeatTopicPartitions(TOPIC_ID, sorted(request.owned))] if request.owned else []
-    return ConsumerGroupHeartbeatRequestData(
-        group_id=group_id, member_id=request.member_id, member_epoch=request.epoch,
-        rebalance_timeout_ms=request.rebalance_timeout_ms,
-        subscribed_topic_names=None if request.subscribed is None else list(request.subscribed),
-        topic_partitions=owned)
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # Kafka's Uuid 1 (Uuid.toString: URL-safe base64): one topic in a KIP-848 world
 
 
 def response_view(response) -> tuple:
@@ -49,7 +36,7 @@ def response_view(response) -> tuple:
             return (response.error,)
         assignment = None if response.assignment is None else tuple(sorted(response.assignment))
         return (coord.NONE, response.member_id, response.epoch, response.interval_ms, assignment)
-    error = Errors.for_code(response.error_code).name
+    error = error_name(response.error_code)
     if error != "NONE":
         return (error,)
     assignment = None
@@ -112,7 +99,7 @@ class Differential:
         self.coordinator = ConsumerGroupCoordinator(
             ModernGroupConfig(session_timeout_ms=config.session_timeout_ms,
                               heartbeat_interval_ms=config.heartbeat_interval_ms),
-            self.timer, {TOPIC: (TOPIC_ID, config.partitions)})
+            self.timer, lambda name: (TOPIC_ID, config.partitions) if name == TOPIC else None)
         self.compared = 0  # answers compared
 
     def after(self, world, event, new, log: list) -> Violation | None:
@@ -138,7 +125,7 @@ class Differential:
         for entry in log:
             if entry[0] == "answered":
                 request, response = entry[3], entry[4]
-                answer = self.coordinator.consumer_group_heartbeat(to_request(request, self.config.group_id))
+                answer = self.coordinator.consumer_group_heartbeat(to_request(request, self.config.group_id, TOPIC_ID))
                 mine, theirs = response_view(response), response_view(answer)
             elif entry[0] == "commit_answered":
                 request, error = entry[2], entry[3]

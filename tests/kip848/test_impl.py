@@ -19,13 +19,13 @@ from properties.kip848 import walker
 from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CRASH
 from properties.kip848.mutants import MUTANTS, hunt
 
-T = "topic-id-t"
+T = "AAAAAAAAAAAAAAAAAAAAAQ"  # Kafka Uuid 1
 
 
 def coordinator(partitions=4, session=3000):
     timer = MockTimer(MockTime())
     return ConsumerGroupCoordinator(ModernGroupConfig(session_timeout_ms=session, heartbeat_interval_ms=1000),
-                                    timer, {"t": (T, partitions)}), timer
+                                    timer, lambda name: (T, partitions) if name == "t" else None), timer
 
 
 def join(c, member_id, timeout=4000):

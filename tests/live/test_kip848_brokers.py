@@ -65,10 +65,88 @@ def test_protocol_consumer_refuses_what_it_does_not_do_yet(capsys):
     assert "--faults with --protocol consumer: not yet" in capsys.readouterr().err
 
 
-def test_a_broker_without_kip848_is_inconclusive(capsys):
-    code = main(["conform", "broker", "--launch", "groupcheck", "--protocol", "consumer", "--schedules", "1"])
+@pytest.fixture
+def classic_only_broker():
+    """A broker that answers ApiVersions with the classic group APIs only (as Kafka before 3.7, or
+    Tansu, would): one thread, one connection at a time, on a free loopback port."""
+    import socket
+    import threading
+
+    from impl import protocol as P
+    from impl.wire.codec import decode_request, encode_response
+    from properties.live.exchange import read_frame
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(10)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    while True:
+                        decoded = decode_request(read_frame(conn))
+                        body = P.ApiVersionsResponseData(error_code=0, api_keys=[
+                            P.ApiVersion(name, 0, 4) for name in ("ApiVersions", "JoinGroup", "Heartbeat")])
+                        conn.sendall(encode_response(decoded.header, body))
+                except (OSError, EOFError):
+                    continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()
+    stop.set()
+    server.close()
+    thread.join(timeout=5)
+
+
+def test_a_broker_without_kip848_is_inconclusive(classic_only_broker, capsys):
+    code = main(["conform", "broker", "--bootstrap", "%s:%d" % classic_only_broker, "--protocol", "consumer",
+                 "--schedules", "1"])
     assert code == INCONCLUSIVE
     assert "does not advertise ConsumerGroupHeartbeat v1 (KIP-848)" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def groupcheck_broker_kip848():
+    """groupcheck's own broker (impl/server, with impl.server.modern), launched as a user would."""
+    from properties.live.launch import launch_groupcheck_broker
+
+    with launch_groupcheck_broker(topics={TOPIC: PARTITIONS}) as broker:
+        host, port = broker.bootstrap.split(",")[0].rsplit(":", 1)
+        address = (host, int(port))
+        wait_for_topic(address, PARTITIONS)
+        yield address
+
+
+def test_groupcheck_broker_conforms_and_reaches_the_protocols_corners(groupcheck_broker_kip848):
+    covered: dict = {}
+    for seed in range(60):
+        result = run_schedule(groupcheck_broker_kip848, seed, partitions=PARTITIONS)
+        assert result.divergence is None, result.divergence.describe()
+        for key, n in result.coverage.items():
+            covered[key] = covered.get(key, 0) + n
+    for corner in ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
+                   "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
+                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST", "commit -> NONE",
+                   "stale_commit -> STALE_MEMBER_EPOCH"):
+        assert covered.get(corner, 0) > 0, corner
+
+
+@pytest.mark.parametrize("variant", ["unreleased_assigned", "assignment_only_when_changed", "commit_epoch_unchecked"])
+def test_a_broken_model_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
+    found = None
+    for seed in range(20):
+        found = run_schedule(groupcheck_broker_kip848, seed, partitions=PARTITIONS, broken={variant}).divergence
+        if found is not None:
+            break
+    assert found is not None, f"{variant}: no divergence in 20 schedules"
 
 
 def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):

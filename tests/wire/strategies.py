@@ -174,6 +174,18 @@ def offset_fetch_response(v):
     return st.builds(P.OffsetFetchResponseData, small_list(topic), _when(v >= 2, ERROR, 0), _when(v >= 3, I32, 0))
 
 
+def consumer_group_heartbeat_request(v):
+    owned = st.none() | small_list(st.builds(P.ConsumerGroupHeartbeatTopicPartitions, TOPIC_ID, small_list(I32)))
+    return st.builds(P.ConsumerGroupHeartbeatRequestData, TEXT, TEXT, I32, OPT_TEXT, OPT_TEXT, MS,
+                     st.none() | small_list(TEXT), _when(v >= 1, OPT_TEXT, None), OPT_TEXT, owned)
+
+
+def consumer_group_heartbeat_response(v):
+    assignment = st.none() | st.builds(P.ConsumerGroupHeartbeatAssignment, small_list(
+        st.builds(P.ConsumerGroupHeartbeatTopicPartitions, TOPIC_ID, small_list(I32))))
+    return st.builds(P.ConsumerGroupHeartbeatResponseData, ERROR, OPT_TEXT, OPT_TEXT, I32, MS, assignment, MS)
+
+
 STRATEGIES = {
     "ApiVersions": (api_versions_request, api_versions_response),
     "Metadata": (metadata_request, metadata_response),
@@ -184,6 +196,7 @@ STRATEGIES = {
     "LeaveGroup": (leave_group_request, leave_group_response),
     "OffsetCommit": (offset_commit_request, offset_commit_response),
     "OffsetFetch": (offset_fetch_request, offset_fetch_response),
+    "ConsumerGroupHeartbeat": (consumer_group_heartbeat_request, consumer_group_heartbeat_response),
 }
 
 

@@ -24,7 +24,7 @@ UNSUPPORTED_VERSION (Kafka would take it), after the validation Kafka does for i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from impl.errors import (ApiException, Errors, FencedMemberEpochException, GroupIdNotFoundException,
                          InvalidRequestException, UnsupportedVersionException)
@@ -100,14 +100,14 @@ def rebalance_timeout_key(group_id: str, member_id: str) -> str:
 
 
 class ConsumerGroupCoordinator:
-    """The consumer groups of one coordinator. *topics*: the metadata image's topics,
-    ``{name: (topic id, partitions)}``."""
+    """The consumer groups of one coordinator. *topics*: the metadata image, a topic name ->
+    ``(topic id, partitions)``, or None for a topic that does not exist."""
 
-    def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: dict):
+    def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: Callable[[str], Optional[tuple]]):
         self.config = config
         self.time = timer.time
         self.timer = CoordinatorTimer(timer)
-        self.topics = dict(topics)
+        self.topics = topics
         self.groups: dict = {}
         self.assignor = RangeAssignor()
         self.fenced: list = []  # (group id, member id, why), for whoever watches (the differential)
@@ -191,10 +191,11 @@ class ConsumerGroupCoordinator:
 
     def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember) -> dict:
         """updateTargetAssignment: every member's target at *group_epoch*; the member's returned."""
-        subscribed = {t for m in list(group.members.values()) + [updated] for t in m.subscribed_topic_names}
+        subscribed = sorted({t for m in list(group.members.values()) + [updated] for t in m.subscribed_topic_names})
+        image = {t: self.topics(t) for t in subscribed}
         targets = (TargetAssignmentBuilder(group.group_id, group_epoch, self.assignor)
                    .with_members(group.members)
-                   .with_topics({t: self.topics[t] for t in subscribed if t in self.topics})
+                   .with_topics({t: meta for t, meta in image.items() if meta is not None})
                    .add_or_update_member(updated.member_id, updated)
                    .build())
         for mid, assignment in targets.items():
