@@ -270,7 +270,7 @@ class Broker:
         if error is not None:
             callback(ConsumerGroupHeartbeatResponseData(error_code=error.value))
             return
-        callback(self.consumer_groups.consumer_group_heartbeat(request, version))
+        callback(self.consumer_groups.consumer_group_heartbeat(request, version, client_id))
 
     def handle_offset_commit_request(self, request: OffsetCommitRequestData, version: int, client_id: str,
                                      client_host: str, callback: Callable) -> None:
@@ -385,6 +385,8 @@ def error_response(request, error: Errors):
         return FindCoordinatorResponseData(error_code=code, error_message=error.message)
     if api_key == "ApiVersions":
         return ApiVersionsResponseData(error_code=code)
+    if api_key == "ConsumerGroupHeartbeat":
+        return ConsumerGroupHeartbeatResponseData(error_code=code, error_message=error.message)
     if api_key == "Metadata":
         return MetadataResponseData()
     raise IllegalStateException("Unsupported api " + str(api_key))

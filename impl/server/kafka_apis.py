@@ -32,6 +32,8 @@ Each handler takes the decoded request and a ``respond(body)`` callback; ``respo
 
 from __future__ import annotations
 
+import base64
+import uuid
 from typing import Callable, Dict, List, Optional, Tuple
 
 from impl import protocol as P
@@ -39,6 +41,7 @@ from impl.errors import Errors
 from impl.server.cluster import Cluster
 from impl.server.group_metadata import STABLE
 from impl.server.log import InvalidRecordBatch, LogManager, batch_headers
+from impl.server.topic_id import topic_id
 from impl.server.producer_state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ProducerIdManager, ProducerStateError
 from impl.wire import CODEC_VERSIONS
 from impl.wire.apis import RESPONSE, kio_class
@@ -56,7 +59,7 @@ WIRE_API_VERSIONS: Dict[str, Tuple[int, int]] = {
                      ("SyncGroup", 99), ("Heartbeat", 99), ("LeaveGroup", 99), ("OffsetCommit", 99),
                      ("OffsetFetch", 99), ("Produce", 12), ("Fetch", 12), ("ListOffsets", 99),
                      ("DescribeGroups", 99), ("ListGroups", 99), ("InitProducerId", 99), ("DeleteGroups", 99),
-                     ("ConsumerGroupHeartbeat", 99))
+                     ("ConsumerGroupHeartbeat", 99), ("ConsumerGroupDescribe", 99))
 }
 
 _NONE = Errors.NONE.value
@@ -104,7 +107,7 @@ class KafkaApis:
             "FindCoordinator": self._find_coordinator, "Produce": self._produce, "Fetch": self._fetch,
             "ListOffsets": self._list_offsets, "DescribeGroups": self._describe_groups,
             "ListGroups": self._list_groups, "InitProducerId": self._init_producer_id,
-            "DeleteGroups": self._delete_groups,
+            "DeleteGroups": self._delete_groups, "ConsumerGroupDescribe": self._consumer_group_describe,
         }
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -394,6 +397,40 @@ class KafkaApis:
                 "protocol_type": group.protocol_type or "", "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members, "authorized_operations": -2147483648, "error_message": None}
 
+    def _consumer_group_describe(self, broker_id: int, version: int, body, respond: Respond) -> None:
+        """``GroupMetadataManager.consumerGroupDescribe`` (KIP-848): each consumer group's state,
+        epochs and members (epoch, client id, assignment and target); a group the broker does not
+        coordinate NOT_COORDINATOR, one it does not have GROUP_ID_NOT_FOUND."""
+        broker = self.cluster.broker(broker_id)
+        names = {topic_id(name): name for name in self.cluster.topics}
+
+        def assignment(parts: dict) -> dict:
+            return {"topic_partitions": [{"topic_id": _uuid_of(tid), "topic_name": names.get(tid, ""),
+                                          "partitions": sorted(ps)} for tid, ps in sorted(parts.items())]}
+
+        groups = []
+        for group_id in body.group_ids:
+            error = broker.group_coordinator.validate_group_status(group_id, "ConsumerGroupDescribe")
+            group = broker.consumer_groups.groups.get(group_id)
+            if error is None and group is None:
+                error = Errors.GROUP_ID_NOT_FOUND
+            if error is not None:
+                groups.append({"error_code": error.value, "error_message": None, "group_id": group_id,
+                               "group_state": "", "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
+                               "members": [], "authorized_operations": -2147483648})
+                continue
+            members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+                        "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": "",
+                        "subscribed_topic_names": sorted(m.subscribed_topic_names), "subscribed_topic_regex": None,
+                        "assignment": assignment(m.assigned_partitions),
+                        "target_assignment": assignment(group.target_assignment(m.member_id)),
+                        "member_type": 1} for _, m in sorted(group.members.items())]
+            groups.append({"error_code": _NONE, "error_message": None, "group_id": group_id,
+                           "group_state": group.state.value, "group_epoch": group.group_epoch,
+                           "assignment_epoch": group.target_assignment_epoch, "assignor_name": "range",
+                           "members": members, "authorized_operations": -2147483648})
+        respond(build(kio_class("ConsumerGroupDescribe", version, RESPONSE), {"throttle_time": 0, "groups": groups}))
+
     def _list_groups(self, broker_id: int, version: int, body, respond: Respond) -> None:
         coordinator = self.cluster.broker(broker_id).group_coordinator
         wanted = {s.lower() for s in getattr(body, "states_filter", ()) or ()}
@@ -421,3 +458,8 @@ def _has_transactional_records(body) -> bool:
             except InvalidRecordBatch:
                 continue
     return False
+
+
+def _uuid_of(topic_id: str) -> uuid.UUID:
+    """A Kafka Uuid string (impl/server/topic_id.py) as the UUID kio writes."""
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(topic_id + "=="))

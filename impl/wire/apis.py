@@ -32,7 +32,7 @@ DeleteGroups       0-2        kio objects, all of kio's
 Also as kio objects: CreateTopics 2-7 (the topics of a Kafka groupcheck starts). KIP-848's
 ConsumerGroupHeartbeat 0-1 (v1: consumer-generated member ids) is translated like the classic
 group APIs: ``groupcheck broker`` answers it (impl.server.modern) and the conformance checker
-sends it (properties/kip848/conform.py).
+sends it (properties/kip848/conform.py). ConsumerGroupDescribe 0-1 travels as kio objects.
 
 A broker advertises the intersection of its own configuration with this table
 (:func:`advertised_versions`), so a client never picks a version the codec lacks; Kafka 4
@@ -80,7 +80,8 @@ CODEC_VERSIONS: Dict[str, Tuple[int, int]] = {
     "InitProducerId": (0, 5),  # idempotent producers of groupcheck broker (impl.server.producer_state)
     "DeleteGroups": (0, 2),  # an administrator's deletion of an Empty group (groupcheck broker)
     "CreateTopics": (2, 7),  # the topics of a broker groupcheck starts (properties.live.kafka)
-    "ConsumerGroupHeartbeat": (0, 1),  # KIP-848's heartbeat (properties.kip848.conform)
+    "ConsumerGroupHeartbeat": (0, 1),  # KIP-848's heartbeat (groupcheck broker, properties.kip848.conform)
+    "ConsumerGroupDescribe": (0, 1),  # KIP-848's describe (groupcheck broker; conform client's settle probe)
 }
 
 #: The APIs whose bodies are translated to and from :mod:`impl.protocol` classes; the others

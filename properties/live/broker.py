@@ -50,6 +50,8 @@ BROKER_SETTINGS: Dict[str, str] = {
     "group.max.size": "group_max_size",
     "offsets.commit.timeout.ms": "offsets_commit_timeout_ms",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+    "group.consumer.session.timeout.ms": "consumer_session_timeout_ms",  # KIP-848's consumer groups
+    "group.consumer.heartbeat.interval.ms": "consumer_heartbeat_interval_ms",
 }
 LISTENER_SETTINGS = ("connections.max.idle.ms", "socket.request.max.bytes")
 CLUSTER_SETTINGS = ("offsets.topic.num.partitions", "num.partitions", "auto.create.topics.enable")
@@ -62,6 +64,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Start N brokers of groupcheck's implementation in one process, on consecutive ports. "
                     "Answers ApiVersions, Metadata, FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, "
                     "OffsetCommit, OffsetFetch, ListOffsets, Produce, Fetch (in-memory log), DescribeGroups, ListGroups, "
+                    "ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), "
                     "InitProducerId (idempotent producers; no transactions). "
                     "SIGUSR1: coordinator failover (every __consumer_offsets partition moves to the next live broker). "
                     "SIGTERM / Ctrl-C: stop.")

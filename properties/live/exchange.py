@@ -74,3 +74,21 @@ def describe_group(bootstrap: Tuple[str, int], group: str, timeout_s: float, cli
                             2).body.groups
     return int(getattr(described.error_code, "value", described.error_code)), described
 
+
+def describe_consumer_group(bootstrap: Tuple[str, int], group: str, timeout_s: float, client_id: str = "groupcheck"):
+    """A KIP-848 consumer group as its coordinator describes it (FindCoordinator v4, then
+    ConsumerGroupDescribe v0): ``(error, described)`` as :func:`describe_group` gives them (kio's
+    DescribedGroup: state, epochs, members with their client ids, epochs and assignments)."""
+    from impl import protocol as P
+    from impl.wire.apis import REQUEST, kio_class
+    from impl.wire.build import build
+
+    found = exchange(bootstrap, P.FindCoordinatorRequestData(key=group), "FindCoordinator", 4, timeout_s,
+                     client_id, 1).body
+    if found.error_code:
+        return found.error_code, None
+    request = build(kio_class("ConsumerGroupDescribe", 0, REQUEST), {"group_ids": [group],
+                                                                      "include_authorized_operations": False})
+    (described,) = exchange((found.host, found.port), request, "ConsumerGroupDescribe", 0, timeout_s, client_id,
+                            2).body.groups
+    return int(getattr(described.error_code, "value", described.error_code)), described

@@ -114,14 +114,15 @@ class ConsumerGroupCoordinator:
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
-    def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequestData,
-                                 api_version: int = 1) -> ConsumerGroupHeartbeatResponseData:
-        """GroupCoordinatorService.consumerGroupHeartbeat: every exception answered as its error."""
+    def consumer_group_heartbeat(self, request: ConsumerGroupHeartbeatRequestData, api_version: int = 1,
+                                 client_id: str = "") -> ConsumerGroupHeartbeatResponseData:
+        """GroupCoordinatorService.consumerGroupHeartbeat: every exception answered as its error
+        (*client_id*: the request header's, kept on the member as Kafka's ``setClientId`` does)."""
         try:
             throw_if_request_is_invalid(request, api_version)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._consumer_group_leave(request)
-            return self._consumer_group_heartbeat(request)
+            return self._consumer_group_heartbeat(request, client_id)
         except ApiException as e:
             error = Errors.for_exception(e)
             return ConsumerGroupHeartbeatResponseData(error_code=error.code, error_message=str(e) or error.message)
@@ -140,7 +141,7 @@ class ConsumerGroupCoordinator:
             group = self.groups[group_id] = ConsumerGroup(group_id)
         return group
 
-    def _consumer_group_heartbeat(self, request) -> ConsumerGroupHeartbeatResponseData:
+    def _consumer_group_heartbeat(self, request, client_id: str) -> ConsumerGroupHeartbeatResponseData:
         """GroupMetadataManager.consumerGroupHeartbeat (a dynamic member)."""
         if request.instance_id is not None:
             raise UnsupportedVersionException("static members are not supported by this coordinator yet")
@@ -152,7 +153,7 @@ class ConsumerGroupCoordinator:
 
         # 1. Create or update the member; bump the group epoch if the group is new or the
         #    member's subscription changed (hasMemberSubscriptionChanged).
-        updated = member
+        updated = member if member.client_id == client_id else member.but(client_id=client_id)
         if request.rebalance_timeout_ms != -1:
             updated = updated.but(rebalance_timeout_ms=request.rebalance_timeout_ms)
         if request.subscribed_topic_names is not None:
