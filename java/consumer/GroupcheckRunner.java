@@ -1,5 +1,5 @@
-// Apache Kafka's own KafkaConsumer (kafka-clients, the classic group protocol: ConsumerCoordinator)
-// as a client under test of `groupcheck conform client`. It speaks the runner protocol of
+// Apache Kafka's own KafkaConsumer (kafka-clients: the classic group protocol's ConsumerCoordinator, or
+// with group.protocol=consumer KIP-848's AsyncKafkaConsumer) as a client under test of `groupcheck conform client`. It speaks the runner protocol of
 // properties/clients/runners/__init__.py: subscribe, poll every 200 ms, commit a counter offset for
 // the owned partitions every commit interval, print one JSON object per line on stdout, and on
 // SIGTERM close the consumer (a LeaveGroup from a dynamic member) and exit.
@@ -70,6 +70,7 @@ public final class GroupcheckRunner {
         long commitIntervalMs = Long.parseLong(Objects.requireNonNull(runner.get("commit.interval.ms"),
                 "runner.commit.interval.ms"));
 
+        protocol = props.getProperty("group.protocol", "classic").toLowerCase(java.util.Locale.ROOT);
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props);
         CountDownLatch finished = new CountDownLatch(1);
         Thread main = Thread.currentThread();
@@ -100,6 +101,10 @@ public final class GroupcheckRunner {
         }
     }
 
+    /** The group protocol the consumer speaks: "classic" (ConsumerCoordinator) or "consumer" (KIP-848's
+     *  AsyncKafkaConsumer), from its group.protocol setting (classic when unset); set once in main. */
+    private static String protocol = "classic";
+
     private static void run(KafkaConsumer<byte[], byte[]> consumer, String topic, long commitIntervalMs)
             throws InterruptedException {
         consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
@@ -110,7 +115,11 @@ public final class GroupcheckRunner {
 
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                emit("assigned", "partitions", partitionList(partitions));
+                // KIP-848's protocol hands the callback only the partitions added (incremental)
+                if (protocol.equals("consumer"))
+                    emit("assigned", "partitions", partitionList(partitions), "incremental", "true");
+                else
+                    emit("assigned", "partitions", partitionList(partitions));
             }
 
             @Override
@@ -119,7 +128,7 @@ public final class GroupcheckRunner {
             }
         });
         emit("ready", "library", quote("kafka-clients"), "version", quote(AppInfoParser.getVersion()),
-                "protocol", quote("classic"));
+                "protocol", quote(protocol));
         String lastMember = null;
         long offset = 0;
         long nextCommit = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commitIntervalMs);

@@ -41,7 +41,7 @@ from properties.clients import libraries
 from properties.clients.judge import Finding, judge
 from properties.engine import run as engine
 from properties.engine.run import task_ranges
-from properties.clients.schedule import ClientSchedule, generate
+from properties.clients.schedule import PROTOCOLS, ClientSchedule, generate
 from properties.errors import Inconclusive, UsageError, int_at_least
 from properties.progress import Progress
 from properties.live.child import add_set_option
@@ -61,6 +61,9 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     c.add_argument("--schedules", type=int_at_least("--schedules", 1), default=20, help="schedules to run (default 20)")
     c.add_argument("--seed", type=int_at_least("--seed", 0), default=0, help="first seed (default 0)")
     c.add_argument("--consumers", type=int_at_least("--consumers", 1), default=3, help="consumers (default 3)")
+    c.add_argument("--protocol", choices=PROTOCOLS, default="classic",
+                   help="the group protocol: classic (JoinGroup/SyncGroup, the default) or consumer (KIP-848's "
+                        "ConsumerGroupHeartbeat; --client java)")
     c.add_argument("--static", type=int_at_least("--static", 0), default=0, metavar="N",
                    help="the first N consumers are static members: group.instance.id instance-0 ... (default 0)")
     c.add_argument("--parallel", type=int_at_least("--parallel", 1), default=2,
@@ -98,21 +101,38 @@ def check_mutant(library: targets.Target, mutant: Optional[str]) -> None:
     library.check_mutant(mutant)
 
 
-def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs, static: int = 0) -> dict:
+#: the libraries whose runner speaks KIP-848's consumer protocol (group.protocol=consumer)
+CONSUMER_PROTOCOL_CLIENTS = ("java",)
+
+
+def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs, static: int = 0,
+              protocol: str = "classic") -> dict:
     """Validate what a run needs (UsageError naming the argument) and return the plan every
     schedule runs with (plain values: Spark ships it to its executors)."""
     library = libraries.get(client)
     check_mutant(library, mutant)
     if static > consumers:
         raise UsageError(f"--static {static}: more static members than consumers ({consumers})")
+    settings = libraries.parse_settings(settings_pairs)
+    if protocol == "consumer":
+        if library.name.split(":")[0] not in CONSUMER_PROTOCOL_CLIENTS:
+            raise UsageError(f"--protocol consumer: --client {library.name} is not judged with KIP-848's protocol yet "
+                             f"(only {', '.join(CONSUMER_PROTOCOL_CLIENTS)})")
+        if static:
+            raise UsageError("--protocol consumer with --static: static members of KIP-848 are not judged yet")
+        refused = sorted(set(settings) & {"session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"})
+        if refused:  # ConsumerConfig.CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS: the client itself refuses them
+            raise UsageError(f"--set {refused[0]}: not a setting of KIP-848's consumer protocol (the coordinator "
+                             "decides the session, the heartbeat interval and the assignment)")
     return {"client": library.name, "mutant": mutant, "consumers": consumers, "static": static,
-            "settings": libraries.parse_settings(settings_pairs)}
+            "settings": settings, "protocol": protocol}
 
 
 def run_seed(plan: dict, seed: int) -> dict:
     """One schedule, run and judged; a plain result (the whole outcome only if something was found)."""
     library = libraries.get(plan["client"])
-    schedule = generate(seed, consumers=plan["consumers"], settings=plan["settings"], static=plan.get("static", 0))
+    schedule = generate(seed, consumers=plan["consumers"], settings=plan["settings"], static=plan.get("static", 0),
+                        protocol=plan.get("protocol", "classic"))
     outcome, findings = run_and_judge(library, schedule, f"conform-{seed}", plan["mutant"])
     return {"seed": seed, "findings": [f.to_json() for f in findings],
             "outcome": outcome_json(outcome) if findings else None,
@@ -158,7 +178,7 @@ def cmd_conform_client(args) -> int:
     if args.junit:
         junit.check_path(args.junit)
     baseline = shape.load_baseline(args.baseline)
-    plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static)
+    plan = make_plan(args, args.client, args.mutant, args.consumers, args.settings, args.static, args.protocol)
     out = args.out or f"reports/conform-client-{plan['client']}"
     started = time.monotonic()
     progress = Progress(args.schedules, unit="schedules", failures="with findings")
@@ -208,7 +228,8 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
         checker="conform-client", system=f"client:{library.name}", findings=found, done=tally.done,
         requested=requested if requested is not None else tally.done, unit="schedules",
         settings={"client": library.name, "mutant": plan["mutant"], "consumers": plan["consumers"],
-                  "static": plan.get("static", 0), "consumer_settings": plan["settings"], **settings},
+                  "static": plan.get("static", 0), "protocol": plan.get("protocol", "classic"),
+                  "consumer_settings": plan["settings"], **settings},
         checked=checked_lines(plan), not_checked=not_checked_lines(plan),
         partial=stopped_by is not None or failure is not None, stopped_by=stopped_by, failure=failure)
     summary.update({"schedules": tally.done, "mutant": plan["mutant"], "consumers": plan["consumers"],
@@ -220,7 +241,15 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
 
 
 def checked_lines(plan: dict) -> list:
-    """What conform client judged (properties/clients/judge.py)."""
+    """What conform client judged (properties/clients/judge.py, judge_kip848.py)."""
+    if plan.get("protocol") == "consumer":
+        return ["KIP-848's consumer protocol (group.protocol=consumer), every ConsumerGroupHeartbeat each consumer "
+                "sent (the broker's trace) and every rebalance callback: one heartbeat in flight, the member epoch "
+                "of the latest answer (0 only to join, after fencing or a leave; -1 to leave), the member id kept, "
+                "full heartbeats on joining and after a failure, owned partitions that were assigned, a revocation "
+                "callback before the heartbeat that stops reporting a partition, a leave on close, heartbeats that "
+                "never stop for a session while in the group, and the group settling after the faults "
+                "(ConsumerGroupDescribe)"]
     return ["every request each consumer sent (the broker's trace) and every rebalance callback: one JoinGroup/"
             "SyncGroup in flight, heartbeats and commits carrying the current generation and member id, heartbeats "
             "that never stop for a session while the member holds a generation, a rejoin after REBALANCE_IN_PROGRESS "
@@ -232,6 +261,10 @@ def checked_lines(plan: dict) -> list:
 
 
 def not_checked_lines(plan: dict) -> list:
+    if plan.get("protocol") == "consumer":
+        return ["what a client does between two requests that leaves no trace on the wire (its internal state)",
+                "the heartbeat interval's timing, OffsetCommit's member epochs, static members, regular-expression "
+                "subscriptions, coordinator failover (groupcheck broker does not persist consumer groups)"]
     return ["what a client does between two requests that leaves no trace on the wire (its internal state)",
             "cooperative rebalancing"] + ([] if plan.get("static") else ["static membership (--static N)"])
 

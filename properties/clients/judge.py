@@ -108,6 +108,15 @@ SOURCES = {
     "group-settles": "GroupCoordinator: a group whose members all rejoin completes its rebalance and is Stable",
     "static-member-carries-instance-id": "AbstractCoordinator.sendJoinGroupRequest / sendSyncGroupRequest / sendHeartbeatRequest, ConsumerCoordinator.sendOffsetCommitRequest (setGroupInstanceId); JoinGroupRequest / SyncGroupRequest / HeartbeatRequest / OffsetCommitRequest .Builder.build (UnsupportedVersionException for group.instance.id below v5 / v3 / v3 / v7)",
     "static-member-does-not-leave": "AbstractCoordinator.maybeLeaveGroup (only a dynamic member sends LeaveGroup; a static one leaves by session expiry)",
+    # KIP-848's consumer protocol (properties/clients/judge_kip848.py)
+    "kip848-one-heartbeat-in-flight": "AbstractHeartbeatRequestManager.poll (heartbeatRequestState.requestInFlight: no new heartbeat until the previous one completes)",
+    "kip848-heartbeat-carries-member-epoch": "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (memberEpoch), AbstractMembershipManager.onHeartbeatSuccess (updateMemberEpoch), transitionToFenced / transitionToJoining (epoch 0), leaveGroup (epoch -1)",
+    "kip848-member-id-kept": "AbstractMembershipManager (memberId generated once at startup, KIP-1082; kept through fencing and rejoining)",
+    "kip848-full-heartbeat-after-join-or-failure": "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (sendAllFields while JOINING), AbstractHeartbeatRequestManager.onFailure / onErrorResponse (resetHeartbeatState: every field sent again)",
+    "kip848-owned-were-assigned": "AbstractMembershipManager.currentAssignment (only what a reconciliation of a received target assigned), ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (TopicPartitions)",
+    "kip848-revoked-before-acknowledged": "AbstractMembershipManager.revokeAndAssign (onPartitionsRevoked completes, then updateAssignment; the next heartbeat reports the new assignment)",
+    "kip848-leaves-on-close": "ConsumerMembershipManager.leaveGroup / AsyncKafkaConsumer.close (a dynamic member sends MemberEpoch -1)",
+    "kip848-heartbeats-continue": "AbstractHeartbeatRequestManager.poll (a heartbeat every heartbeat interval the coordinator gave while the member is in the group)",
 }
 
 #: The first version of each request with a group.instance.id field (KIP-345)
@@ -271,6 +280,10 @@ def judge(outcome, reactions: Reactions = MODEL) -> List[Finding]:
     """Every rule of the module docstring over one :class:`~properties.clients.session.Outcome`:
     the findings, in time order (at most one per rule and client: the first). *reactions*: what the
     model's client does with each error answer (:mod:`properties.clients.reactions`)."""
+    if outcome.schedule.protocol == "consumer":  # KIP-848's consumer protocol: its own rules
+        from properties.clients.judge_kip848 import judge_consumer_protocol
+
+        return judge_consumer_protocol(outcome)
     zero = outcome.start_ms
     by_client = exchanges(outcome.trace)
     max_poll = int(outcome.schedule.settings_dict().get("max.poll.interval.ms", 300000))

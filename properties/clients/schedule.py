@@ -47,6 +47,32 @@ ERRORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 _KINDS = (("error", 6), ("delay", 2), ("drop", 2), ("failover", 1), ("silence", 1), ("pause", 1))
 _DELAYED = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "FindCoordinator")
 
+# KIP-848's consumer group protocol (``--protocol consumer``): the consumers run with
+# group.protocol=consumer; the session and the heartbeat interval are the broker's
+# (group.consumer.*: the client refuses session.timeout.ms and heartbeat.interval.ms with that
+# protocol, ConsumerConfig.CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS).
+PROTOCOLS = ("classic", "consumer")
+CONSUMER_SETTINGS: Dict[str, Any] = {"group.protocol": "consumer", "max.poll.interval.ms": 10000,
+                                     "request.timeout.ms": 10000}
+CONSUMER_SESSION_MS = 6000
+CONSUMER_HEARTBEAT_INTERVAL_MS = 500
+#: the broker's settings for consumer groups (``groupcheck broker --set``)
+CONSUMER_BROKER_SETTINGS = (f"group.consumer.session.timeout.ms={CONSUMER_SESSION_MS}",
+                            f"group.consumer.heartbeat.interval.ms={CONSUMER_HEARTBEAT_INTERVAL_MS}")
+#: (API, the errors the consumer protocol's client handles and recovers from:
+#: AbstractHeartbeatRequestManager.onErrorResponse, CommitRequestManager's OffsetCommit handling)
+CONSUMER_ERRORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("ConsumerGroupHeartbeat", ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR",
+                                "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS")),
+    ("OffsetCommit", ("STALE_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID", "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE",
+                      "REQUEST_TIMED_OUT")),
+    ("FindCoordinator", ("COORDINATOR_NOT_AVAILABLE",)),
+)
+# no failover: groupcheck broker keeps its consumer groups in memory (Kafka reloads them from
+# __consumer_offsets), so a moved coordinator would not know the group (docs/kip848.md)
+_CONSUMER_KINDS = (("error", 6), ("delay", 2), ("drop", 2), ("silence", 1), ("pause", 1))
+_CONSUMER_DELAYED = ("ConsumerGroupHeartbeat", "OffsetCommit", "FindCoordinator")
+
 
 @attrs.frozen
 class ClientSchedule:
@@ -61,6 +87,7 @@ class ClientSchedule:
     faults: Tuple[Fault, ...]
     settle_ms: int = SETTLE_MS
     static: int = 0
+    protocol: str = "classic"  # the group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848)
 
     def client_id(self, i: int) -> str:
         return f"c{i}"
@@ -91,14 +118,14 @@ class ClientSchedule:
     def to_json(self) -> Dict[str, Any]:
         return {"seed": self.seed, "consumers": self.consumers, "partitions": self.partitions,
                 "settings": self.settings_dict(), "faults": [f.to_json() for f in self.faults],
-                "settle_ms": self.settle_ms, "static": self.static}
+                "settle_ms": self.settle_ms, "static": self.static, "protocol": self.protocol}
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "ClientSchedule":
         settings = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(data["settings"].items()))
         return cls(int(data["seed"]), int(data["consumers"]), int(data["partitions"]), settings,
                    parse({"faults": data["faults"]}, "the schedule"), int(data.get("settle_ms", SETTLE_MS)),
-                   int(data.get("static", 0)))
+                   int(data.get("static", 0)), str(data.get("protocol", "classic")))
 
     def without(self, index: int) -> "ClientSchedule":
         """The same schedule minus its fault at *index* (for shrinking), renumbered."""
@@ -116,9 +143,12 @@ def _weighted(rng: random.Random, table):
 
 
 def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
-             partitions: int = PARTITIONS, brokers: int = 1, static: int = 0) -> ClientSchedule:
+             partitions: int = PARTITIONS, brokers: int = 1, static: int = 0, protocol: str = "classic") -> ClientSchedule:
     """The schedule of *seed* (see the module docstring); *settings* override :data:`DEFAULT_SETTINGS`;
-    the first *static* consumers are static members (the faults are the same either way)."""
+    the first *static* consumers are static members (the faults are the same either way); with
+    *protocol* ``consumer``, KIP-848's (:func:`generate_consumer`)."""
+    if protocol == "consumer":
+        return generate_consumer(seed, consumers, settings, partitions, brokers)
     rng = random.Random(f"groupcheck-clients:{seed}")
     merged = {**DEFAULT_SETTINGS, **(settings or {})}
     session = int(merged["session.timeout.ms"])
@@ -148,3 +178,37 @@ def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] =
     settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
     return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
                           static=static)
+
+
+def generate_consumer(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
+                      partitions: int = PARTITIONS, brokers: int = 1) -> ClientSchedule:
+    """The schedule of *seed* for consumers of KIP-848's protocol: the faults a consumer of that
+    protocol meets (:data:`CONSUMER_ERRORS` on its heartbeats, commits and coordinator lookups,
+    delayed and dropped heartbeats, a member silenced past the broker's consumer session, a paused
+    broker), drawn from their own seeded stream."""
+    rng = random.Random(f"groupcheck-clients-consumer:{seed}")
+    merged = {**CONSUMER_SETTINGS, **(settings or {})}
+    faults = []
+    for _ in range(rng.randrange(1, 5)):
+        kind = _weighted(rng, _CONSUMER_KINDS)
+        at = FAULTS_FROM_MS + rng.randrange(0, FAULT_PHASE_MS, 100)
+        client = f"c{rng.randrange(consumers)}"
+        if kind == "error":
+            api, errors = CONSUMER_ERRORS[rng.randrange(len(CONSUMER_ERRORS))]
+            faults.append({"kind": "error", "api": api, "error": rng.choice(errors), "client": client, "at_ms": at,
+                           "count": rng.choice((1, 1, 2, 3))})
+        elif kind == "delay":
+            faults.append({"kind": "delay", "api": rng.choice(_CONSUMER_DELAYED), "ms": rng.randrange(200, 3001, 100),
+                           "client": client, "at_ms": at})
+        elif kind == "drop":
+            faults.append({"kind": "drop", "api": rng.choice(_CONSUMER_DELAYED), "when": rng.choice(("before", "after")),
+                           "client": client, "at_ms": at})
+        elif kind == "silence":
+            faults.append({"kind": "silence", "client": client, "at_ms": at,
+                           "ms": CONSUMER_SESSION_MS + rng.randrange(1000, 4001, 500)})
+        else:
+            faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
+                           "ms": rng.randrange(500, 3001, 500)})
+    settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
+    return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
+                          protocol="consumer")

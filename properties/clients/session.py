@@ -6,7 +6,8 @@ schedule's partitions, no initial rebalance delay), then the N runners (``c0`` �
 :mod:`properties.clients.runners`), waits until the last fault is over, then polls until the group
 has settled — every live consumer owns partitions (when there are enough), every partition has
 exactly one owner by the consumers' own callbacks, and the coordinator says ``Stable`` with exactly
-the live consumers as members (DescribeGroups) — or ``settle_ms`` pass. Then it stops the consumers
+the live consumers as members (DescribeGroups; ConsumerGroupDescribe for a KIP-848 group) — or
+``settle_ms`` pass. Then it stops the consumers
 (SIGTERM: they close and leave; one that does not exit within 15 s is killed and noted) and the
 broker, and returns an :class:`Outcome`: the broker's trace, every consumer's events, what
 settling found. Judging is :mod:`properties.clients.judge`'s.
@@ -28,8 +29,9 @@ from properties.engine import children
 import attrs
 
 from properties.targets import Target
-from properties.clients.schedule import ClientSchedule
+from properties.clients.schedule import CONSUMER_BROKER_SETTINGS, ClientSchedule
 from properties.live.child import JsonLines
+from properties.live.exchange import describe_consumer_group as exchange_describe_consumer_group
 from properties.live.exchange import describe_group as exchange_describe_group
 from properties.live.launch import launch_groupcheck_broker
 
@@ -142,6 +144,18 @@ def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[
     return described.group_state, tuple(sorted(m.client_id for m in described.members))
 
 
+def describe_consumer_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[Optional[str], Tuple[str, ...]]:
+    """:func:`describe_group` for a KIP-848 consumer group (ConsumerGroupDescribe)."""
+    host, _, port = bootstrap.rpartition(":")
+    try:
+        error, described = exchange_describe_consumer_group((host, int(port)), group, timeout_s, "groupcheck-settle")
+    except (OSError, ValueError, EOFError, AttributeError):
+        return None, ()
+    if error:
+        return None, ()
+    return described.group_state, tuple(sorted(m.client_id for m in described.members))
+
+
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:
     owners: Dict[int, List[str]] = {p: [] for p in range(schedule.partitions)}
     live = [r for r in runners if r.alive()]
@@ -152,7 +166,8 @@ def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: s
             unassigned.append(r.client_id)
         for p in owned or []:
             owners.setdefault(p, []).append(r.client_id)
-    state, members = describe_group(bootstrap, group)
+    describe = describe_consumer_group if schedule.protocol == "consumer" else describe_group
+    state, members = describe(bootstrap, group)
     problems = []
     if unassigned and schedule.partitions >= len(live):
         problems.append(f"{', '.join(unassigned)} own no partition")
@@ -183,8 +198,9 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
     notes: List[str] = []
     runners: List[_Runner] = []
     try:
+        broker_settings = BROKER_SETTINGS + (CONSUMER_BROKER_SETTINGS if schedule.protocol == "consumer" else ())
         broker = launch_groupcheck_broker(partitions=schedule.partitions, topics={TOPIC: schedule.partitions},
-                                          settings=BROKER_SETTINGS, trace=trace_path, faults=faults_path)
+                                          settings=broker_settings, trace=trace_path, faults=faults_path)
     except RuntimeError as e:  # it printed why; nothing was started
         raise SessionError(f"schedule {schedule.seed}: {e}") from None
     try:

@@ -45,9 +45,10 @@ KINDS = ("error", "delay", "drop", "failover", "silence", "pause")
 REQUEST_KINDS = ("error", "delay", "drop")
 #: the APIs a request fault may select: the ones a consumer group's members send
 APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
-        "Metadata", "ListOffsets", "Fetch")
+        "Metadata", "ListOffsets", "Fetch", "ConsumerGroupHeartbeat")
 #: the APIs an ``error`` fault can answer (the ones with an error response groupcheck can write)
-ERROR_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch")
+ERROR_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+              "ConsumerGroupHeartbeat")
 _FIELDS = {
     "error": ("api", "error", "client", "broker", "at_ms", "after", "count"),
     "delay": ("api", "ms", "client", "broker", "at_ms", "after", "count"),

@@ -53,8 +53,8 @@ def arguments(c: Dict[str, Any]) -> List[str]:
     arguments: Kafka's consumer properties, then the runner's own (``runner.``)."""
     s = c["settings"]
     props = {"bootstrap.servers": c["bootstrap"], "group.id": c["group"], "client.id": c["client_id"],
-             "group.protocol": "classic", "enable.auto.commit": "false", "auto.offset.reset": "earliest",
-             "key.deserializer": DESERIALIZER, "value.deserializer": DESERIALIZER}
+             "group.protocol": str(s.get("group.protocol", "classic")), "enable.auto.commit": "false",
+             "auto.offset.reset": "earliest", "key.deserializer": DESERIALIZER, "value.deserializer": DESERIALIZER}
     props.update({name: str(s[name]) for name in PASSED_ON if name in s})
     if "partition.assignment.strategy" in s:  # else Kafka's default: range, then cooperative-sticky (eager)
         props["partition.assignment.strategy"] = ",".join(ASSIGNORS[a] for a in s["partition.assignment.strategy"])
