@@ -155,6 +155,8 @@ def test_a_counterexample_replays_with_its_mutant(tmp_path, capsys):
     (["--client", "groupcheck", "--mutant", "nope"], "unknown mutant 'nope'"),
     (["--client", "groupcheck", "--consumers", "2", "--static", "3"], "--static 3: more static members than consumers (2)"),
     (["--client", "groupcheck", "--static", "-1"], "--static"),
+    (["--client", "kafka-python", "--protocol", "consumer"], "--protocol consumer: --client kafka-python is not judged"),
+    (["--client", "groupcheck", "--protocol", "nope"], "--protocol"),
 ])
 def test_bad_arguments_give_one_line_and_exit_2(args, words):
     done = subprocess.run([sys.executable, "-m", "properties.cli", "conform", "client", *args],

@@ -111,6 +111,44 @@ def test_kafkas_consumer_breaks_no_rule_in_three_schedules(tmp_path, capsys):
     assert report["notes"] == [], report["notes"]  # no consumer died or had to be killed
 
 
+def test_kafkas_kip848_consumer_breaks_no_rule_in_three_schedules(tmp_path, capsys):
+    """Live: the AsyncKafkaConsumer (group.protocol=consumer) on groupcheck broker's KIP-848
+    coordinator under the consumer protocol's faults: no rule of judge_kip848 broken, the group
+    settles (ConsumerGroupDescribe), and each consumer really spoke ConsumerGroupHeartbeat."""
+    out = tmp_path / "java848"
+    code = main(["conform", "client", "--client", "java", "--protocol", "consumer", "--schedules", "3",
+                 "--out", str(out)])
+    printed = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["findings"] == [] and code == 0 and report["schedules"] == 3, printed
+    assert report["settings"]["protocol"] == "consumer" and report["faults_injected"] > 0
+    assert report["notes"] == [], report["notes"]
+    assert any("KIP-848" in line for line in report["checked"])
+
+
+def test_kafka_41_rejoins_in_a_storm_until_the_old_member_expires():
+    """Live, seed 3 of --protocol consumer: an injected UNKNOWN_MEMBER_ID fences a consumer the
+    coordinator still has at epoch 3; its rejoin at epoch 0 with the same member id is fenced
+    (throwIfConsumerGroupMemberEpochIsInvalid) and the client rejoins again without backoff
+    (AbstractHeartbeatRequestManager.onErrorResponse) until the old member's session expires:
+    thousands of heartbeats. Kafka 4.1.2's own behaviour on both sides (docs/kip848.md), so no
+    finding; KAFKA-19233 (Kafka 4.2) ends it."""
+    from properties.clients import session
+    from properties.clients.judge import judge
+    from properties.clients.schedule import generate
+
+    outcome = session.run(libraries.get("java"), generate(3, protocol="consumer"))
+    fenced_joins = [line for line in outcome.trace if line["direction"] == "response"
+                    and line["api"] == "ConsumerGroupHeartbeat" and line["body"].get("error_code") == 110]
+    assert len(fenced_joins) > 1000, len(fenced_joins)
+    assert judge(outcome) == [] and outcome.settle.settled
+
+
+def test_the_runner_passes_the_group_protocol_on():
+    args = java.arguments(dict(CONFIG, settings={"group.protocol": "consumer", "max.poll.interval.ms": 10000}))
+    assert "group.protocol=consumer" in args and not any(a.startswith("session.timeout.ms") for a in args)
+
+
 def test_a_runner_that_cannot_be_built_is_one_usage_error_before_any_schedule(tmp_path, monkeypatch, capsys):
     """``--client java:3.9.2`` once met a runner that did not compile against that release: every
     consumer exited at once and each schedule reported a group that never settled. Building the

@@ -48,10 +48,29 @@ class Wire:
         return self.call(t, client, "SyncGroup", {"generation_id": generation, "member_id": member},
                          {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
 
-    def outcome(self, events=None, settled=True, stop=None, static=0):
+    def heartbeat(self, t, client, epoch, owned=None, full=False, answer_epoch=None, assignment=None, error=None,
+                  at=None, member="m1", connection=None):
+        """A ConsumerGroupHeartbeat (KIP-848) of *client*: *owned* partitions of topic T reported (None:
+        not sent), *full* with rebalance timeout and subscription; answered with *answer_epoch* (and
+        *assignment*, if given), or *error*, or not at all when both are None."""
+        body = {"group_id": "g", "member_id": member, "member_epoch": epoch, "rebalance_timeout_ms": -1,
+                "subscribed_topic_names": None,
+                "topic_partitions": None if owned is None else ([{"topic_id": "T", "partitions": list(owned)}]
+                                                                if owned else [])}
+        if full or epoch == 0:
+            body.update(rebalance_timeout_ms=10000, subscribed_topic_names=["orders"])
+        answer = None
+        if answer_epoch is not None:
+            answer = {"error_code": 0, "member_id": member, "member_epoch": answer_epoch, "heartbeat_interval_ms": 500,
+                      "assignment": None if assignment is None else {
+                          "topic_partitions": [{"topic_id": "T", "partitions": list(assignment)}]}}
+        return self.call(t, client, "ConsumerGroupHeartbeat", body, answer, at=at, error=error, connection=connection)
+
+    def outcome(self, events=None, settled=True, stop=None, static=0, protocol="classic"):
         if stop is None:  # half a second after the last line
             stop = max(line["time_ms"] for line in self.lines) - ZERO + 500
-        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), (), static=static)
+        schedule = ClientSchedule(0, 1, 2, tuple(sorted(DEFAULT_SETTINGS.items())), (), static=static,
+                                  protocol=protocol)
         settle = Settle(settled, 10, {0: ["c0"], 1: ["c0"]}, "Stable" if settled else "PreparingRebalance", ("c0",),
                         "" if settled else "the coordinator says PreparingRebalance")
         return Outcome(schedule, "test", tuple(self.lines), events or {"c0": ()}, settle, ZERO, ZERO + stop)

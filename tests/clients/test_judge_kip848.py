@@ -1,0 +1,90 @@
+"""The judge of KIP-848 consumers (properties/clients/judge_kip848.py) on hand-written traces: each
+rule fires on the behaviour it forbids and stays quiet on the Kafka behaviour next to it."""
+
+from tests.helpers.client_traces import Wire, ZERO, rules
+
+
+def member(w=None):
+    """c0 joins at epoch 0, is given partitions 0 and 1 at epoch 1, and acknowledges them."""
+    w = (w or Wire()).heartbeat(0, "c0", 0, owned=[], answer_epoch=1, assignment=[0, 1])
+    return w.heartbeat(50, "c0", 1, owned=[0, 1], answer_epoch=1)
+
+
+def outcome(w, events=None, **kw):
+    return w.outcome(events or {"c0": ({"event": "assigned", "partitions": [0, 1], "incremental": True,
+                                        "wall_ms": ZERO + 40},)}, protocol="consumer", **kw)
+
+
+def closed(w, t):
+    return w.heartbeat(t, "c0", -1, owned=[], answer_epoch=-1)
+
+
+def test_a_clean_member_breaks_no_rule():
+    w = member().heartbeat(550, "c0", 1, answer_epoch=1)
+    assert rules(outcome(closed(w, 900), stop=880)) == []
+
+
+def test_a_second_heartbeat_in_flight_is_one_too_many():
+    w = member().heartbeat(500, "c0", 1, connection="a").heartbeat(600, "c0", 1, answer_epoch=1, connection="b")
+    assert "kip848-one-heartbeat-in-flight" in rules(outcome(w))
+
+
+def test_a_heartbeat_must_carry_the_epoch_of_the_latest_answer():
+    w = member().heartbeat(500, "c0", 1, answer_epoch=2, assignment=[0]).heartbeat(1000, "c0", 1)
+    assert "kip848-heartbeat-carries-member-epoch" in rules(outcome(w))
+    w = member().heartbeat(500, "c0", 1, answer_epoch=2, assignment=[0]).heartbeat(600, "c0", 2, owned=[0],
+                                                                                    answer_epoch=2)
+    assert "kip848-heartbeat-carries-member-epoch" not in rules(outcome(w, events={"c0": (
+        {"event": "assigned", "partitions": [0, 1], "incremental": True, "wall_ms": ZERO + 40},
+        {"event": "revoked", "partitions": [1], "wall_ms": ZERO + 550})}))
+
+
+def test_a_rejoin_at_epoch_0_needs_a_fencing_answer_or_a_leave_first():
+    w = member().heartbeat(500, "c0", 0, owned=[], answer_epoch=2)
+    assert "kip848-heartbeat-carries-member-epoch" in rules(outcome(w))
+    w = member().heartbeat(500, "c0", 1, error=110).heartbeat(510, "c0", 0, owned=[], error=110)
+    w.heartbeat(520, "c0", 0, owned=[], answer_epoch=3)  # Kafka 4.1 fences the rejoin until the session ends
+    assert "kip848-heartbeat-carries-member-epoch" not in rules(outcome(w))
+    w = member().heartbeat(500, "c0", 1, error=25).heartbeat(510, "c0", 1, full=True, owned=[0, 1])
+    assert "kip848-heartbeat-carries-member-epoch" in rules(outcome(w))  # kept its fenced epoch
+
+
+def test_the_member_id_is_kept_through_a_rejoin():
+    w = member().heartbeat(500, "c0", 1, error=25).heartbeat(510, "c0", 0, owned=[], answer_epoch=3, member="m2")
+    assert "kip848-member-id-kept" in rules(outcome(w))
+
+
+def test_a_join_and_the_heartbeat_after_a_failure_send_every_field():
+    w = member().heartbeat(500, "c0", 1, error=15).heartbeat(600, "c0", 1, answer_epoch=1)  # not full
+    assert "kip848-full-heartbeat-after-join-or-failure" in rules(outcome(w))
+    w = member().heartbeat(500, "c0", 1, error=15).heartbeat(600, "c0", 1, full=True, owned=[0, 1], answer_epoch=1)
+    assert "kip848-full-heartbeat-after-join-or-failure" not in rules(outcome(w))
+    w = Wire().heartbeat(0, "c0", 0, owned=[0], answer_epoch=1)  # a join reporting owned partitions
+    assert "kip848-full-heartbeat-after-join-or-failure" in rules(outcome(w))
+
+
+def test_owned_partitions_must_have_been_assigned_since_the_join():
+    w = member().heartbeat(500, "c0", 1, owned=[0, 1, 2], answer_epoch=1)
+    assert "kip848-owned-were-assigned" in rules(outcome(w))
+
+
+def test_a_partition_stops_being_reported_only_after_its_revocation_callback():
+    w = member().heartbeat(500, "c0", 1, answer_epoch=2, assignment=[0]).heartbeat(600, "c0", 2, owned=[0],
+                                                                                    answer_epoch=2)
+    assert "kip848-revoked-before-acknowledged" in rules(outcome(w))  # no onPartitionsRevoked([1])
+    late = {"c0": ({"event": "assigned", "partitions": [0, 1], "incremental": True, "wall_ms": ZERO + 40},
+                   {"event": "revoked", "partitions": [1], "wall_ms": ZERO + 700})}
+    assert "kip848-revoked-before-acknowledged" in rules(outcome(w, events=late))
+
+
+def test_a_member_in_the_group_leaves_when_closed():
+    w = member().heartbeat(550, "c0", 1, answer_epoch=1)
+    assert "kip848-leaves-on-close" in rules(outcome(w, stop=800))
+    assert "kip848-leaves-on-close" not in rules(outcome(closed(w, 900), stop=880))
+
+
+def test_a_member_in_the_group_never_goes_a_session_without_a_heartbeat():
+    w = member().heartbeat(7000, "c0", 1, answer_epoch=1)
+    assert "kip848-heartbeats-continue" in rules(outcome(closed(w, 7100), stop=7050))
+    w = member().heartbeat(5000, "c0", 1, answer_epoch=1)
+    assert "kip848-heartbeats-continue" not in rules(outcome(closed(w, 5100), stop=5050))
