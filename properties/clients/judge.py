@@ -313,11 +313,16 @@ def judge(outcome, reactions: Reactions = MODEL) -> List[Finding]:
                 if found is not None:
                     findings.append(found)
     if not outcome.settle.settled:
-        findings.append(Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
-                                f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
-                                f"{outcome.settle.detail}",
-                                tuple(f"partition {p}: {o}" for p, o in sorted(outcome.settle.owners.items()))))
+        findings.append(settle_finding(outcome))
     return sorted(findings, key=lambda f: (f.at_ms, f.client, f.rule))
+
+
+def settle_finding(outcome) -> Finding:
+    """``group-settles``: what the group looked like when the session stopped waiting for it."""
+    return Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
+                   f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
+                   f"{outcome.settle.detail}",
+                   tuple(f"partition {p}: {o}" for p, o in sorted(outcome.settle.owners.items())))
 
 
 def _one_in_flight(client, exs, zero, max_poll, stopped, reactions) -> Optional[Finding]:

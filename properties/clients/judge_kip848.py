@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from properties.clients.judge import (Finding, _holds, _queueing, _silent_from, exchanges)
+from properties.clients.judge import Finding, _holds, _queueing, _silent_from, exchanges, settle_finding
 from properties.clients.schedule import CONSUMER_SESSION_MS
 
 API = "ConsumerGroupHeartbeat"
@@ -67,10 +67,7 @@ def judge_consumer_protocol(outcome) -> List[Finding]:
             if found is not None:
                 findings.append(found)
     if not outcome.settle.settled:
-        findings.append(Finding("group-settles", "group", outcome.schedule.faults_end_ms() + outcome.settle.waited_ms,
-                                f"the group did not settle within {outcome.schedule.settle_ms} ms of the last fault: "
-                                f"{outcome.settle.detail}",
-                                tuple(f"partition {p}: {o}" for p, o in sorted(outcome.settle.owners.items()))))
+        findings.append(settle_finding(outcome))
     return sorted(findings, key=lambda f: (f.at_ms, f.client, f.rule))
 
 

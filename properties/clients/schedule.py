@@ -142,6 +142,35 @@ def _weighted(rng: random.Random, table):
     raise AssertionError("unreachable")
 
 
+def _faults(rng: random.Random, consumers: int, brokers: int, session_ms: int, kinds, errors, delayed) -> list:
+    """One to four faults drawn from *rng*: their kinds weighted by *kinds*, error answers from
+    *errors*, delays and drops of the APIs *delayed*, silences past *session_ms*."""
+    faults = []
+    for _ in range(rng.randrange(1, 5)):
+        kind = _weighted(rng, kinds)
+        at = FAULTS_FROM_MS + rng.randrange(0, FAULT_PHASE_MS, 100)
+        client = f"c{rng.randrange(consumers)}"
+        if kind == "error":
+            api, choices = errors[rng.randrange(len(errors))]
+            faults.append({"kind": "error", "api": api, "error": rng.choice(choices), "client": client, "at_ms": at,
+                           "count": rng.choice((1, 1, 2, 3))})
+        elif kind == "delay":
+            faults.append({"kind": "delay", "api": rng.choice(delayed), "ms": rng.randrange(200, 3001, 100),
+                           "client": client, "at_ms": at})
+        elif kind == "drop":
+            faults.append({"kind": "drop", "api": rng.choice(delayed), "when": rng.choice(("before", "after")),
+                           "client": client, "at_ms": at})
+        elif kind == "failover":
+            faults.append({"kind": "failover", "at_ms": at})
+        elif kind == "silence":  # past the session: the coordinator expires the member
+            faults.append({"kind": "silence", "client": client, "at_ms": at,
+                           "ms": session_ms + rng.randrange(1000, 4001, 500)})
+        else:
+            faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
+                           "ms": rng.randrange(500, 3001, 500)})
+    return faults
+
+
 def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
              partitions: int = PARTITIONS, brokers: int = 1, static: int = 0, protocol: str = "classic") -> ClientSchedule:
     """The schedule of *seed* (see the module docstring); *settings* override :data:`DEFAULT_SETTINGS`;
@@ -151,30 +180,7 @@ def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] =
         return generate_consumer(seed, consumers, settings, partitions, brokers)
     rng = random.Random(f"groupcheck-clients:{seed}")
     merged = {**DEFAULT_SETTINGS, **(settings or {})}
-    session = int(merged["session.timeout.ms"])
-    faults = []
-    for _ in range(rng.randrange(1, 5)):
-        kind = _weighted(rng, _KINDS)
-        at = FAULTS_FROM_MS + rng.randrange(0, FAULT_PHASE_MS, 100)
-        client = f"c{rng.randrange(consumers)}"
-        if kind == "error":
-            api, errors = ERRORS[rng.randrange(len(ERRORS))]
-            faults.append({"kind": "error", "api": api, "error": rng.choice(errors), "client": client, "at_ms": at,
-                           "count": rng.choice((1, 1, 2, 3))})
-        elif kind == "delay":
-            faults.append({"kind": "delay", "api": rng.choice(_DELAYED), "ms": rng.randrange(200, 3001, 100),
-                           "client": client, "at_ms": at})
-        elif kind == "drop":
-            faults.append({"kind": "drop", "api": rng.choice(_DELAYED), "when": rng.choice(("before", "after")),
-                           "client": client, "at_ms": at})
-        elif kind == "failover":
-            faults.append({"kind": "failover", "at_ms": at})
-        elif kind == "silence":  # past the session: the coordinator expires the member
-            faults.append({"kind": "silence", "client": client, "at_ms": at,
-                           "ms": session + rng.randrange(1000, 4001, 500)})
-        else:
-            faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
-                           "ms": rng.randrange(500, 3001, 500)})
+    faults = _faults(rng, consumers, brokers, int(merged["session.timeout.ms"]), _KINDS, ERRORS, _DELAYED)
     settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
     return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
                           static=static)
@@ -188,27 +194,7 @@ def generate_consumer(seed: int, consumers: int = 3, settings: Optional[Dict[str
     broker), drawn from their own seeded stream."""
     rng = random.Random(f"groupcheck-clients-consumer:{seed}")
     merged = {**CONSUMER_SETTINGS, **(settings or {})}
-    faults = []
-    for _ in range(rng.randrange(1, 5)):
-        kind = _weighted(rng, _CONSUMER_KINDS)
-        at = FAULTS_FROM_MS + rng.randrange(0, FAULT_PHASE_MS, 100)
-        client = f"c{rng.randrange(consumers)}"
-        if kind == "error":
-            api, errors = CONSUMER_ERRORS[rng.randrange(len(CONSUMER_ERRORS))]
-            faults.append({"kind": "error", "api": api, "error": rng.choice(errors), "client": client, "at_ms": at,
-                           "count": rng.choice((1, 1, 2, 3))})
-        elif kind == "delay":
-            faults.append({"kind": "delay", "api": rng.choice(_CONSUMER_DELAYED), "ms": rng.randrange(200, 3001, 100),
-                           "client": client, "at_ms": at})
-        elif kind == "drop":
-            faults.append({"kind": "drop", "api": rng.choice(_CONSUMER_DELAYED), "when": rng.choice(("before", "after")),
-                           "client": client, "at_ms": at})
-        elif kind == "silence":
-            faults.append({"kind": "silence", "client": client, "at_ms": at,
-                           "ms": CONSUMER_SESSION_MS + rng.randrange(1000, 4001, 500)})
-        else:
-            faults.append({"kind": "pause", "broker": rng.randrange(brokers), "at_ms": at,
-                           "ms": rng.randrange(500, 3001, 500)})
+    faults = _faults(rng, consumers, brokers, CONSUMER_SESSION_MS, _CONSUMER_KINDS, CONSUMER_ERRORS, _CONSUMER_DELAYED)
     settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
     return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
                           protocol="consumer")

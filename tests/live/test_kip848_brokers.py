@@ -21,18 +21,38 @@ def kafka41_kip848(kafka41):
     return address
 
 
-def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
+CORNERS = ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
+           "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
+           "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST", "commit -> NONE",
+           "stale_commit -> STALE_MEMBER_EPOCH")
+
+
+def conforms_and_reaches_the_corners(address, seeds: int) -> None:
+    """*seeds* schedules against the broker at *address*: no divergence, every corner reached."""
     covered: dict = {}
-    for seed in range(30):
-        result = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS)
+    for seed in range(seeds):
+        result = run_schedule(address, seed, partitions=PARTITIONS)
         assert result.divergence is None, result.divergence.describe()
         for key, n in result.coverage.items():
             covered[key] = covered.get(key, 0) + n
-    for corner in ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
-                   "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
-                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST", "commit -> NONE",
-                   "stale_commit -> STALE_MEMBER_EPOCH"):
+    for corner in CORNERS:
         assert covered.get(corner, 0) > 0, corner
+
+
+def broken_model_finds_it_diverging(address, variant: str) -> None:
+    """Judged by a broken variant of the model, the broker diverges within 20 schedules, and the
+    same schedule conforms to the right model (the variant's doing)."""
+    found = None
+    for seed in range(20):
+        found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}).divergence
+        if found is not None:
+            break
+    assert found is not None, f"{variant}: no divergence in 20 schedules"
+    assert run_schedule(address, seed, partitions=PARTITIONS).divergence is None
+
+
+def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
+    conforms_and_reaches_the_corners(kafka41_kip848, 30)
 
 
 # the coordinator-side broken variants of the model: judged by each, Kafka diverges (the judge's teeth)
@@ -40,13 +60,7 @@ def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41
                                      "fenced_partitions_kept", "assignment_only_when_changed", "epoch_past_target",
                                      "commit_epoch_unchecked"])
 def test_a_broken_model_finds_kafka_diverging(kafka41_kip848, variant):
-    found = None
-    for seed in range(20):
-        found = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, broken={variant}).divergence
-        if found is not None:
-            break
-    assert found is not None, f"{variant}: no divergence in 20 schedules"
-    assert run_schedule(kafka41_kip848, seed, partitions=PARTITIONS).divergence is None  # the variant's doing
+    broken_model_finds_it_diverging(kafka41_kip848, variant)
 
 
 def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_path, capsys):
@@ -126,27 +140,12 @@ def groupcheck_broker_kip848():
 
 
 def test_groupcheck_broker_conforms_and_reaches_the_protocols_corners(groupcheck_broker_kip848):
-    covered: dict = {}
-    for seed in range(60):
-        result = run_schedule(groupcheck_broker_kip848, seed, partitions=PARTITIONS)
-        assert result.divergence is None, result.divergence.describe()
-        for key, n in result.coverage.items():
-            covered[key] = covered.get(key, 0) + n
-    for corner in ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -> NONE", "leave -> NONE",
-                   "ahead -> FENCED_MEMBER_EPOCH", "join -> FENCED_MEMBER_EPOCH", "previous -> NONE",
-                   "stranger -> UNKNOWN_MEMBER_ID", "bad_join -> INVALID_REQUEST", "commit -> NONE",
-                   "stale_commit -> STALE_MEMBER_EPOCH"):
-        assert covered.get(corner, 0) > 0, corner
+    conforms_and_reaches_the_corners(groupcheck_broker_kip848, 60)
 
 
 @pytest.mark.parametrize("variant", ["unreleased_assigned", "assignment_only_when_changed", "commit_epoch_unchecked"])
 def test_a_broken_model_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
-    found = None
-    for seed in range(20):
-        found = run_schedule(groupcheck_broker_kip848, seed, partitions=PARTITIONS, broken={variant}).divergence
-        if found is not None:
-            break
-    assert found is not None, f"{variant}: no divergence in 20 schedules"
+    broken_model_finds_it_diverging(groupcheck_broker_kip848, variant)
 
 
 def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
