@@ -38,7 +38,8 @@ from properties import findings as shape
 from properties import junit
 from properties import targets
 from properties.clients import libraries
-from properties.clients.judge import Finding, judge
+from properties.clients.judge import judge
+from properties.clients.trace import Finding
 from properties.engine import run as engine
 from properties.engine.run import task_ranges
 from properties.clients.schedule import PROTOCOLS, ClientSchedule, generate

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from properties.clients.judge import Finding, _holds, _queueing, _silent_from, exchanges, settle_finding
+from properties.clients.trace import Finding, _holds, _queueing, _silent_from, exchanges, settle_finding
 from properties.clients.schedule import CONSUMER_SESSION_MS
 
 API = "ConsumerGroupHeartbeat"

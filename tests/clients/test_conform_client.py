@@ -134,7 +134,7 @@ def test_the_command_runs_schedules_and_writes_its_report(tmp_path, capsys):
 
 
 def test_a_counterexample_replays_with_its_mutant(tmp_path, capsys):
-    from properties.clients.judge import Finding
+    from properties.clients.trace import Finding
 
     faults, rule = BROKEN["heartbeat_while_unjoined"]
     s = schedule(*faults)
@@ -179,7 +179,7 @@ def test_a_library_that_is_not_installed_gives_one_line_and_exit_2(monkeypatch, 
 
 def test_shrinking_drops_every_fault_the_finding_does_not_need(monkeypatch):
     """Re-runs are faked: the rule fires while the schedule still has the UNKNOWN_MEMBER_ID fault."""
-    from properties.clients.judge import Finding
+    from properties.clients.trace import Finding
 
     needed = {"kind": "error", "api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0", "at_ms": 4500}
     others = [{"kind": "failover", "at_ms": 5000}, {"kind": "delay", "api": "SyncGroup", "ms": 300, "at_ms": 3000},
@@ -204,7 +204,7 @@ def test_shrinking_drops_every_fault_the_finding_does_not_need(monkeypatch):
 
 
 def test_a_finding_that_does_not_come_back_is_kept_as_found_and_called_intermittent(monkeypatch):
-    from properties.clients.judge import Finding
+    from properties.clients.trace import Finding
 
     s = schedule({"kind": "failover", "at_ms": 5000})
     outcome = session.Outcome(s, "kafka-python", (), {}, session.Settle(True, 0, {}, "Stable", (), ""), 0, 0)

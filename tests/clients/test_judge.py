@@ -4,7 +4,8 @@ answer, a reset the coordinator asked for)."""
 
 import pytest
 
-from properties.clients.judge import PIPELINE_MS, WINDOW_MS, judge
+from properties.clients.judge import judge
+from properties.clients.trace import PIPELINE_MS, WINDOW_MS
 from tests.helpers.client_traces import Wire, ZERO, joined, rules
 
 
