@@ -137,6 +137,10 @@ class _PeerClosed:
     exception = None
 
 
+#: While a connection is held, the broker looks at least this often whether its client closed it.
+HELD_CHECK_MS = 50
+
+
 class _Connection:
     __slots__ = ("id", "broker_id", "remote", "in_flight", "open", "client_id", "delay_ms", "drop_after")
 
@@ -225,7 +229,8 @@ class SocketServer:
         if self.interceptor is not None:
             self.interceptor.fire_due(now, self)
             self._release_held(now)
-        timeout = max_wait_ms
+            self._reap_held_closed()
+        timeout = max_wait_ms if not self._held else min(max_wait_ms, HELD_CHECK_MS)
         deadlines = [self.cluster.next_deadline(), self.apis.next_deadline()]
         if self.interceptor is not None:
             deadlines += [self.interceptor.next_deadline(), self._held[0][0] if self._held else None]
@@ -430,6 +435,15 @@ class SocketServer:
                 self._process_disconnected(connection.id, _PeerClosed())
             if connection.open:
                 action()
+
+    def _reap_held_closed(self) -> None:
+        """Every held connection its client has closed meanwhile is closed and traced now, not when
+        its hold ends: a client that gives up on a request held by a delay (librdkafka times a
+        ConsumerGroupHeartbeat out after the heartbeat interval and reconnects) must not look as if
+        it had two requests in flight."""
+        for _, _, connection, _ in list(self._held):
+            if connection.open and self._peer_closed(connection):
+                self._process_disconnected(connection.id, _PeerClosed())
 
     def _peer_closed(self, connection: _Connection) -> bool:
         """Whether the client has closed its end of *connection* (TCP CLOSE_WAIT: its FIN arrived),

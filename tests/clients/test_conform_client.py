@@ -90,6 +90,22 @@ def test_each_library_forms_a_group_and_is_judged_without_faults(name):
                    for x in outcome.trace), f"{client} never committed"
 
 
+def test_confluent_kafka_speaks_kip848_and_is_judged_by_its_rules():
+    """librdkafka with group.protocol=consumer on groupcheck broker's KIP-848 coordinator, under
+    seed 1's faults of that protocol: every consumer heartbeats with ConsumerGroupHeartbeat (no
+    JoinGroup), no rule of judge_kip848 is broken, the group settles (ConsumerGroupDescribe)."""
+    pytest.importorskip("confluent_kafka")
+    from properties.clients.schedule import generate
+
+    outcome = session.run(libraries.get("confluent-kafka"), generate(1, protocol="consumer"))
+    requests = [x for x in outcome.trace if x["direction"] == "request"]
+    assert not any(x["api"] == "JoinGroup" for x in requests)
+    for client in ("c0", "c1", "c2"):
+        assert any(x["api"] == "ConsumerGroupHeartbeat" and x["client_id"] == client for x in requests), client
+    assert outcome.settle.settled, outcome.settle.detail
+    assert judge(outcome) == []
+
+
 def _group_requests(outcome, client):
     return [x for x in outcome.trace if x["direction"] == "request" and x["client_id"] == client
             and x["api"] in ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")]

@@ -21,9 +21,13 @@ def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, "wall_ms": int(time.time() * 1000), **fields}), flush=True)
 
 
-def partitions_changed(kind: str, partitions) -> None:
-    """A ``revoked``, ``assigned`` or ``lost`` line for *partitions* (objects with ``.partition``)."""
-    emit(kind, partitions=sorted(p.partition for p in partitions))
+def partitions_changed(kind: str, partitions, incremental: bool = False) -> None:
+    """A ``revoked``, ``assigned`` or ``lost`` line for *partitions* (objects with ``.partition``);
+    *incremental*: an ``assigned`` of the partitions added only (cooperative or KIP-848 callbacks)."""
+    if incremental and kind == "assigned":
+        emit(kind, partitions=sorted(p.partition for p in partitions), incremental=True)
+    else:
+        emit(kind, partitions=sorted(p.partition for p in partitions))
 
 
 def rebalance_listener(base, asynchronous: bool = False):

@@ -26,9 +26,15 @@ def main() -> None:
         conf["partition.assignment.strategy"] = ",".join(s["partition.assignment.strategy"])
     if c.get("group_instance_id"):
         conf["group.instance.id"] = c["group_instance_id"]  # a static member (KIP-345)
+    consumer_protocol = s.get("group.protocol") == "consumer"
+    if consumer_protocol:  # KIP-848: the coordinator decides the session, the interval, the assignment
+        conf["group.protocol"] = "consumer"
+        for name in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+            conf.pop(name, None)
     consumer = Consumer(conf)
 
-    consumer.subscribe([c["topic"]], on_assign=lambda _, ps: partitions_changed("assigned", ps),
+    # KIP-848's protocol hands on_assign only the partitions added (incremental)
+    consumer.subscribe([c["topic"]], on_assign=lambda _, ps: partitions_changed("assigned", ps, consumer_protocol),
                        on_revoke=lambda _, ps: partitions_changed("revoked", ps),
                        on_lost=lambda _, ps: partitions_changed("lost", ps))
     import confluent_kafka
