@@ -106,6 +106,19 @@ def test_confluent_kafka_speaks_kip848_and_is_judged_by_its_rules():
     assert judge(outcome) == []
 
 
+def test_confluent_kafka_sends_a_partial_heartbeat_after_a_timed_out_one():
+    """librdkafka 2.16 times a ConsumerGroupHeartbeat out after the heartbeat interval and sends the
+    next one without the fields it had sent (only coordinator errors and transport failures make it
+    send a full request: rdkafka_cgrp.c, rd_kafka_cgrp_handle_ConsumerGroupHeartbeat), where Kafka's
+    consumer sends every field after any failure (resetHeartbeatState): seed 8's silence shows it
+    (docs/kip848.md). A librdkafka that changes this fails here, which is what we want to know."""
+    pytest.importorskip("confluent_kafka")
+    from properties.clients.schedule import generate
+
+    outcome = session.run(libraries.get("confluent-kafka"), generate(8, protocol="consumer"))
+    assert [f.rule for f in judge(outcome)] == ["kip848-full-heartbeat-after-join-or-failure"]
+
+
 def _group_requests(outcome, client):
     return [x for x in outcome.trace if x["direction"] == "request" and x["client_id"] == client
             and x["api"] in ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")]
