@@ -213,6 +213,10 @@ class FencedMemberEpochException(ApiException):
     pass
 
 
+class UnsupportedAssignorException(ApiException):
+    pass
+
+
 # ---- client-side only (never travel on the wire) ------------------------------------------
 
 class DisconnectException(RetriableException):
@@ -310,6 +314,7 @@ class Errors(enum.Enum):
     FENCED_INSTANCE_ID = 82
     GROUP_SUBSCRIBED_TO_TOPIC = 86
     UNSTABLE_OFFSET_COMMIT = 88
+    UNSUPPORTED_ASSIGNOR = 106
     FENCED_MEMBER_EPOCH = 110
     UNRELEASED_INSTANCE_ID = 111
     STALE_MEMBER_EPOCH = 113
@@ -384,6 +389,7 @@ _EXCEPTION_CLASS: dict = {
     Errors.FENCED_INSTANCE_ID: FencedInstanceIdException,
     Errors.GROUP_SUBSCRIBED_TO_TOPIC: GroupSubscribedToTopicException,
     Errors.UNSTABLE_OFFSET_COMMIT: UnstableOffsetCommitException,
+    Errors.UNSUPPORTED_ASSIGNOR: UnsupportedAssignorException,
     Errors.FENCED_MEMBER_EPOCH: FencedMemberEpochException,
     Errors.UNRELEASED_INSTANCE_ID: UnreleasedInstanceIdException,
     Errors.STALE_MEMBER_EPOCH: StaleMemberEpochException,
@@ -425,6 +431,7 @@ _MESSAGE: dict = {
     Errors.FENCED_INSTANCE_ID: "The broker rejected this static consumer since another consumer with the same group.instance.id has registered with a different member.id.",
     Errors.GROUP_SUBSCRIBED_TO_TOPIC: "The consumer group is actively subscribed to the topic.",
     Errors.UNSTABLE_OFFSET_COMMIT: "There are unstable offsets that need to be cleared.",
+    Errors.UNSUPPORTED_ASSIGNOR: "The assignor or its version range is not supported by the consumer group.",
     Errors.FENCED_MEMBER_EPOCH: "The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin.",
     Errors.UNRELEASED_INSTANCE_ID: "The instance ID is still used by another member in the consumer group.",
     Errors.STALE_MEMBER_EPOCH: "The member epoch is stale.",

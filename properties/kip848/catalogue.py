@@ -90,6 +90,7 @@ BY_NAME = {p.name: p for p in CATALOGUE}
 # model's coordinator, and never raise.
 IMPL_AGREEMENT = "kip848-impl-matches-model"
 IMPL_CRASH = "kip848-impl-no-crash"
+IMPL_HANG = "kip848-impl-no-hang"
 IMPL_PROPERTIES = (
     Property(
         IMPL_AGREEMENT, ALWAYS,
@@ -106,6 +107,13 @@ IMPL_PROPERTIES = (
         "No heartbeat, commit or timer makes impl/'s KIP-848 coordinator raise (Kafka's own "
         "IllegalStateException of addPartitionEpochs included).",
         "issue 39; ConsumerGroup.addPartitionEpochs",
+    ),
+    Property(
+        IMPL_HANG, ALWAYS,
+        "No heartbeat, commit or timer keeps impl/'s KIP-848 coordinator busy for more than "
+        "properties.systems.watchdog.HANG_SECONDS of wall time: the watchdog interrupts it and reports "
+        "where it was.",
+        "issue 39; issue 14 (sharper eyes)",
     ),
 )
 

@@ -4,8 +4,9 @@ The model's world (:mod:`model.kip848.world`) decides what happens; every heartb
 coordinator handles is handed, translated into Kafka's request shapes, to
 :class:`impl.server.modern.ConsumerGroupCoordinator` at the same time on a
 :class:`impl.time.MockTime`, and every tick moves impl's timer to the same instant. After each of
-those events the answers and the two groups are compared (``kip848-impl-matches-model``), and an
-exception out of impl/ is ``kip848-impl-no-crash``. The consumers stay the model's own: impl/ has no
+those events the answers and the two groups are compared (``kip848-impl-matches-model``); an
+exception out of impl/ is ``kip848-impl-no-crash`` and an event it never finishes
+``kip848-impl-no-hang`` (:func:`properties.systems.watchdog.guarded`). The consumers stay the model's own: impl/ has no
 KIP-848 consumer yet.
 
 The model's one topic is ``t`` with the topic id :data:`TOPIC_ID`.
@@ -13,15 +14,14 @@ The model's one topic is ``t`` with the topic id :data:`TOPIC_ID`.
 
 from __future__ import annotations
 
-import traceback
-
 from impl.server.modern import ConsumerGroupCoordinator, ModernGroupConfig
 from impl.server.modern.coordinator import rebalance_timeout_key, session_timeout_key
 from impl.server.timer import MockTimer
 from impl.time import MockTime
 from model.kip848 import coordinator as coord
 from properties.catalogue import Violation
-from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CRASH
+from properties.systems.watchdog import Crash, guarded
+from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CRASH, IMPL_HANG
 from properties.kip848.shapes import error_name, to_request
 
 TOPIC = "t"
@@ -107,12 +107,10 @@ class Differential:
         kind = event[0]
         if kind not in ("deliver", "tick"):
             return None  # nothing else reaches the coordinator
-        try:
-            problem = self._deliver(new, log) if kind == "deliver" else self._tick(new)
-        except Exception as e:  # noqa: BLE001 - an exception out of impl/ is the finding
-            frame = traceback.extract_tb(e.__traceback__)[-1]
-            return Violation(IMPL_CRASH, f"{type(e).__name__}: {e} (impl/ raised at {frame.filename.split('/work/main/')[-1]}"
-                                         f":{frame.lineno}, in {frame.name}), after {list(event)!r}")
+        problem, failure = guarded(self._deliver if kind == "deliver" else self._tick, new, log)
+        if failure is not None:  # an exception out of impl/, or an event it never finishes
+            prop = IMPL_CRASH if isinstance(failure, Crash) else IMPL_HANG
+            return Violation(prop, f"{failure.describe()}, after {list(event)!r}")
         if problem is not None:
             return Violation(IMPL_AGREEMENT, f"after {list(event)!r}: {problem}")
         model, impl = model_group_view(new.group), impl_group_view(self.coordinator, self.config.group_id,
@@ -139,7 +137,7 @@ class Differential:
                 return f"the answer to {request!r}: model {mine!r}, impl {theirs!r}"
         return None
 
-    def _tick(self, new) -> None:
+    def _tick(self, new, log: list) -> None:
         self.timer.advance_clock(new.now)
         self.time.set_current_time_ms(new.now)
         return None

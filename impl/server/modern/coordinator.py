@@ -23,11 +23,13 @@ UNSUPPORTED_VERSION (Kafka would take it), after the validation Kafka does for i
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from impl.errors import (ApiException, Errors, FencedMemberEpochException, GroupIdNotFoundException,
-                         InvalidRequestException, UnsupportedVersionException)
+                         GroupMaxSizeReachedException, InvalidRequestException, UnsupportedAssignorException,
+                         UnsupportedVersionException)
 from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequestData,
                            ConsumerGroupHeartbeatResponseData, ConsumerGroupHeartbeatTopicPartitions)
 from impl.server.modern.consumer_group import ConsumerGroup
@@ -110,7 +112,7 @@ class ConsumerGroupCoordinator:
         self.topics = topics
         self.groups: dict = {}
         self.assignor = RangeAssignor()
-        self.fenced: list = []  # (group id, member id, why), for whoever watches (the differential)
+        self.fenced = collections.deque(maxlen=1024)  # the latest (group id, member id, why) fenced
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
@@ -119,7 +121,7 @@ class ConsumerGroupCoordinator:
         """GroupCoordinatorService.consumerGroupHeartbeat: every exception answered as its error
         (*client_id*: the request header's, kept on the member as Kafka's ``setClientId`` does)."""
         try:
-            throw_if_request_is_invalid(request, api_version)
+            throw_if_request_is_invalid(request, api_version, self.config.assignors)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 return self._consumer_group_leave(request)
             return self._consumer_group_heartbeat(request, client_id)
@@ -148,6 +150,9 @@ class ConsumerGroupCoordinator:
         group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
         owned = request.topic_partitions
         group = self._get_or_maybe_create_consumer_group(group_id, member_epoch == 0)
+        if len(group.members) >= self.config.max_size and member_id not in group.members:  # throwIfConsumerGroupIsFull
+            raise GroupMaxSizeReachedException(f"The consumer group has reached its maximum capacity of "
+                                               f"{self.config.max_size} members.")
         member = group.get_or_maybe_create_member(member_id, member_epoch == 0)
         throw_if_member_epoch_is_invalid(member, member_epoch, owned)
 
@@ -284,7 +289,7 @@ class ConsumerGroupCoordinator:
         return Errors.NONE
 
 
-def throw_if_request_is_invalid(request, api_version: int) -> None:
+def throw_if_request_is_invalid(request, api_version: int, assignors: tuple = ("range",)) -> None:
     """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
     def throw_if_empty(value, message):
         if value is not None and not value.strip():
@@ -309,8 +314,9 @@ def throw_if_request_is_invalid(request, api_version: int) -> None:
             raise InvalidRequestException("InstanceId can't be null.")
     elif request.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         raise InvalidRequestException("MemberEpoch is invalid.")
-    if request.server_assignor is not None and request.server_assignor not in ("range",):
-        raise InvalidRequestException(f"ServerAssignor {request.server_assignor} is not supported.")
+    if request.server_assignor is not None and request.server_assignor not in assignors:
+        raise UnsupportedAssignorException(f"ServerAssignor {request.server_assignor} is not supported. "
+                                           f"Supported assignors: {', '.join(assignors)}.")
 
 
 def throw_if_member_epoch_is_invalid(member: ConsumerGroupMember, received: int, owned) -> None:
