@@ -110,13 +110,17 @@ def test_confluent_kafka_sends_a_partial_heartbeat_after_a_timed_out_one():
     """librdkafka 2.16 times a ConsumerGroupHeartbeat out after the heartbeat interval and sends the
     next one without the fields it had sent (only coordinator errors and transport failures make it
     send a full request: rdkafka_cgrp.c, rd_kafka_cgrp_handle_ConsumerGroupHeartbeat), where Kafka's
-    consumer sends every field after any failure (resetHeartbeatState): seed 8's silence shows it
-    (docs/kip848.md). A librdkafka that changes this fails here, which is what we want to know."""
+    consumer sends every field after any failure (resetHeartbeatState). A heartbeat of c0 held 2 s
+    (four heartbeat intervals) shows it (docs/kip848.md); a librdkafka that changes this fails here,
+    which is what we want to know."""
     pytest.importorskip("confluent_kafka")
-    from properties.clients.schedule import generate
+    from properties.clients.schedule import CONSUMER_SETTINGS
 
-    outcome = session.run(libraries.get("confluent-kafka"), generate(8, protocol="consumer"))
-    assert [f.rule for f in judge(outcome)] == ["kip848-full-heartbeat-after-join-or-failure"]
+    held = ClientSchedule(0, 2, 4, tuple(sorted(CONSUMER_SETTINGS.items())), parse({"faults": [
+        {"kind": "delay", "api": "ConsumerGroupHeartbeat", "ms": 2000, "client": "c0", "at_ms": 4000}]}, "test"),
+        protocol="consumer")
+    outcome = session.run(libraries.get("confluent-kafka"), held)
+    assert "kip848-full-heartbeat-after-join-or-failure" in [f.rule for f in judge(outcome)]
 
 
 def _group_requests(outcome, client):

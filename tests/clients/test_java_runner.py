@@ -123,7 +123,7 @@ def test_kafkas_kip848_consumer_breaks_no_rule_in_three_schedules(tmp_path, caps
     assert report["findings"] == [] and code == 0 and report["schedules"] == 3, printed
     assert report["settings"]["protocol"] == "consumer" and report["faults_injected"] > 0
     assert report["notes"] == [], report["notes"]
-    assert any("KIP-848" in line for line in report["checked"])
+    assert any("KIP-848" in line for line in report["checked"]["what"])
 
 
 def test_kafka_41_rejoins_in_a_storm_until_the_old_member_expires():

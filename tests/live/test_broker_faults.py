@@ -245,8 +245,9 @@ def test_a_silenced_client_is_answered_only_after_its_window_while_others_are_an
 def test_a_connection_its_client_closed_while_silenced_is_traced_closed_and_not_answered(tmp_path):
     """Kafka's consumer disconnects from a coordinator that stopped answering its heartbeats; a
     silenced connection is not read, so the broker learns of the close only when the silence ends:
-    it must then trace the close and answer nothing (the client reads nothing more), not answer
-    the requests left in the socket as if they were read (found with --client java, seeds 32, 115)."""
+    it must trace the close and answer nothing (the client reads nothing more), not answer the
+    requests left in the socket as if they were read (found with --client java, seeds 32, 115); it
+    now traces the close when it happens (a muted connection's CLOSE_WAIT, looked at every 50 ms)."""
     schedule = _schedule(tmp_path, {"kind": "silence", "client": "gone", "at_ms": 0, "ms": 1500})
     trace = tmp_path / "trace.jsonl"
     with launch_groupcheck_broker(settings=FAST, faults=schedule, trace=str(trace)) as b:
@@ -258,9 +259,10 @@ def test_a_connection_its_client_closed_while_silenced_is_traced_closed_and_not_
     lines = [json.loads(x) for x in trace.read_text().splitlines()]
     (silence,) = [x["time_ms"] for x in lines if x["direction"] == "fault"]
     mine = [x for x in lines if x.get("client_id") == "gone"]
-    # the held Heartbeat is neither handled nor answered: the close is all there is, at the silence's end
+    # the held Heartbeat is neither handled nor answered: the close is all there is, traced when the
+    # client closed (the broker looks at held connections every HELD_CHECK_MS), not at the silence's end
     assert [(x["direction"], x.get("by")) for x in mine] == [("closed", "client")], mine
-    assert mine[0]["time_ms"] - silence >= 1400
+    assert 250 <= mine[0]["time_ms"] - silence < 1400
 
 
 def test_a_scheduled_failover_moves_the_coordinator_and_is_logged(tmp_path):
