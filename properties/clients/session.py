@@ -132,23 +132,14 @@ def _incremental(event: dict) -> bool:
     return bool(event.get("incremental"))
 
 
-def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[Optional[str], Tuple[str, ...]]:
-    """(state, members' client ids) of *group* from its coordinator; (None, ()) if the broker does not say."""
+def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0,
+                   consumer_protocol: bool = False) -> Tuple[Optional[str], Tuple[str, ...]]:
+    """(state, members' client ids) of *group* from its coordinator — DescribeGroups, or for a
+    KIP-848 group (*consumer_protocol*) ConsumerGroupDescribe; (None, ()) if the broker does not say."""
     host, _, port = bootstrap.rpartition(":")
+    describe = exchange_describe_consumer_group if consumer_protocol else exchange_describe_group
     try:
-        error, described = exchange_describe_group((host, int(port)), group, timeout_s, "groupcheck-settle")
-    except (OSError, ValueError, EOFError, AttributeError):
-        return None, ()
-    if error:
-        return None, ()
-    return described.group_state, tuple(sorted(m.client_id for m in described.members))
-
-
-def describe_consumer_group(bootstrap: str, group: str, timeout_s: float = 3.0) -> Tuple[Optional[str], Tuple[str, ...]]:
-    """:func:`describe_group` for a KIP-848 consumer group (ConsumerGroupDescribe)."""
-    host, _, port = bootstrap.rpartition(":")
-    try:
-        error, described = exchange_describe_consumer_group((host, int(port)), group, timeout_s, "groupcheck-settle")
+        error, described = describe((host, int(port)), group, timeout_s, "groupcheck-settle")
     except (OSError, ValueError, EOFError, AttributeError):
         return None, ()
     if error:
@@ -166,8 +157,7 @@ def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: s
             unassigned.append(r.client_id)
         for p in owned or []:
             owners.setdefault(p, []).append(r.client_id)
-    describe = describe_consumer_group if schedule.protocol == "consumer" else describe_group
-    state, members = describe(bootstrap, group)
+    state, members = describe_group(bootstrap, group, consumer_protocol=schedule.protocol == "consumer")
     problems = []
     if unassigned and schedule.partitions >= len(live):
         problems.append(f"{', '.join(unassigned)} own no partition")
