@@ -16,6 +16,11 @@ def _positive(inst, attribute, value):
         raise ConfigError(f"{attribute.name} must be a positive integer, got {value!r}")
 
 
+def _not_negative(inst, attribute, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+
+
 def _broken(inst, attribute, value):
     from model.kip848.variants import VARIANTS
 
@@ -42,11 +47,19 @@ class Config:
     request_timeout_ms: int = attrs.field(default=1500, validator=_positive)
     retry_backoff_ms: int = attrs.field(default=100, validator=_positive)
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset, validator=_broken)
+    # how many consumers (the first slots) have a group.instance.id: static members (KIP-345)
+    static: int = attrs.field(default=0, validator=_not_negative)
 
     def __attrs_post_init__(self):
+        if self.static > self.clients:
+            raise ConfigError(f"static ({self.static}) must not exceed clients ({self.clients})")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(f"heartbeat_interval_ms ({self.heartbeat_interval_ms}) must be below "
                               f"session_timeout_ms ({self.session_timeout_ms})")
 
     def is_broken(self, name: str) -> bool:
         return name in self.broken
+
+    def instance_id(self, c: int) -> str | None:
+        """Consumer slot *c*'s group.instance.id (every process in the slot has it), or None."""
+        return f"i{c}" if c < self.static else None

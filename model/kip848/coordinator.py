@@ -3,15 +3,23 @@ and the functions Kafka 4.1's ``GroupMetadataManager`` runs on it.
 
 ``heartbeat``  ``consumerGroupHeartbeat`` (the request's validation in
                ``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid`` first):
-               a leave at epoch -1; otherwise the member is found or created and its epoch
-               checked, the group epoch bumped when a member or a subscription changed, the
-               target assignment recomputed when the group epoch passed it, the member
-               reconciled, its session timer restarted;
+               a leave at epoch -1 (or a static member's at -2); otherwise the member is found
+               or created (a static member by its instance id, which may replace a departed
+               one) and its epoch checked, the group epoch bumped when a member or a
+               subscription changed, the target assignment recomputed when the group epoch
+               passed it, the member reconciled, its session timer restarted;
 ``expire``     the session and rebalance timers (``scheduleConsumerGroupSessionTimeout``,
                ``scheduleConsumerGroupRebalanceTimeout``): a member fenced;
 ``state``      ``ConsumerGroup.maybeUpdateGroupState``.
 
-Static members (instance ids, epoch -2) are not modelled yet: every member is dynamic.
+Static members (KIP-345 in KIP-848's form): a request with an instance id is a static member's.
+At epoch 0 it joins: a new member if nobody holds the instance id, UNRELEASED_INSTANCE_ID if a
+member holds it at any epoch but -2, else it replaces that departed member (its assignment and
+target carried over to the new member id, ``getOrMaybeSubscribeStaticConsumerGroupMember`` and
+``replaceMember``). At other epochs the instance id must name a member (UNKNOWN_MEMBER_ID) and that
+member must be the request's member id (FENCED_INSTANCE_ID). A leave at epoch -2 keeps the member
+and its assignment at epoch -2 (``consumerGroupStaticMemberGroupLeave``) until it is replaced or
+its session runs out; a leave at -1 fences it as a dynamic member's does.
 
 Each function returns the new group and a log: ``("bump", epoch)``, ``("target", epoch)``,
 ``("fenced", member id, why)``, and ``("breach", what)`` where Kafka's own state check would throw
@@ -39,6 +47,8 @@ INVALID_REQUEST = "INVALID_REQUEST"
 GROUP_ID_NOT_FOUND = "GROUP_ID_NOT_FOUND"
 UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
 STALE_MEMBER_EPOCH = "STALE_MEMBER_EPOCH"
+UNRELEASED_INSTANCE_ID = "UNRELEASED_INSTANCE_ID"
+FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
 
 
 class Request(NamedTuple):
@@ -49,6 +59,7 @@ class Request(NamedTuple):
     rebalance_timeout_ms: int = -1
     subscribed: tuple | None = None  # SubscribedTopicNames
     owned: frozenset | None = None  # TopicPartitions
+    instance_id: str | None = None  # InstanceId: a static member's, sent in every request
 
 
 class Commit(NamedTuple):
@@ -57,6 +68,7 @@ class Commit(NamedTuple):
     member_id: str
     epoch: int
     partitions: frozenset = frozenset()
+    instance_id: str | None = None  # GroupInstanceId (ConsumerGroup.validateOffsetCommit does not read it)
 
 
 class Response(NamedTuple):
@@ -83,6 +95,15 @@ class Group(NamedTuple):
     def member(self, member_id: str) -> Member | None:
         for m in self.members:
             if m.member_id == member_id:
+                return m
+        return None
+
+    def static_member(self, instance_id: str | None) -> Member | None:
+        """ConsumerGroup.staticMember: the member holding *instance_id*, or None."""
+        if instance_id is None:
+            return None
+        for m in self.members:
+            if m.instance_id == instance_id:
                 return m
         return None
 
@@ -130,21 +151,45 @@ def _invalid(request: Request) -> str | None:
         if request.subscribed is None:
             return INVALID_REQUEST  # "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null"
     elif request.epoch == STATIC_LEAVE_EPOCH:
-        return INVALID_REQUEST  # "InstanceId can't be null." (no static members here)
+        if request.instance_id is None:
+            return INVALID_REQUEST  # "InstanceId can't be null."
     elif request.epoch < STATIC_LEAVE_EPOCH:
         return INVALID_REQUEST  # "MemberEpoch is invalid."
     return None
 
 
 def _leave(group: Group, request: Request, config) -> tuple[Group, Response, list]:
-    """consumerGroupLeave (a dynamic member): fenced at once; the response echoes the epoch."""
+    """consumerGroupLeave: a dynamic member, or a static one at -1, is fenced at once (the response
+    echoes the request's id and epoch); a static member at -2 stays, at epoch -2 with its
+    assignment (consumerGroupStaticMemberGroupLeave: its pending revocations dropped, its timers
+    left running)."""
     if group.epoch == 0:  # consumerGroup(groupId): "Group ... not found"
         return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
-    member = group.member(request.member_id)
-    if member is None:
-        return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
+    if request.instance_id is None:
+        member = group.member(request.member_id)
+        if member is None:
+            return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
+    else:
+        member = group.static_member(request.instance_id)
+        error = _static_error(member, request)
+        if error is not None:
+            return group, Response(error, request.member_id, request.epoch), []
+        if request.epoch == STATIC_LEAVE_EPOCH:
+            left = member._replace(epoch=STATIC_LEAVE_EPOCH, revoking=frozenset())
+            log: list = [("static_left", member.member_id)]
+            group = _put_member(group, left, member, log)
+            return group, Response(NONE, member.member_id, STATIC_LEAVE_EPOCH), log
     group, log = fence(group, member.member_id, "left", config)
     return group, Response(NONE, request.member_id, request.epoch), log
+
+
+def _static_error(member: Member | None, request: Request) -> str | None:
+    """throwIfStaticMemberIsUnknown, then throwIfInstanceIdIsFenced."""
+    if member is None:
+        return UNKNOWN_MEMBER_ID  # "Instance id ... is unknown."
+    if member.member_id != request.member_id:
+        return FENCED_INSTANCE_ID  # "... was fenced by member ..."
+    return None
 
 
 def _epoch_error(member: Member, received: int, owned: frozenset | None, config) -> str | None:
@@ -165,12 +210,16 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
     if group.epoch == 0 and request.epoch != JOIN_EPOCH:
         # getOrMaybeCreateConsumerGroup(groupId, createIfNotExists=false): "Consumer group ... not found."
         return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
-    known = member = group.member(request.member_id)
-    if member is None:
-        if request.epoch != JOIN_EPOCH:  # getOrMaybeCreateMember(memberId, false)
-            return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
-        member = Member(request.member_id)
-    error = _epoch_error(member, request.epoch, request.owned, config)
+    replaced = None  # a departed static member this one replaces
+    if request.instance_id is None:  # getOrMaybeSubscribeDynamicConsumerGroupMember
+        known = member = group.member(request.member_id)
+        if member is None:
+            if request.epoch != JOIN_EPOCH:  # getOrMaybeCreateMember(memberId, false)
+                return group, Response(UNKNOWN_MEMBER_ID, request.member_id, request.epoch), []
+            member = Member(request.member_id)
+        error = _epoch_error(member, request.epoch, request.owned, config)
+    else:
+        group, known, member, replaced, error = _static(group, request, config, log)
     if error is not None:
         return group, Response(error, request.member_id, request.epoch), []
     # 1. Create or update the member; bump the group epoch if it is new or its subscription changed
@@ -184,9 +233,10 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
     if bump:
         group = group._replace(epoch=group_epoch)
         log.append(("bump", group_epoch))
-    # 2. The target assignment, recomputed at the group epoch when it passed the target's
+    # 2. The target assignment, recomputed at the group epoch when it passed the target's (a
+    #    replaced static member is left out: updateTargetAssignment's removeMember(previousMemberId))
     if group_epoch > group.assignment_epoch:
-        members = [m for m in group.members if m.member_id != updated.member_id] + [updated]
+        members = [m for m in group.members if m.member_id not in (updated.member_id, replaced)] + [updated]
         target = target_assignment(members, config.partitions, config.broken)
         group = group._replace(assignment_epoch=group_epoch, target=tuple(sorted(target.items())))
         log.append(("target", group_epoch))
@@ -210,6 +260,52 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
         send = changed
     return group, Response(NONE, updated.member_id, updated.epoch, config.heartbeat_interval_ms,
                            updated.assigned if send else None), log
+
+
+def _static(group: Group, request: Request, config, log: list):
+    """getOrMaybeSubscribeStaticConsumerGroupMember: (group, the member as the group knew it or None,
+    the member to update, the member id it replaced or None, the error or None). A replacement
+    (replaceMember) happens at once in the returned group: the departed member removed with its
+    partition epochs and its target, the new one put in its place at epoch 0 with its assignment and
+    the departed one's target. Kafka leaves the departed member's timers scheduled, to find nobody
+    when they run; the model drops them (the same, seen from outside)."""
+    existing = group.static_member(request.instance_id)
+    if request.epoch != JOIN_EPOCH:
+        error = _static_error(existing, request)
+        if error is None:
+            error = _epoch_error(existing, request.epoch, request.owned, config)
+        return group, existing, existing, None, error
+    if existing is None:  # "New static member."
+        return group, None, Member(request.member_id, request.instance_id), None, None
+    if existing.epoch != STATIC_LEAVE_EPOCH and not config.is_broken("static_unreleased_unchecked"):
+        # throwIfInstanceIdIsUnreleased: "... cannot join the group because the instance id is owned by ..."
+        return group, existing, existing, None, UNRELEASED_INSTANCE_ID
+    # "Copy the member but with its new member id": epoch and previous epoch 0
+    new = existing._replace(member_id=request.member_id, epoch=JOIN_EPOCH, previous_epoch=JOIN_EPOCH)
+    log.append(("static_replaced", existing.member_id, new.member_id))
+    if config.is_broken("static_duplicate_member") and existing.member_id != new.member_id:
+        # the departed member kept beside its replacement, which starts afresh
+        return group, None, Member(request.member_id, request.instance_id), None, None
+    target = group.target_of(existing.member_id)
+    group = _remove_member(group, existing)
+    group = group._replace(target=tuple(sorted(group.target + ((new.member_id, target),))))
+    group = _put_member(group, new, None, log)
+    return group, new, new, existing.member_id, None
+
+
+def _remove_member(group: Group, member: Member) -> Group:
+    """removeMember, with the tombstones of its target and its timers."""
+    epochs = list(group.partition_epochs)
+    for p in member.assigned | member.revoking:
+        if epochs[p] == member.epoch:  # removePartitionEpochs: only at the expected epoch
+            epochs[p] = NO_EPOCH
+    mid = member.member_id
+    return group._replace(
+        members=tuple(m for m in group.members if m.member_id != mid),
+        target=tuple(t for t in group.target if t[0] != mid),
+        partition_epochs=tuple(epochs),
+        sessions=tuple(s for s in group.sessions if s[0] != mid),
+        rebalances=tuple(r for r in group.rebalances if r[0] != mid))
 
 
 def commit(group: Group, request: Commit, config) -> tuple[str, list]:
@@ -237,18 +333,9 @@ def fence(group: Group, member_id: str, why: str, config) -> tuple[Group, list]:
     ConsumerGroup.removeMember → maybeRemovePartitionEpoch; its target tombstoned), the group
     epoch bumped, its timers cancelled."""
     member = group.member(member_id)
-    epochs = list(group.partition_epochs)
-    if not config.is_broken("fenced_partitions_kept"):
-        for p in member.assigned | member.revoking:
-            if epochs[p] == member.epoch:  # removePartitionEpochs: only at the expected epoch
-                epochs[p] = NO_EPOCH
-    group = group._replace(
-        members=tuple(m for m in group.members if m.member_id != member_id),
-        target=tuple(t for t in group.target if t[0] != member_id),
-        partition_epochs=tuple(epochs),
-        epoch=group.epoch + 1,
-        sessions=tuple(s for s in group.sessions if s[0] != member_id),
-        rebalances=tuple(r for r in group.rebalances if r[0] != member_id))
+    if config.is_broken("fenced_partitions_kept"):
+        member = member._replace(assigned=frozenset(), revoking=frozenset())
+    group = _remove_member(group, member)._replace(epoch=group.epoch + 1)
     return group, [("fenced", member_id, why), ("bump", group.epoch)]
 
 

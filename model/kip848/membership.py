@@ -20,14 +20,19 @@ target assignment; FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID fence the member; a
 answer (request.timeout.ms) resets the heartbeat state so that the next request is a full one.
 
 The member id is generated once per consumer (``AbstractMembershipManager.memberId``, KIP-1082)
-and kept across rejoins; a restarted process is a new consumer with a new id.
+and kept across rejoins; a restarted process is a new consumer with a new id. A consumer with a
+``group.instance.id`` is a static member: every heartbeat carries its instance id, and it leaves
+at epoch -2 (``ConsumerMembershipManager.leaveGroupEpoch``: the coordinator keeps its assignment
+for the process that takes the instance id next); UNRELEASED_INSTANCE_ID and FENCED_INSTANCE_ID
+are fatal (``ConsumerHeartbeatRequestManager.handleSpecificErrors``).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.kip848.coordinator import FENCED_MEMBER_EPOCH, JOIN_EPOCH, LEAVE_EPOCH, NONE, UNKNOWN_MEMBER_ID, Request
+from model.kip848.coordinator import (FENCED_MEMBER_EPOCH, JOIN_EPOCH, LEAVE_EPOCH, NONE, STATIC_LEAVE_EPOCH,
+                                      UNKNOWN_MEMBER_ID, Request)
 
 UNSUBSCRIBED, JOINING, RECONCILING, ACKNOWLEDGING, STABLE = "UNSUBSCRIBED", "JOINING", "RECONCILING", "ACKNOWLEDGING", "STABLE"
 FENCED, PREPARE_LEAVING, LEAVING, FATAL, STALE = "FENCED", "PREPARE_LEAVING", "LEAVING", "FATAL", "STALE"
@@ -70,10 +75,18 @@ class Client(NamedTuple):
     poll_expired: bool = False  # isPollTimerExpired
     subscription_updated: bool = True  # onSubscriptionUpdated: subscribe() was called, not yet polled
     closed: bool = False  # close() left the group; the process does nothing more
+    instance_id: str | None = None  # group.instance.id: a static member's
+    fatal: str | None = None  # the error that made it FATAL (the application's poll throws it)
 
 
-def new_client(member_id: str, now: int, config) -> Client:
-    return Client(member_id, poll_deadline_ms=now + config.max_poll_interval_ms)
+def new_client(member_id: str, now: int, config, instance_id: str | None = None) -> Client:
+    return Client(member_id, poll_deadline_ms=now + config.max_poll_interval_ms, instance_id=instance_id)
+
+
+def leave_epoch(client: Client) -> int:
+    """ConsumerMembershipManager.leaveGroupEpoch (close's default operation): -2 for a static
+    member, -1 for a dynamic one."""
+    return LEAVE_EPOCH if client.instance_id is None else STATIC_LEAVE_EPOCH
 
 
 def _to(client: Client, state: str, log: list) -> Client:
@@ -133,7 +146,7 @@ def heartbeat(client: Client, now: int, config) -> tuple[Client, Request | None,
     if now >= client.poll_deadline_ms and client.state not in (PREPARE_LEAVING, LEAVING):
         # "Consumer poll timeout has expired": leave, and go STALE once the leave is sent
         client = _to(client._replace(poll_expired=True), PREPARE_LEAVING, log)
-        client = _to(client._replace(epoch=LEAVE_EPOCH), LEAVING, log)
+        client = _to(client._replace(epoch=leave_epoch(client)), LEAVING, log)
         client, request = _send(client, now, config)
         # "We can ignore the leave response": heartbeatRequestState.reset(); resetHeartbeatState()
         client = client._replace(in_flight=0, heartbeat_due_ms=now, failures=0, sent_owned=None, sent_full=False)
@@ -157,7 +170,7 @@ def _send(client: Client, now: int, config) -> tuple[Client, Request]:
     if full or client.sent_owned != local:
         owned = client.owned
     seq = client.seq + 1
-    request = Request(client.member_id, client.epoch, timeout, subscribed, owned)
+    request = Request(client.member_id, client.epoch, timeout, subscribed, owned, client.instance_id)
     client = client._replace(seq=seq, in_flight=seq, sent_at=now, sent_full=True, sent_owned=local,
                              heartbeat_due_ms=now + config.heartbeat_interval_ms)
     return client, request
@@ -215,13 +228,23 @@ def _on_error(client: Client, response, now: int, config, log: list) -> tuple[Cl
             return _to(_clear(client)._replace(epoch=JOIN_EPOCH, target=None), JOINING, log), log
         return _fenced(client, log), log
     client = _failed_attempt(client, now, config)
-    return _to(client, FATAL, log), log  # handleFatalFailure (INVALID_REQUEST and the unexpected)
+    return _fatal(client, response.error, log), log  # handleFatalFailure (the instance id's errors, the unexpected)
+
+
+def _fatal(client: Client, error: str, log: list) -> Client:
+    """transitionToFatal: a member in the group loses its partitions (onPartitionsLost,
+    clearAssignment); one leaving or out of the group has none."""
+    before = client.state
+    client = _to(client._replace(fatal=error), FATAL, log)
+    if before in (UNSUBSCRIBED, LEAVING, PREPARE_LEAVING):
+        return client
+    return _clear(client)
 
 
 def _fenced(client: Client, log: list) -> Client:
     """transitionToFenced."""
     if client.state == PREPARE_LEAVING:
-        client = _to(client._replace(epoch=LEAVE_EPOCH), LEAVING, log)
+        client = _to(client._replace(epoch=leave_epoch(client)), LEAVING, log)
         return _to(client, UNSUBSCRIBED, log)
     if client.state == LEAVING:
         return _to(client, UNSUBSCRIBED, log)
@@ -256,12 +279,12 @@ def commit_request(client: Client):
     """commitSync of what it holds: OffsetCommit v9 with its member id and current epoch."""
     from model.kip848.coordinator import Commit
 
-    return Commit(client.member_id, client.epoch, client.owned)
+    return Commit(client.member_id, client.epoch, client.owned, client.instance_id)
 
 
 def close(client: Client, log: list | None = None) -> tuple[Client, list]:
     """KafkaConsumer.close → leaveGroup(runCallbacks): onPartitionsRevoked, clearAssignment, and
-    the leave heartbeat (epoch -1) sent next by the background thread."""
+    the leave heartbeat (epoch -1, or -2 for a static member) sent next by the background thread."""
     log = [] if log is None else log
     if client.closed:
         return client, log
@@ -270,5 +293,5 @@ def close(client: Client, log: list | None = None) -> tuple[Client, list]:
             client = _to(_clear(client), UNSUBSCRIBED, log)
         return client._replace(closed=True), log
     client = _to(client, PREPARE_LEAVING, log)
-    client = _clear(client)._replace(epoch=LEAVE_EPOCH)
+    client = _clear(client)._replace(epoch=leave_epoch(client))
     return _to(client, LEAVING, log)._replace(closed=True), log

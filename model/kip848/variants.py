@@ -56,4 +56,15 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "a consumer whose poll timer ran out leaves the group but keeps its partitions",
         "kip848-outside-owns-nothing",
     ),
+    "static_unreleased_unchecked": (
+        "a static member joining at epoch 0 takes over its instance id from a member that still "
+        "holds it at a live epoch (throwIfInstanceIdIsUnreleased skipped): the old process still "
+        "holds the partitions the new one is given",
+        "kip848-one-owner-per-partition",
+    ),
+    "static_duplicate_member": (
+        "a static member joining after the instance id's member left (epoch -2) is added beside it "
+        "instead of replacing it (replaceMember skipped)",
+        "kip848-one-member-per-instance-id",
+    ),
 }

@@ -15,7 +15,9 @@ in order. An event is a tuple, kind first (JSON: a list):
 ``("timeout", c)``     the heartbeat in flight has waited request.timeout.ms: it failed
 ``("close", c)``       the application closes the consumer (it leaves the group)
 ``("crash", c)``       the process dies: no leave; what it sent may still arrive
-``("restart", c)``     a new process (a new member id) subscribes in slot c
+``("restart", c)``     a new process (a new member id) subscribes in slot c: after a crash, or
+                       for a static member's slot also after a close whose leave was sent (a
+                       rolling restart: the new process takes over the instance id)
 ``("tick", ms)``       time passes
 
 :func:`offers` lists the events that can change a world, in that order; :func:`step` applies one
@@ -49,7 +51,7 @@ def member_id(c: int, incarnation: int) -> str:
 
 def initial_world(config) -> World:
     n = config.clients
-    clients = tuple(mm.new_client(member_id(c, 0), 0, config) for c in range(n))
+    clients = tuple(mm.new_client(member_id(c, 0), 0, config, config.instance_id(c)) for c in range(n))
     return World(0, coord.new_group(config.partitions), clients, (0,) * n, ((),) * n, ((),) * n)
 
 
@@ -57,9 +59,9 @@ def offers(world: World, config) -> list:
     """Every event that can change *world*, in a fixed order."""
     out = []
     for c, client in enumerate(world.clients):
-        if client is None:
+        if _restartable(client, c, config):
             out.append(("restart", c))
-        else:
+        if client is not None:
             if not client.closed:
                 out.append(("poll", c))
             out.append(("heartbeat", c))
@@ -87,6 +89,14 @@ def step(world: World, event, config) -> tuple[World, list]:
     if new is world:
         return world, []
     return new._replace(steps=world.steps + 1), log
+
+
+def _restartable(client, c: int, config) -> bool:
+    """A slot takes a new process when its process is down, or, a static member's, when its
+    process closed and sent its leave (a dynamic consumer's closed slot stays closed)."""
+    if client is None:
+        return True
+    return config.instance_id(c) is not None and client.closed and client.state != mm.LEAVING
 
 
 def _set(items: tuple, i: int, value) -> tuple:
@@ -202,10 +212,10 @@ def _ev_crash(world, event, config):
 
 def _ev_restart(world, event, config):
     c = event[1]
-    if world.clients[c] is not None:
+    if not _restartable(world.clients[c], c, config):
         return world, []
     incarnation = world.incarnations[c] + 1
-    client = mm.new_client(member_id(c, incarnation), world.now, config)
+    client = mm.new_client(member_id(c, incarnation), world.now, config, config.instance_id(c))
     return (world._replace(clients=_set(world.clients, c, client), incarnations=_set(world.incarnations, c, incarnation)),
             [("restarted", c, client.member_id)])
 

@@ -77,10 +77,20 @@ CATALOGUE = (
         "AbstractMembershipManager.transitionToFenced, transitionToStale, leaveGroup, clearAssignment",
     ),
     Property(
+        "kip848-one-member-per-instance-id", ALWAYS,
+        "No two members of the group have the same instance id: a static member that joins takes "
+        "the instance id over from a departed one (epoch -2), or is refused while another member "
+        "holds it.",
+        "GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember, replaceMember, "
+        "throwIfInstanceIdIsUnreleased; ConsumerGroup.staticMembers",
+    ),
+    Property(
         "kip848-converges", EVENTUALLY,
         "After the faults stop, every live consumer that is still subscribed ends STABLE holding its "
-        "target partitions at the target epoch, and the group is STABLE (a consumer made FATAL by an "
-        "answer never does).",
+        "target partitions at the target epoch, and the group is STABLE. A consumer made FATAL by "
+        "UNRELEASED_INSTANCE_ID while another process held its instance id is out of this check: "
+        "Kafka's client gives up by design (the application's poll throws; it must restart the "
+        "consumer); the coverage's 'answer UNRELEASED_INSTANCE_ID' counts such answers.",
         "KIP-848 §Reconciliation; Vanlightly/kafka-tlaplus EventuallyConverges",
     ),
 )
@@ -138,7 +148,25 @@ HAZARDS = (
         "currentTargetAssignment); group-coordinator: CurrentAssignmentBuilder.ownsRevokedPartitions",
     ),
 )
+STATIC_SELF_UNRELEASED = "kip848-hazard-static-member-refused-its-own-instance-id"
+HAZARDS += (
+    Property(
+        STATIC_SELF_UNRELEASED, HAZARD,
+        "A static member that joins again at epoch 0 with its own member id — its join's answer was "
+        "lost or timed out, or it was answered FENCED_MEMBER_EPOCH — while the coordinator still "
+        "has it at an epoch other than -2, is answered UNRELEASED_INSTANCE_ID: the coordinator "
+        "reads the join as another process taking the instance id (it does not compare member "
+        "ids), and Kafka's Java consumer treats the error as fatal. A dynamic member in the same "
+        "place gets its assignment back. Kafka 4.1 does this; apache/kafka#23542 (open) proposes "
+        "to take a known member id's join in place.",
+        "group-coordinator: GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember, "
+        "throwIfInstanceIdIsUnreleased; clients: ConsumerHeartbeatRequestManager.handleSpecificErrors "
+        "(UNRELEASED_INSTANCE_ID: handleFatalFailure); apache/kafka#23542",
+    ),
+)
 KIND_OF = {p.name: p.kind for p in CATALOGUE + IMPL_PROPERTIES + HAZARDS}
+# the fatal error that puts a consumer out of kip848-converges (see its statement)
+BY_DESIGN_FATAL = (coord.UNRELEASED_INSTANCE_ID,)
 
 # states in which a consumer holds no partitions (FENCED still does until its poll runs
 # onPartitionsLost; LEAVING/PREPARE_LEAVING were cleared by close or still hold until STALE)
@@ -164,8 +192,29 @@ class Checker:
     def check(self, before, after, event, log) -> Violation | None:
         self.events += 1
         self._track(after, log)
-        return (self._group(before.group, after.group, log) or self._clients(after)
-                or self._transitions(log) or self._bounds(after) or self._commits(before.group, log))
+        return (self._static(before.group, after.group, log) or self._group(before.group, after.group, log)
+                or self._clients(after) or self._transitions(log) or self._bounds(after)
+                or self._commits(before.group, log))
+
+    def _static(self, before, group, log) -> Violation | None:
+        """One member per instance id; and the hazard of a static member refused its own id."""
+        holders: dict = {}
+        for m in group.members:
+            if m.instance_id is not None:
+                if m.instance_id in holders:
+                    return _v("kip848-one-member-per-instance-id",
+                              f"{holders[m.instance_id]} and {m.member_id} both hold instance id {m.instance_id}")
+                holders[m.instance_id] = m.member_id
+        for entry in log:
+            if entry[0] == "answered" and entry[4].error == coord.UNRELEASED_INSTANCE_ID:
+                request = entry[3]
+                holder = before.static_member(request.instance_id)
+                if holder is not None and holder.member_id == request.member_id:
+                    return _v(STATIC_SELF_UNRELEASED,
+                              f"{request.member_id} joined at epoch 0 with instance id {request.instance_id}, which "
+                              f"it holds itself at epoch {holder.epoch}, and was answered UNRELEASED_INSTANCE_ID "
+                              "(fatal for the consumer)")
+        return None
 
     def _track(self, world, log) -> None:
         """What STALE_TARGET's classification needs, from the step's log."""
@@ -211,7 +260,7 @@ class Checker:
             gained = m.assigned - (old.assigned if old is not None else frozenset())
             for p in sorted(gained):
                 was = before.partition_epochs[p] if before.partition_epochs else NO_EPOCH
-                own = old is not None and p in old.revoking
+                own = (old is not None and p in old.revoking) or _taken_over(before, group, m, p)
                 if was != NO_EPOCH and not own:
                     return _v("kip848-one-owner-per-partition",
                               f"partition {p} was given to {m.member_id} while still owned at epoch {was}")
@@ -278,7 +327,7 @@ class Checker:
         group = world.group
         timers = {mid: (epoch, due) for mid, epoch, due in group.rebalances}
         for m in group.members:
-            if m.state == UNREVOKED_PARTITIONS:
+            if m.state == UNREVOKED_PARTITIONS and m.epoch >= 0:  # (a departed static member's session bounds it)
                 epoch, due = timers.get(m.member_id, (None, None))
                 if epoch != m.epoch or due < world.now:
                     held = "none" if epoch is None else f"one for epoch {epoch} due at {due}"
@@ -298,11 +347,19 @@ class Checker:
         return None
 
 
+def _taken_over(before, group, member, p: int) -> bool:
+    """*member* got partition *p* by replacing the departed static member (epoch -2) that held it
+    under the same instance id (replaceMember: the assignment carried over)."""
+    departed = before.static_member(member.instance_id)
+    return (departed is not None and departed.epoch == coord.STATIC_LEAVE_EPOCH and p in departed.assigned
+            and group.member(departed.member_id) is None)
+
+
 def converged(world, config) -> Violation | None:
     """kip848-converges, at the end of a quiet phase."""
     group = world.group
     for c, client in enumerate(world.clients):
-        if client is None or client.closed:
+        if client is None or client.closed or (client.state == mm.FATAL and client.fatal in BY_DESIGN_FATAL):
             continue
         member = group.member(client.member_id)
         if member is None:

@@ -20,11 +20,9 @@ def counterexample(result, config: Config, steps: int, system: str = "model", mu
     """The counterexample file's document of a failing walk (*config*: the walk's base config; the
     seed's swarm world is what is written, so the file replays alone; *system* and *mutant*: what
     ran beside the model, which the replay runs again)."""
-    import random
+    from properties.kip848.walker import seed_world
 
-    from properties.kip848.walker import swarm
-
-    world_config, _, _ = swarm(random.Random(result.seed), config)
+    world_config, _, _ = seed_world(result.seed, config)
     return {"format": FORMAT, "seed": result.seed, "steps": steps, "system": system, "mutant": mutant,
             "config": {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in attrs.asdict(world_config).items()},
             "violation": {"property": result.violation.property, "message": result.violation.message},

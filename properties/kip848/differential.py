@@ -49,7 +49,7 @@ def model_group_view(group: coord.Group) -> tuple | None:
     """The model's group as :func:`impl_group_view` shows impl's (None: not created)."""
     if group.epoch == 0:
         return None
-    members = tuple((m.member_id, m.epoch, m.previous_epoch, m.state, tuple(sorted(m.assigned)),
+    members = tuple((m.member_id, m.instance_id, m.epoch, m.previous_epoch, m.state, tuple(sorted(m.assigned)),
                      tuple(sorted(m.revoking)), m.rebalance_timeout_ms) for m in sorted(group.members))
     target = tuple((mid, tuple(sorted(parts))) for mid, parts in sorted(group.target))
     return (group.epoch, group.assignment_epoch, coord.state(group), members, target, tuple(group.partition_epochs),
@@ -64,8 +64,8 @@ def impl_group_view(coordinator: ConsumerGroupCoordinator, group_id: str, partit
     def parts(assignment: dict) -> tuple:
         return tuple(sorted(assignment.get(TOPIC_ID, ())))
 
-    members = tuple((m.member_id, m.member_epoch, m.previous_member_epoch, m.state.name, parts(m.assigned_partitions),
-                     parts(m.partitions_pending_revocation), m.rebalance_timeout_ms)
+    members = tuple((m.member_id, m.instance_id, m.member_epoch, m.previous_member_epoch, m.state.name,
+                     parts(m.assigned_partitions), parts(m.partitions_pending_revocation), m.rebalance_timeout_ms)
                     for _, m in sorted(group.members.items()))
     target = tuple((mid, parts(a)) for mid, a in sorted(group.target_assignments.items()))
     epochs = tuple(group.current_partition_epoch(TOPIC_ID, p) for p in range(partitions))
@@ -128,8 +128,8 @@ class Differential:
             elif entry[0] == "commit_answered":
                 request, error = entry[2], entry[3]
                 mine = (error,)
-                theirs = (self.coordinator.validate_offset_commit(self.config.group_id, request.member_id, None,
-                                                                  request.epoch, 9).name,)
+                theirs = (self.coordinator.validate_offset_commit(self.config.group_id, request.member_id,
+                                                                  request.instance_id, request.epoch, 9).name,)
             else:
                 continue
             self.compared += 1

@@ -23,7 +23,7 @@ def to_request(request: coord.Request, group_id: str, topic_id: Optional[str],
         group_id=group_id, member_id=request.member_id, member_epoch=request.epoch,
         rebalance_timeout_ms=request.rebalance_timeout_ms,
         subscribed_topic_names=None if request.subscribed is None else list(request.subscribed),
-        server_assignor=server_assignor, topic_partitions=owned)
+        server_assignor=server_assignor, topic_partitions=owned, instance_id=request.instance_id)
 
 
 def error_name(code: int) -> str:

@@ -53,6 +53,7 @@ COVERAGE = (
     "answer FENCED_MEMBER_EPOCH", "answer UNKNOWN_MEMBER_ID", "commit accepted", "commit STALE_MEMBER_EPOCH",
     "fenced: left", "fenced: session expired", "fenced: rebalance timeout",
     "previous epoch accepted",
+    "static member left", "static member replaced", "answer UNRELEASED_INSTANCE_ID",
 )
 
 
@@ -94,8 +95,9 @@ class _Run:
         self.schedule.append(tuple(event))
         self.digest.update(repr((tuple(event), canonical(new))).encode())
         self.violation = self.checker.check(self.world, new, event, log)
-        if self.violation is None and self.differential is not None:
-            self.violation = self.differential.after(self.world, event, new, log)
+        if self.differential is not None and (self.violation is None or KIND_OF[self.violation.property] == HAZARD):
+            # impl/ is compared on a hazard's step too: its disagreement there is a counterexample
+            self.violation = self.differential.after(self.world, event, new, log) or self.violation
         self._cover(new, log)
         self.world = new
         return self.violation is None
@@ -118,12 +120,36 @@ def swarm(rng: random.Random, config):
     return config, weights, stall
 
 
+def seed_world(seed: int, config, rng: random.Random | None = None):
+    """A swarm seed's (config, weights by kind, stall): :func:`swarm` drawn from *rng* (the walk's
+    generator, a fresh one seeded by *seed* if None), then its static members, unless *config*
+    sets them (:func:`static_members`). What a replay of a seed's schedule needs to rebuild its
+    world."""
+    config, weights, stall = swarm(random.Random(seed) if rng is None else rng, config)
+    if not config.static:
+        config = attrs.evolve(config, static=static_members(seed, config))
+    return config, weights, stall
+
+
+def static_members(seed: int, config) -> int:
+    """How many of a seed's consumers are static members: one world in three has from one to all
+    of them. Drawn from a generator of its own (seeded by text: the same in every process), so
+    that the worlds of the seeds it leaves dynamic walk exactly as they did before static members
+    were modelled."""
+    rng = random.Random(f"kip848-static/{seed}")
+    return rng.randint(1, config.clients) if rng.random() < 1 / 3 else 0
+
+
 def _corners(world, new, log):
     for entry in log:
         if entry[0] == "transition":
             yield f"consumer {entry[3]}"
         elif entry[0] == "fenced":
             yield f"fenced: {entry[2]}"
+        elif entry[0] == "static_left":
+            yield "static member left"
+        elif entry[0] == "static_replaced":
+            yield "static member replaced"
         elif entry[0] == "commit_answered":
             yield "commit accepted" if entry[3] == "NONE" else f"commit {entry[3]}"
         elif entry[0] == "answered":
@@ -148,7 +174,7 @@ def walk(seed: int, config, steps: int = DEFAULT_STEPS, max_faults: int = 4, swa
     rng = random.Random(seed)
     weights_by_kind, stall = _WEIGHTS, None
     if swarm_world:
-        config, weights_by_kind, stall = swarm(rng, config)
+        config, weights_by_kind, stall = seed_world(seed, config, rng)
     run = _Run(config, impl)
     faults = 0
     while len(run.schedule) < steps:

@@ -28,6 +28,8 @@ KILLS = {
     "fenced_rejoins_directly": 0,
     "commit_epoch_unchecked": 0,
     "stale_keeps_partitions": 28,
+    "static_unreleased_unchecked": 172,
+    "static_duplicate_member": 58,
 }
 
 
@@ -43,14 +45,14 @@ def test_each_variant_is_caught_by_its_property_at_its_seed(name):
     assert broken.violation is not None and broken.violation.property == VARIANTS[name][1], broken.violation
     assert walk(seed, Config()).violation is None  # the variant's decision is what breaks it
     for earlier in range(seed):  # the first seed: the pin says how hard the variant is to reach
-        assert walk(earlier, Config(broken=frozenset([name]))).violation is None
+        assert walk(earlier, Config(broken=frozenset([name]))).verdict != "counterexample"
 
 
 def test_the_model_is_clean_and_reaches_every_corner():
     reached = dict.fromkeys(COVERAGE, 0)
     for seed in range(120):
         result = walk(seed, Config())
-        assert result.violation is None, (seed, result.violation)
+        assert result.verdict != "counterexample", (seed, result.violation)  # a known hazard is Kafka's own
         for corner, hits in result.coverage.items():
             reached[corner] += hits
     assert [c for c, n in reached.items() if n == 0] == []
@@ -58,11 +60,9 @@ def test_the_model_is_clean_and_reaches_every_corner():
 
 def test_a_counterexample_replays_to_the_same_step_and_trace():
     result = walk(KILLS["revocation_not_awaited"], Config(broken=frozenset(["revocation_not_awaited"])))
-    import random
+    from properties.kip848.walker import seed_world
 
-    from properties.kip848.walker import swarm
-
-    config, _, _ = swarm(random.Random(result.seed), Config(broken=frozenset(["revocation_not_awaited"])))
+    config, _, _ = seed_world(result.seed, Config(broken=frozenset(["revocation_not_awaited"])))
     again = replay(result.schedule, config)
     assert (again.violation, again.step, again.trace_hash) == (result.violation, result.step, result.trace_hash)
 
@@ -117,15 +117,13 @@ HAZARD_SEED = 54609
 
 
 def test_the_stale_target_hazard_is_reached_classified_and_replayable():
-    import random
-
     from properties.kip848.catalogue import STALE_TARGET
-    from properties.kip848.walker import swarm
+    from properties.kip848.walker import seed_world
 
     result = walk(HAZARD_SEED, Config())
     assert result.verdict == "hazard" and result.violation.property == STALE_TARGET
     assert "consumer 1 took it from a target older than its last report" in result.violation.message
-    config, _, _ = swarm(random.Random(HAZARD_SEED), Config())
+    config, _, _ = seed_world(HAZARD_SEED, Config())
     again = replay(result.schedule, config)
     assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
     # the same two holders without the consumer's full heartbeat are the property's, not the hazard's:

@@ -30,6 +30,7 @@ class ConsumerGroup:
         self.group_epoch = 0
         self.target_assignment_epoch = 0
         self.members: dict = {}  # member id -> ConsumerGroupMember
+        self.static_members: dict = {}  # instance id -> member id (staticMembers)
         self.target_assignments: dict = {}  # member id -> {topic id: frozenset}
         self.current_partition_epochs: dict = {}  # topic id -> {partition: epoch}
         self.state = ConsumerGroupState.EMPTY
@@ -48,12 +49,24 @@ class ConsumerGroup:
         old_member = self.members.get(new_member.member_id)
         self.members[new_member.member_id] = new_member
         self._maybe_update_partition_epoch(old_member, new_member)
+        if new_member.instance_id is not None:  # updateStaticMember
+            self.static_members[new_member.instance_id] = new_member.member_id
         self.maybe_update_group_state()
 
     def remove_member(self, member_id: str) -> None:
         old_member = self.members.pop(member_id, None)
         self._maybe_remove_partition_epoch(old_member)
+        if old_member is not None and old_member.instance_id is not None:  # removeStaticMember
+            self.static_members.pop(old_member.instance_id, None)
         self.maybe_update_group_state()
+
+    def static_member_id(self, instance_id: Optional[str]) -> Optional[str]:
+        return None if instance_id is None else self.static_members.get(instance_id)
+
+    def static_member(self, instance_id: Optional[str]) -> Optional[ConsumerGroupMember]:
+        """staticMember: the member holding *instance_id*, or None."""
+        member_id = self.static_member_id(instance_id)
+        return None if member_id is None else self.get_or_maybe_create_member(member_id, False)
 
     # -- epochs and the target assignment -----------------------------------------------------
 

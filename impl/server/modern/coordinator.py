@@ -17,8 +17,14 @@ ConsumerGroupHeartbeat and with a consumer-protocol member's OffsetCommit.
   on a keyed timer: scheduling a key again replaces its task (``CoordinatorTimer.schedule``);
 * ``OffsetMetadataManager.validateOffsetCommit`` — :meth:`ConsumerGroupCoordinator.validate_offset_commit`.
 
-Static members are not handled yet: a heartbeat with an instance id is answered
-UNSUPPORTED_VERSION (Kafka would take it), after the validation Kafka does for it.
+Static members (a request with an instance id): ``getOrMaybeSubscribeStaticConsumerGroupMember``
+(a new member; UNRELEASED_INSTANCE_ID while another member holds the instance id at an epoch but
+-2; else ``replaceMember``, the departed member's assignment and target carried over to the new
+member id; UNKNOWN_MEMBER_ID and FENCED_INSTANCE_ID at other epochs), and
+``consumerGroupStaticMemberGroupLeave`` (epoch -2: the member kept, with its assignment, until its
+session runs out or another process replaces it). Kafka's handler reads the group as it was and
+replays its records afterwards; this one changes the group as it goes, in the same order, so a
+replacement is visible to the steps after it as the records' replay would make it.
 """
 
 from __future__ import annotations
@@ -27,9 +33,9 @@ import collections
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from impl.errors import (ApiException, Errors, FencedMemberEpochException, GroupIdNotFoundException,
-                         GroupMaxSizeReachedException, InvalidRequestException, UnsupportedAssignorException,
-                         UnsupportedVersionException)
+from impl.errors import (ApiException, Errors, FencedInstanceIdException, FencedMemberEpochException,
+                         GroupIdNotFoundException, GroupMaxSizeReachedException, InvalidRequestException,
+                         UnknownMemberIdException, UnreleasedInstanceIdException, UnsupportedAssignorException)
 from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequestData,
                            ConsumerGroupHeartbeatResponseData, ConsumerGroupHeartbeatTopicPartitions)
 from impl.server.modern.consumer_group import ConsumerGroup
@@ -144,21 +150,25 @@ class ConsumerGroupCoordinator:
         return group
 
     def _consumer_group_heartbeat(self, request, client_id: str) -> ConsumerGroupHeartbeatResponseData:
-        """GroupMetadataManager.consumerGroupHeartbeat (a dynamic member)."""
-        if request.instance_id is not None:
-            raise UnsupportedVersionException("static members are not supported by this coordinator yet")
+        """GroupMetadataManager.consumerGroupHeartbeat."""
         group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
         owned = request.topic_partitions
         group = self._get_or_maybe_create_consumer_group(group_id, member_epoch == 0)
         if len(group.members) >= self.config.max_size and member_id not in group.members:  # throwIfConsumerGroupIsFull
             raise GroupMaxSizeReachedException(f"The consumer group has reached its maximum capacity of "
                                                f"{self.config.max_size} members.")
-        member = group.get_or_maybe_create_member(member_id, member_epoch == 0)
-        throw_if_member_epoch_is_invalid(member, member_epoch, owned)
+        if request.instance_id is None:  # getOrMaybeSubscribeDynamicConsumerGroupMember
+            member = group.get_or_maybe_create_member(member_id, member_epoch == 0)
+            throw_if_member_epoch_is_invalid(member, member_epoch, owned)
+        else:
+            member = self._get_or_maybe_subscribe_static_member(group, member_id, member_epoch, request.instance_id,
+                                                                owned, member_epoch == 0)
 
         # 1. Create or update the member; bump the group epoch if the group is new or the
         #    member's subscription changed (hasMemberSubscriptionChanged).
         updated = member if member.client_id == client_id else member.but(client_id=client_id)
+        if request.instance_id is not None and updated.instance_id != request.instance_id:
+            updated = updated.but(instance_id=request.instance_id)  # maybeUpdateInstanceId
         if request.rebalance_timeout_ms != -1:
             updated = updated.but(rebalance_timeout_ms=request.rebalance_timeout_ms)
         if request.subscribed_topic_names is not None:
@@ -195,6 +205,32 @@ class ConsumerGroupCoordinator:
                  for tid, ps in sorted(updated.assigned_partitions.items())])
         return response
 
+    def _get_or_maybe_subscribe_static_member(self, group: ConsumerGroup, member_id: str, member_epoch: int,
+                                              instance_id: str, owned, create_if_not_exists: bool) -> ConsumerGroupMember:
+        """getOrMaybeSubscribeStaticConsumerGroupMember (a consumer-protocol member)."""
+        existing = group.static_member(instance_id)
+        if not create_if_not_exists:
+            throw_if_static_member_is_unknown(existing, instance_id)
+            throw_if_instance_id_is_fenced(existing, group.group_id, member_id, instance_id)
+            throw_if_member_epoch_is_invalid(existing, member_epoch, owned)
+            return existing
+        if existing is None:  # "New static member."
+            return group.get_or_maybe_create_member(member_id, True)
+        throw_if_instance_id_is_unreleased(existing, group.group_id, member_id, instance_id)
+        # "Copy the member but with its new member id."
+        new_member = existing.but(member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        self._replace_member(group, existing, new_member)
+        return new_member
+
+    def _replace_member(self, group: ConsumerGroup, old: ConsumerGroupMember, new: ConsumerGroupMember) -> None:
+        """replaceMember: the old member removed (its timers left scheduled: they find nobody),
+        the new one given its target and put in its place."""
+        target = group.target_assignment(old.member_id)
+        group.update_target_assignment(old.member_id, None)
+        group.remove_member(old.member_id)
+        group.update_target_assignment(new.member_id, target)
+        group.update_member(new)
+
     def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember) -> dict:
         """updateTargetAssignment: every member's target at *group_epoch*; the member's returned."""
         subscribed = sorted({t for m in list(group.members.values()) + [updated] for t in m.subscribed_topic_names})
@@ -230,12 +266,22 @@ class ConsumerGroupCoordinator:
         return updated
 
     def _consumer_group_leave(self, request) -> ConsumerGroupHeartbeatResponseData:
-        """consumerGroupLeave (a dynamic member): fenced at once; the answer echoes id and epoch."""
+        """consumerGroupLeave: a dynamic member, or a static one at -1, fenced at once (the answer
+        echoes id and epoch); a static member at -2 kept at epoch -2 with its assignment."""
         group = self.consumer_group(request.group_id)
         response = ConsumerGroupHeartbeatResponseData(member_id=request.member_id, member_epoch=request.member_epoch)
-        if request.instance_id is not None:
-            raise UnsupportedVersionException("static members are not supported by this coordinator yet")
-        member = group.get_or_maybe_create_member(request.member_id, False)
+        if request.instance_id is None:
+            member = group.get_or_maybe_create_member(request.member_id, False)
+        else:
+            member = group.static_member(request.instance_id)
+            throw_if_static_member_is_unknown(member, request.instance_id)
+            throw_if_instance_id_is_fenced(member, group.group_id, request.member_id, request.instance_id)
+            if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # consumerGroupStaticMemberGroupLeave: "a member epoch of -2 for this departing static member"
+                group.update_member(member.but(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                               partitions_pending_revocation={}))
+                return ConsumerGroupHeartbeatResponseData(member_id=member.member_id,
+                                                          member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
         self._fence_member(group, member, "left")
         return response
 
@@ -317,6 +363,28 @@ def throw_if_request_is_invalid(request, api_version: int, assignors: tuple = ("
     if request.server_assignor is not None and request.server_assignor not in assignors:
         raise UnsupportedAssignorException(f"ServerAssignor {request.server_assignor} is not supported. "
                                            f"Supported assignors: {', '.join(assignors)}.")
+
+
+def throw_if_static_member_is_unknown(static_member: Optional[ConsumerGroupMember], instance_id: str) -> None:
+    """throwIfStaticMemberIsUnknown."""
+    if static_member is None:
+        raise UnknownMemberIdException(f"Instance id {instance_id} is unknown.")
+
+
+def throw_if_instance_id_is_fenced(member: ConsumerGroupMember, group_id: str, member_id: str,
+                                   instance_id: str) -> None:
+    """throwIfInstanceIdIsFenced: the instance id belongs to another member id."""
+    if member.member_id != member_id:
+        raise FencedInstanceIdException(f"Static member {member_id} with instance id {instance_id} was fenced by "
+                                        f"member {member.member_id}.")
+
+
+def throw_if_instance_id_is_unreleased(member: ConsumerGroupMember, group_id: str, member_id: str,
+                                       instance_id: str) -> None:
+    """throwIfInstanceIdIsUnreleased: only a member that left with epoch -2 gives its instance id up."""
+    if member.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise UnreleasedInstanceIdException(f"Static member {member_id} with instance id {instance_id} cannot join "
+                                            f"the group because the instance id is owned by {member.member_id} member.")
 
 
 def throw_if_member_epoch_is_invalid(member: ConsumerGroupMember, received: int, owned) -> None:
