@@ -35,6 +35,7 @@ def _pin(s: K.State, group: coord.Group, ids: list) -> list:
     for i, mid in enumerate(ids):
         m = group.member(mid) if mid is not None else None
         out.append(s.present[i] == (m is not None))
+        out.append(s.inst[i] == (int(m.instance_id[1:]) if m is not None and m.instance_id else -1))
         target = group.target_of(mid) if mid is not None else frozenset()
         out += [s.target[i][q] == (q in target) for q in range(s.p)]
         if m is None:
@@ -97,4 +98,37 @@ def test_the_encodings_reconcile_and_fence_are_the_models_on_random_states():
         fs = z3.Solver()
         fs.add(*_pin(a, group, ids), K.fence(a, b, i))
         assert fs.check(*_pin(b, fenced, ids)) == z3.sat
+    assert checked > 60
+
+
+def test_the_encodings_static_leave_and_replace_are_the_models_on_random_states():
+    """The model's own static paths (coordinator._leave at -2, coordinator._static's replacement)
+    against the encoding's, state by state: the proof is about the model's transitions."""
+    rng = random.Random(345)
+    config = Config(partitions=P)
+    ids = ["m0", "m1", "m2", "m3"]  # slot 3: where a new process's member goes
+    checked = 0
+    for _ in range(120):
+        group = _random_group(rng)
+        m = group.member("m0")
+        if m is None:
+            continue
+        group = group._replace(members=tuple(x._replace(instance_id="i0") if x is m else x for x in group.members))
+        left, response, _ = coord._leave(group, coord.Request("m0", coord.STATIC_LEAVE_EPOCH, instance_id="i0"), config)
+        assert response.epoch == coord.STATIC_LEAVE_EPOCH
+        a, b = K.State(4, P, "a_"), K.State(4, P, "b_")
+        solver = z3.Solver()
+        solver.add(*_pin(a, group, ids), K.static_leave(a, b, 0))
+        assert solver.check(*_pin(b, left, ids)) == z3.sat, (group, left)
+        assert solver.check(z3.Not(z3.And(_pin(b, left, ids)))) == z3.unsat
+        for newcomer, slot in (("m3", 3), ("m0", 0)):  # another process, or the same member rejoining
+            log: list = []
+            request = coord.Request(newcomer, 0, 5000, ("t",), frozenset(), "i0")
+            after, known, _, _, error = coord._static(left, request, config, log)
+            assert error is None and known.epoch == 0
+            rs = z3.Solver()
+            rs.add(*_pin(a, left, ids), K.replace(a, b, 0, slot))
+            assert rs.check(*_pin(b, after, ids)) == z3.sat, (left, after)
+            assert rs.check(z3.Not(z3.And(_pin(b, after, ids)))) == z3.unsat
+        checked += 1
     assert checked > 60
