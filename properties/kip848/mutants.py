@@ -98,6 +98,28 @@ _DEFS = (
      (("if member_epoch != member.member_epoch:  # validateMemberEpoch",
        "if False:  # MUTANT: validateMemberEpoch skipped"),),
      ""),
+    ("static_target_not_carried",
+     "replaceMember tombstones the departed static member's target and gives its replacement none: the "
+     "new member reconciles towards nothing until the next rebalance",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._replace_member", "static members",
+     (("group.update_target_assignment(new.member_id, target)", "pass  # MUTANT: the target is not moved"),),
+     "KAFKA-20292 (apache/kafka#21727: \"when a static member is replaced, its target assignment is moved "
+     "to the new member\")"),
+    ("static_leave_keeps_revoking",
+     "a static member's leave at epoch -2 keeps its partitions pending revocation "
+     "(consumerGroupStaticMemberGroupLeave's setPartitionsPendingRevocation(Map.of()) forgotten)",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._consumer_group_leave", "static members",
+     (("group.update_member(member.but(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,\n"
+       "                                               partitions_pending_revocation={}))",
+       "group.update_member(member.but(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH))  # MUTANT"),),
+     ""),
+    ("static_unreleased_unchecked",
+     "a static member joining at epoch 0 replaces the instance id's member whatever its epoch, not only "
+     "one that left at -2 (throwIfInstanceIdIsUnreleased skipped)",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._get_or_maybe_subscribe_static_member", "static members",
+     (("throw_if_instance_id_is_unreleased(existing, group.group_id, member_id, instance_id)",
+       "pass  # MUTANT: the instance id is taken from a live member"),),
+     ""),
 )
 
 #: name -> Mutant (its ``kind`` is the part of the coordinator the bug is in)

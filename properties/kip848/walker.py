@@ -128,6 +128,8 @@ def seed_world(seed: int, config, rng: random.Random | None = None):
     config, weights, stall = swarm(random.Random(seed) if rng is None else rng, config)
     if not config.static:
         config = attrs.evolve(config, static=static_members(seed, config))
+    if config.static:  # rolling restarts are what static membership is for: a close in every such world
+        weights = dict(weights, close=0.6)
     return config, weights, stall
 
 

@@ -178,7 +178,8 @@ def test_an_exception_out_of_impl_is_reported_as_a_crash_with_where_it_came_from
 KILLS = {"partition_epoch_lost_on_reassign": 0, "own_revoking_counted_unreleased": 0,
          "unreleased_partitions_assigned": 0, "revocation_not_awaited": 48, "rebalance_timer_not_restarted": 0,
          "previous_epoch_rejected": 28, "fenced_target_kept": 0, "session_not_restarted": 0,
-         "full_request_without_assignment": 56, "commit_epoch_unchecked": 0}
+         "full_request_without_assignment": 56, "commit_epoch_unchecked": 0,
+         "static_target_not_carried": 52, "static_leave_keeps_revoking": 104, "static_unreleased_unchecked": 12}
 
 
 def test_every_mutant_is_pinned():

@@ -28,8 +28,8 @@ KILLS = {
     "fenced_rejoins_directly": 0,
     "commit_epoch_unchecked": 0,
     "stale_keeps_partitions": 28,
-    "static_unreleased_unchecked": 172,
-    "static_duplicate_member": 58,
+    "static_unreleased_unchecked": 82,
+    "static_duplicate_member": 14,
 }
 
 
