@@ -120,6 +120,8 @@ def cmd_conform(args) -> int:
     if getattr(args, "conform_kind", None) != "broker":
         raise UsageError("conform: say what to judge: groupcheck conform broker --bootstrap HOST:PORT | --launch NAME, "
                          "or groupcheck conform client --client NAME")
+    if args.static > args.members:
+        raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.protocol == "consumer":
         from properties.kip848.conform import cmd_broker
 
@@ -129,8 +131,6 @@ def cmd_conform(args) -> int:
                          "or --matrix kafka:A..B)")
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
-    if args.static > args.members:
-        raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
     if args.junit:
         junit.check_path(args.junit)
     args.baseline_report = shape.load_baseline(args.baseline)  # before anything starts: a bad file is a usage error

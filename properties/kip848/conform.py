@@ -26,6 +26,19 @@ Actions (each builds its request from what the virtual consumer knows):
 ``bad_join``  epoch 0 with owned partitions (INVALID_REQUEST)
 ``commit``    OffsetCommit v9 of the partitions it owns (or partition 0), at its epoch
 ``stale_commit``  the same at its epoch - 1 (STALE_MEMBER_EPOCH)
+
+With ``--static N`` the first N virtual consumers have an instance id (``i0``, ``i1``, ...), sent
+in every heartbeat, and four more actions are drawn (a dynamic consumer sends ``leave``,
+``join`` or ``beat``, and ``stranger`` for them):
+
+``static_leave``  epoch -2: the member stays, at epoch -2 with its assignment
+``restart``   a rolling restart: a consumer in the group leaves at -2 first; one that has left
+              starts again as a new process (a new member id) and joins with its instance id,
+              taking the departed member's place and assignment
+``rejoin``    epoch 0 with its own member id while the coordinator still has it (its join's answer
+              was lost, or it was fenced): Kafka 4.1 answers UNRELEASED_INSTANCE_ID (the known
+              hazard, apache/kafka#23542); the consumer then leaves at -2 and joins again
+``impostor``  a heartbeat at its epoch from another member id with its instance id (FENCED_INSTANCE_ID)
 """
 
 from __future__ import annotations
@@ -50,6 +63,8 @@ ACTIONS = ("join", "beat", "ack", "full", "previous", "ahead", "leave", "strange
 _WEIGHTS = (3, 4, 5, 1, 1, 0.3, 0.5, 0.2, 0.2, 1, 0.3)
 COMMIT_VERSION = 9
 COMMITS = ("commit", "stale_commit")
+STATIC_ACTIONS = ("static_leave", "restart", "rejoin", "impostor")
+_STATIC_WEIGHTS = (0.6, 0.6, 0.4, 0.2)
 
 
 @attrs.frozen
@@ -84,13 +99,15 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
 
 
-def schedule(seed: int, consumers: int, length: int) -> List[Tuple[int, str]]:
-    """(consumer, action) pairs: every consumer joins first, then actions by weight."""
+def schedule(seed: int, consumers: int, length: int, static: int = 0) -> List[Tuple[int, str]]:
+    """(consumer, action) pairs: every consumer joins first, then actions by weight (with *static*,
+    the static members' actions too)."""
     rng = random.Random(seed)
     steps = [(c, "join") for c in range(consumers)]
     rng.shuffle(steps)
+    actions, weights = (ACTIONS + STATIC_ACTIONS, _WEIGHTS + _STATIC_WEIGHTS) if static else (ACTIONS, _WEIGHTS)
     while len(steps) < length:
-        steps.append((rng.randrange(consumers), rng.choices(ACTIONS, _WEIGHTS)[0]))
+        steps.append((rng.randrange(consumers), rng.choices(actions, weights)[0]))
     return steps
 
 
@@ -99,19 +116,38 @@ class _Consumer:
     A join the broker fences (the member id is still a member at a later epoch, which stays so
     until its session times out) is followed by a restart: a new process, a new member id."""
 
-    def __init__(self, index: int, seed: int):
+    def __init__(self, index: int, seed: int, instance_id: str | None = None):
         self.index, self.seed, self.incarnation = index, seed, 0
+        self.instance_id = instance_id
         self.member_id = self._id()
         self.epoch = 0
         self.previous = 0
         self.target: frozenset | None = None
         self.owned: frozenset = frozenset()
+        self.left_static = False  # its last leave was at -2: a restart takes its place
+        self.unreleased = False  # its join was answered UNRELEASED_INSTANCE_ID
+        self.restarting = False  # it left at -2 for a rolling restart: the new process joins next
 
     def request(self, action: str):
         """The request *action* sends (a heartbeat Request, or a Commit), from what it knows."""
-        if action == "join":
+        request = self._request(action)
+        if self.instance_id is not None and isinstance(request, coord.Request) and action not in ("stranger",):
+            request = request._replace(instance_id=self.instance_id)
+        return request
+
+    def _request(self, action: str):
+        if action == "restart":  # a new process with a new member id
+            self.incarnation += 1
+            self.member_id = self._id()
+            self.left_static = False
+            action = "join"
+        if action in ("join", "rejoin"):
             self.owned, self.target = frozenset(), None
             return coord.Request(self.member_id, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
+        if action == "static_leave":
+            return coord.Request(self.member_id, coord.STATIC_LEAVE_EPOCH)
+        if action == "impostor":
+            return coord.Request(str(uuid.UUID(int=(self.index + 1) << 96 | 0xbad << 64 | self.seed)), self.epoch)
         if action == "ack":
             if self.target is not None:
                 self.owned = self.target
@@ -138,16 +174,39 @@ class _Consumer:
     def next_action(self, action: str) -> str:
         """The action a client would take: a consumer out of the group (fenced, or never joined,
         or left) joins before anything else; the broken requests are sent as drawn."""
-        if self.epoch == 0 and action not in ("stranger", "bad_join", "ahead", "commit"):
+        if self.instance_id is None and action in STATIC_ACTIONS:
+            action = {"static_leave": "leave", "restart": "join", "rejoin": "beat", "impostor": "stranger"}[action]
+        if self.unreleased:  # it gives its instance id up, then joins again
+            return "static_leave"
+        if self.instance_id is not None and action == "join" and self.epoch > 0:
+            return "beat"  # a static member's join while in the group is drawn as "rejoin"
+        if self.restarting and self.left_static:
+            action = "restart"
+        self.restarting = False
+        if action == "restart" and not self.left_static:
+            if self.epoch > 0:
+                self.restarting = True
+                return "static_leave"
+            return "join"
+        if self.epoch == 0 and action not in ("stranger", "bad_join", "ahead", "commit", "restart"):
             return "join"
         if action == "previous" and self.previous <= 0:
             return "beat"
         return action
 
     def learn(self, action: str, response: coord.Response) -> None:
-        if action in ("stranger", "bad_join") + COMMITS:
+        if action in ("stranger", "bad_join", "impostor") + COMMITS:
+            return
+        if action == "static_leave":
+            self.unreleased = False
+            self.epoch, self.previous, self.owned, self.target = 0, 0, frozenset(), None
+            self.left_static = response.error == coord.NONE
+            return
+        if response.error == coord.UNRELEASED_INSTANCE_ID:
+            self.unreleased = True
             return
         if response.error == coord.NONE:
+            self.left_static = False  # back in the group
             if response.epoch >= 0:
                 if response.epoch != self.epoch:
                     self.previous = self.epoch
@@ -158,7 +217,7 @@ class _Consumer:
                 self.epoch, self.previous, self.owned, self.target = 0, 0, frozenset(), None
         elif response.error in (coord.FENCED_MEMBER_EPOCH, coord.UNKNOWN_MEMBER_ID):
             self.epoch, self.previous, self.owned, self.target = 0, 0, frozenset(), None
-            if action == "join":
+            if action in ("join", "restart") and self.instance_id is None:
                 self.incarnation += 1
                 self.member_id = self._id()
 
@@ -204,20 +263,22 @@ def _judged(expected: coord.Response, observed: coord.Response) -> bool:
 
 
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
-                 heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset()) -> Result:
+                 heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
+                 static: int = 0) -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
-    (by the model with the *broken* variants, to show the judge's teeth)."""
+    (by the model with the *broken* variants, to show the judge's teeth); the first *static*
+    consumers are static members."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken))
     coverage: dict = {}
     group_id = f"groupcheck-kip848-{seed}-{uuid.uuid4().hex[:8]}"
-    members = [_Consumer(c, seed) for c in range(consumers)]
+    members = [_Consumer(c, seed, f"i{c}" if c < static else None) for c in range(consumers)]
     group = coord.new_group(partitions)
     topic_id = None
     socks = [connect(address, timeout_s) for _ in range(consumers)]
     try:
-        for i, (c, drawn) in enumerate(schedule(seed, consumers, length)):
+        for i, (c, drawn) in enumerate(schedule(seed, consumers, length, static)):
             consumer = members[c]
             action = consumer.next_action(drawn)
             request = consumer.request(action)
@@ -254,7 +315,7 @@ def _show(value) -> str:
     if isinstance(value, coord.Commit):
         return f"(OffsetCommit v{COMMIT_VERSION} at epoch {value.epoch} of partitions {sorted(value.partitions)})"
     if isinstance(value, coord.Request):
-        fields = [f"epoch {value.epoch}"]
+        fields = [f"epoch {value.epoch}"] + ([] if value.instance_id is None else [f"instance id {value.instance_id}"])
         if value.rebalance_timeout_ms != -1:
             fields.append(f"rebalance timeout {value.rebalance_timeout_ms}")
         if value.subscribed is not None:
@@ -337,12 +398,12 @@ def cmd_broker(args) -> int:
     from properties.progress import Progress
 
     for option, given in (("--matrix", args.matrix), ("--launch-cmd", args.launch_cmd), ("--mutant", args.mutant),
-                          ("--faults", args.faults), ("--static", args.static), ("--baseline", args.baseline),
+                          ("--faults", args.faults), ("--baseline", args.baseline),
                           ("--junit", args.junit), ("--timers on", args.timers != "off"), ("--brokers", args.brokers != 1),
                           ("--parallel", args.parallel != 1)):
         if given:
             raise UsageError(f"{option} with --protocol consumer: not yet (KIP-848 schedules run one at a time on one "
-                             "broker, timers off, dynamic members)")
+                             "broker, timers off)")
     if not args.bootstrap and not args.launch:
         raise UsageError("conform broker --protocol consumer: give --bootstrap HOST:PORT or --launch NAME")
     process = None
@@ -373,7 +434,7 @@ def cmd_broker(args) -> int:
         for i, seed in enumerate(range(args.seed, args.seed + args.schedules), 1):
             try:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
-                                      partitions=PARTITIONS)
+                                      partitions=PARTITIONS, static=args.static)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -389,7 +450,8 @@ def cmd_broker(args) -> int:
         if process is not None:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
-    summary = {"system": name, "protocol": "consumer", "schedules": done, "requested": args.schedules,
+    summary = {"system": name, "protocol": "consumer", "members": args.members, "static": args.static, "schedules": done,
+               "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],
                "coverage": dict(sorted(coverage.items())), "verdict": verdict}
@@ -402,7 +464,8 @@ def cmd_broker(args) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}): {done} of {args.schedules} schedules, {judged} "
+        members = f"{args.static} of {args.members} members static" if args.static else "dynamic members"
+        print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}, {members}): {done} of {args.schedules} schedules, {judged} "
               f"answers judged in {seconds:.1f} s: {summary['verdict']}")
         for d in divergences[:10]:
             print("  DIVERGENCE " + d.describe())
@@ -442,8 +505,12 @@ def _markdown(summary: dict) -> str:
              f"ConsumerGroupHeartbeat v{VERSION} answers judged against the model's coordinator "
              "(model/kip848/coordinator.py) in {:.1f} s.".format(summary["seconds"]), "",
              "What was checked: every answer's error code; on success its member epoch, heartbeat interval and "
-             "assignment (present or absent); every OffsetCommit v9's error (member epochs fence commits). Not checked: the session and rebalance timers (schedules are over "
-             "long before them), static members, the uniform assignor (members ask for `range`).", ""]
+             "assignment (present or absent); every OffsetCommit v9's error (member epochs fence commits)"
+             + (f"; {summary['static']} of the {summary['members']} members static (an instance id in every heartbeat; "
+                "leaves at -2, rolling restarts that replace a departed member, rejoins with the member's own id, "
+                "impostors)" if summary.get("static") else "; dynamic members only (`--static N` for static ones)")
+             + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
+             "uniform assignor (members ask for `range`).", ""]
     if summary["failure"]:
         lines += ["## Failure", "", summary["failure"], ""]
     if summary["divergences"]:

@@ -27,28 +27,34 @@ CORNERS = ("member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "ack -
            "stale_commit -> STALE_MEMBER_EPOCH")
 
 
-def conforms_and_reaches_the_corners(address, seeds: int) -> None:
+# static members' schedules (--static 3): the -2 leave, a rolling restart replacing the departed
+# member, a member refused its own instance id (Kafka 4.1's known hazard, apache/kafka#23542), impostors
+STATIC_CORNERS = ("static_leave -> NONE", "restart -> NONE", "rejoin -> UNRELEASED_INSTANCE_ID",
+                  "impostor -> FENCED_INSTANCE_ID", "join -> UNRELEASED_INSTANCE_ID")
+
+
+def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0) -> None:
     """*seeds* schedules against the broker at *address*: no divergence, every corner reached."""
     covered: dict = {}
     for seed in range(seeds):
-        result = run_schedule(address, seed, partitions=PARTITIONS)
+        result = run_schedule(address, seed, partitions=PARTITIONS, static=static)
         assert result.divergence is None, result.divergence.describe()
         for key, n in result.coverage.items():
             covered[key] = covered.get(key, 0) + n
-    for corner in CORNERS:
+    for corner in STATIC_CORNERS if static else CORNERS:
         assert covered.get(corner, 0) > 0, corner
 
 
-def broken_model_finds_it_diverging(address, variant: str) -> None:
+def broken_model_finds_it_diverging(address, variant: str, static: int = 0) -> None:
     """Judged by a broken variant of the model, the broker diverges within 20 schedules, and the
     same schedule conforms to the right model (the variant's doing)."""
     found = None
     for seed in range(20):
-        found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}).divergence
+        found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}, static=static).divergence
         if found is not None:
             break
     assert found is not None, f"{variant}: no divergence in 20 schedules"
-    assert run_schedule(address, seed, partitions=PARTITIONS).divergence is None
+    assert run_schedule(address, seed, partitions=PARTITIONS, static=static).divergence is None
 
 
 def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
@@ -61,6 +67,18 @@ def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41
                                      "commit_epoch_unchecked"])
 def test_a_broken_model_finds_kafka_diverging(kafka41_kip848, variant):
     broken_model_finds_it_diverging(kafka41_kip848, variant)
+
+
+def test_kafka_41_conforms_with_static_members_and_refuses_a_member_its_own_instance_id(kafka41_kip848):
+    """Kafka 4.1.2 answers static members as the model does, the known hazard included: a join at
+    epoch 0 with the member's own id and instance id, while it is still in the group, is
+    UNRELEASED_INSTANCE_ID (STATIC_CORNERS' "rejoin")."""
+    conforms_and_reaches_the_corners(kafka41_kip848, 20, static=3)
+
+
+@pytest.mark.parametrize("variant", ["static_unreleased_unchecked", "static_duplicate_member"])
+def test_a_broken_model_of_static_members_finds_kafka_diverging(kafka41_kip848, variant):
+    broken_model_finds_it_diverging(kafka41_kip848, variant, static=3)
 
 
 def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_path, capsys):
@@ -146,6 +164,10 @@ def test_groupcheck_broker_conforms_and_reaches_the_protocols_corners(groupcheck
 @pytest.mark.parametrize("variant", ["unreleased_assigned", "assignment_only_when_changed", "commit_epoch_unchecked"])
 def test_a_broken_model_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
     broken_model_finds_it_diverging(groupcheck_broker_kip848, variant)
+
+
+def test_groupcheck_broker_conforms_with_static_members(groupcheck_broker_kip848):
+    conforms_and_reaches_the_corners(groupcheck_broker_kip848, 40, static=3)
 
 
 def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
