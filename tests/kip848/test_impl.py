@@ -144,6 +144,32 @@ def test_a_partition_given_while_still_owned_is_kafkas_illegal_state():
         group.update_member(ConsumerGroupMember("b", member_epoch=3, assigned_partitions={T: frozenset({0})}))
 
 
+def test_static_members_leave_at_minus_2_are_replaced_and_refused_while_the_instance_id_is_held():
+    c, timer = coordinator(partitions=2)
+
+    def static(member_id, epoch, **fields):
+        return c.consumer_group_heartbeat(Req("g", member_id, epoch, instance_id="i0", **fields))
+
+    a = static("a", 0, rebalance_timeout_ms=4000, subscribed_topic_names=["t"], topic_partitions=[])
+    group = c.groups["g"]
+    assert (a.member_epoch, parts(a), group.static_members) == (1, [0, 1], {"i0": "a"})
+    # the instance id is held at a live epoch: a new process, and the member itself, are refused
+    for member_id in ("z", "a"):
+        refused = static(member_id, 0, rebalance_timeout_ms=4000, subscribed_topic_names=["t"], topic_partitions=[])
+        assert refused.error_code == Errors.UNRELEASED_INSTANCE_ID.code
+    assert static("z", 1).error_code == Errors.FENCED_INSTANCE_ID.code
+    assert c.consumer_group_heartbeat(Req("g", "a", 1, instance_id="i9")).error_code == Errors.UNKNOWN_MEMBER_ID.code
+    left = static("a", -2)
+    assert (left.error_code, left.member_id, left.member_epoch) == (0, "a", -2)
+    assert group.members["a"].member_epoch == -2 and group.current_partition_epoch(T, 0) == -2
+    new = static("z", 0, rebalance_timeout_ms=4000, subscribed_topic_names=["t"], topic_partitions=[])
+    assert (new.error_code, new.member_epoch, parts(new)) == (0, 1, [0, 1])  # a's place, no bump
+    assert "a" not in group.members and group.static_members == {"i0": "z"} and group.group_epoch == 1
+    assert group.target_assignment("z") == {T: frozenset({0, 1})} and "a" not in group.target_assignments
+    timer.advance_clock(3000)  # a's session timer finds nobody; z's session (restarted at its join) ends
+    assert "z" not in group.members and group.group_epoch == 2
+
+
 def test_impl_agrees_with_the_model_over_walks_and_compares_every_answer(monkeypatch):
     runs = []
     real = walker._Run.__init__

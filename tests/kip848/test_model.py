@@ -225,3 +225,92 @@ def test_offset_commit_is_fenced_by_the_member_epoch():
     assert coord.commit(group, coord.Commit("", -1), config)[0] == "UNKNOWN_MEMBER_ID"  # the group has members
     left, _, _ = coord.heartbeat(group, Request("a", -1), 5, config)
     assert coord.commit(left, coord.Commit("", -1), config)[0] == "NONE"
+
+
+# ------------------------------------------------------------- static members
+
+def static_join(group, mid, instance, now=0, config=Config(partitions=2)):
+    return coord.heartbeat(group, Request(mid, 0, 5000, ("t",), frozenset(), instance), now, config)
+
+
+def test_a_static_member_leaves_at_minus_2_keeping_its_partitions_and_a_new_process_takes_its_place():
+    config = Config(partitions=2)
+    group, _, _ = static_join(coord.new_group(2), "a", "i0", config=config)  # a holds [0, 1] at epoch 1
+    group, _, _ = static_join(group, "b", "i1", config=config)  # b joins: epoch 2, a revokes 1
+    group, _, _ = coord.heartbeat(group, Request("a", 1, owned=frozenset({0}), instance_id="i0"), 5, config)
+    a = group.member("a")
+    assert (a.epoch, a.assigned, group.target_of("b")) == (2, frozenset({0}), frozenset({1}))
+    # the leave at -2 (consumerGroupStaticMemberGroupLeave): kept, at epoch -2, its partitions held at -2
+    left, resp, log = coord.heartbeat(group, Request("a", -2, instance_id="i0"), 10, config)
+    assert resp == coord.Response("NONE", "a", -2) and ("static_left", "a") in log
+    a = left.member("a")
+    assert (a.epoch, a.assigned, a.revoking) == (-2, frozenset({0}), frozenset())
+    assert left.partition_epochs[0] == -2 and left.epoch == group.epoch  # no bump: nobody is given partition 0
+    assert coord.state(left) == coord.RECONCILING
+    # a new process (member id c) with the instance id replaces it: a's assignment and target, no bump
+    after, resp, log = static_join(left, "c", "i0", now=20, config=config)
+    assert ("static_replaced", "a", "c") in log and after.member("a") is None
+    c = after.member("c")
+    assert (c.instance_id, c.epoch, c.assigned, after.epoch) == ("i0", 2, frozenset({0}), left.epoch)
+    assert resp == coord.Response("NONE", "c", 2, config.heartbeat_interval_ms, frozenset({0}))
+    assert after.partition_epochs[0] == 2 and ("a", 10 + config.session_timeout_ms) not in after.sessions
+    assert after.target_of("c") == frozenset({0}) and after.target_of("a") == frozenset()
+
+
+@pytest.mark.parametrize("request_, error", [
+    (Request("a", 0, 5000, ("t",), frozenset(), "i0"), "UNRELEASED_INSTANCE_ID"),  # its own id: the hazard
+    (Request("z", 0, 5000, ("t",), frozenset(), "i0"), "UNRELEASED_INSTANCE_ID"),  # another process, a still live
+    (Request("z", 1, instance_id="i0"), "FENCED_INSTANCE_ID"),  # throwIfInstanceIdIsFenced
+    (Request("z", -2, instance_id="i0"), "FENCED_INSTANCE_ID"),
+    (Request("a", 1, instance_id="i9"), "UNKNOWN_MEMBER_ID"),  # throwIfStaticMemberIsUnknown
+    (Request("a", 2, instance_id="i0"), "FENCED_MEMBER_EPOCH"),  # then the epoch check
+    (Request("a", -2), "INVALID_REQUEST"),  # "InstanceId can't be null."
+])
+def test_static_member_errors(request_, error):
+    config = Config(partitions=2)
+    group, _, _ = static_join(coord.new_group(2), "a", "i0", config=config)
+    after, resp, _ = coord.heartbeat(group, request_, 5, config)
+    assert resp.error == error and after == group
+
+
+def test_a_static_member_leaving_at_minus_1_is_fenced_and_its_instance_id_freed():
+    config = Config(partitions=2)
+    group, _, _ = static_join(coord.new_group(2), "a", "i0", config=config)
+    left, resp, log = coord.heartbeat(group, Request("a", -1, instance_id="i0"), 5, config)
+    assert resp.error == "NONE" and ("fenced", "a", "left") in log and left.static_member("i0") is None
+    assert static_join(left, "z", "i0", config=config)[1].error == "NONE"  # a new static member
+
+
+def test_a_static_consumer_leaves_at_minus_2_and_instance_id_errors_are_fatal():
+    config = Config(partitions=2, static=1)
+    c = mm.new_client("a", 0, config, "i0")._replace(state=mm.STABLE, epoch=3, owned=frozenset({0}))
+    closed, _ = mm.close(c)
+    assert (closed.state, closed.epoch, closed.owned) == (mm.LEAVING, -2, frozenset())
+    _, request, _ = mm.heartbeat(closed, 0, config)
+    assert (request.epoch, request.instance_id) == (-2, "i0")
+    sent = c._replace(in_flight=1)
+    fatal, log = mm.on_response(sent, 1, coord.Response("UNRELEASED_INSTANCE_ID"), 0, config)
+    assert (fatal.state, fatal.fatal, fatal.owned) == (mm.FATAL, "UNRELEASED_INSTANCE_ID", frozenset())  # onPartitionsLost
+
+
+def test_a_static_slot_restarts_after_its_close_was_sent_and_a_dynamic_one_does_not():
+    config = Config(clients=2, partitions=2, static=1)
+    world = initial_world(config)
+    assert world.clients[0].instance_id == "i0" and world.clients[1].instance_id is None
+    for c in (0, 1):
+        world, _ = step(world, ("poll", c), config)  # JOINING: in the group, so close leaves
+        world, _ = step(world, ("close", c), config)
+    assert world.clients[0].state == mm.LEAVING
+    assert ("restart", 0) not in offers(world, config)  # its leave is not sent yet
+    world, _ = step(world, ("heartbeat", 0), config)
+    world, _ = step(world, ("heartbeat", 1), config)
+    assert ("restart", 0) in offers(world, config) and ("restart", 1) not in offers(world, config)
+    world, log = step(world, ("restart", 0), config)
+    assert log == [("restarted", 0, "m0.1")] and world.clients[0].instance_id == "i0"
+
+
+def test_static_config_errors():
+    with pytest.raises(ConfigError, match=r"static \(3\) must not exceed clients \(2\)"):
+        Config(clients=2, static=3)
+    with pytest.raises(ConfigError, match="static must be a non-negative integer"):
+        Config(static=-1)

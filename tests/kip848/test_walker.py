@@ -128,3 +128,23 @@ def test_the_stale_target_hazard_is_reached_classified_and_replayable():
     assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
     # the same two holders without the consumer's full heartbeat are the property's, not the hazard's:
     # revocation_not_awaited's first catch stays a counterexample (test_each_variant_is_caught...)
+
+
+# Seed 33 (a static world): consumer 1's join is answered, its answer lost; it retries its join at
+# epoch 0 with its own member id and instance id, and Kafka 4.1's coordinator refuses it
+# UNRELEASED_INSTANCE_ID (fatal for the Java consumer) — the known hazard apache/kafka#23542
+# describes; tests/live/test_kip848_brokers.py shows Kafka 4.1.2 answering so.
+STATIC_HAZARD_SEED = 33
+
+
+def test_the_static_self_unreleased_hazard_is_reached_classified_and_agreed_by_impl():
+    from properties.kip848.catalogue import STATIC_SELF_UNRELEASED
+    from properties.kip848.walker import seed_world, static_members
+
+    assert static_members(STATIC_HAZARD_SEED, Config()) > 0
+    result = walk(STATIC_HAZARD_SEED, Config())
+    assert result.verdict == "hazard" and result.violation.property == STATIC_SELF_UNRELEASED
+    assert "which it holds itself" in result.violation.message
+    config, _, _ = seed_world(STATIC_HAZARD_SEED, Config())
+    again = replay(result.schedule, config, impl=True)  # impl/ answers the same: still the hazard
+    assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
