@@ -23,12 +23,26 @@ rule's source is in its ``SOURCES``.
     a heartbeat that stops reporting a partition it reported before comes after the consumer's
     ``onPartitionsRevoked`` or ``onPartitionsLost`` for it.
 ``kip848-leaves-on-close``
-    a consumer in the group when it is closed sends a heartbeat with epoch -1.
+    a consumer in the group when it is closed sends a heartbeat with epoch -1 (-2 for a static
+    member, ``ConsumerMembershipManager.leaveGroupEpoch``).
 ``kip848-heartbeats-continue``
     a member in the group is never silent for the broker's consumer session timeout: nothing in
     flight, no fault holding it, no heartbeat read.
 ``group-settles``
     as for the classic protocol, with the coordinator's view from ConsumerGroupDescribe.
+
+Static consumers (``--static N``) are held to one rule more:
+
+``kip848-static-member-carries-instance-id``
+    every heartbeat of a static consumer carries its group.instance.id (and a dynamic one's none).
+
+A heartbeat answered UNRELEASED_INSTANCE_ID or FENCED_INSTANCE_ID is fatal to Kafka's consumer
+(``ConsumerHeartbeatRequestManager.handleSpecificErrors``): the member is out of the group for good,
+sends no more heartbeats (a later one is a ``kip848-heartbeat-carries-member-epoch`` finding), is not
+expected to leave on close, and is left out of the settle check (the session's notes name it).
+Kafka 4.1's coordinator answers UNRELEASED_INSTANCE_ID to a static member that rejoins with its own
+member id after it was fenced (apache/kafka#23542, docs/kip848.md): with static members, an injected
+fencing error makes Kafka's own consumer fatal, as the model says it must.
 """
 
 from __future__ import annotations
@@ -40,6 +54,9 @@ from properties.clients.schedule import CONSUMER_SESSION_MS
 
 API = "ConsumerGroupHeartbeat"
 FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID = 110, 25
+FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID = 82, 111
+FATAL = (FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID)  # handleSpecificErrors: handleFatalFailure
+LEAVE_EPOCHS = (-1, -2)
 #: a callback's wall clock (the consumer's JVM) against the broker's read time (the same machine):
 #: the slack for two processes' clock reads
 CLOCK_SLACK_MS = 5
@@ -61,9 +78,11 @@ def judge_consumer_protocol(outcome) -> List[Finding]:
             found = rule(client, exs, zero)
             if found is not None:
                 findings.append(found)
+        instance = outcome.schedule.instance_of(client)
         for found in (_revoked_before_ack(client, exs, outcome.events[client], zero),
-                      _leaves_on_close(client, exs, zero, outcome.stop_ms, outcome.notes),
-                      _heartbeats_continue(client, exs, zero, outcome.stop_ms, holds)):
+                      _leaves_on_close(client, exs, zero, outcome.stop_ms, outcome.notes, instance),
+                      _heartbeats_continue(client, exs, zero, outcome.stop_ms, holds),
+                      _carries_instance_id(client, instance, exs, zero)):
             if found is not None:
                 findings.append(found)
     if not outcome.settle.settled:
@@ -75,6 +94,8 @@ def _show(ex, zero: int) -> str:
     body = ex.request["body"]
     owned = body.get("topic_partitions")
     fields = f"epoch {body.get('member_epoch')}"
+    if body.get("instance_id") is not None:
+        fields += f", instance id {body['instance_id']}"
     if body.get("rebalance_timeout_ms", -1) != -1:
         fields += f", rebalance timeout {body['rebalance_timeout_ms']}"
     if body.get("subscribed_topic_names") is not None:
@@ -121,9 +142,14 @@ def _epochs(client, exs, zero) -> Optional[Finding]:
     epoch: Optional[int] = None  # the latest successful answer's epoch; None: not in the group
     fenced: Optional[int] = None  # the epoch a fencing answer ended, until the member rejoins
     previous_epoch: Optional[int] = None  # the epoch before the latest answer (an answer it may not have read)
+    fatal = None  # the fatal answer that ended its membership
     for ex in exs:
         sent = _epoch(ex)
-        if sent == -1:
+        if fatal is not None:
+            return Finding("kip848-heartbeat-carries-member-epoch", client, ex.sent - zero,
+                           f"{client} sent a heartbeat after a fatal answer ({fatal}): its member is failed",
+                           (_show(ex, zero),))
+        if sent in LEAVE_EPOCHS:
             epoch, fenced = None, None
         elif sent == 0:
             if epoch is not None and fenced is None:
@@ -139,12 +165,14 @@ def _epochs(client, exs, zero) -> Optional[Finding]:
             return Finding("kip848-heartbeat-carries-member-epoch", client, ex.sent - zero,
                            f"{client} sent epoch {sent}; the latest answer it received gave it epoch {epoch}",
                            (_show(ex, zero),))
+        if ex.response is not None and not ex.maybe_unread and ex.error in FATAL:
+            fatal = "UNRELEASED_INSTANCE_ID" if ex.error == UNRELEASED_INSTANCE_ID else "FENCED_INSTANCE_ID"
         if ex.response is not None and not ex.maybe_unread:
-            if ex.error == 0 and sent != -1:
+            if ex.error == 0 and sent not in LEAVE_EPOCHS:
                 previous_epoch, epoch = None, int(ex.response["body"].get("member_epoch", 0))
             elif ex.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
                 fenced, previous_epoch, epoch = sent, None, None  # out of the group: it must rejoin
-        elif ex.response is not None and ex.error == 0 and sent != -1:  # maybe read, maybe not: either epoch
+        elif ex.response is not None and ex.error == 0 and sent not in LEAVE_EPOCHS:  # maybe read, maybe not: either epoch
             previous_epoch, epoch = epoch, int(ex.response["body"].get("member_epoch", 0))
     return None
 
@@ -183,7 +211,7 @@ def _full_requests(client, exs, zero) -> Optional[Finding]:
                            f"{client}'s heartbeat after a failed one did not send every field again",
                            (_show(failed_before, zero), _show(ex, zero)))
         failed = ex.response is None or ex.error != 0
-        failed_before = ex if failed and ex.ended is not None and sent != -1 else None
+        failed_before = ex if failed and ex.ended is not None and sent not in LEAVE_EPOCHS else None
     return None
 
 
@@ -231,23 +259,41 @@ def _revoked_before_ack(client, exs, events, zero) -> Optional[Finding]:
     return None
 
 
-def _leaves_on_close(client, exs, zero, stopped, notes) -> Optional[Finding]:
+def _out_of_group(ex) -> bool:
+    """A leave, or an answer that puts the member out of the group (fenced, unknown, fatal)."""
+    return _epoch(ex) in LEAVE_EPOCHS or (ex.response is not None
+                                          and ex.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) + FATAL)
+
+
+def _leaves_on_close(client, exs, zero, stopped, notes, instance=None) -> Optional[Finding]:
     if stopped is None or any(n.startswith(f"{client} ") for n in notes):
         return None  # it died or was killed: no close to judge
+    leave = -1 if instance is None else -2  # leaveGroupEpoch
     in_group = False
     for ex in exs:
         if ex.sent >= stopped:
-            if _epoch(ex) == -1:
+            if _epoch(ex) == leave:
                 return None
             continue
-        if _epoch(ex) == -1 or (ex.response is not None and ex.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)):
+        if _out_of_group(ex):
             in_group = False
         elif _succeeded(ex) and int(ex.response["body"].get("member_epoch", 0)) > 0:
             in_group = True
     if not in_group:
         return None
     return Finding("kip848-leaves-on-close", client, stopped - zero,
-                   f"{client} was in the group when it was closed and sent no heartbeat with epoch -1", ())
+                   f"{client} was in the group when it was closed and sent no heartbeat with epoch {leave}", ())
+
+
+def _carries_instance_id(client, instance, exs, zero) -> Optional[Finding]:
+    """kip848-static-member-carries-instance-id."""
+    for ex in exs:
+        carried = ex.request["body"].get("instance_id")
+        if carried != instance:
+            what = f"instance id {carried!r}" if carried is not None else "no instance id"
+            return Finding("kip848-static-member-carries-instance-id", client, ex.sent - zero,
+                           f"{client} (group.instance.id {instance!r}) sent a heartbeat with {what}", (_show(ex, zero),))
+    return None
 
 
 def _heartbeats_continue(client, exs, zero, stopped, holds) -> Optional[Finding]:
@@ -258,7 +304,7 @@ def _heartbeats_continue(client, exs, zero, stopped, holds) -> Optional[Finding]
             silent = _silent_from(in_group_from, ex.sent, busy)
             if silent is not None and silent[1] - silent[0] > CONSUMER_SESSION_MS:
                 return _silent(client, zero, silent, ex)
-        if _epoch(ex) == -1 or (ex.response is not None and ex.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)):
+        if _out_of_group(ex):
             in_group_from = None
         elif _succeeded(ex) and int(ex.response["body"].get("member_epoch", 0)) > 0:
             in_group_from = ex.answered

@@ -177,7 +177,7 @@ def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] =
     the first *static* consumers are static members (the faults are the same either way); with
     *protocol* ``consumer``, KIP-848's (:func:`generate_consumer`)."""
     if protocol == "consumer":
-        return generate_consumer(seed, consumers, settings, partitions, brokers)
+        return generate_consumer(seed, consumers, settings, partitions, brokers, static)
     rng = random.Random(f"groupcheck-clients:{seed}")
     merged = {**DEFAULT_SETTINGS, **(settings or {})}
     faults = _faults(rng, consumers, brokers, int(merged["session.timeout.ms"]), _KINDS, ERRORS, _DELAYED)
@@ -187,14 +187,14 @@ def generate(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] =
 
 
 def generate_consumer(seed: int, consumers: int = 3, settings: Optional[Dict[str, Any]] = None,
-                      partitions: int = PARTITIONS, brokers: int = 1) -> ClientSchedule:
+                      partitions: int = PARTITIONS, brokers: int = 1, static: int = 0) -> ClientSchedule:
     """The schedule of *seed* for consumers of KIP-848's protocol: the faults a consumer of that
     protocol meets (:data:`CONSUMER_ERRORS` on its heartbeats, commits and coordinator lookups,
     delayed and dropped heartbeats, a member silenced past the broker's consumer session, a paused
-    broker), drawn from their own seeded stream."""
+    broker), drawn from their own seeded stream; the first *static* consumers are static members."""
     rng = random.Random(f"groupcheck-clients-consumer:{seed}")
     merged = {**CONSUMER_SETTINGS, **(settings or {})}
     faults = _faults(rng, consumers, brokers, CONSUMER_SESSION_MS, _CONSUMER_KINDS, CONSUMER_ERRORS, _CONSUMER_DELAYED)
     settings_tuple = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(merged.items()))
     return ClientSchedule(seed, consumers, partitions, settings_tuple, parse({"faults": faults}, f"schedule {seed}"),
-                          protocol="consumer")
+                          static=static, protocol="consumer")

@@ -96,6 +96,14 @@ class _Runner:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def failed_fatally(self) -> Optional[str]:
+        """The first error its library raised that is fatal to a KIP-848 member (the instance id's
+        errors, ``ConsumerHeartbeatRequestManager.handleSpecificErrors``), or None."""
+        for e in self.snapshot():
+            if e["event"] == "error" and any(name in str(e.get("error", "")) for name in FATAL_ERRORS):
+                return str(e["error"])
+        return None
+
     def diagnoses(self) -> List[str]:
         """What the runner recognised in its library's own state (its ``diagnosis`` lines), as notes."""
         return [f"{self.client_id}: {e['text']}" + (f" (generation {e['generation']})" if "generation" in e else "")
@@ -147,9 +155,16 @@ def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0,
     return described.group_state, tuple(sorted(m.client_id for m in described.members))
 
 
+#: what a library says when the coordinator answered a KIP-848 member with an error fatal to it
+FATAL_ERRORS = ("UnreleasedInstanceIdException", "FencedInstanceIdException", "UNRELEASED_INSTANCE_ID",
+                "FENCED_INSTANCE_ID")
+
+
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:
     owners: Dict[int, List[str]] = {p: [] for p in range(schedule.partitions)}
     live = [r for r in runners if r.alive()]
+    if schedule.protocol == "consumer":  # a member failed by a fatal answer is out of the group for good
+        live = [r for r in live if r.failed_fatally() is None]
     unassigned = []
     for r in live:
         owned = r.owned()
@@ -218,6 +233,12 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
             if note:
                 notes.append(note)
             notes += r.diagnoses()
+            fatal = r.failed_fatally() if schedule.protocol == "consumer" else None
+            if fatal is not None:
+                notes.append(f"{r.client_id}: failed by a fatal answer ({fatal[:160]}): out of the group for good "
+                             "(Kafka's consumer gives up; its application must restart it), left out of the "
+                             "settle check; with static members, Kafka 4.1's coordinator refuses a member its own "
+                             "instance id after it was fenced (apache/kafka#23542, docs/kip848.md)")
         broker.stop()
     trace = []
     try:

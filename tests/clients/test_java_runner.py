@@ -144,6 +144,29 @@ def test_kafka_41_rejoins_in_a_storm_until_the_old_member_expires():
     assert judge(outcome) == [] and outcome.settle.settled
 
 
+def test_kafka_41_makes_its_own_static_consumer_fatal_after_a_fencing_error():
+    """Live, seed 3 of --protocol consumer --static 3 (the storm's schedule, with static members):
+    the injected UNKNOWN_MEMBER_ID makes c0's AsyncKafkaConsumer rejoin at epoch 0 with its own
+    member id and instance id; the coordinator (groupcheck broker's, as Kafka 4.1.2's:
+    tests/live/test_kip848_brokers.py) still has that member and answers UNRELEASED_INSTANCE_ID,
+    which the consumer takes as fatal: UnreleasedInstanceIdException to the application, no more
+    heartbeats. The model's known hazard (docs/kip848.md, apache/kafka#23542) with Kafka's real
+    consumer: no finding (both sides are Kafka's), the consumer named in the notes and left out of
+    the settle check, every heartbeat carrying its instance id."""
+    from properties.clients import session
+    from properties.clients.judge import judge
+    from properties.clients.schedule import generate
+
+    outcome = session.run(libraries.get("java"), generate(3, static=3, protocol="consumer"))
+    beats = [line for line in outcome.trace if line.get("api") == "ConsumerGroupHeartbeat"]
+    refused = [line for line in beats if line["direction"] == "response" and line["body"].get("error_code") == 111]
+    assert len(refused) == 1, len(refused)
+    assert all(line["body"].get("instance_id", "").startswith("instance-") for line in beats
+               if line["direction"] == "request")
+    assert any(n.startswith("c0: failed by a fatal answer (UnreleasedInstanceIdException") for n in outcome.notes)
+    assert judge(outcome) == [] and outcome.settle.settled
+
+
 def test_the_runner_passes_the_group_protocol_on():
     args = java.arguments(dict(CONFIG, settings={"group.protocol": "consumer", "max.poll.interval.ms": 10000}))
     assert "group.protocol=consumer" in args and not any(a.startswith("session.timeout.ms") for a in args)
