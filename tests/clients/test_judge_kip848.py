@@ -88,3 +88,34 @@ def test_a_member_in_the_group_never_goes_a_session_without_a_heartbeat():
     assert "kip848-heartbeats-continue" in rules(outcome(closed(w, 7100), stop=7050))
     w = member().heartbeat(5000, "c0", 1, answer_epoch=1)
     assert "kip848-heartbeats-continue" not in rules(outcome(closed(w, 5100), stop=5050))
+
+
+# -- static members (--static N: c0 is static, instance id instance-0) --------------------------------
+
+def static_member(w=None):
+    w = (w or Wire()).heartbeat(0, "c0", 0, owned=[], answer_epoch=1, assignment=[0, 1], instance="instance-0")
+    return w.heartbeat(50, "c0", 1, owned=[0, 1], answer_epoch=1, instance="instance-0")
+
+
+def test_a_static_member_carries_its_instance_id_on_every_heartbeat_and_leaves_at_minus_2():
+    def beating():
+        return static_member().heartbeat(550, "c0", 1, answer_epoch=1, instance="instance-0")
+
+    left = beating().heartbeat(900, "c0", -2, owned=[], answer_epoch=-2, instance="instance-0")
+    assert rules(outcome(left, stop=880, static=1)) == []
+    dropped = static_member().heartbeat(550, "c0", 1, answer_epoch=1)  # no instance id
+    assert "kip848-static-member-carries-instance-id" in rules(outcome(dropped, static=1))
+    # a leave at -1 is a dynamic member's: a static consumer closed in the group sends -2
+    dynamic_leave = beating().heartbeat(900, "c0", -1, owned=[], answer_epoch=-1, instance="instance-0")
+    assert "kip848-leaves-on-close" in rules(outcome(dynamic_leave, stop=880, static=1))
+    # and a dynamic consumer carries none
+    assert "kip848-static-member-carries-instance-id" in rules(outcome(static_member()))
+
+
+def test_a_fatal_answer_ends_the_membership_and_nothing_may_follow_it():
+    w = static_member().heartbeat(500, "c0", 1, error=25, instance="instance-0")  # fenced: it rejoins
+    w = w.heartbeat(510, "c0", 0, owned=[], error=111, instance="instance-0")  # refused its own instance id
+    refused = rules(outcome(w, stop=9000, static=1))  # no leave on close, no heartbeat for 8 s: both right
+    assert refused == [], refused
+    w.heartbeat(700, "c0", 0, owned=[], answer_epoch=3, instance="instance-0")
+    assert "kip848-heartbeat-carries-member-epoch" in rules(outcome(w, static=1))  # a FATAL member sent again

@@ -49,11 +49,13 @@ class Wire:
                          {"error_code": error, "assignment": {"partitions": [["t", p] for p in partitions]}}, at=at)
 
     def heartbeat(self, t, client, epoch, owned=None, full=False, answer_epoch=None, assignment=None, error=None,
-                  at=None, member="m1", connection=None):
+                  at=None, member="m1", connection=None, instance=None):
         """A ConsumerGroupHeartbeat (KIP-848) of *client*: *owned* partitions of topic T reported (None:
         not sent), *full* with rebalance timeout and subscription; answered with *answer_epoch* (and
-        *assignment*, if given), or *error*, or not at all when both are None."""
+        *assignment*, if given), or *error*, or not at all when both are None; *instance*: the
+        static member's instance id it carries."""
         body = {"group_id": "g", "member_id": member, "member_epoch": epoch, "rebalance_timeout_ms": -1,
+                "instance_id": instance,
                 "subscribed_topic_names": None,
                 "topic_partitions": None if owned is None else ([{"topic_id": "T", "partitions": list(owned)}]
                                                                 if owned else [])}
