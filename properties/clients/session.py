@@ -163,8 +163,10 @@ FATAL_ERRORS = ("UnreleasedInstanceIdException", "FencedInstanceIdException", "U
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:
     owners: Dict[int, List[str]] = {p: [] for p in range(schedule.partitions)}
     live = [r for r in runners if r.alive()]
+    failed = []
     if schedule.protocol == "consumer":  # a member failed by a fatal answer is out of the group for good
-        live = [r for r in live if r.failed_fatally() is None]
+        failed = [r for r in live if r.failed_fatally() is not None]
+        live = [r for r in live if r not in failed]
     unassigned = []
     for r in live:
         owned = r.owned()
@@ -178,11 +180,14 @@ def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: s
         problems.append(f"{', '.join(unassigned)} own no partition")
     orphans = [p for p, o in owners.items() if not o]
     shared = {p: o for p, o in owners.items() if len(o) > 1}
-    if orphans:
+    if orphans and (live or not failed):  # every consumer failed: nobody is left to own them
         problems.append(f"partitions {orphans} have no owner")
     if shared:
         problems.append("partitions with two owners: " + ", ".join(f"{p}: {'+'.join(o)}" for p, o in shared.items()))
-    if state != "Stable":
+    if failed and not live:  # the coordinator must have let every failed member go
+        if state != "Empty":
+            problems.append(f"every consumer failed; the coordinator says {state or 'nothing'}, not Empty")
+    elif state != "Stable":
         problems.append(f"the coordinator says {state or 'nothing'}")
     elif members != tuple(sorted(r.client_id for r in live)):
         problems.append(f"the coordinator's members are {list(members)}, the live consumers "
