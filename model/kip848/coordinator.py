@@ -282,10 +282,10 @@ def _static(group: Group, request: Request, config, log: list):
         return group, existing, existing, None, UNRELEASED_INSTANCE_ID
     # "Copy the member but with its new member id": epoch and previous epoch 0
     new = existing._replace(member_id=request.member_id, epoch=JOIN_EPOCH, previous_epoch=JOIN_EPOCH)
-    log.append(("static_replaced", existing.member_id, new.member_id))
     if config.is_broken("static_duplicate_member") and existing.member_id != new.member_id:
         # the departed member kept beside its replacement, which starts afresh
         return group, None, Member(request.member_id, request.instance_id), None, None
+    log.append(("static_replaced", existing.member_id, new.member_id))
     target = group.target_of(existing.member_id)
     group = _remove_member(group, existing)
     group = group._replace(target=tuple(sorted(group.target + ((new.member_id, target),))))
