@@ -250,7 +250,8 @@ def checked_lines(plan: dict) -> list:
                 "callback before the heartbeat that stops reporting a partition, a leave on close, heartbeats that "
                 "never stop for a session while in the group, and the group settling after the faults "
                 "(ConsumerGroupDescribe)"] + (
-            ["static members: their group.instance.id on every heartbeat and their leave at epoch -2; a member "
+            ["static members: their group.instance.id on their join and on their leave at epoch -2 (never another "
+             "one); a member "
              "failed by UNRELEASED_INSTANCE_ID or FENCED_INSTANCE_ID sends nothing more and is left out of the "
              "settle check (named in the notes)"] if plan.get("static") else [])
     return ["every request each consumer sent (the broker's trace) and every rebalance callback: one JoinGroup/"

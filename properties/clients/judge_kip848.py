@@ -34,7 +34,10 @@ rule's source is in its ``SOURCES``.
 Static consumers (``--static N``) are held to one rule more:
 
 ``kip848-static-member-carries-instance-id``
-    every heartbeat of a static consumer carries its group.instance.id (and a dynamic one's none).
+    a static consumer's join (epoch 0) and its leave (epoch -2) carry its group.instance.id, and no
+    heartbeat carries another; a dynamic one's carries none. Between them a heartbeat may leave it
+    null (the field's definition: "null if not provided or if it didn't change since the last
+    heartbeat"); Kafka's Java consumer sends it on every heartbeat, librdkafka on full ones.
 
 A heartbeat answered UNRELEASED_INSTANCE_ID or FENCED_INSTANCE_ID is fatal to Kafka's consumer
 (``ConsumerHeartbeatRequestManager.handleSpecificErrors``): the member is out of the group for good,
@@ -286,13 +289,17 @@ def _leaves_on_close(client, exs, zero, stopped, notes, instance=None) -> Option
 
 
 def _carries_instance_id(client, instance, exs, zero) -> Optional[Finding]:
-    """kip848-static-member-carries-instance-id."""
+    """kip848-static-member-carries-instance-id: a static member's join and leave at -2 carry its
+    instance id, and no heartbeat carries another (a partial heartbeat may leave it null: "null if
+    not provided or if it didn't change since the last heartbeat"); a dynamic member's carries none."""
     for ex in exs:
-        carried = ex.request["body"].get("instance_id")
-        if carried != instance:
+        carried, sent = ex.request["body"].get("instance_id"), _epoch(ex)
+        needed = instance is not None and sent in (0, -2)
+        if (carried is None and needed) or (carried is not None and carried != instance):
             what = f"instance id {carried!r}" if carried is not None else "no instance id"
+            kind = {0: "a join", -2: "a leave at -2"}.get(sent, "a heartbeat")
             return Finding("kip848-static-member-carries-instance-id", client, ex.sent - zero,
-                           f"{client} (group.instance.id {instance!r}) sent a heartbeat with {what}", (_show(ex, zero),))
+                           f"{client} (group.instance.id {instance!r}) sent {kind} with {what}", (_show(ex, zero),))
     return None
 
 

@@ -39,7 +39,7 @@ SOURCES = {
     "kip848-owned-were-assigned": "AbstractMembershipManager.currentAssignment (only what a reconciliation of a received target assigned), ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (TopicPartitions)",
     "kip848-revoked-before-acknowledged": "AbstractMembershipManager.revokeAndAssign (onPartitionsRevoked completes, then updateAssignment; the next heartbeat reports the new assignment)",
     "kip848-leaves-on-close": "ConsumerMembershipManager.leaveGroup / AsyncKafkaConsumer.close (MemberEpoch ConsumerMembershipManager.leaveGroupEpoch: -1 for a dynamic member, -2 for a static one)",
-    "kip848-static-member-carries-instance-id": "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (\"InstanceId - set if present\": membershipManager.groupInstanceId() on every request)",
+    "kip848-static-member-carries-instance-id": "ConsumerGroupHeartbeatRequest.json (InstanceId: \"null if not provided or if it didn't change since the last heartbeat\"); GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid (epoch -2: \"InstanceId can't be null.\"); GroupMetadataManager.consumerGroupHeartbeat (a join with an instance id is a static member's)",
     "kip848-heartbeats-continue": "AbstractHeartbeatRequestManager.poll (a heartbeat every heartbeat interval the coordinator gave while the member is in the group)",
 }
 

@@ -152,7 +152,7 @@ def test_kafka_41_makes_its_own_static_consumer_fatal_after_a_fencing_error():
     which the consumer takes as fatal: UnreleasedInstanceIdException to the application, no more
     heartbeats. The model's known hazard (docs/kip848.md, apache/kafka#23542) with Kafka's real
     consumer: no finding (both sides are Kafka's), the consumer named in the notes and left out of
-    the settle check, every heartbeat carrying its instance id."""
+    the settle check, every heartbeat carrying its instance id (Kafka's consumer sends it on each)."""
     from properties.clients import session
     from properties.clients.judge import judge
     from properties.clients.schedule import generate

@@ -97,14 +97,20 @@ def static_member(w=None):
     return w.heartbeat(50, "c0", 1, owned=[0, 1], answer_epoch=1, instance="instance-0")
 
 
-def test_a_static_member_carries_its_instance_id_on_every_heartbeat_and_leaves_at_minus_2():
+def test_a_static_member_joins_and_leaves_at_minus_2_with_its_instance_id():
     def beating():
         return static_member().heartbeat(550, "c0", 1, answer_epoch=1, instance="instance-0")
 
     left = beating().heartbeat(900, "c0", -2, owned=[], answer_epoch=-2, instance="instance-0")
     assert rules(outcome(left, stop=880, static=1)) == []
-    dropped = static_member().heartbeat(550, "c0", 1, answer_epoch=1)  # no instance id
-    assert "kip848-static-member-carries-instance-id" in rules(outcome(dropped, static=1))
+    partial = static_member().heartbeat(550, "c0", 1, answer_epoch=1)  # null: unchanged (librdkafka does so)
+    assert "kip848-static-member-carries-instance-id" not in rules(outcome(partial, static=1))
+    other = static_member().heartbeat(550, "c0", 1, answer_epoch=1, instance="instance-9")
+    assert "kip848-static-member-carries-instance-id" in rules(outcome(other, static=1))
+    bare_leave = beating().heartbeat(900, "c0", -2, owned=[], answer_epoch=-2)  # INVALID_REQUEST from Kafka
+    assert "kip848-static-member-carries-instance-id" in rules(outcome(bare_leave, stop=880, static=1))
+    bare_join = Wire().heartbeat(0, "c0", 0, owned=[], answer_epoch=1, assignment=[0, 1])
+    assert "kip848-static-member-carries-instance-id" in rules(outcome(bare_join, static=1))
     # a leave at -1 is a dynamic member's: a static consumer closed in the group sends -2
     dynamic_leave = beating().heartbeat(900, "c0", -1, owned=[], answer_epoch=-1, instance="instance-0")
     assert "kip848-leaves-on-close" in rules(outcome(dynamic_leave, stop=880, static=1))
