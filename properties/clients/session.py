@@ -155,9 +155,11 @@ def describe_group(bootstrap: str, group: str, timeout_s: float = 3.0,
     return described.group_state, tuple(sorted(m.client_id for m in described.members))
 
 
-#: what a library says when the coordinator answered a KIP-848 member with an error fatal to it
+#: what a library says when the coordinator answered a KIP-848 member with an error fatal to it:
+#: Kafka's exceptions, the errors' names, and librdkafka's texts for them (rdkafka.c, rd_kafka_err_descs)
 FATAL_ERRORS = ("UnreleasedInstanceIdException", "FencedInstanceIdException", "UNRELEASED_INSTANCE_ID",
-                "FENCED_INSTANCE_ID")
+                "FENCED_INSTANCE_ID", "The instance ID is still used by another member in the consumer group",
+                "Static consumer fenced by other consumer with same group.instance.id")
 
 
 def _settle_state(runners: List[_Runner], schedule: ClientSchedule, bootstrap: str, group: str) -> Settle:
@@ -241,7 +243,7 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
             fatal = r.failed_fatally() if schedule.protocol == "consumer" else None
             if fatal is not None:
                 notes.append(f"{r.client_id}: failed by a fatal answer ({fatal[:160]}): out of the group for good "
-                             "(Kafka's consumer gives up; its application must restart it), left out of the "
+                             "(the client gives up, as Kafka's does; its application must restart it), left out of the "
                              "settle check; with static members, Kafka 4.1's coordinator refuses a member its own "
                              "instance id after it was fenced (apache/kafka#23542, docs/kip848.md)")
         broker.stop()

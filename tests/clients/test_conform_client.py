@@ -123,6 +123,28 @@ def test_confluent_kafka_sends_a_partial_heartbeat_after_a_timed_out_one():
     assert "kip848-full-heartbeat-after-join-or-failure" in [f.rule for f in judge(outcome)]
 
 
+def test_confluent_kafkas_static_consumer_is_refused_its_own_instance_id_and_fails_like_kafkas():
+    """librdkafka 2.16 with group.protocol=consumer and a group.instance.id: an injected
+    UNKNOWN_MEMBER_ID makes it rejoin at epoch 0 with its own member id; the coordinator still has
+    the member and answers UNRELEASED_INSTANCE_ID (Kafka 4.1's hazard, docs/kip848.md), which
+    librdkafka raises as a fatal error (through its error callback, which the runner reports) — as
+    Kafka's consumer does. No finding; the consumer named in the notes; its heartbeats between
+    full ones carry no instance id, which the protocol allows."""
+    pytest.importorskip("confluent_kafka")
+    from properties.clients.schedule import CONSUMER_SETTINGS
+
+    fenced = ClientSchedule(0, 2, 4, tuple(sorted(CONSUMER_SETTINGS.items())), parse({"faults": [
+        {"kind": "error", "api": "ConsumerGroupHeartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0",
+         "at_ms": 4000}]}, "test"), static=2, protocol="consumer")
+    outcome = session.run(libraries.get("confluent-kafka"), fenced)
+    answers = [x["body"].get("error_code") for x in outcome.trace if x["direction"] == "response"
+               and x.get("api") == "ConsumerGroupHeartbeat" and x["client_id"] == "c0"]
+    assert 111 in answers  # UNRELEASED_INSTANCE_ID
+    assert any(n.startswith("c0: failed by a fatal answer") and "still used by another member" in n
+               for n in outcome.notes), outcome.notes
+    assert judge(outcome) == [] and outcome.settle.settled, outcome.settle.detail
+
+
 def _group_requests(outcome, client):
     return [x for x in outcome.trace if x["direction"] == "request" and x["client_id"] == client
             and x["api"] in ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")]

@@ -26,6 +26,14 @@ def main() -> None:
         conf["partition.assignment.strategy"] = ",".join(s["partition.assignment.strategy"])
     if c.get("group_instance_id"):
         conf["group.instance.id"] = c["group_instance_id"]  # a static member (KIP-345)
+
+    def on_error(err):
+        """librdkafka raises a fatal error (an UNRELEASED_INSTANCE_ID, say) through this callback and
+        its log, not as a polled message: the runner reports it as the library's error."""
+        if err.fatal():
+            emit("error", error=f"fatal: {err.str()}")
+
+    conf["error_cb"] = on_error
     consumer_protocol = s.get("group.protocol") == "consumer"
     if consumer_protocol:  # KIP-848: the coordinator decides the session, the interval, the assignment
         conf["group.protocol"] = "consumer"
