@@ -109,10 +109,14 @@ def markdown(s: dict | None) -> list:
     beside = ("impl/'s KIP-848 coordinator (impl/server/modern) ran beside the model's and was compared after "
               "every heartbeat, commit and tick; the consumers are the model's (impl/ has no KIP-848 consumer yet)."
               if s.get("impl") else "The model alone (impl/ was not run beside it).")
+    stopped = sum(h["count"] for h in s.get("hazards", ())) + sum(f["count"] for f in s["failures"])
+    ends = ("each ending in a quiet phase after which `kip848-converges` is judged" if not stopped else
+            f"each ending in a quiet phase after which `kip848-converges` is judged, but for {stopped:,} that "
+            "stopped at a failure or a known hazard (below): their properties were checked up to that event, "
+            "and no quiet phase or convergence followed")
     L = ["## KIP-848 worlds (the consumer group protocol)", "",
          f"{s['walks']:,} walks of KIP-848 worlds (every {s['every']}th seed of the range; {s['events']:,} events, "
-         f"{s['seconds']:.1f} s of task time), each ending in a quiet phase after which `kip848-converges` is judged. "
-         + beside, "",
+         f"{s['seconds']:.1f} s of task time), {ends}. " + beside, "",
          "| property | kind | verdict | failing walks |", "|---|---|---|---|"]
     L += [f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['failed']:,} |" for p in s["properties"]]
     reached = ", ".join(f"{c} {n:,}" for c, n in s["coverage"].items() if n)

@@ -64,3 +64,18 @@ def test_a_failed_kip848_always_property_fails_the_campaign_and_is_kept_as_a_fil
     assert failure["property"] == "kip848-outside-owns-nothing" and 28 in failure["seeds"]
     config, schedule, _ = load(str(out / failure["file"]))
     assert replay(schedule, config).violation.property == "kip848-outside-owns-nothing"
+
+
+def test_walks_stopped_at_a_known_hazard_are_said_to_be_checked_only_up_to_it():
+    """Seed 33 stops at the static member's hazard (tests/kip848/test_walker.py): the section lists it
+    as a hazard, not a failure, and says that walk had no quiet phase or convergence judged."""
+    from properties.campaign.report import kip848_line
+
+    section = campaign.section(campaign.run_seeds([32, 33]), 4)
+    assert section["failures"] == [] and [h["seeds"] for h in section["hazards"]] == [[33]]
+    text = "\n".join(campaign.markdown(section))
+    assert "but for 1 that stopped at a failure or a known hazard" in text
+    assert "(1 walk checked only up to the known hazard it stopped at)" in kip848_line({"kip848": section})
+    clean = campaign.section(campaign.run_seeds([32]), 4)
+    assert "stopped at" not in "\n".join(campaign.markdown(clean)) and "checked only up to" not in kip848_line(
+        {"kip848": clean})
