@@ -132,6 +132,7 @@ IMPL_PROPERTIES = (
 # hazard's, which is reported (with the reason) and fails nothing.
 HAZARD = "hazard"
 STALE_TARGET = "kip848-hazard-stale-target-after-full-heartbeat"
+STATIC_SELF_UNRELEASED = "kip848-hazard-static-member-refused-its-own-instance-id"
 HAZARDS = (
     Property(
         STALE_TARGET, HAZARD,
@@ -147,9 +148,6 @@ HAZARDS = (
         "currentAssignment after reset), AbstractMembershipManager.maybeReconcile (towards "
         "currentTargetAssignment); group-coordinator: CurrentAssignmentBuilder.ownsRevokedPartitions",
     ),
-)
-STATIC_SELF_UNRELEASED = "kip848-hazard-static-member-refused-its-own-instance-id"
-HAZARDS += (
     Property(
         STATIC_SELF_UNRELEASED, HAZARD,
         "A static member that joins again at epoch 0 with its own member id — its join's answer was "
