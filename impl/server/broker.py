@@ -17,8 +17,12 @@ a group this broker coordinates (the classic coordinator's ``validateGroupStatus
 OffsetCommit to one of its consumer groups is validated there (``ConsumerGroup.validateOffsetCommit``)
 and its offsets stored as a simple group's in the classic manager. Unlike Kafka, which rebuilds its
 consumer groups from ``__consumer_offsets`` records, a broker's consumer groups are lost when it
-crashes, and a classic JoinGroup to a consumer group's id is not refused or converted (the
-classic/consumer interop of KIP-848 is not implemented).
+crashes. A classic JoinGroup, SyncGroup, Heartbeat or LeaveGroup to a consumer group goes to it
+(``classicGroupJoinToConsumerGroup`` and the others: a classic member inside a consumer group, as
+Kafka 4.x's online migration runs it); the conversions between group types are not implemented
+(a JoinGroup to an empty consumer group drops it and makes a classic group, as Kafka does, but a
+consumer group left with only classic members stays one, and a ConsumerGroupHeartbeat to a
+classic group's id does not convert it).
 """
 
 from __future__ import annotations
@@ -115,7 +119,7 @@ class Broker:
         self.consumer_groups = ConsumerGroupCoordinator(
             ModernGroupConfig(session_timeout_ms=config.consumer_session_timeout_ms,
                               heartbeat_interval_ms=config.consumer_heartbeat_interval_ms),
-            self.timer, self._topic_image)
+            self.timer, self._topic_image, self.group_coordinator.rng)
         self.alive = True
 
     def _topic_image(self, name: str) -> Optional[tuple]:
@@ -213,8 +217,25 @@ class Broker:
 
     # -- group APIs -------------------------------------------------------------------------
 
+    def _to_consumer_group(self, group_id: str, api: str, join: bool = False) -> bool:
+        """Whether a classic request goes to the group's consumer group (classicGroupJoin /
+        classicGroupSync / classicGroupHeartbeat / classicGroupLeave route by the group's type): the
+        classic coordinator's status error first (False when there is one, or no consumer group: the
+        classic coordinator answers)."""
+        if self.consumer_groups is None or self.group_coordinator.validate_group_status(group_id, api) is not None:
+            return False
+        if join:
+            return self.consumer_groups.takes_classic_join(group_id)
+        return self.consumer_groups.holds(group_id)
+
     def handle_join_group_request(self, request: JoinGroupRequestData, version: int, client_id: str,
                                   client_host: str, callback: Callable) -> None:
+        if self._to_consumer_group(request.group_id, "JoinGroup", join=True):
+            if not self.group_coordinator.is_valid_session_timeout(request.session_timeout_ms):
+                callback(join_error(request.member_id, Errors.INVALID_SESSION_TIMEOUT))
+            else:
+                callback(self.consumer_groups.classic_group_join(request, version, client_id))
+            return
         group_instance_id = request.group_instance_id
         # Only return MEMBER_ID_REQUIRED error if joinGroupRequest version is >= 4
         # and groupInstanceId is configured to unknown.
@@ -233,6 +254,9 @@ class Broker:
             # protocol type and name are mandatory from v5
             callback(sync_error(Errors.INCONSISTENT_GROUP_PROTOCOL))
             return
+        if self._to_consumer_group(request.group_id, "SyncGroup"):
+            callback(self.consumer_groups.classic_group_sync(request))
+            return
         assignment = {a.member_id: a.assignment for a in request.assignments}
         self.group_coordinator.handle_sync_group(
             request.group_id, request.generation_id, request.member_id, request.protocol_type,
@@ -240,13 +264,21 @@ class Broker:
 
     def handle_heartbeat_request(self, request: HeartbeatRequestData, version: int, client_id: str,
                                  client_host: str, callback: Callable) -> None:
+        if self._to_consumer_group(request.group_id, "Heartbeat"):
+            callback(self.consumer_groups.classic_group_heartbeat(request))
+            return
         self.group_coordinator.handle_heartbeat(request.group_id, request.member_id, request.group_instance_id,
                                                 request.generation_id, callback)
 
     def handle_leave_group_request(self, request: LeaveGroupRequestData, version: int, client_id: str,
                                    client_host: str, callback: Callable) -> None:
+        if self._to_consumer_group(request.group_id, "LeaveGroup"):
+            def leave(group_id, members, respond):  # classicGroupLeaveToConsumerGroup
+                respond(self.consumer_groups.classic_group_leave(request))
+        else:
+            leave = self.group_coordinator.handle_leave_group
         if version >= 3:
-            self.group_coordinator.handle_leave_group(request.group_id, request.members, callback)
+            leave(request.group_id, request.members, callback)
             return
 
         def single_member_callback(response: LeaveGroupResponseData) -> None:
@@ -259,7 +291,7 @@ class Broker:
                         break
             callback(LeaveGroupResponseData(error_code=error_code))
 
-        self.group_coordinator.handle_leave_group(request.group_id, request.members, single_member_callback)
+        leave(request.group_id, request.members, single_member_callback)
 
     def handle_consumer_group_heartbeat_request(self, request: ConsumerGroupHeartbeatRequestData, version: int,
                                                 client_id: str, client_host: str, callback: Callable) -> None:

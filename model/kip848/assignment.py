@@ -35,6 +35,7 @@ class Member(NamedTuple):
     revoking: frozenset = frozenset()  # partitionsPendingRevocation
     subscribed: tuple = ()  # subscribedTopicNames
     rebalance_timeout_ms: int = -1
+    classic: tuple | None = None  # a classic member's ClassicMemberMetadata (model.kip848.classic.Classic), else None
 
     def reconciled_to(self, target_epoch: int) -> bool:
         """ModernGroupMember.isReconciledTo."""

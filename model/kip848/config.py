@@ -22,13 +22,13 @@ def _not_negative(inst, attribute, value):
 
 
 def _broken(inst, attribute, value):
-    from model.kip848.variants import VARIANTS
+    from model.kip848.variants import CLASSIC_VARIANTS, VARIANTS
 
     if not isinstance(value, frozenset) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"broken must be a frozenset of variant names, got {value!r}")
-    unknown = sorted(value - set(VARIANTS))
+    unknown = sorted(value - set(VARIANTS) - set(CLASSIC_VARIANTS))
     if unknown:
-        raise ConfigError(f"broken: unknown KIP-848 variant(s) {unknown}; known: {sorted(VARIANTS)}")
+        raise ConfigError(f"broken: unknown KIP-848 variant(s) {unknown}; known: {sorted(VARIANTS) + sorted(CLASSIC_VARIANTS)}")
 
 
 @attrs.frozen(slots=True)

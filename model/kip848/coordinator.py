@@ -22,7 +22,8 @@ and its assignment at epoch -2 (``consumerGroupStaticMemberGroupLeave``) until i
 its session runs out; a leave at -1 fences it as a dynamic member's does.
 
 Each function returns the new group and a log: ``("bump", epoch)``, ``("target", epoch)``,
-``("fenced", member id, why)``, and ``("breach", what)`` where Kafka's own state check would throw
+``("fenced", member id, why)``, ``("downgrade", why)`` where Kafka converts the group to a
+classic one (only classic members left: :mod:`model.kip848.classic`), and ``("breach", what)`` where Kafka's own state check would throw
 (``ConsumerGroup.addPartitionEpochs``: "Cannot set the epoch of ... because the partition is still
 owned"), which a correct coordinator never reaches.
 """
@@ -336,7 +337,12 @@ def fence(group: Group, member_id: str, why: str, config) -> tuple[Group, list]:
     if config.is_broken("fenced_partitions_kept"):
         member = member._replace(assigned=frozenset(), revoking=frozenset())
     group = _remove_member(group, member)._replace(epoch=group.epoch + 1)
-    return group, [("fenced", member_id, why), ("bump", group.epoch)]
+    log = [("fenced", member_id, why), ("bump", group.epoch)]
+    if group.members and all(m.classic is not None for m in group.members):
+        # validateOnlineDowngradeWithFencedMembers (group.consumer.migration.policy bidirectional):
+        # Kafka converts the group to a classic group here instead (convertToClassicGroup)
+        log.append(("downgrade", f"only classic members are left once {member_id} is fenced"))
+    return group, log
 
 
 def next_due(group: Group) -> int | None:

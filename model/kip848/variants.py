@@ -68,3 +68,21 @@ VARIANTS: dict[str, tuple[str, str]] = {
         "kip848-one-member-per-instance-id",
     ),
 }
+
+
+# Broken variants of the classic members' path (model.kip848.classic): the walker's worlds have no
+# classic members, so these are caught by the broker judge (``conform broker --protocol consumer
+# --classic N``), a correct broker diverging from each (tests/live/test_kip848_brokers.py).
+CLASSIC_VARIANTS: dict[str, str] = {
+    "classic_owned_ignored": (
+        "a classic member's JoinGroup is reconciled as if it owned nothing: it moves to the next epoch "
+        "while it still holds the partitions it must revoke (KAFKA-19974's class, for classic members)"),
+    "classic_sync_gives_revoking": (
+        "SyncGroup answers the partitions pending revocation with the assigned ones, so the member keeps "
+        "them"),
+    "classic_heartbeat_never_rebalances": (
+        "Heartbeat answers NONE to a classic member whose epoch the group epoch passed: it never learns to "
+        "rejoin (KAFKA-16249's stuck member, for classic members)"),
+    "classic_generation_unchecked": (
+        "SyncGroup and Heartbeat accept any generation (throwIfGenerationIdUnmatched skipped)"),
+}

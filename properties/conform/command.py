@@ -78,6 +78,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="the first N members are static (group.instance.id, KIP-345; JoinGroup v5-v8 and the "
                         "versions of the other group APIs that carry it): a fresh join of theirs is a restarted "
                         "process taking its instance's place (default 0)")
+    b.add_argument("--classic", type=int_at_least("--classic", 0), default=0, metavar="N",
+                   help="with --protocol consumer: the last N members speak the classic protocol inside the "
+                        "consumer group (Kafka 4.x's online migration: JoinGroup, SyncGroup, Heartbeat, LeaveGroup "
+                        "to a consumer group); at least one member speaks the consumer protocol (default 0)")
     b.add_argument("--timers", choices=("off", "on", "both"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
                         "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
@@ -122,6 +126,15 @@ def cmd_conform(args) -> int:
                          "or groupcheck conform client --client NAME")
     if args.static > args.members:
         raise UsageError(f"--static {args.static}: more than the {args.members} members (--members)")
+    if args.classic and args.protocol != "consumer":
+        raise UsageError(f"--classic {args.classic}: classic members inside a consumer group need --protocol consumer "
+                         "(with --protocol classic every member is classic)")
+    if args.classic >= args.members:
+        raise UsageError(f"--classic {args.classic}: at least one of the {args.members} members (--members) must speak "
+                         "the consumer protocol (it creates the consumer group)")
+    if args.static + args.classic > args.members:
+        raise UsageError(f"--static {args.static} and --classic {args.classic}: more than the {args.members} members "
+                         "(--members); static members speak the consumer protocol, classic ones are dynamic")
     if args.protocol == "consumer":
         from properties.kip848.conform import cmd_broker
 

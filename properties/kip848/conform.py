@@ -39,6 +39,25 @@ in every heartbeat, and four more actions are drawn (a dynamic consumer sends ``
               was lost, or it was fenced): Kafka 4.1 answers UNRELEASED_INSTANCE_ID (the known
               hazard, apache/kafka#23542); the consumer then leaves at -2 and joins again
 ``impostor``  a heartbeat at its epoch from another member id with its instance id (FENCED_INSTANCE_ID)
+
+With ``--classic N`` the last N virtual consumers speak the classic protocol inside the consumer
+group (Kafka 4.x's online migration; the model's :mod:`model.kip848.classic`), as the Java
+consumer's cooperative ConsumerCoordinator would (JoinGroup v9, SyncGroup v5, Heartbeat v4,
+LeaveGroup v5):
+
+``cjoin``     JoinGroup with its owned partitions (a new member first gets MEMBER_ID_REQUIRED and
+              the member id to join with); then ``csync`` SyncGroup at the generation it was given
+``cbeat``     Heartbeat: REBALANCE_IN_PROGRESS tells it to rejoin
+``cleave``    LeaveGroup
+``cstale``    a Heartbeat at a generation before its own (ILLEGAL_GENERATION)
+``cbad``      JoinGroup with a session timeout of 0 ms, below group.min.session.timeout.ms (INVALID_SESSION_TIMEOUT)
+``cforeign``  JoinGroup naming only a protocol the other classic members do not support
+              (INCONSISTENT_GROUP_PROTOCOL when there are some)
+
+A consumer-protocol member joins first. A schedule ends where the group would change type: a
+JoinGroup to a group without members (Kafka makes it a classic group) is not sent, and the answer
+to a request after which only classic members are left (Kafka converts the group to a classic one,
+``group.consumer.migration.policy=bidirectional``) is the last one judged.
 """
 
 from __future__ import annotations
@@ -50,8 +69,10 @@ from typing import List, Optional, Tuple
 
 import attrs
 
+from model.kip848 import classic
 from model.kip848 import coordinator as coord
-from properties.kip848.shapes import error_name, from_response, to_request
+from properties.kip848.shapes import (CLASSIC_VERSIONS, classic_from_wire, classic_to_wire, error_name, from_response,
+                                      to_request)
 from model.kip848.config import Config
 from properties.live.exchange import Unreachable, connect
 
@@ -65,6 +86,10 @@ COMMIT_VERSION = 9
 COMMITS = ("commit", "stale_commit")
 STATIC_ACTIONS = ("static_leave", "restart", "rejoin", "impostor")
 _STATIC_WEIGHTS = (0.6, 0.6, 0.4, 0.2)
+CLASSIC_ACTIONS = ("cjoin", "csync", "cbeat", "cleave", "cstale", "cbad", "cforeign")
+_CLASSIC_WEIGHTS = (2, 2, 5, 0.4, 0.3, 0.2, 0.2)
+CLASSIC_PROTOCOLS = ("cooperative-sticky", "range")  # the Java consumer's default assignors, in its order
+SESSION_TIMEOUT_MS = 45_000  # the classic consumer's session.timeout.ms default
 
 
 @attrs.frozen
@@ -99,15 +124,24 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
 
 
-def schedule(seed: int, consumers: int, length: int, static: int = 0) -> List[Tuple[int, str]]:
+def schedule(seed: int, consumers: int, length: int, static: int = 0, classic_members: int = 0) -> List[Tuple[int, str]]:
     """(consumer, action) pairs: every consumer joins first, then actions by weight (with *static*,
-    the static members' actions too)."""
+    the static members' actions too; the last *classic_members* consumers draw the classic
+    protocol's actions, and a consumer-protocol member joins first)."""
     rng = random.Random(seed)
-    steps = [(c, "join") for c in range(consumers)]
+    first_classic = consumers - classic_members
+    steps = [(c, "join" if c < first_classic else "cjoin") for c in range(consumers)]
     rng.shuffle(steps)
+    if classic_members:
+        lead = next(i for i, (c, _) in enumerate(steps) if c < first_classic)
+        steps.insert(0, steps.pop(lead))
     actions, weights = (ACTIONS + STATIC_ACTIONS, _WEIGHTS + _STATIC_WEIGHTS) if static else (ACTIONS, _WEIGHTS)
     while len(steps) < length:
-        steps.append((rng.randrange(consumers), rng.choices(actions, weights)[0]))
+        c = rng.randrange(consumers)
+        if c >= first_classic:
+            steps.append((c, rng.choices(CLASSIC_ACTIONS, _CLASSIC_WEIGHTS)[0]))
+        else:
+            steps.append((c, rng.choices(actions, weights)[0]))
     return steps
 
 
@@ -222,6 +256,87 @@ class _Consumer:
                 self.member_id = self._id()
 
 
+class _ClassicConsumer:
+    """What a virtual consumer of the classic protocol knows, as the Java consumer's cooperative
+    ConsumerCoordinator keeps it: its member id (none before the coordinator gives one), its
+    generation, the partitions it owns, whether it waits for its SyncGroup or must rejoin."""
+
+    def __init__(self, index: int):
+        self.index = index
+        self.member_id = ""
+        self.generation = -1
+        self.protocol_name: str | None = None
+        self.owned: frozenset = frozenset()
+        self.syncing = False  # joined: its SyncGroup comes next
+        self.rejoin = False  # a REBALANCE_IN_PROGRESS, or partitions it revoked: it joins again
+
+    def next_action(self, action: str) -> str:
+        """A consumer out of the group joins (the broken joins go as drawn); after a JoinGroup the
+        SyncGroup; a consumer told to rejoin rejoins; otherwise as drawn."""
+        if action in ("cbad", "cforeign"):
+            return action
+        if self.generation < 0:
+            return "cjoin"
+        if self.syncing and action not in ("cleave", "cstale"):
+            return "csync"
+        if self.rejoin and action in ("cbeat", "csync"):
+            return "cjoin"
+        return action
+
+    def request(self, action: str):
+        if action == "cjoin":
+            return classic.Join(self.member_id, CLASSIC_PROTOCOLS, (TOPIC,), self.owned, SESSION_TIMEOUT_MS,
+                                REBALANCE_TIMEOUT_MS)
+        if action == "cbad":
+            # 0 ms: below group.min.session.timeout.ms however a broker sets it (conformance runs lower it to 1000)
+            return classic.Join(self.member_id, CLASSIC_PROTOCOLS, (TOPIC,), self.owned, 0, REBALANCE_TIMEOUT_MS)
+        if action == "cforeign":
+            return classic.Join(self.member_id or str(uuid.UUID(int=0xf0 << 64 | self.index)), ("roundrobin",), (TOPIC,),
+                                self.owned, SESSION_TIMEOUT_MS, REBALANCE_TIMEOUT_MS)
+        if action == "csync":
+            return classic.Sync(self.member_id, self.generation, self.protocol_name)
+        if action == "cstale":
+            return classic.Beat(self.member_id, self.generation - 1)
+        if action == "cleave":
+            return classic.Leave(self.member_id)
+        return classic.Beat(self.member_id, self.generation)  # cbeat
+
+    def learn(self, action: str, answer: classic.Answer) -> None:
+        error = answer.error
+        if action in ("cbad", "cstale") or (action == "cforeign" and error != classic.NONE):
+            return  # a broken request's answer tells a client nothing about its membership
+        if action in ("cjoin", "cforeign"):
+            if error == classic.MEMBER_ID_REQUIRED:
+                self.member_id = answer.member_id or ""
+            elif error == classic.NONE:
+                self.member_id, self.generation, self.protocol_name = answer.member_id, answer.generation, answer.protocol_name
+                self.syncing, self.rejoin = True, False
+            elif error in (classic.UNKNOWN_MEMBER_ID, classic.ILLEGAL_GENERATION):
+                self._reset(keep_member_id=error == classic.ILLEGAL_GENERATION)
+            return
+        if action == "cleave":
+            self._reset()
+            return
+        if error == classic.NONE and action == "csync":
+            # ConsumerCoordinator.onJoinComplete (cooperative): revoke what is no longer assigned,
+            # then rejoin when anything was revoked
+            assigned = answer.assignment or frozenset()
+            revoked = self.owned - assigned
+            self.owned, self.syncing, self.rejoin = assigned, False, bool(revoked)
+        elif error == classic.REBALANCE_IN_PROGRESS:
+            self.rejoin = True
+        elif error in (classic.UNKNOWN_MEMBER_ID, classic.ILLEGAL_GENERATION):
+            self._reset(keep_member_id=error == classic.ILLEGAL_GENERATION)
+
+    def _reset(self, keep_member_id: bool = False) -> None:
+        """resetStateOnResponseError: the generation gone (its partitions lost at the next join,
+        ConsumerCoordinator.onJoinPrepare); the member id kept after ILLEGAL_GENERATION ("the
+        member ID is still valid"), dropped otherwise."""
+        self.member_id = self.member_id if keep_member_id else ""
+        self.generation, self.protocol_name = -1, None
+        self.owned, self.syncing, self.rejoin = frozenset(), False, False
+
+
 def commit_to_wire(request: coord.Commit, group_id: str):
     """OffsetCommit v9 (impl.protocol): GenerationIdOrMemberEpoch carries the member epoch."""
     from impl import protocol as P
@@ -238,54 +353,90 @@ def commit_error(body) -> str:
 
 
 def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
-    """Write *request* (a heartbeat or a commit) on *sock* and read its answer: the decoded
-    response, or the codec's WireError. OSError or EOFError when the broker hangs up."""
+    """Write *request* (a heartbeat, a commit or a classic request) on *sock* and read its answer:
+    the decoded response, or the codec's WireError. OSError or EOFError when the broker hangs up."""
     from impl.wire.codec import decode_response, encode_request
     from properties.live.exchange import read_frame
 
     if isinstance(request, coord.Commit):
         wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
-    else:
+    elif isinstance(request, coord.Request):
         wire, api, version = to_request(request, group_id, topic_id, "range" if request.epoch == 0 else None), API, VERSION
+    else:
+        wire, api = classic_to_wire(request, group_id, TOPIC)
+        version = CLASSIC_VERSIONS[api]
     sock.sendall(encode_request(wire, version, correlation_id, "groupcheck"))
     return decode_response(api, version, read_frame(sock))
 
 
-def _judged(expected: coord.Response, observed: coord.Response) -> bool:
+def _judged(expected, observed) -> bool:
     """Equal where the protocol fixes the answer: the error always; on success the epoch, the
-    interval and the assignment (absent where the model sends none)."""
+    interval and the assignment (absent where the model sends none); for a classic request the
+    member id (unless the model leaves it open), generation, protocol name and assignment."""
     if expected.error != observed.error:
         return False
+    if isinstance(expected, classic.Answer):
+        if expected.error != coord.NONE:
+            return True
+        return (expected.member_id in (None, observed.member_id) and expected.generation == observed.generation
+                and expected.protocol_name == observed.protocol_name and expected.assignment == observed.assignment)
     if expected.error != coord.NONE:
         return True
     return (expected.epoch, expected.interval_ms, expected.assignment) == (observed.epoch, observed.interval_ms,
                                                                           observed.assignment)
 
 
+_CLASSIC_STEPS = {classic.Join: classic.join, classic.Sync: classic.sync, classic.Beat: classic.beat,
+                  classic.Leave: classic.leave}
+_CLASSIC_APIS = {classic.Join: "JoinGroup", classic.Sync: "SyncGroup", classic.Beat: "Heartbeat",
+                 classic.Leave: "LeaveGroup"}
+
+
+def _expect(group: coord.Group, request, config):
+    """The model's group after *request* and the answer it must get (None: the group would
+    change type before it, so it is not sent), and the step's log."""
+    if isinstance(request, coord.Commit):
+        return group, coord.Response(coord.commit(group, request, config)[0]), []
+    if isinstance(request, coord.Request):
+        return coord.heartbeat(group, request, 0, config)
+    return _CLASSIC_STEPS[type(request)](group, request, 0, config)
+
+
+def _observed(request, decoded):
+    """The broker's answer in the model's terms, and the topic id it names (or None)."""
+    if isinstance(request, coord.Commit):
+        return coord.Response(commit_error(decoded.body)), None
+    if isinstance(request, coord.Request):
+        return from_response(decoded.body)
+    return classic_from_wire(_CLASSIC_APIS[type(request)], decoded.body, TOPIC), None
+
+
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
                  heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
-                 static: int = 0) -> Result:
+                 static: int = 0, classic_members: int = 0) -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth); the first *static*
-    consumers are static members."""
+    consumers are static members, the last *classic_members* speak the classic protocol."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken))
     coverage: dict = {}
     group_id = f"groupcheck-kip848-{seed}-{uuid.uuid4().hex[:8]}"
-    members = [_Consumer(c, seed, f"i{c}" if c < static else None) for c in range(consumers)]
+    first_classic = consumers - classic_members
+    members = [_Consumer(c, seed, f"i{c}" if c < static else None) if c < first_classic else _ClassicConsumer(c)
+               for c in range(consumers)]
     group = coord.new_group(partitions)
     topic_id = None
     socks = [connect(address, timeout_s) for _ in range(consumers)]
     try:
-        for i, (c, drawn) in enumerate(schedule(seed, consumers, length, static)):
+        for i, (c, drawn) in enumerate(schedule(seed, consumers, length, static, classic_members)):
             consumer = members[c]
             action = consumer.next_action(drawn)
             request = consumer.request(action)
-            if action in COMMITS:
-                expected_group, expected = group, coord.Response(coord.commit(group, request, config)[0])
-            else:
-                expected_group, expected, _ = coord.heartbeat(group, request, 0, config)
+            expected_group, expected, log = _expect(group, request, config)
+            if expected is None:  # Kafka would make the group a classic one: the model stops here
+                coverage["stopped: a JoinGroup to a group without members"] = 1
+                return Result(seed, i, None, coverage)
             try:
                 decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1)
             except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
@@ -294,10 +445,7 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             if not hasattr(decoded, "body"):
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"undecodable: {decoded}"), coverage)
-            if action in COMMITS:
-                observed, named = coord.Response(commit_error(decoded.body)), None
-            else:
-                observed, named = from_response(decoded.body)
+            observed, named = _observed(request, decoded)
             topic_id = topic_id or named
             if not _judged(expected, observed):
                 return Result(seed, i + 1, Divergence(seed, i, c, action, _show(request), _show(expected),
@@ -305,6 +453,9 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             group = expected_group
             _covered(coverage, action, expected, group)
             consumer.learn(action, observed)
+            if any(entry[0] == "downgrade" for entry in log):  # Kafka converted the group to a classic one
+                coverage["stopped: the group downgraded to classic"] = 1
+                return Result(seed, i + 1, None, coverage)
         return Result(seed, length, None, coverage)
     finally:
         for s in socks:
@@ -312,6 +463,16 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
 
 
 def _show(value) -> str:
+    if isinstance(value, (classic.Join, classic.Sync, classic.Beat, classic.Leave)):
+        return _show_classic(value)
+    if isinstance(value, classic.Answer):
+        if value.error != coord.NONE:
+            return value.error
+        fields = [f"{k} {v}" for k, v in (("member id", value.member_id), ("generation", value.generation),
+                                          ("protocol", value.protocol_name)) if v not in (None, -1)]
+        if value.assignment is not None:
+            fields.append(f"assignment {sorted(value.assignment)}")
+        return " ".join(["NONE"] + fields)
     if isinstance(value, coord.Commit):
         return f"(OffsetCommit v{COMMIT_VERSION} at epoch {value.epoch} of partitions {sorted(value.partitions)})"
     if isinstance(value, coord.Request):
@@ -327,6 +488,17 @@ def _show(value) -> str:
         return value.error
     shown = f"NONE epoch {value.epoch} interval {value.interval_ms}"
     return shown + ("" if value.assignment is None else f" assignment {sorted(value.assignment)}")
+
+
+def _show_classic(request) -> str:
+    name = _CLASSIC_APIS[type(request)]
+    version = CLASSIC_VERSIONS[name]
+    if isinstance(request, classic.Join):
+        return (f"({name} v{version} member id {request.member_id or '(none)'}, protocols {list(request.protocols)}, "
+                f"owned {sorted(request.owned)}, session timeout {request.session_timeout_ms})")
+    if isinstance(request, classic.Leave):
+        return f"({name} v{version} member id {request.member_id})"
+    return f"({name} v{version} member id {request.member_id}, generation {request.generation})"
 
 
 def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tuple[int, int]]:
@@ -434,7 +606,7 @@ def cmd_broker(args) -> int:
         for i, seed in enumerate(range(args.seed, args.seed + args.schedules), 1):
             try:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
-                                      partitions=PARTITIONS, static=args.static)
+                                      partitions=PARTITIONS, static=args.static, classic_members=args.classic)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -450,7 +622,8 @@ def cmd_broker(args) -> int:
         if process is not None:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
-    summary = {"system": name, "protocol": "consumer", "members": args.members, "static": args.static, "schedules": done,
+    summary = {"system": name, "protocol": "consumer", "members": args.members, "static": args.static,
+               "classic": args.classic, "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],
@@ -465,6 +638,8 @@ def cmd_broker(args) -> int:
         print(json.dumps(summary))
     else:
         members = f"{args.static} of {args.members} members static" if args.static else "dynamic members"
+        if args.classic:
+            members += f", {args.classic} of them classic"
         print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}, {members}): {done} of {args.schedules} schedules, {judged} "
               f"answers judged in {seconds:.1f} s: {summary['verdict']}")
         for d in divergences[:10]:
@@ -509,6 +684,12 @@ def _markdown(summary: dict) -> str:
              + (f"; {summary['static']} of the {summary['members']} members static (an instance id in every heartbeat; "
                 "leaves at -2, rolling restarts that replace a departed member, rejoins with the member's own id, "
                 "impostors)" if summary.get("static") else "; dynamic members only (`--static N` for static ones)")
+             + (f"; {summary['classic']} of the {summary['members']} members classic inside the consumer group "
+                "(JoinGroup v9: error, member id, generation = member epoch, protocol name; SyncGroup v5: error, "
+                "protocol name, assigned partitions; Heartbeat v4 and LeaveGroup v5: error), each schedule judged up "
+                "to where the group would change type (a JoinGroup to a group without members is not sent; the "
+                "answer that leaves only classic members, after which Kafka converts the group to a classic one, is "
+                "the last judged)" if summary.get("classic") else "")
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
              "uniform assignor (members ask for `range`).", ""]
     if summary["failure"]:

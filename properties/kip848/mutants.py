@@ -76,7 +76,7 @@ _DEFS = (
      ""),
     ("fenced_target_kept",
      "fencing a member leaves its target assignment in place (no tombstone)",
-     f"{_M}.coordinator.ConsumerGroupCoordinator._fence_member", "fencing",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._fence_members", "fencing",
      (("group.update_target_assignment(member.member_id, None)", "pass  # MUTANT: the target is kept"),),
      ""),
     ("session_not_restarted",

@@ -48,3 +48,59 @@ def from_response(body: ConsumerGroupHeartbeatResponseData) -> Tuple[coord.Respo
         assignment = frozenset(parts)
     error = error_name(body.error_code)
     return coord.Response(error, body.member_id or "", body.member_epoch, body.heartbeat_interval_ms, assignment), topic_id
+
+
+# -- classic members inside a consumer group (model.kip848.classic) ---------------------------
+CLASSIC_VERSIONS = {"JoinGroup": 9, "SyncGroup": 5, "Heartbeat": 4, "LeaveGroup": 5}  # what Kafka 4.1's consumer sends
+
+
+def classic_to_wire(request, group_id: str, topic: str):
+    """A classic request of the model (Join, Sync, Beat, Leave) as impl.protocol's request data and
+    (API, version): the JoinGroup's protocols each carry the ConsumerProtocol subscription of
+    *topic* with the owned partitions, as the Java consumer's ConsumerCoordinator.metadata does."""
+    from impl import protocol as P
+    from model.kip848 import classic
+
+    if isinstance(request, classic.Join):
+        def subscription():  # one per protocol (the codec keeps the bytes it encoded on the value)
+            return P.Subscription(topics=list(request.subscribed),
+                                  owned_partitions=[P.TopicPartition(topic, p) for p in sorted(request.owned)])
+
+        wire = P.JoinGroupRequestData(group_id=group_id, session_timeout_ms=request.session_timeout_ms,
+                                      rebalance_timeout_ms=request.rebalance_timeout_ms, member_id=request.member_id,
+                                      protocol_type=request.protocol_type,
+                                      protocols=[P.JoinGroupRequestProtocol(name, subscription())
+                                                 for name in request.protocols])
+        return wire, "JoinGroup"
+    if isinstance(request, classic.Sync):
+        return P.SyncGroupRequestData(group_id=group_id, generation_id=request.generation, member_id=request.member_id,
+                                      protocol_type=request.protocol_type, protocol_name=request.protocol_name,
+                                      assignments=[]), "SyncGroup"
+    if isinstance(request, classic.Beat):
+        return P.HeartbeatRequestData(group_id=group_id, generation_id=request.generation,
+                                      member_id=request.member_id), "Heartbeat"
+    if isinstance(request, classic.Leave):
+        return P.LeaveGroupRequestData(group_id=group_id, members=[P.MemberIdentity(request.member_id)]), "LeaveGroup"
+    raise TypeError(f"not a classic request of the model: {request!r}")
+
+
+def classic_from_wire(api: str, body, topic: str):
+    """A broker's answer to a classic request in the model's terms (classic.Answer): a JoinGroup's
+    error, member id, generation and protocol name; a SyncGroup's error, protocol name and the
+    partitions of *topic* it assigns (another topic's partition shows as -1, which no model
+    assignment holds); a Heartbeat's error; a LeaveGroup's top-level error, else its member's."""
+    from model.kip848 import classic
+
+    error = error_name(body.error_code)
+    if api == "JoinGroup":
+        return classic.Answer(error, body.member_id, body.generation_id, body.protocol_name)
+    if api == "SyncGroup":
+        assignment = None
+        if error == classic.NONE and body.assignment is not None:
+            assignment = frozenset(tp.partition if tp.topic == topic else -1 for tp in body.assignment.partitions)
+        elif error == classic.NONE:
+            assignment = frozenset()
+        return classic.Answer(error, protocol_name=body.protocol_name, assignment=assignment)
+    if api == "LeaveGroup" and error == classic.NONE and body.members:
+        return classic.Answer(error_name(body.members[0].error_code))
+    return classic.Answer(error)

@@ -307,3 +307,15 @@ def test_static_members_conform_on_groupcheck_broker_and_meet_replacement_and_fe
 def test_static_schedules_refuse_more_static_members_than_members(capsys, tmp_path):
     code, _, err = _conform(capsys, tmp_path, "--launch", "groupcheck", "--members", "2", "--static", "3")
     assert code == 2 and "--static 3: more than the 2 members" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--classic", "1"), "--classic 1: classic members inside a consumer group need --protocol consumer"),
+    (("--protocol", "consumer", "--members", "2", "--classic", "2"),
+     "--classic 2: at least one of the 2 members (--members) must speak the consumer protocol"),
+    (("--protocol", "consumer", "--members", "3", "--static", "2", "--classic", "2"),
+     "--static 2 and --classic 2: more than the 3 members"),
+])
+def test_classic_members_inside_a_consumer_group_are_refused_where_they_cannot_be(capsys, tmp_path, args, message):
+    code, _, err = _conform(capsys, tmp_path, "--launch", "groupcheck", *args)
+    assert code == 2 and message in err and "Traceback" not in err

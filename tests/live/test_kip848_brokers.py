@@ -1,6 +1,7 @@
 """Brokers' KIP-848 coordinators judged by the KIP-848 model over TCP (issue 39): Apache Kafka 4.1
-(the session's node, tests/live/conftest.py, with a topic of its own) and librdkafka's mock cluster,
-with ConsumerGroupHeartbeat v1."""
+(the session's node, tests/live/conftest.py, with a topic of its own), groupcheck's broker and
+librdkafka's mock cluster, with ConsumerGroupHeartbeat v1 (and classic members inside the consumer
+group: JoinGroup, SyncGroup, Heartbeat and LeaveGroup to it)."""
 
 import json
 
@@ -8,6 +9,7 @@ import pytest
 
 from properties.cli import main
 from properties.errors import INCONCLUSIVE
+from model.kip848.variants import CLASSIC_VARIANTS
 from properties.kip848.conform import PARTITIONS, TOPIC, run_schedule, wait_for_topic
 from properties.live import kafka
 
@@ -33,28 +35,37 @@ STATIC_CORNERS = ("static_leave -> NONE", "restart -> NONE", "rejoin -> UNRELEAS
                   "impostor -> FENCED_INSTANCE_ID", "join -> UNRELEASED_INSTANCE_ID")
 
 
-def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0) -> None:
+# classic members inside the consumer group (--classic 2 of 3 members): Kafka 4.x's online migration,
+# the downgrade to a classic group when the last consumer-protocol member leaves included
+CLASSIC_CORNERS = ("cjoin -> MEMBER_ID_REQUIRED", "cjoin -> NONE", "csync -> NONE", "csync -> REBALANCE_IN_PROGRESS",
+                   "cbeat -> NONE", "cbeat -> REBALANCE_IN_PROGRESS", "cleave -> NONE", "cstale -> ILLEGAL_GENERATION",
+                   "cbad -> INVALID_SESSION_TIMEOUT", "cforeign -> INCONSISTENT_GROUP_PROTOCOL",
+                   "member UNREVOKED_PARTITIONS", "stopped: the group downgraded to classic")
+
+
+def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0, classic: int = 0) -> None:
     """*seeds* schedules against the broker at *address*: no divergence, every corner reached."""
     covered: dict = {}
     for seed in range(seeds):
-        result = run_schedule(address, seed, partitions=PARTITIONS, static=static)
+        result = run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic)
         assert result.divergence is None, result.divergence.describe()
         for key, n in result.coverage.items():
             covered[key] = covered.get(key, 0) + n
-    for corner in STATIC_CORNERS if static else CORNERS:
+    for corner in CLASSIC_CORNERS if classic else STATIC_CORNERS if static else CORNERS:
         assert covered.get(corner, 0) > 0, corner
 
 
-def broken_model_finds_it_diverging(address, variant: str, static: int = 0) -> None:
+def broken_model_finds_it_diverging(address, variant: str, static: int = 0, classic: int = 0) -> None:
     """Judged by a broken variant of the model, the broker diverges within 20 schedules, and the
     same schedule conforms to the right model (the variant's doing)."""
     found = None
     for seed in range(20):
-        found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}, static=static).divergence
+        found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}, static=static,
+                             classic_members=classic).divergence
         if found is not None:
             break
     assert found is not None, f"{variant}: no divergence in 20 schedules"
-    assert run_schedule(address, seed, partitions=PARTITIONS, static=static).divergence is None
+    assert run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic).divergence is None
 
 
 def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
@@ -79,6 +90,17 @@ def test_kafka_41_conforms_with_static_members_and_refuses_a_member_its_own_inst
 @pytest.mark.parametrize("variant", ["static_unreleased_unchecked", "static_duplicate_member"])
 def test_a_broken_model_of_static_members_finds_kafka_diverging(kafka41_kip848, variant):
     broken_model_finds_it_diverging(kafka41_kip848, variant, static=3)
+
+
+def test_kafka_41_conforms_with_classic_members_inside_the_consumer_group(kafka41_kip848):
+    """Kafka 4.1.2 answers classic members of a consumer group (classicGroupJoinToConsumerGroup and
+    the others) as model/kip848/classic.py says, up to the downgrade to a classic group."""
+    conforms_and_reaches_the_corners(kafka41_kip848, 30, classic=2)
+
+
+@pytest.mark.parametrize("variant", sorted(CLASSIC_VARIANTS))
+def test_a_broken_model_of_classic_members_finds_kafka_diverging(kafka41_kip848, variant):
+    broken_model_finds_it_diverging(kafka41_kip848, variant, classic=2)
 
 
 def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_path, capsys):
@@ -168,6 +190,19 @@ def test_a_broken_model_finds_groupcheck_broker_diverging(groupcheck_broker_kip8
 
 def test_groupcheck_broker_conforms_with_static_members(groupcheck_broker_kip848):
     conforms_and_reaches_the_corners(groupcheck_broker_kip848, 40, static=3)
+
+
+def test_groupcheck_broker_takes_classic_members_into_its_consumer_groups(groupcheck_broker_kip848):
+    """impl/server/modern's classic_group_join and the others, judged as Kafka is (before them the
+    broker ran a classic group beside the consumer group: generation 1 where Kafka answers the
+    member epoch, seed 7 of --classic 1)."""
+    conforms_and_reaches_the_corners(groupcheck_broker_kip848, 40, classic=2)
+    assert run_schedule(groupcheck_broker_kip848, 7, partitions=PARTITIONS, classic_members=1).divergence is None
+
+
+@pytest.mark.parametrize("variant", ["classic_owned_ignored", "classic_heartbeat_never_rebalances"])
+def test_a_broken_model_of_classic_members_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
+    broken_model_finds_it_diverging(groupcheck_broker_kip848, variant, classic=2)
 
 
 def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):

@@ -13,7 +13,7 @@ from typing import Optional
 
 from impl.errors import (GroupIdNotFoundException, IllegalStateException, StaleMemberEpochException,
                          UnknownMemberIdException, UnsupportedVersionException)
-from impl.server.modern.consumer_group_member import ConsumerGroupMember
+from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
 
 
 class ConsumerGroupState(enum.Enum):
@@ -67,6 +67,33 @@ class ConsumerGroup:
         """staticMember: the member holding *instance_id*, or None."""
         member_id = self.static_member_id(instance_id)
         return None if member_id is None else self.get_or_maybe_create_member(member_id, False)
+
+    # -- classic members (Kafka 4.x's online migration) ---------------------------------------
+
+    def num_classic_protocol_members(self) -> int:
+        return sum(1 for m in self.members.values() if m.use_classic_protocol)
+
+    def supports_classic_protocols(self, member_protocol_type: Optional[str], member_protocols) -> bool:
+        """supportsClassicProtocols: the ``consumer`` protocol type, and a protocol every classic
+        member supports (any, when there is none; a non-empty list, when the group is empty)."""
+        if member_protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(member_protocols)
+        classic = [m.classic_member_metadata.supported_protocols for m in self.members.values()
+                   if m.use_classic_protocol]
+        return any(all(name in supported for supported in classic) for name in member_protocols)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """waitingOnUnreleasedPartition: a partition of its target it is not assigned yet is still
+        owned by another member."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, partitions in self.target_assignment(member.member_id).items():
+            assigned = member.assigned_partitions.get(topic_id, frozenset())
+            if any(p not in assigned and self.current_partition_epoch(topic_id, p) != -1 for p in partitions):
+                return True
+        return False
 
     # -- epochs and the target assignment -----------------------------------------------------
 

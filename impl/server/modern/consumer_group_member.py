@@ -24,6 +24,15 @@ class MemberState(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: what a classic member's JoinGroup told
+    the coordinator (its session timeout, its protocols' names in the request's order)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerGroupMember:
     member_id: str
     member_epoch: int = 0
@@ -37,6 +46,12 @@ class ConsumerGroupMember:
     server_assignor_name: Optional[str] = None
     assigned_partitions: Mapping[str, frozenset] = field(default_factory=dict)
     partitions_pending_revocation: Mapping[str, frozenset] = field(default_factory=dict)
+    classic_member_metadata: Optional[ClassicMemberMetadata] = None  # a member of the classic protocol's
+
+    @property
+    def use_classic_protocol(self) -> bool:
+        """ConsumerGroupMember.useClassicProtocol."""
+        return self.classic_member_metadata is not None
 
     def but(self, **changes) -> "ConsumerGroupMember":
         """A copy with *changes* (the Builder's setters)."""

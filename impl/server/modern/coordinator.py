@@ -34,12 +34,17 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from impl.errors import (ApiException, Errors, FencedInstanceIdException, FencedMemberEpochException,
-                         GroupIdNotFoundException, GroupMaxSizeReachedException, InvalidRequestException,
-                         UnknownMemberIdException, UnreleasedInstanceIdException, UnsupportedAssignorException)
-from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatRequestData,
-                           ConsumerGroupHeartbeatResponseData, ConsumerGroupHeartbeatTopicPartitions)
+                         GroupIdNotFoundException, GroupMaxSizeReachedException, IllegalGenerationException,
+                         InconsistentGroupProtocolException, InvalidRequestException, RebalanceInProgressException,
+                         UnknownMemberIdException, UnreleasedInstanceIdException, UnsupportedAssignorException,
+                         UnsupportedVersionException)
+from impl.protocol import (UNKNOWN_MEMBER_ID, Assignment, ConsumerGroupHeartbeatAssignment,
+                           ConsumerGroupHeartbeatRequestData, ConsumerGroupHeartbeatResponseData,
+                           ConsumerGroupHeartbeatTopicPartitions, HeartbeatRequestData, HeartbeatResponseData,
+                           JoinGroupRequestData, JoinGroupResponseData, LeaveGroupRequestData, LeaveGroupResponseData,
+                           MemberResponse, SyncGroupRequestData, SyncGroupResponseData, TopicPartition)
 from impl.server.modern.consumer_group import ConsumerGroup
-from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
+from impl.server.modern.consumer_group_member import ClassicMemberMetadata, ConsumerGroupMember, MemberState
 from impl.server.modern.current_assignment_builder import CurrentAssignmentBuilder
 from impl.server.modern.range_assignor import RangeAssignor
 from impl.server.modern.target_assignment_builder import TargetAssignmentBuilder
@@ -107,12 +112,27 @@ def rebalance_timeout_key(group_id: str, member_id: str) -> str:
     return f"rebalance-timeout-{group_id}-{member_id}"  # groupRebalanceTimeoutKey
 
 
+def join_key(group_id: str, member_id: str) -> str:
+    return f"join-{group_id}-{member_id}"  # consumerGroupJoinKey: a classic member's rejoin deadline
+
+
+def sync_key(group_id: str, member_id: str) -> str:
+    return f"sync-{group_id}-{member_id}"  # consumerGroupSyncKey: a classic member's SyncGroup deadline
+
+
+CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+
+
 class ConsumerGroupCoordinator:
     """The consumer groups of one coordinator. *topics*: the metadata image, a topic name ->
     ``(topic id, partitions)``, or None for a topic that does not exist."""
 
-    def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: Callable[[str], Optional[tuple]]):
+    def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: Callable[[str], Optional[tuple]],
+                 rng=None):
+        import random
+
         self.config = config
+        self.rng = rng if rng is not None else random.Random(0)  # Uuid.randomUuid for a classic member's id
         self.time = timer.time
         self.timer = CoordinatorTimer(timer)
         self.topics = topics
@@ -248,8 +268,8 @@ class ConsumerGroupCoordinator:
 
     def _maybe_reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, target_epoch: int, target: dict,
                          owned) -> ConsumerGroupMember:
-        """maybeReconcile: CurrentAssignmentBuilder, and the rebalance timer started (the member is
-        to revoke) or cancelled."""
+        """maybeReconcile: CurrentAssignmentBuilder, and a consumer-protocol member's rebalance timer
+        started (the member is to revoke) or cancelled."""
         if member.is_reconciled_to(target_epoch):
             return member
         updated = (CurrentAssignmentBuilder(member)
@@ -257,7 +277,8 @@ class ConsumerGroupCoordinator:
                    .with_current_partition_epoch(group.current_partition_epoch)
                    .with_owned_topic_partitions(owned)
                    .build())
-        if updated != member:
+        if updated != member and not updated.use_classic_protocol:
+            # "The members using classic protocol only have join timer and sync timer."
             if updated.state is MemberState.UNREVOKED_PARTITIONS:
                 self._schedule_rebalance_timeout(group.group_id, updated.member_id, updated.member_epoch,
                                                  updated.rebalance_timeout_ms)
@@ -286,25 +307,223 @@ class ConsumerGroupCoordinator:
         return response
 
     def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, why: str) -> None:
-        """consumerGroupFenceMember: removeMember (the member with its partition epochs, its target),
-        the group epoch bumped, the member's timers cancelled."""
-        group.update_target_assignment(member.member_id, None)
-        group.remove_member(member.member_id)
+        """consumerGroupFenceMember."""
+        self._fence_members(group, [member], why)
+
+    def _fence_members(self, group: ConsumerGroup, members: list, why: str) -> None:
+        """consumerGroupFenceMembers: removeMember for each (the member with its partition epochs, its
+        target), the group epoch bumped once, the members' timers cancelled (cancelTimers). Where
+        only classic members would be left, Kafka converts the group to a classic group instead
+        (validateOnlineDowngradeWithFencedMembers, convertToClassicGroup); this coordinator keeps it
+        a consumer group (the downgrade is not implemented)."""
+        if not members:
+            return  # "No members to fence. Don't bump the group epoch."
+        for member in members:
+            group.update_target_assignment(member.member_id, None)
+            group.remove_member(member.member_id)
         group.set_group_epoch(group.group_epoch + 1)
-        self.timer.cancel(session_timeout_key(group.group_id, member.member_id))
-        self.timer.cancel(rebalance_timeout_key(group.group_id, member.member_id))
-        self.fenced.append((group.group_id, member.member_id, why))
+        for member in members:
+            for key in (session_timeout_key, rebalance_timeout_key, join_key, sync_key):
+                self.timer.cancel(key(group.group_id, member.member_id))
+            self.fenced.append((group.group_id, member.member_id, why))
+
+    # -- classic members inside a consumer group (Kafka 4.x's online migration) -----------------
+
+    def takes_classic_join(self, group_id: str) -> bool:
+        """classicGroupJoin: a JoinGroup goes to classicGroupJoinToConsumerGroup when the group is a
+        consumer group with members. A JoinGroup to an empty one goes to the classic coordinator,
+        which makes the group a classic group (the consumer group is dropped here for it)."""
+        group = self.groups.get(group_id)
+        if group is not None and not group.members:
+            del self.groups[group_id]  # "Converted the empty consumer group to a classic group."
+            return False
+        return group is not None
+
+    def holds(self, group_id: str) -> bool:
+        """The group is a consumer group: its classic SyncGroup, Heartbeat and LeaveGroup come here."""
+        return group_id in self.groups
+
+    def classic_group_join(self, request: JoinGroupRequestData, api_version: int, client_id: str = "") -> JoinGroupResponseData:
+        """classicGroupJoinToConsumerGroup (a group :meth:`takes_classic_join`; the service's checks —
+        coordinator, group id, session timeout bounds — done by the caller): an exception answered as
+        its error."""
+        try:
+            return self._classic_group_join_to_consumer_group(request, api_version, client_id)
+        except ApiException as e:
+            return JoinGroupResponseData(error_code=Errors.for_exception(e).code, member_id=UNKNOWN_MEMBER_ID)
+
+    def _classic_group_join_to_consumer_group(self, request, api_version: int, client_id: str) -> JoinGroupResponseData:
+        group = self.groups[request.group_id]
+        member_id = request.member_id
+        is_unknown_member = member_id == UNKNOWN_MEMBER_ID
+        if is_unknown_member:
+            member_id = self._random_uuid()
+        if len(group.members) >= self.config.max_size and member_id not in group.members:  # throwIfConsumerGroupIsFull
+            raise GroupMaxSizeReachedException(f"The consumer group has reached its maximum capacity of "
+                                               f"{self.config.max_size} members.")
+        names = tuple(p.name for p in request.protocols)
+        if not group.supports_classic_protocols(request.protocol_type, names):  # throwIfClassicProtocolIsNotSupported
+            raise InconsistentGroupProtocolException(f"Member {member_id}'s protocols are not supported.")
+        if api_version >= 4 and is_unknown_member and request.group_instance_id is None:
+            # JoinGroupRequest.requiresKnownMemberId: "call for another join group request with allocated member id"
+            return JoinGroupResponseData(error_code=Errors.MEMBER_ID_REQUIRED.code, member_id=member_id)
+        if request.group_instance_id is not None:
+            raise UnsupportedVersionException("groupcheck's coordinator does not take a static classic member into a "
+                                              "consumer group (getOrMaybeSubscribeStaticConsumerGroupMember with the "
+                                              "classic protocol is not implemented)")
+        member = group.get_or_maybe_create_member(member_id, True)
+        subscription = request.protocols[0].metadata  # every protocol carries the same subscription
+        updated = member.but(rebalance_timeout_ms=request.rebalance_timeout_ms, client_id=client_id,
+                             subscribed_topic_names=frozenset(subscription.topics),
+                             classic_member_metadata=ClassicMemberMetadata(request.session_timeout_ms, names))
+        group_epoch = group.group_epoch
+        if updated.subscribed_topic_names != member.subscribed_topic_names:  # hasMemberSubscriptionChanged
+            group_epoch += 1
+            group.set_group_epoch(group_epoch)
+        if group_epoch > group.target_assignment_epoch:
+            target = self._update_target_assignment(group, group_epoch, updated)
+        else:
+            target = group.target_assignment(member_id)
+        updated = self._maybe_reconcile(group, updated, group.target_assignment_epoch, target,
+                                        self._owned_topic_partitions(subscription.owned_partitions))
+        group.update_member(updated)
+        # the answer's append completed: the join timer cancelled, the session and sync timers started
+        self.timer.cancel(join_key(group.group_id, member_id))
+        self._schedule_session_timeout(group.group_id, member_id, request.session_timeout_ms)
+        self.timer.schedule(sync_key(group.group_id, member_id), request.rebalance_timeout_ms,
+                            self._fence_operation(group.group_id, member_id, "the member failed to sync within timeout"))
+        return JoinGroupResponseData(member_id=updated.member_id, generation_id=updated.member_epoch,
+                                     protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=names[0])
+
+    def classic_group_sync(self, request: SyncGroupRequestData) -> SyncGroupResponseData:
+        """classicGroupSync → classicGroupSyncToConsumerGroup: the member's assigned partitions (never
+        those pending revocation), in the ConsumerProtocol assignment."""
+        group = self.groups.get(request.group_id)
+        if group is None or not group.members:  # "group.isEmpty()"
+            return SyncGroupResponseData(error_code=Errors.UNKNOWN_MEMBER_ID.code)
+        try:
+            member = self._validate_consumer_group_member(group, request.member_id, request.group_instance_id)
+            _throw_if_member_does_not_use_classic_protocol(member)
+            _throw_if_generation_id_unmatched(member, request.generation_id)
+            _throw_if_classic_protocol_unmatched(member, request.protocol_type, request.protocol_name)
+            self._throw_if_rebalance_in_progress(group, member)
+        except ApiException as e:
+            return SyncGroupResponseData(error_code=Errors.for_exception(e).code)
+        self.timer.cancel(sync_key(group.group_id, member.member_id))
+        self._schedule_session_timeout(group.group_id, member.member_id, member.classic_member_metadata.session_timeout_ms)
+        return SyncGroupResponseData(protocol_type=request.protocol_type, protocol_name=request.protocol_name,
+                                     assignment=Assignment(self._topic_partitions(member)))
+
+    def classic_group_heartbeat(self, request: HeartbeatRequestData) -> HeartbeatResponseData:
+        """classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS while the member must rejoin
+        (its epoch is behind the group's, it has partitions to revoke, or the partitions it waits
+        for are free), with its join timer started."""
+        group = self.groups[request.group_id]
+        try:
+            member = self._validate_consumer_group_member(group, request.member_id, request.group_instance_id)
+            _throw_if_member_does_not_use_classic_protocol(member)
+            _throw_if_generation_id_unmatched(member, request.generation_id)
+        except ApiException as e:
+            return HeartbeatResponseData(error_code=Errors.for_exception(e).code)
+        self._schedule_session_timeout(group.group_id, member.member_id, member.classic_member_metadata.session_timeout_ms)
+        if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
+                or (member.state is MemberState.UNRELEASED_PARTITIONS
+                    and not group.waiting_on_unreleased_partition(member))):
+            self._schedule_join_timeout_if_absent(group.group_id, member.member_id, member.rebalance_timeout_ms)
+            return HeartbeatResponseData(error_code=Errors.REBALANCE_IN_PROGRESS.code)
+        return HeartbeatResponseData()
+
+    def classic_group_leave(self, request: LeaveGroupRequestData) -> LeaveGroupResponseData:
+        """classicGroupLeaveToConsumerGroup: each member identity answered (UNKNOWN_MEMBER_ID,
+        FENCED_INSTANCE_ID), the valid ones fenced together."""
+        group = self.groups[request.group_id]
+        responses, leaving = [], []
+        for identity in request.members:
+            try:
+                if identity.group_instance_id is None:
+                    member = group.get_or_maybe_create_member(identity.member_id, False)
+                else:
+                    member = group.static_member(identity.group_instance_id)
+                    throw_if_static_member_is_unknown(member, identity.group_instance_id)
+                    if identity.member_id != UNKNOWN_MEMBER_ID:  # an administrative removal names no member id
+                        throw_if_instance_id_is_fenced(member, group.group_id, identity.member_id,
+                                                       identity.group_instance_id)
+                responses.append(MemberResponse(identity.member_id, identity.group_instance_id))
+                if member not in leaving:
+                    leaving.append(member)
+            except ApiException as e:
+                responses.append(MemberResponse(identity.member_id, identity.group_instance_id,
+                                                Errors.for_exception(e).code))
+        self._fence_members(group, leaving, "left (LeaveGroup)")
+        return LeaveGroupResponseData(members=responses)
+
+    def _validate_consumer_group_member(self, group: ConsumerGroup, member_id: str,
+                                        instance_id: Optional[str]) -> ConsumerGroupMember:
+        """validateConsumerGroupMember."""
+        if instance_id is None:
+            return group.get_or_maybe_create_member(member_id, False)
+        member = group.static_member(instance_id)
+        if member is None:
+            raise UnknownMemberIdException(f"Member with instance id {instance_id} is not a member of group "
+                                           f"{group.group_id}.")
+        throw_if_instance_id_is_fenced(member, group.group_id, member_id, instance_id)
+        return member
+
+    def _throw_if_rebalance_in_progress(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """throwIfRebalanceInProgress: the group epoch passed the member's, and it is not revoking."""
+        if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            self._schedule_join_timeout_if_absent(group.group_id, member.member_id, member.rebalance_timeout_ms)
+            raise RebalanceInProgressException(f"A new rebalance is triggered in group {group.group_id} and member "
+                                               f"{member.member_id} should rejoin to catch up.")
+
+    def _schedule_join_timeout_if_absent(self, group_id: str, member_id: str, rebalance_timeout_ms: int) -> None:
+        key = join_key(group_id, member_id)
+        if self.timer.deadline(key) is None:
+            self.timer.schedule(key, rebalance_timeout_ms, self._fence_operation(
+                group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+
+    def _owned_topic_partitions(self, owned: list) -> list:
+        """A subscription's ownedPartitions (topic names) as TopicPartitions by topic id (toTopicPartitions:
+        a topic the metadata image does not have is left out)."""
+        by_topic: dict = {}
+        for tp in owned:
+            meta = self.topics(tp.topic)
+            if meta is not None:
+                by_topic.setdefault(meta[0], []).append(tp.partition)
+        return [ConsumerGroupHeartbeatTopicPartitions(tid, sorted(ps)) for tid, ps in sorted(by_topic.items())]
+
+    def _topic_partitions(self, member: ConsumerGroupMember) -> list:
+        """The member's assigned partitions by topic name (toConsumerProtocolAssignment)."""
+        names = {}
+        for name in member.subscribed_topic_names:
+            meta = self.topics(name)
+            if meta is not None:
+                names[meta[0]] = name
+        return [TopicPartition(names[tid], p) for tid, ps in sorted(member.assigned_partitions.items()) if tid in names
+                for p in sorted(ps)]
+
+    def _random_uuid(self) -> str:
+        """Uuid.randomUuid().toString(): 16 bytes in URL-safe base64 without padding (from the injected rng)."""
+        import base64
+
+        return base64.urlsafe_b64encode(self.rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
 
     # -- timers --------------------------------------------------------------------------------
 
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+    def _fence_operation(self, group_id: str, member_id: str, why: str):
         def expire():  # consumerGroupFenceMemberOperation
             group = self.groups.get(group_id)
             member = None if group is None else group.members.get(member_id)
             if member is not None:
-                self._fence_member(group, member, "session expired")
+                self._fence_member(group, member, why)
 
-        self.timer.schedule(session_timeout_key(group_id, member_id), self.config.session_timeout_ms, expire)
+        return expire
+
+    def _schedule_session_timeout(self, group_id: str, member_id: str, session_timeout_ms: Optional[int] = None) -> None:
+        """scheduleConsumerGroupSessionTimeout (a classic member's own session timeout, else the group's)."""
+        timeout = self.config.session_timeout_ms if session_timeout_ms is None else session_timeout_ms
+        self.timer.schedule(session_timeout_key(group_id, member_id), timeout,
+                            self._fence_operation(group_id, member_id, "session expired"))
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, member_epoch: int,
                                     rebalance_timeout_ms: int) -> None:
@@ -363,6 +582,31 @@ def throw_if_request_is_invalid(request, api_version: int, assignors: tuple = ("
     if request.server_assignor is not None and request.server_assignor not in assignors:
         raise UnsupportedAssignorException(f"ServerAssignor {request.server_assignor} is not supported. "
                                            f"Supported assignors: {', '.join(assignors)}.")
+
+
+def _throw_if_member_does_not_use_classic_protocol(member: ConsumerGroupMember) -> None:
+    if not member.use_classic_protocol:
+        raise UnknownMemberIdException(f"Member {member.member_id} does not use the classic protocol.")
+
+
+def _throw_if_generation_id_unmatched(member: ConsumerGroupMember, generation_id: int) -> None:
+    """throwIfGenerationIdUnmatched: a classic member's generation is its member epoch."""
+    if member.member_epoch != generation_id:
+        raise IllegalGenerationException(f"The request generation id {generation_id} is not equal to the member "
+                                         f"epoch {member.member_epoch} of member {member.member_id}.")
+
+
+def _throw_if_classic_protocol_unmatched(member: ConsumerGroupMember, protocol_type: Optional[str],
+                                         protocol_name: Optional[str]) -> None:
+    """throwIfClassicProtocolUnmatched: the protocol type ``consumer``, the protocol name the join answered."""
+    name = member.classic_member_metadata.supported_protocols[0]
+    if protocol_type is not None and protocol_type != CONSUMER_PROTOCOL_TYPE:
+        raise InconsistentGroupProtocolException(f"The protocol type {protocol_type} from member {member.member_id} "
+                                                 f"request is not equal to the group protocol type consumer.")
+    if protocol_name is not None and protocol_name != name:
+        raise InconsistentGroupProtocolException(f"The protocol name {protocol_name} from member {member.member_id} "
+                                                 f"request is not equal to the protocol name {name} returned in the "
+                                                 "join response.")
 
 
 def throw_if_static_member_is_unknown(static_member: Optional[ConsumerGroupMember], instance_id: str) -> None:
