@@ -19,10 +19,10 @@ and its offsets stored as a simple group's in the classic manager. Unlike Kafka,
 consumer groups from ``__consumer_offsets`` records, a broker's consumer groups are lost when it
 crashes. A classic JoinGroup, SyncGroup, Heartbeat or LeaveGroup to a consumer group goes to it
 (``classicGroupJoinToConsumerGroup`` and the others: a classic member inside a consumer group, as
-Kafka 4.x's online migration runs it); the conversions between group types are not implemented
-(a JoinGroup to an empty consumer group drops it and makes a classic group, as Kafka does, but a
-consumer group left with only classic members stays one, and a ConsumerGroupHeartbeat to a
-classic group's id does not convert it).
+Kafka 4.x's online migration runs it), and a ConsumerGroupHeartbeat joining a classic group with
+members converts it (``convertToConsumerGroup``); a JoinGroup to an empty consumer group drops it
+and makes a classic group, as Kafka does, but a consumer group left with only classic members
+stays one (Kafka's downgrade is not implemented).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Broker:
         self.consumer_groups = ConsumerGroupCoordinator(
             ModernGroupConfig(session_timeout_ms=config.consumer_session_timeout_ms,
                               heartbeat_interval_ms=config.consumer_heartbeat_interval_ms),
-            self.timer, self._topic_image, self.group_coordinator.rng)
+            self.timer, self._topic_image, self.group_coordinator.rng, self.group_coordinator.take_members_for_upgrade)
         self.alive = True
 
     def _topic_image(self, name: str) -> Optional[tuple]:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from impl.errors import Errors, IllegalStateException
-from impl.protocol import (UNKNOWN_GENERATION_ID, UNKNOWN_MEMBER_ID, HeartbeatResponseData,
+from impl.errors import Errors, GroupIdNotFoundException, IllegalStateException
+from impl.protocol import (CONSUMER_PROTOCOL_TYPE, UNKNOWN_GENERATION_ID, UNKNOWN_MEMBER_ID, HeartbeatResponseData,
                            JoinGroupResponseData, LeaveGroupResponseData, MemberIdentity,
                            MemberResponse, SyncGroupResponseData, TopicPartition)
 from impl.server.config import BrokerConfig
@@ -1058,6 +1058,35 @@ class GroupCoordinator:
 
     def group_is_over_capacity(self, group: GroupMetadata) -> bool:
         return len(group.members) > self.config.group_max_size
+
+    def take_members_for_upgrade(self, group_id: str) -> Optional[Tuple[int, List[MemberMetadata]]]:
+        """The classic group's part of Kafka 4.x's online upgrade (``convertToConsumerGroup``, when a
+        ConsumerGroupHeartbeat joins a classic group): None when the group has no members (an empty
+        classic group is only the holder of the group's offsets here, which the consumer group keeps
+        using); else the generation and the members as they were, after their parked JoinGroup and
+        SyncGroup answers were sent REBALANCE_IN_PROGRESS (``completeAllJoinFutures``,
+        ``completeAllSyncFutures``) and they were removed, the group left Empty with its offsets.
+        GroupIdNotFoundException when the group's members do not use the consumer protocol
+        (``validateOnlineUpgrade``)."""
+        group = self.group_manager.get_group(group_id)
+        if group is None or group.state is DEAD or not group.members:
+            return None
+        if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            raise GroupIdNotFoundException(f"Cannot upgrade classic group {group_id} to consumer group because the "
+                                           "group does not use the consumer embedded protocol.")
+        generation, members = group.generation_id, list(group.members.values())
+        for member in members:
+            group.maybe_invoke_join_callback(member, join_error(member.member_id, Errors.REBALANCE_IN_PROGRESS))
+            group.maybe_invoke_sync_callback(member, sync_error(Errors.REBALANCE_IN_PROGRESS))
+        for member_id in [m.member_id for m in members] + list(group.pending_members):
+            group.remove(member_id)
+            self.remove_heartbeat_for_leaving_member(group, member_id)
+        # nobody left: the rebalance completes at once and the group is Empty (its offsets stay)
+        if group.state is STABLE or group.state is COMPLETING_REBALANCE:
+            self.prepare_rebalance(group, "upgraded to a consumer group")
+        elif group.state is PREPARING_REBALANCE:
+            self.rebalance_purgatory.check_and_complete(group_join_key(group.group_id))
+        return generation, members
 
     def on_group_unloaded(self, group: GroupMetadata) -> None:
         previous_state = group.state

@@ -18,7 +18,11 @@ waited for are free); its LeaveGroup fences it like a consumer's leave.
 ``beat``       ``classicGroupHeartbeatToConsumerGroup``;
 ``leave``      ``classicGroupLeaveToConsumerGroup`` (one member identity).
 
-Where the group would change type, the model stops saying what happens and says so instead:
+``upgrade``    ``convertToConsumerGroup`` → ``ConsumerGroup.fromClassicGroup``: a classic group whose
+               members use the consumer protocol becomes a consumer group when a member of the
+               consumer protocol joins it (the join then goes on as any join to the group).
+
+Where the group would change type otherwise, the model stops saying what happens and says so instead:
 a JoinGroup to a group with no members goes to ``classicGroupJoinToClassicGroup`` (the group, if
 any, becomes a classic group), and a fence that leaves only classic members converts the group to
 a classic one (``consumerGroupFenceMembers`` → ``validateOnlineDowngradeWithFencedMembers``, with
@@ -224,3 +228,37 @@ def leave(group: coord.Group, request: Leave, now: int, config) -> tuple[coord.G
         return group, Answer(UNKNOWN_MEMBER_ID), []
     group, log = coord.fence(group, request.member_id, "left (LeaveGroup)", config)
     return group, Answer(NONE), log
+
+
+class ClassicGroupMember(NamedTuple):
+    """What ``ConsumerGroup.fromClassicGroup`` reads of a classic group's member."""
+
+    member_id: str
+    protocols: tuple  # its protocols' names, in its JoinGroup's order
+    subscribed: tuple  # the subscription's topics (of the group's protocol)
+    assignment: frozenset  # its last SyncGroup assignment (empty if it never synced)
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+
+
+def upgrade(generation: int, members, partitions: int, now: int, config=None) -> coord.Group:
+    """convertToConsumerGroup (validateOnlineUpgrade passed: ``group.consumer.migration.policy``
+    allows upgrades, every member uses the consumer protocol type) → ConsumerGroup.fromClassicGroup:
+    the group epoch and the target's epoch are the classic generation; every member STABLE at that
+    epoch (and previous epoch) with its last assignment as its assigned partitions and its target,
+    its classic session timeout's timer started. Pending JoinGroup and SyncGroup answers
+    (REBALANCE_IN_PROGRESS) are the caller's: a group converted while Stable has none."""
+    group = coord.Group(epoch=generation, assignment_epoch=generation, partition_epochs=(coord.NO_EPOCH,) * partitions)
+    log: list = []
+    dropped = config is not None and config.is_broken("classic_upgrade_drops_assignment")
+    for m in members:
+        if dropped:
+            m = m._replace(assignment=frozenset())
+        member = Member(m.member_id, None, generation, generation, "STABLE", frozenset(m.assignment), frozenset(),
+                        tuple(sorted(m.subscribed)), m.rebalance_timeout_ms, Classic(m.session_timeout_ms, tuple(m.protocols)))
+        group = group._replace(target=tuple(sorted(group.target + ((m.member_id, frozenset(m.assignment)),))))
+        group = coord._put_member(group, member, None, log)
+        group = coord._set_session(group, m.member_id, now + m.session_timeout_ms)
+    if log:  # two members' last assignments overlap: fromClassicGroup's updateMember would throw
+        raise ValueError(f"the classic group's assignments overlap: {log}")
+    return group

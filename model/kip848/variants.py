@@ -83,6 +83,9 @@ CLASSIC_VARIANTS: dict[str, str] = {
     "classic_heartbeat_never_rebalances": (
         "Heartbeat answers NONE to a classic member whose epoch the group epoch passed: it never learns to "
         "rejoin (KAFKA-16249's stuck member, for classic members)"),
+    "classic_upgrade_drops_assignment": (
+        "the online upgrade starts the classic members with no assigned partitions, so the partitions they "
+        "still own are free for the consumer that joined"),
     "classic_generation_unchecked": (
         "SyncGroup and Heartbeat accept any generation (throwIfGenerationIdUnmatched skipped)"),
 }

@@ -82,6 +82,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="with --protocol consumer: the last N members speak the classic protocol inside the "
                         "consumer group (Kafka 4.x's online migration: JoinGroup, SyncGroup, Heartbeat, LeaveGroup "
                         "to a consumer group); at least one member speaks the consumer protocol (default 0)")
+    b.add_argument("--upgrade", action="store_true",
+                   help="with --classic N: the first classic member forms a classic group first, and the first "
+                        "consumer-protocol join upgrades it to a consumer group (Kafka 4.x's online upgrade), "
+                        "judged from there on")
     b.add_argument("--timers", choices=("off", "on", "both"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
                         "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
@@ -129,6 +133,9 @@ def cmd_conform(args) -> int:
     if args.classic and args.protocol != "consumer":
         raise UsageError(f"--classic {args.classic}: classic members inside a consumer group need --protocol consumer "
                          "(with --protocol classic every member is classic)")
+    if args.upgrade and not args.classic:
+        raise UsageError("--upgrade: the group starts classic, so it needs a classic member (--classic N, with "
+                         "--protocol consumer)")
     if args.classic >= args.members:
         raise UsageError(f"--classic {args.classic}: at least one of the {args.members} members (--members) must speak "
                          "the consumer protocol (it creates the consumer group)")

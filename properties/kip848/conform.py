@@ -124,10 +124,12 @@ def _covered(coverage: dict, action: str, expected: coord.Response, group: coord
             coverage[f"member {m.state}"] = coverage.get(f"member {m.state}", 0) + 1
 
 
-def schedule(seed: int, consumers: int, length: int, static: int = 0, classic_members: int = 0) -> List[Tuple[int, str]]:
+def schedule(seed: int, consumers: int, length: int, static: int = 0, classic_members: int = 0,
+             upgrade: bool = False) -> List[Tuple[int, str]]:
     """(consumer, action) pairs: every consumer joins first, then actions by weight (with *static*,
     the static members' actions too; the last *classic_members* consumers draw the classic
-    protocol's actions, and a consumer-protocol member joins first)."""
+    protocol's actions, and a consumer-protocol member joins first — with *upgrade*, the first
+    classic member forms a classic group first, which the consumer-protocol join upgrades)."""
     rng = random.Random(seed)
     first_classic = consumers - classic_members
     steps = [(c, "join" if c < first_classic else "cjoin") for c in range(consumers)]
@@ -135,6 +137,9 @@ def schedule(seed: int, consumers: int, length: int, static: int = 0, classic_me
     if classic_members:
         lead = next(i for i, (c, _) in enumerate(steps) if c < first_classic)
         steps.insert(0, steps.pop(lead))
+    if upgrade:
+        steps.remove((first_classic, "cjoin"))
+        steps.insert(0, (first_classic, "cform"))
     actions, weights = (ACTIONS + STATIC_ACTIONS, _WEIGHTS + _STATIC_WEIGHTS) if static else (ACTIONS, _WEIGHTS)
     while len(steps) < length:
         c = rng.randrange(consumers)
@@ -411,13 +416,61 @@ def _observed(request, decoded):
     return classic_from_wire(_CLASSIC_APIS[type(request)], decoded.body, TOPIC), None
 
 
+def _form_classic_group(sock, consumer: "_ClassicConsumer", group_id: str, partitions: int, correlation_id: int):
+    """``cform``: the lone classic consumer forms a classic group, as the classic protocol has it
+    for a new group (classicGroupJoinToClassicGroup: MEMBER_ID_REQUIRED, then generation 1 with the
+    member as the leader and the only member; classicGroupSyncToClassicGroup: the leader's
+    assignment back — every partition). Returns (the classic group's member for
+    :func:`model.kip848.classic.upgrade`, None) or (None, (request, expected, observed)) where the
+    broker answered otherwise."""
+    from impl import protocol as P
+    from impl.wire.codec import decode_response, encode_request
+    from properties.live.exchange import read_frame
+
+    def call(wire, api):
+        version = CLASSIC_VERSIONS[api]
+        sock.sendall(encode_request(wire, version, correlation_id, "groupcheck"))
+        return getattr(decode_response(api, version, read_frame(sock)), "body", None)
+
+    join = classic.Join("", CLASSIC_PROTOCOLS, (TOPIC,), frozenset(), SESSION_TIMEOUT_MS, REBALANCE_TIMEOUT_MS)
+    wire, _ = classic_to_wire(join, group_id, TOPIC)
+    body = call(wire, "JoinGroup")
+    if body is None or body.error_code != 79 or not body.member_id:  # MEMBER_ID_REQUIRED
+        return None, (_show(join), "MEMBER_ID_REQUIRED with a member id", "undecodable" if body is None else
+                      f"{error_name(body.error_code)} member id {body.member_id!r}")
+    member_id = body.member_id
+    wire, _ = classic_to_wire(join._replace(member_id=member_id), group_id, TOPIC)
+    body = call(wire, "JoinGroup")
+    expected = f"NONE generation 1, leader {member_id}, members [{member_id}], protocol {CLASSIC_PROTOCOLS[0]}"
+    if (body is None or body.error_code != 0 or body.generation_id != 1 or body.leader != member_id
+            or [m.member_id for m in body.members] != [member_id] or body.protocol_name != CLASSIC_PROTOCOLS[0]):
+        return None, (_show(join._replace(member_id=member_id)), expected, "undecodable" if body is None else
+                      f"{error_name(body.error_code)} generation {body.generation_id}, leader {body.leader}, "
+                      f"members {[m.member_id for m in body.members]}, protocol {body.protocol_name}")
+    everything = frozenset(range(partitions))
+    assignment = P.Assignment([P.TopicPartition(TOPIC, p) for p in sorted(everything)])
+    body = call(P.SyncGroupRequestData(group_id=group_id, generation_id=1, member_id=member_id, protocol_type="consumer",
+                                       protocol_name=CLASSIC_PROTOCOLS[0],
+                                       assignments=[P.SyncGroupRequestAssignment(member_id, assignment)]), "SyncGroup")
+    answer = None if body is None else classic_from_wire("SyncGroup", body, TOPIC)
+    if answer is None or answer.error != classic.NONE or answer.assignment != everything:
+        return None, (f"(SyncGroup v{CLASSIC_VERSIONS['SyncGroup']} as the leader, assigning {sorted(everything)})",
+                      f"NONE assignment {sorted(everything)}", "undecodable" if answer is None else _show(answer))
+    consumer.member_id, consumer.generation, consumer.protocol_name = member_id, 1, CLASSIC_PROTOCOLS[0]
+    consumer.owned, consumer.syncing, consumer.rejoin = everything, False, False
+    return classic.ClassicGroupMember(member_id, CLASSIC_PROTOCOLS, (TOPIC,), everything, SESSION_TIMEOUT_MS,
+                                      REBALANCE_TIMEOUT_MS), None
+
+
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
                  heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
-                 static: int = 0, classic_members: int = 0) -> Result:
+                 static: int = 0, classic_members: int = 0, upgrade: bool = False) -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth); the first *static*
-    consumers are static members, the last *classic_members* speak the classic protocol."""
+    consumers are static members, the last *classic_members* speak the classic protocol (with
+    *upgrade*, the first of them forms a classic group, which the first join of the consumer
+    protocol upgrades to a consumer group: judged from there on)."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken))
     coverage: dict = {}
@@ -428,11 +481,26 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
     group = coord.new_group(partitions)
     topic_id = None
     socks = [connect(address, timeout_s) for _ in range(consumers)]
+    classic_group = None  # the classic group's member, until the upgrade
     try:
-        for i, (c, drawn) in enumerate(schedule(seed, consumers, length, static, classic_members)):
+        for i, (c, drawn) in enumerate(schedule(seed, consumers, length, static, classic_members, upgrade)):
             consumer = members[c]
+            if drawn == "cform":
+                try:
+                    classic_group, wrong = _form_classic_group(socks[c], consumer, group_id, partitions, i + 1)
+                except (OSError, EOFError) as e:
+                    wrong = ("(JoinGroup, SyncGroup: a classic group of one)", "answers", f"no answer: {e}")
+                if wrong is not None:
+                    return Result(seed, i, Divergence(seed, i, c, "cform", *wrong), coverage)
+                coverage["cform -> a classic group of one, Stable at generation 1"] = 1
+                continue
             action = consumer.next_action(drawn)
             request = consumer.request(action)
+            if classic_group is not None:  # convertToConsumerGroup, at the consumer protocol's first join
+                assert isinstance(request, coord.Request) and request.epoch == coord.JOIN_EPOCH, request
+                group = classic.upgrade(1, [classic_group], partitions, 0, config)
+                classic_group = None
+                coverage["upgrade -> the classic group became a consumer group"] = 1
             expected_group, expected, log = _expect(group, request, config)
             if expected is None:  # Kafka would make the group a classic one: the model stops here
                 coverage["stopped: a JoinGroup to a group without members"] = 1
@@ -606,7 +674,8 @@ def cmd_broker(args) -> int:
         for i, seed in enumerate(range(args.seed, args.seed + args.schedules), 1):
             try:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
-                                      partitions=PARTITIONS, static=args.static, classic_members=args.classic)
+                                      partitions=PARTITIONS, static=args.static, classic_members=args.classic,
+                                      upgrade=args.upgrade)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -623,7 +692,7 @@ def cmd_broker(args) -> int:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
     summary = {"system": name, "protocol": "consumer", "members": args.members, "static": args.static,
-               "classic": args.classic, "schedules": done,
+               "classic": args.classic, "upgrade": args.upgrade, "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],
@@ -639,7 +708,7 @@ def cmd_broker(args) -> int:
     else:
         members = f"{args.static} of {args.members} members static" if args.static else "dynamic members"
         if args.classic:
-            members += f", {args.classic} of them classic"
+            members += f", {args.classic} of them classic" + (", the group upgraded from classic" if args.upgrade else "")
         print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}, {members}): {done} of {args.schedules} schedules, {judged} "
               f"answers judged in {seconds:.1f} s: {summary['verdict']}")
         for d in divergences[:10]:
@@ -690,6 +759,9 @@ def _markdown(summary: dict) -> str:
                 "to where the group would change type (a JoinGroup to a group without members is not sent; the "
                 "answer that leaves only classic members, after which Kafka converts the group to a classic one, is "
                 "the last judged)" if summary.get("classic") else "")
+             + ("; each schedule's group formed first as a classic group of one (checked against the classic "
+                "protocol's fixed answers for a lone member of a new group) and upgraded by the first "
+                "consumer-protocol join, every answer after judged" if summary.get("upgrade") else "")
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
              "uniform assignor (members ask for `range`).", ""]
     if summary["failure"]:

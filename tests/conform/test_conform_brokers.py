@@ -319,3 +319,8 @@ def test_static_schedules_refuse_more_static_members_than_members(capsys, tmp_pa
 def test_classic_members_inside_a_consumer_group_are_refused_where_they_cannot_be(capsys, tmp_path, args, message):
     code, _, err = _conform(capsys, tmp_path, "--launch", "groupcheck", *args)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_an_upgrade_needs_a_classic_member(capsys, tmp_path):
+    code, _, err = _conform(capsys, tmp_path, "--launch", "groupcheck", "--protocol", "consumer", "--upgrade")
+    assert code == 2 and "--upgrade: the group starts classic, so it needs a classic member" in err

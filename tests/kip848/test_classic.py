@@ -163,3 +163,32 @@ def test_classic_variants_are_named_apart_from_the_walkers():
     Config(broken={"classic_sync_gives_revoking"})  # accepted by the settings' check
     with pytest.raises(Exception, match="unknown KIP-848 variant"):
         Config(broken={"classic_nonsense"})
+
+
+def test_the_upgrade_keeps_each_classic_members_assignment_at_the_classic_generation():
+    members = [classic.ClassicGroupMember("c", PROTOCOLS, ("t",), frozenset({0, 1, 2}), 45_000, 30_000),
+               classic.ClassicGroupMember("d", ("range",), ("t",), frozenset({3}), 10_000, 20_000)]
+    group = classic.upgrade(5, members, 4, 100)
+    assert (group.epoch, group.assignment_epoch) == (5, 5) and coord.state(group) == coord.STABLE
+    c, d = group.member("c"), group.member("d")
+    assert (c.epoch, c.previous_epoch, c.state, c.assigned) == (5, 5, "STABLE", frozenset({0, 1, 2}))
+    assert d.classic == classic.Classic(10_000, ("range",)) and d.rebalance_timeout_ms == 20_000
+    assert group.target_of("c") == frozenset({0, 1, 2}) and group.partition_epochs == (5, 5, 5, 5)
+    assert dict(group.sessions) == {"c": 45_100, "d": 10_100}
+    # the consumer that triggered it joins a group whose partitions are all owned: it waits for them
+    group, answer, log = coord.heartbeat(group, coord.Request("a", 0, 30_000, ("t",), frozenset()), 0, CONFIG)
+    assert answer.epoch == 6 and answer.assignment == frozenset() and ("bump", 6) in log
+    assert group.member("a").state == UNRELEASED_PARTITIONS
+    # the classic members learn it from their heartbeats
+    assert classic.beat(group, classic.Beat("c", 5), 0, CONFIG)[1].error == classic.REBALANCE_IN_PROGRESS
+    # the broken variant frees them at once: the new consumer is given partitions c still owns
+    broken = Config(clients=3, partitions=4, broken={"classic_upgrade_drops_assignment"})
+    free = classic.upgrade(5, members, 4, 100, broken)
+    _, answer, _ = coord.heartbeat(free, coord.Request("a", 0, 30_000, ("t",), frozenset()), 0, CONFIG)
+    assert answer.assignment and answer.assignment & frozenset({0, 1, 2})
+
+
+def test_an_upgrade_of_overlapping_assignments_is_refused():
+    members = [classic.ClassicGroupMember(m, PROTOCOLS, ("t",), frozenset({1}), 45_000, 30_000) for m in "cd"]
+    with pytest.raises(ValueError, match="overlap"):
+        classic.upgrade(1, members, 4, 0)

@@ -43,29 +43,40 @@ CLASSIC_CORNERS = ("cjoin -> MEMBER_ID_REQUIRED", "cjoin -> NONE", "csync -> NON
                    "member UNREVOKED_PARTITIONS", "stopped: the group downgraded to classic")
 
 
-def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0, classic: int = 0) -> None:
+# a classic group of one, upgraded by the first consumer-protocol join (--classic 2 --upgrade)
+UPGRADE_CORNERS = ("cform -> a classic group of one, Stable at generation 1",
+                   "upgrade -> the classic group became a consumer group", "cbeat -> REBALANCE_IN_PROGRESS",
+                   "member UNREVOKED_PARTITIONS", "member UNRELEASED_PARTITIONS", "csync -> NONE")
+
+
+def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0, classic: int = 0,
+                                     upgrade: bool = False) -> None:
     """*seeds* schedules against the broker at *address*: no divergence, every corner reached."""
     covered: dict = {}
     for seed in range(seeds):
-        result = run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic)
+        result = run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic,
+                              upgrade=upgrade)
         assert result.divergence is None, result.divergence.describe()
         for key, n in result.coverage.items():
             covered[key] = covered.get(key, 0) + n
-    for corner in CLASSIC_CORNERS if classic else STATIC_CORNERS if static else CORNERS:
+    corners = UPGRADE_CORNERS if upgrade else CLASSIC_CORNERS if classic else STATIC_CORNERS if static else CORNERS
+    for corner in corners:
         assert covered.get(corner, 0) > 0, corner
 
 
-def broken_model_finds_it_diverging(address, variant: str, static: int = 0, classic: int = 0) -> None:
+def broken_model_finds_it_diverging(address, variant: str, static: int = 0, classic: int = 0,
+                                    upgrade: bool = False) -> None:
     """Judged by a broken variant of the model, the broker diverges within 20 schedules, and the
     same schedule conforms to the right model (the variant's doing)."""
     found = None
     for seed in range(20):
         found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}, static=static,
-                             classic_members=classic).divergence
+                             classic_members=classic, upgrade=upgrade).divergence
         if found is not None:
             break
     assert found is not None, f"{variant}: no divergence in 20 schedules"
-    assert run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic).divergence is None
+    assert run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic,
+                        upgrade=upgrade).divergence is None
 
 
 def test_kafka_41_conforms_and_the_schedules_reach_the_protocols_corners(kafka41_kip848):
@@ -98,9 +109,18 @@ def test_kafka_41_conforms_with_classic_members_inside_the_consumer_group(kafka4
     conforms_and_reaches_the_corners(kafka41_kip848, 30, classic=2)
 
 
-@pytest.mark.parametrize("variant", sorted(CLASSIC_VARIANTS))
+@pytest.mark.parametrize("variant", sorted(set(CLASSIC_VARIANTS) - {"classic_upgrade_drops_assignment"}))
 def test_a_broken_model_of_classic_members_finds_kafka_diverging(kafka41_kip848, variant):
     broken_model_finds_it_diverging(kafka41_kip848, variant, classic=2)
+
+
+def test_kafka_41_upgrades_a_classic_group_as_the_model_does(kafka41_kip848):
+    """A classic group of one (a classic consumer alone in a new group), then a consumer of the
+    consumer protocol joins: Kafka 4.1.2 converts the group (convertToConsumerGroup,
+    ConsumerGroup.fromClassicGroup) and answers every request after as model/kip848/classic.py's
+    upgrade says; judged by the broken variant that drops the classic members' partitions, it diverges."""
+    conforms_and_reaches_the_corners(kafka41_kip848, 20, classic=2, upgrade=True)
+    broken_model_finds_it_diverging(kafka41_kip848, "classic_upgrade_drops_assignment", classic=1, upgrade=True)
 
 
 def test_conform_broker_protocol_consumer_writes_its_report(kafka41_kip848, tmp_path, capsys):
@@ -198,6 +218,17 @@ def test_groupcheck_broker_takes_classic_members_into_its_consumer_groups(groupc
     member epoch, seed 7 of --classic 1)."""
     conforms_and_reaches_the_corners(groupcheck_broker_kip848, 40, classic=2)
     assert run_schedule(groupcheck_broker_kip848, 7, partitions=PARTITIONS, classic_members=1).divergence is None
+
+
+def test_groupcheck_broker_upgrades_a_classic_group_without_two_owners(groupcheck_broker_kip848):
+    """The first run of --upgrade: groupcheck's broker made a new consumer group beside the classic one
+    and gave the joining consumer every partition the classic member still owned (seed 3 of
+    ``--classic 1 --upgrade``: expected epoch 2 and no partition, it answered epoch 1 and [0, 1, 2, 3]).
+    Now it converts the classic group (GroupCoordinator.take_members_for_upgrade,
+    ConsumerGroupCoordinator._from_classic_group), as Kafka does."""
+    assert run_schedule(groupcheck_broker_kip848, 3, partitions=PARTITIONS, classic_members=1,
+                        upgrade=True).divergence is None
+    conforms_and_reaches_the_corners(groupcheck_broker_kip848, 30, classic=2, upgrade=True)
 
 
 @pytest.mark.parametrize("variant", ["classic_owned_ignored", "classic_heartbeat_never_rebalances"])

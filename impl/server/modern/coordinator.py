@@ -128,10 +128,13 @@ class ConsumerGroupCoordinator:
     ``(topic id, partitions)``, or None for a topic that does not exist."""
 
     def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: Callable[[str], Optional[tuple]],
-                 rng=None):
+                 rng=None, classic_groups: Optional[Callable[[str], Optional[tuple]]] = None):
         import random
 
         self.config = config
+        # the classic coordinator's GroupCoordinator.take_members_for_upgrade: a classic group's
+        # generation and members, taken for convertToConsumerGroup (None: no classic group with members)
+        self.classic_groups = classic_groups
         self.rng = rng if rng is not None else random.Random(0)  # Uuid.randomUuid for a classic member's id
         self.time = timer.time
         self.timer = CoordinatorTimer(timer)
@@ -162,11 +165,43 @@ class ConsumerGroupCoordinator:
         return group
 
     def _get_or_maybe_create_consumer_group(self, group_id: str, create_if_not_exists: bool) -> ConsumerGroup:
+        """getOrMaybeCreateConsumerGroup: a classic group with members is converted when a member
+        joins (convertToConsumerGroup); an empty one is only the holder of the group's offsets here."""
         group = self.groups.get(group_id)
         if group is None:
             if not create_if_not_exists:
                 raise GroupIdNotFoundException(f"Consumer group {group_id} not found.")
-            group = self.groups[group_id] = ConsumerGroup(group_id)
+            classic = None if self.classic_groups is None else self.classic_groups(group_id)
+            group = ConsumerGroup(group_id) if classic is None else self._from_classic_group(group_id, *classic)
+            self.groups[group_id] = group
+        return group
+
+    def _from_classic_group(self, group_id: str, generation: int, members) -> ConsumerGroup:
+        """ConsumerGroup.fromClassicGroup: the group and target epochs are the classic generation;
+        each member STABLE at that epoch with its last assignment (assigned and target), its
+        subscription of the group's protocol and its classic metadata; its session timer started
+        with its own session timeout. (Kafka refuses an assignment with user data, which an assignor
+        of the consumer protocol would lose: not checked here.)"""
+        group = ConsumerGroup(group_id)
+        group.set_group_epoch(generation)
+        group.set_target_assignment_epoch(generation)
+        for m in members:
+            names = tuple(m.protocols())
+            subscription = m.metadata(names[0]) if names else None
+            assigned: dict = {}
+            for tp in ([] if m.assignment is None else m.assignment.partitions):
+                meta = self.topics(tp.topic)
+                if meta is not None:
+                    assigned[meta[0]] = assigned.get(meta[0], frozenset()) | {tp.partition}
+            member = ConsumerGroupMember(m.member_id, member_epoch=generation, previous_member_epoch=generation,
+                                         instance_id=m.group_instance_id, rebalance_timeout_ms=m.rebalance_timeout_ms,
+                                         client_id=m.client_id,
+                                         subscribed_topic_names=frozenset(subscription.topics if subscription else ()),
+                                         assigned_partitions=assigned,
+                                         classic_member_metadata=ClassicMemberMetadata(m.session_timeout_ms, names))
+            group.update_target_assignment(m.member_id, assigned)
+            group.update_member(member)
+            self._schedule_session_timeout(group_id, m.member_id, m.session_timeout_ms)
         return group
 
     def _consumer_group_heartbeat(self, request, client_id: str) -> ConsumerGroupHeartbeatResponseData:
