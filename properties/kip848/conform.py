@@ -637,7 +637,7 @@ def cmd_broker(args) -> int:
     from properties.errors import Inconclusive, UsageError, host_and_port
     from properties.progress import Progress
 
-    for option, given in (("--matrix", args.matrix), ("--launch-cmd", args.launch_cmd), ("--mutant", args.mutant),
+    for option, given in (("--matrix", args.matrix), ("--launch-cmd", args.launch_cmd),
                           ("--faults", args.faults), ("--baseline", args.baseline),
                           ("--junit", args.junit), ("--timers on", args.timers != "off"), ("--brokers", args.brokers != 1),
                           ("--parallel", args.parallel != 1)):
@@ -646,14 +646,16 @@ def cmd_broker(args) -> int:
                              "broker, timers off)")
     if not args.bootstrap and not args.launch:
         raise UsageError("conform broker --protocol consumer: give --bootstrap HOST:PORT or --launch NAME")
+    if args.mutant and not args.launch:
+        raise UsageError("--mutant needs --launch groupcheck")
     process = None
     if args.bootstrap:
         address, name = host_and_port(args.bootstrap), args.bootstrap
     else:
         target = targets.get(targets.BROKER, args.launch, "--launch")
-        process = target.start({TOPIC: PARTITIONS})
+        process = target.start({TOPIC: PARTITIONS}, args.mutant)
         host, port = process.bootstrap.rsplit(":", 1)
-        address, name = (host, int(port)), target.name
+        address, name = (host, int(port)), target.name + (f" with mutant {args.mutant}" if args.mutant else "")
     failure = None
     try:
         try:
@@ -691,13 +693,13 @@ def cmd_broker(args) -> int:
         if process is not None:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
-    summary = {"system": name, "protocol": "consumer", "members": args.members, "static": args.static,
+    summary = {"system": name, "mutant": args.mutant, "protocol": "consumer", "members": args.members, "static": args.static,
                "classic": args.classic, "upgrade": args.upgrade, "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],
                "coverage": dict(sorted(coverage.items())), "verdict": verdict}
-    out = args.out or f"reports/conform-{name.replace(':', '-')}-consumer"
+    out = args.out or f"reports/conform-{name.replace(':', '-').replace(' with mutant ', '-')}-consumer"
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(summary, f, indent=1)

@@ -125,6 +125,42 @@ _DEFS = (
 #: name -> Mutant (its ``kind`` is the part of the coordinator the bug is in)
 MUTANTS: "OrderedDict[str, Mutant]" = OrderedDict((row[0], Mutant(*row)) for row in _DEFS)
 
+# Mutants of the classic members' path (classic_group_join and the others, the online upgrade): the
+# walks' worlds have no classic members, so the broker judge kills these (``groupcheck conform broker
+# --launch groupcheck --protocol consumer --classic 2 [--upgrade] --mutant NAME``;
+# tests/live/test_kip848_brokers.py pins the schedule that kills each).
+_CLASSIC_DEFS = (
+    ("classic_owned_ignored",
+     "a classic member's JoinGroup is reconciled without the partitions its subscription says it owns: it "
+     "moves to the next epoch while it still holds the partitions it must revoke",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._classic_group_join_to_consumer_group", "classic members",
+     (("self._owned_topic_partitions(subscription.owned_partitions)", "[]"),),  # MUTANT: the owned partitions not read
+     ""),
+    ("classic_sync_gives_revoking",
+     "SyncGroup answers a classic member the partitions pending revocation with its assigned ones",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._topic_partitions", "classic members",
+     (("sorted(member.assigned_partitions.items())",
+       "sorted({**member.assigned_partitions, **{t: member.assigned_partitions.get(t, frozenset()) | ps for t, ps in "
+       "member.partitions_pending_revocation.items()}}.items())"),),  # MUTANT: the revoking ones too
+     ""),
+    ("classic_generation_unchecked",
+     "SyncGroup and Heartbeat of a classic member accept any generation",
+     f"{_M}.coordinator._throw_if_generation_id_unmatched", "classic members",
+     (("if member.member_epoch != generation_id:", "if False:  # MUTANT: any generation"),),
+     ""),
+    ("upgrade_drops_assignment",
+     "the online upgrade starts the classic members with no assigned partitions, so the consumer that "
+     "joined is given partitions they still own",
+     f"{_M}.coordinator.ConsumerGroupCoordinator._from_classic_group", "online upgrade",
+     (("assigned_partitions=assigned,", "assigned_partitions={},  # MUTANT: the classic assignment dropped"),),
+     ""),
+)
+
+#: name -> Mutant, killed by the broker judge
+CLASSIC_MUTANTS: "OrderedDict[str, Mutant]" = OrderedDict((row[0], Mutant(*row)) for row in _CLASSIC_DEFS)
+#: every mutant of impl/'s KIP-848 coordinator, by name
+ALL_KIP848: "OrderedDict[str, Mutant]" = OrderedDict(list(MUTANTS.items()) + list(CLASSIC_MUTANTS.items()))
+
 
 def seeds(interleavings: int, every: int) -> range:
     """The seeds the default campaign of *interleavings* walks KIP-848 worlds for."""

@@ -487,10 +487,14 @@ class UnknownMutant(KeyError):
 
 
 def get(name: str) -> Mutant:
-    try:
-        return ALL[name]
-    except KeyError:
-        raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(ALL)}") from None
+    """A mutant by name: the classic ones here, or one of impl/'s KIP-848 coordinator
+    (:data:`properties.kip848.mutants.ALL_KIP848`)."""
+    from properties.kip848.mutants import ALL_KIP848
+
+    found = ALL.get(name) or ALL_KIP848.get(name)
+    if found is None:
+        raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(list(ALL) + list(ALL_KIP848))}")
+    return found
 
 
 

@@ -10,6 +10,7 @@ import pytest
 from properties.cli import main
 from properties.errors import INCONCLUSIVE
 from model.kip848.variants import CLASSIC_VARIANTS
+from properties.kip848.mutants import CLASSIC_MUTANTS
 from properties.kip848.conform import PARTITIONS, TOPIC, run_schedule, wait_for_topic
 from properties.live import kafka
 
@@ -231,6 +232,25 @@ def test_groupcheck_broker_upgrades_a_classic_group_without_two_owners(groupchec
     conforms_and_reaches_the_corners(groupcheck_broker_kip848, 30, classic=2, upgrade=True)
 
 
+@pytest.mark.parametrize("name", list(CLASSIC_MUTANTS))
+def test_each_mutant_of_the_classic_members_path_is_killed_by_the_broker_judge(name):
+    """impl/'s classic members' path has mutants of its own (the walks, which kill the others, have no
+    classic members): groupcheck's broker launched with each diverges within 20 schedules."""
+    from properties import targets
+
+    upgrade = name.startswith("upgrade")
+    process = targets.get(targets.BROKER, "groupcheck", "--launch").start({TOPIC: PARTITIONS}, name)
+    try:
+        host, port = process.bootstrap.split(",")[0].rsplit(":", 1)
+        address = (host, int(port))
+        wait_for_topic(address, PARTITIONS)
+        found = [run_schedule(address, seed, partitions=PARTITIONS, classic_members=1 if upgrade else 2,
+                              upgrade=upgrade).divergence for seed in range(20)]
+    finally:
+        process.stop()
+    assert any(found), f"mutant {name} survived 20 schedules"
+
+
 @pytest.mark.parametrize("variant", ["classic_owned_ignored", "classic_heartbeat_never_rebalances"])
 def test_a_broken_model_of_classic_members_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
     broken_model_finds_it_diverging(groupcheck_broker_kip848, variant, classic=2)
@@ -249,3 +269,16 @@ def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
     assert code == 1 and summary["verdict"] == "fails"
     assert all(d["observed"].startswith("no answer") for d in summary["divergences"])
     assert "exited with status -6" in summary["failure"] and "validate_subscription" in summary["failure"]
+
+
+def test_conform_broker_protocol_consumer_takes_a_mutant_and_says_it_killed_it(tmp_path, capsys):
+    """``--mutant`` with ``--protocol consumer``: groupcheck's broker launched with one of impl/'s
+    KIP-848 mutants; the run names it and fails (exit 1) on the divergence it causes."""
+    code = main(["conform", "broker", "--launch", "groupcheck", "--protocol", "consumer", "--classic", "2",
+                 "--mutant", "classic_generation_unchecked", "--schedules", "10", "--out", str(tmp_path), "--json"])
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 1 and summary["verdict"] == "diverges" and summary["mutant"] == "classic_generation_unchecked"
+    assert summary["divergences"][0]["expected"] == "ILLEGAL_GENERATION"  # a stale generation taken
+    assert main(["conform", "broker", "--bootstrap", "127.0.0.1:1", "--protocol", "consumer", "--mutant",
+                 "classic_owned_ignored"]) == 2
+    assert "--mutant needs --launch groupcheck" in capsys.readouterr().err
