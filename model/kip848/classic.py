@@ -160,8 +160,8 @@ def join(group: coord.Group, request: Join, now: int, config) -> tuple[coord.Gro
         owned = frozenset() if config.is_broken("classic_owned_ignored") else frozenset(request.owned)
         updated = reconcile(updated, group.assignment_epoch, group.target_of(updated.member_id),
                             lambda p: group.partition_epochs[p], owned, config.broken)
-    # a classic member has no rebalance timer (maybeReconcile schedules one only for the consumer protocol)
-    group = coord._set_rebalance(group, updated.member_id, None)
+    # maybeReconcile starts or cancels a rebalance timer only for the consumer protocol: a classic
+    # member has its join and sync timers instead (not modelled)
     group = coord._put_member(group, updated, known, log)
     group = coord._set_session(group, updated.member_id, now + request.session_timeout_ms)
     return group, Answer(NONE, updated.member_id, updated.epoch, request.protocols[0]), log

@@ -23,9 +23,9 @@ its session runs out; a leave at -1 fences it as a dynamic member's does.
 
 Each function returns the new group and a log: ``("bump", epoch)``, ``("target", epoch)``,
 ``("fenced", member id, why)``, ``("downgrade", why)`` where Kafka converts the group to a
-classic one (only classic members left: :mod:`model.kip848.classic`), and ``("breach", what)`` where Kafka's own state check would throw
-(``ConsumerGroup.addPartitionEpochs``: "Cannot set the epoch of ... because the partition is still
-owned"), which a correct coordinator never reaches.
+classic one (only classic members left: :mod:`model.kip848.classic`), and ``("breach", what)``
+where Kafka's own state check would throw (``ConsumerGroup.addPartitionEpochs``: "Cannot set the
+epoch of ... because the partition is still owned"), which a correct coordinator never reaches.
 """
 
 from __future__ import annotations

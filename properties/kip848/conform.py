@@ -54,7 +54,10 @@ LeaveGroup v5):
 ``cforeign``  JoinGroup naming only a protocol the other classic members do not support
               (INCONSISTENT_GROUP_PROTOCOL when there are some)
 
-A consumer-protocol member joins first. A schedule ends where the group would change type: a
+A consumer-protocol member joins first — unless ``--upgrade``: then the first classic consumer
+forms a classic group alone (``cform``: MEMBER_ID_REQUIRED, generation 1 as the leader, its
+SyncGroup with every partition), and the consumer-protocol join that follows converts it
+(:func:`model.kip848.classic.upgrade`). A schedule ends where the group would change type: a
 JoinGroup to a group without members (Kafka makes it a classic group) is not sent, and the answer
 to a request after which only classic members are left (Kafka converts the group to a classic one,
 ``group.consumer.migration.policy=bidirectional``) is the last one judged.
@@ -710,7 +713,8 @@ def cmd_broker(args) -> int:
     else:
         members = f"{args.static} of {args.members} members static" if args.static else "dynamic members"
         if args.classic:
-            members += f", {args.classic} of them classic" + (", the group upgraded from classic" if args.upgrade else "")
+            members += (f", {args.classic} of the {args.members} classic"
+                        + (", the group upgraded from classic" if args.upgrade else ""))
         print(f"{name}, KIP-848 (ConsumerGroupHeartbeat v{VERSION}, {members}): {done} of {args.schedules} schedules, {judged} "
               f"answers judged in {seconds:.1f} s: {summary['verdict']}")
         for d in divergences[:10]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from impl import protocol as P
 from impl.protocol import (ConsumerGroupHeartbeatRequestData, ConsumerGroupHeartbeatResponseData,
                            ConsumerGroupHeartbeatTopicPartitions)
+from model.kip848 import classic
 from model.kip848 import coordinator as coord
 
 
@@ -55,12 +57,9 @@ CLASSIC_VERSIONS = {"JoinGroup": 9, "SyncGroup": 5, "Heartbeat": 4, "LeaveGroup"
 
 
 def classic_to_wire(request, group_id: str, topic: str):
-    """A classic request of the model (Join, Sync, Beat, Leave) as impl.protocol's request data and
-    (API, version): the JoinGroup's protocols each carry the ConsumerProtocol subscription of
+    """A classic request of the model (Join, Sync, Beat, Leave) as impl.protocol's request data, and
+    its API's name: the JoinGroup's protocols each carry the ConsumerProtocol subscription of
     *topic* with the owned partitions, as the Java consumer's ConsumerCoordinator.metadata does."""
-    from impl import protocol as P
-    from model.kip848 import classic
-
     if isinstance(request, classic.Join):
         def subscription():  # one per protocol (the codec keeps the bytes it encoded on the value)
             return P.Subscription(topics=list(request.subscribed),
@@ -89,8 +88,6 @@ def classic_from_wire(api: str, body, topic: str):
     error, member id, generation and protocol name; a SyncGroup's error, protocol name and the
     partitions of *topic* it assigns (another topic's partition shows as -1, which no model
     assignment holds); a Heartbeat's error; a LeaveGroup's top-level error, else its member's."""
-    from model.kip848 import classic
-
     error = error_name(body.error_code)
     if api == "JoinGroup":
         return classic.Answer(error, body.member_id, body.generation_id, body.protocol_name)

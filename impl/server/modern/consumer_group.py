@@ -13,6 +13,7 @@ from typing import Optional
 
 from impl.errors import (GroupIdNotFoundException, IllegalStateException, StaleMemberEpochException,
                          UnknownMemberIdException, UnsupportedVersionException)
+from impl.protocol import CONSUMER_PROTOCOL_TYPE
 from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
 
 
@@ -76,7 +77,7 @@ class ConsumerGroup:
     def supports_classic_protocols(self, member_protocol_type: Optional[str], member_protocols) -> bool:
         """supportsClassicProtocols: the ``consumer`` protocol type, and a protocol every classic
         member supports (any, when there is none; a non-empty list, when the group is empty)."""
-        if member_protocol_type != "consumer":
+        if member_protocol_type != CONSUMER_PROTOCOL_TYPE:
             return False
         if not self.members:
             return bool(member_protocols)

@@ -29,7 +29,9 @@ replacement is visible to the steps after it as the records' replay would make i
 
 from __future__ import annotations
 
+import base64
 import collections
+import random
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -38,7 +40,7 @@ from impl.errors import (ApiException, Errors, FencedInstanceIdException, Fenced
                          InconsistentGroupProtocolException, InvalidRequestException, RebalanceInProgressException,
                          UnknownMemberIdException, UnreleasedInstanceIdException, UnsupportedAssignorException,
                          UnsupportedVersionException)
-from impl.protocol import (UNKNOWN_MEMBER_ID, Assignment, ConsumerGroupHeartbeatAssignment,
+from impl.protocol import (CONSUMER_PROTOCOL_TYPE, UNKNOWN_MEMBER_ID, Assignment, ConsumerGroupHeartbeatAssignment,
                            ConsumerGroupHeartbeatRequestData, ConsumerGroupHeartbeatResponseData,
                            ConsumerGroupHeartbeatTopicPartitions, HeartbeatRequestData, HeartbeatResponseData,
                            JoinGroupRequestData, JoinGroupResponseData, LeaveGroupRequestData, LeaveGroupResponseData,
@@ -120,8 +122,6 @@ def sync_key(group_id: str, member_id: str) -> str:
     return f"sync-{group_id}-{member_id}"  # consumerGroupSyncKey: a classic member's SyncGroup deadline
 
 
-CONSUMER_PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
-
 
 class ConsumerGroupCoordinator:
     """The consumer groups of one coordinator. *topics*: the metadata image, a topic name ->
@@ -129,8 +129,6 @@ class ConsumerGroupCoordinator:
 
     def __init__(self, config: ModernGroupConfig, timer: MockTimer, topics: Callable[[str], Optional[tuple]],
                  rng=None, classic_groups: Optional[Callable[[str], Optional[tuple]]] = None):
-        import random
-
         self.config = config
         # the classic coordinator's GroupCoordinator.take_members_for_upgrade: a classic group's
         # generation and members, taken for convertToConsumerGroup (None: no classic group with members)
@@ -539,8 +537,6 @@ class ConsumerGroupCoordinator:
 
     def _random_uuid(self) -> str:
         """Uuid.randomUuid().toString(): 16 bytes in URL-safe base64 without padding (from the injected rng)."""
-        import base64
-
         return base64.urlsafe_b64encode(self.rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
 
     # -- timers --------------------------------------------------------------------------------
