@@ -86,6 +86,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="with --classic N: the first classic member forms a classic group first, and the first "
                         "consumer-protocol join upgrades it to a consumer group (Kafka 4.x's online upgrade), "
                         "judged from there on")
+    b.add_argument("--shape", choices=("java", "librdkafka"), default="java",
+                   help="with --protocol consumer: shape the heartbeats as this client library does (java, the "
+                        "default: no regex beside the topic names; librdkafka: an empty regex beside them, which "
+                        "Kafka reads as none and librdkafka's mock requires)")
     b.add_argument("--timers", choices=("off", "on", "both"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
                         "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
@@ -133,6 +137,8 @@ def cmd_conform(args) -> int:
     if args.classic and args.protocol != "consumer":
         raise UsageError(f"--classic {args.classic}: classic members inside a consumer group need --protocol consumer "
                          "(with --protocol classic every member is classic)")
+    if args.shape != "java" and args.protocol != "consumer":
+        raise UsageError(f"--shape {args.shape}: the shape of KIP-848 heartbeats, for --protocol consumer")
     if args.upgrade and not args.classic:
         raise UsageError("--upgrade: the group starts classic, so it needs a classic member (--classic N, with "
                          "--protocol consumer)")

@@ -360,7 +360,7 @@ def commit_error(body) -> str:
     return coord.NONE if not codes else error_name(codes[0])
 
 
-def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
+def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int, shape: str = "java"):
     """Write *request* (a heartbeat, a commit or a classic request) on *sock* and read its answer:
     the decoded response, or the codec's WireError. OSError or EOFError when the broker hangs up."""
     from impl.wire.codec import decode_response, encode_request
@@ -369,7 +369,8 @@ def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int):
     if isinstance(request, coord.Commit):
         wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
     elif isinstance(request, coord.Request):
-        wire, api, version = to_request(request, group_id, topic_id, "range" if request.epoch == 0 else None), API, VERSION
+        wire = to_request(request, group_id, topic_id, "range" if request.epoch == 0 else None, shape)
+        api, version = API, VERSION
     else:
         wire, api = classic_to_wire(request, group_id, TOPIC)
         version = CLASSIC_VERSIONS[api]
@@ -467,13 +468,14 @@ def _form_classic_group(sock, consumer: "_ClassicConsumer", group_id: str, parti
 
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
                  heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
-                 static: int = 0, classic_members: int = 0, upgrade: bool = False) -> Result:
+                 static: int = 0, classic_members: int = 0, upgrade: bool = False, shape: str = "java") -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth); the first *static*
     consumers are static members, the last *classic_members* speak the classic protocol (with
     *upgrade*, the first of them forms a classic group, which the first join of the consumer
-    protocol upgrades to a consumer group: judged from there on)."""
+    protocol upgrades to a consumer group: judged from there on); the heartbeats are shaped as the
+    client library *shape* sends them (:data:`properties.kip848.shapes.SHAPES`)."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken))
     coverage: dict = {}
@@ -509,7 +511,7 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
                 coverage["stopped: a JoinGroup to a group without members"] = 1
                 return Result(seed, i, None, coverage)
             try:
-                decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1)
+                decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1, shape)
             except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"no answer: {e}"), coverage)
@@ -597,7 +599,7 @@ def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tupl
     return None
 
 
-def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: float = 30.0) -> None:
+def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: float = 30.0, shape: str = "java") -> None:
     """Until a probe member joining a probe group is assigned all *partitions* of TOPIC: a topic
     just created reaches the group coordinator's metadata image a little later, and a member
     subscribed to a topic the coordinator does not know yet is assigned nothing (Kafka's answer,
@@ -612,11 +614,11 @@ def wait_for_topic(address: Tuple[str, int], partitions: int = 4, timeout_s: flo
         sock = connect(address, timeout_s)
         try:
             join = coord.Request(member, 0, REBALANCE_TIMEOUT_MS, (TOPIC,), frozenset())
-            decoded = _round_trip(sock, join, group_id, None, 1)
+            decoded = _round_trip(sock, join, group_id, None, 1, shape)
             if not hasattr(decoded, "body"):
                 raise RuntimeError(f"the answer to a probe's join does not decode: {decoded}")
             answer, _ = from_response(decoded.body)
-            _round_trip(sock, coord.Request(member, -1), group_id, None, 2)
+            _round_trip(sock, coord.Request(member, -1), group_id, None, 2, shape)
         except (OSError, EOFError):
             return  # a broker that hangs up on a join: the schedules will show it, judged
         finally:
@@ -652,6 +654,7 @@ def cmd_broker(args) -> int:
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     process = None
+    interval = HEARTBEAT_INTERVAL_MS.get(args.launch or "", DEFAULT_HEARTBEAT_INTERVAL_MS)
     if args.bootstrap:
         address, name = host_and_port(args.bootstrap), args.bootstrap
     else:
@@ -669,7 +672,7 @@ def cmd_broker(args) -> int:
             raise Inconclusive(f"{name} does not advertise ConsumerGroupHeartbeat v{VERSION} (KIP-848) in ApiVersions"
                                + ("" if versions is None else f": it has v{versions[0]}-v{versions[1]}"))
         try:
-            wait_for_topic(address, PARTITIONS)
+            wait_for_topic(address, PARTITIONS, shape=args.shape)
         except RuntimeError as e:
             raise Inconclusive(f"{name}: {e}") from None
         started = time.monotonic()
@@ -680,7 +683,7 @@ def cmd_broker(args) -> int:
             try:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
                                       partitions=PARTITIONS, static=args.static, classic_members=args.classic,
-                                      upgrade=args.upgrade)
+                                      upgrade=args.upgrade, shape=args.shape, heartbeat_interval_ms=interval)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -697,7 +700,7 @@ def cmd_broker(args) -> int:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
     summary = {"system": name, "mutant": args.mutant, "protocol": "consumer", "members": args.members, "static": args.static,
-               "classic": args.classic, "upgrade": args.upgrade, "schedules": done,
+               "classic": args.classic, "upgrade": args.upgrade, "shape": args.shape, "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],
@@ -746,6 +749,11 @@ def _exit_note(process) -> str:
 
 
 PARTITIONS = 4
+#: the heartbeat interval a broker groupcheck launches answers with (group.consumer.heartbeat.interval.ms):
+#: Kafka's default and groupcheck's, 5000; librdkafka's mock cluster's own default, 3000
+#: (rdkafka_mock.c, rd_kafka_mock_cluster_new: ``defaults.group_consumer_heartbeat_interval_ms = 3000``)
+HEARTBEAT_INTERVAL_MS = {"rdkafka-mock": 3000}
+DEFAULT_HEARTBEAT_INTERVAL_MS = 5000
 
 
 def _markdown(summary: dict) -> str:
@@ -768,6 +776,8 @@ def _markdown(summary: dict) -> str:
              + ("; each schedule's group formed first as a classic group of one (checked against the classic "
                 "protocol's fixed answers for a lone member of a new group) and upgraded by the first "
                 "consumer-protocol join, every answer after judged" if summary.get("upgrade") else "")
+             + ("; heartbeats shaped as librdkafka sends them (an empty SubscribedTopicRegex beside the topic "
+                "names, which Kafka reads as none)" if summary.get("shape") == "librdkafka" else "")
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
              "uniform assignor (members ask for `range`).", ""]
     if summary["failure"]:

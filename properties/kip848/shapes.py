@@ -14,10 +14,19 @@ from model.kip848 import classic
 from model.kip848 import coordinator as coord
 
 
+#: how a client library shapes the subscription of a full heartbeat: Kafka's AsyncKafkaConsumer sends
+#: SubscribedTopicRegex null without a pattern (ConsumerHeartbeatRequestManager.HeartbeatState
+#: .buildRequestData), librdkafka an empty regex beside the names
+#: (rd_kafka_topic_partition_list_combine_regexes: ``rd_kafkap_str_new("", 0)``); Kafka reads an
+#: empty regex as none (GroupMetadataManager.maybeUpdateRegularExpressions: ``isNotEmpty``)
+SHAPES = {"java": None, "librdkafka": ""}
+
+
 def to_request(request: coord.Request, group_id: str, topic_id: Optional[str],
-               server_assignor: Optional[str] = None) -> ConsumerGroupHeartbeatRequestData:
+               server_assignor: Optional[str] = None, shape: str = "java") -> ConsumerGroupHeartbeatRequestData:
     """The model's heartbeat as ConsumerGroupHeartbeatRequestData (its None fields stay None; no
-    owned partitions is an empty list, as the Java consumer sends it)."""
+    owned partitions is an empty list, as the Java consumer sends it), the regex beside the topic
+    names as the client library *shape* sends it (:data:`SHAPES`)."""
     owned = None
     if request.owned is not None:
         owned = [ConsumerGroupHeartbeatTopicPartitions(topic_id, sorted(request.owned))] if request.owned else []
@@ -25,6 +34,7 @@ def to_request(request: coord.Request, group_id: str, topic_id: Optional[str],
         group_id=group_id, member_id=request.member_id, member_epoch=request.epoch,
         rebalance_timeout_ms=request.rebalance_timeout_ms,
         subscribed_topic_names=None if request.subscribed is None else list(request.subscribed),
+        subscribed_topic_regex=None if request.subscribed is None else SHAPES[shape],
         server_assignor=server_assignor, topic_partitions=owned, instance_id=request.instance_id)
 
 

@@ -115,6 +115,16 @@ def test_a_broken_model_of_classic_members_finds_kafka_diverging(kafka41_kip848,
     broken_model_finds_it_diverging(kafka41_kip848, variant, classic=2)
 
 
+def test_kafka_41_reads_librdkafkas_empty_regex_as_none(kafka41_kip848, groupcheck_broker_kip848):
+    """Heartbeats shaped as librdkafka sends them (``--shape librdkafka``: SubscribedTopicRegex "" beside
+    the names) are answered as Java's are, by Kafka (maybeUpdateRegularExpressions: isNotEmpty) and by
+    groupcheck's broker."""
+    for address in (kafka41_kip848, groupcheck_broker_kip848):
+        for seed in range(10):
+            result = run_schedule(address, seed, partitions=PARTITIONS, shape="librdkafka")
+            assert result.divergence is None, result.divergence.describe()
+
+
 def test_kafka_41_upgrades_a_classic_group_as_the_model_does(kafka41_kip848):
     """A classic group of one (a classic consumer alone in a new group), then a consumer of the
     consumer protocol joins: Kafka 4.1.2 converts the group (convertToConsumerGroup,
@@ -269,6 +279,22 @@ def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
     assert code == 1 and summary["verdict"] == "fails"
     assert all(d["observed"].startswith("no answer") for d in summary["divergences"])
     assert "exited with status -6" in summary["failure"] and "validate_subscription" in summary["failure"]
+
+
+def test_librdkafka_mock_judged_with_librdkafkas_own_shape_diverges_at_its_first_join(tmp_path, capsys):
+    """With the heartbeats shaped as librdkafka sends them (an empty SubscribedTopicRegex beside the
+    names, which Kafka reads as no regex) the mock gets past its assertion and is judged: its consumer
+    group starts at epoch 1 and its first target assignment bumps it (rd_kafka_mock_cgrp_consumer_get,
+    rd_kafka_mock_cgrp_consumer_target_assignment_set), so the first member gets epoch 2 where Kafka
+    gives 1; its heartbeat interval is its own default, 3000 ms, which the judge expects of it."""
+    code = main(["conform", "broker", "--launch", "rdkafka-mock", "--protocol", "consumer", "--shape", "librdkafka",
+                 "--schedules", "3", "--out", str(tmp_path), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 1 and summary["verdict"] == "diverges" and summary["failure"] is None
+    assert summary["schedules"] == 3 and len(summary["divergences"]) == 3
+    first = summary["divergences"][0]
+    assert first["step"] == 0 and first["expected"].startswith("NONE epoch 1 interval 3000")
+    assert first["observed"].startswith("NONE epoch 2 interval 3000")
 
 
 def test_conform_broker_protocol_consumer_takes_a_mutant_and_says_it_killed_it(tmp_path, capsys):
