@@ -52,6 +52,8 @@ import attrs
 
 from model.config import Config
 from properties.explore.walker import DEFAULT_STEPS
+from properties.mutation.kip848_table import CLASSIC_DEFS as KIP848_CLASSIC_DEFS
+from properties.mutation.kip848_table import DEFS as KIP848_DEFS
 
 DEFAULT_BUDGET = 2000  # the default campaign's interleavings (issue 14's measure of power)
 PROFILES = ("none", "network", "all")
@@ -479,6 +481,9 @@ MUTANTS: "OrderedDict[str, Mutant]" = _build(False)
 #: realistic mutants the world does not reach (yet); run with ``--only NAME`` or ``--unreached``
 UNREACHED: "OrderedDict[str, Mutant]" = _build(True)
 ALL: "OrderedDict[str, Mutant]" = OrderedDict(list(MUTANTS.items()) + list(UNREACHED.items()))
+#: impl/'s KIP-848 coordinator's mutants (properties/mutation/kip848_table.py), hunted by
+#: properties.kip848.mutants (the walks) and the KIP-848 broker judge
+KIP848: "OrderedDict[str, Mutant]" = OrderedDict((row[0], Mutant(*row)) for row in KIP848_DEFS + KIP848_CLASSIC_DEFS)
 
 
 class UnknownMutant(KeyError):
@@ -487,13 +492,10 @@ class UnknownMutant(KeyError):
 
 
 def get(name: str) -> Mutant:
-    """A mutant by name: the classic ones here, or one of impl/'s KIP-848 coordinator
-    (:data:`properties.kip848.mutants.ALL_KIP848`)."""
-    from properties.kip848.mutants import ALL_KIP848
-
-    found = ALL.get(name) or ALL_KIP848.get(name)
+    """A mutant by name: the classic ones here, or one of impl/'s KIP-848 coordinator (:data:`KIP848`)."""
+    found = ALL.get(name) or KIP848.get(name)
     if found is None:
-        raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(list(ALL) + list(ALL_KIP848))}")
+        raise UnknownMutant(f"unknown mutant {name!r}; known mutants: {', '.join(list(ALL) + list(KIP848))}")
     return found
 
 

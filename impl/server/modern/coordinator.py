@@ -228,17 +228,8 @@ class ConsumerGroupCoordinator:
             updated = updated.but(subscribed_topic_names=frozenset(request.subscribed_topic_names))
         if request.server_assignor is not None:
             updated = updated.but(server_assignor_name=request.server_assignor)
-        bump_group_epoch = group.group_epoch == 0 or updated.subscribed_topic_names != member.subscribed_topic_names
-        group_epoch = group.group_epoch
-        if bump_group_epoch:
-            group_epoch += 1
-            group.set_group_epoch(group_epoch)
-
         # 2. The target assignment, when the group epoch passed its epoch.
-        if group_epoch > group.target_assignment_epoch:
-            target = self._update_target_assignment(group, group_epoch, updated)
-        else:
-            target = group.target_assignment(member_id)
+        target = self._bump_and_target(group, member, updated)
         target_epoch = group.target_assignment_epoch
 
         # 3. Reconcile the member if it is not reconciled yet.
@@ -283,6 +274,19 @@ class ConsumerGroupCoordinator:
         group.remove_member(old.member_id)
         group.update_target_assignment(new.member_id, target)
         group.update_member(new)
+
+    def _bump_and_target(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember) -> dict:
+        """A join's or heartbeat's first steps (consumerGroupHeartbeat's and classicGroupJoinToConsumerGroup's
+        alike): the group epoch bumped when the group is new or the member's subscription changed
+        (hasMemberSubscriptionChanged), the target assignment recomputed when the group epoch passed
+        its epoch (updateTargetAssignment). The member's target."""
+        group_epoch = group.group_epoch
+        if group_epoch == 0 or updated.subscribed_topic_names != member.subscribed_topic_names:
+            group_epoch += 1
+            group.set_group_epoch(group_epoch)
+        if group_epoch > group.target_assignment_epoch:
+            return self._update_target_assignment(group, group_epoch, updated)
+        return group.target_assignment(updated.member_id)
 
     def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember) -> dict:
         """updateTargetAssignment: every member's target at *group_epoch*; the member's returned."""
@@ -409,14 +413,7 @@ class ConsumerGroupCoordinator:
         updated = member.but(rebalance_timeout_ms=request.rebalance_timeout_ms, client_id=client_id,
                              subscribed_topic_names=frozenset(subscription.topics),
                              classic_member_metadata=ClassicMemberMetadata(request.session_timeout_ms, names))
-        group_epoch = group.group_epoch
-        if updated.subscribed_topic_names != member.subscribed_topic_names:  # hasMemberSubscriptionChanged
-            group_epoch += 1
-            group.set_group_epoch(group_epoch)
-        if group_epoch > group.target_assignment_epoch:
-            target = self._update_target_assignment(group, group_epoch, updated)
-        else:
-            target = group.target_assignment(member_id)
+        target = self._bump_and_target(group, member, updated)
         updated = self._maybe_reconcile(group, updated, group.target_assignment_epoch, target,
                                         self._owned_topic_partitions(subscription.owned_partitions))
         group.update_member(updated)
