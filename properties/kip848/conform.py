@@ -654,11 +654,12 @@ def cmd_broker(args) -> int:
     if args.mutant and not args.launch:
         raise UsageError("--mutant needs --launch groupcheck")
     process = None
-    interval = HEARTBEAT_INTERVAL_MS.get(args.launch or "", DEFAULT_HEARTBEAT_INTERVAL_MS)
+    interval = DEFAULT_HEARTBEAT_INTERVAL_MS
     if args.bootstrap:
         address, name = host_and_port(args.bootstrap), args.bootstrap
     else:
         target = targets.get(targets.BROKER, args.launch, "--launch")
+        interval = target.consumer_heartbeat_interval_ms
         process = target.start({TOPIC: PARTITIONS}, args.mutant)
         host, port = process.bootstrap.rsplit(":", 1)
         address, name = (host, int(port)), target.name + (f" with mutant {args.mutant}" if args.mutant else "")
@@ -749,11 +750,7 @@ def _exit_note(process) -> str:
 
 
 PARTITIONS = 4
-#: the heartbeat interval a broker groupcheck launches answers with (group.consumer.heartbeat.interval.ms):
-#: Kafka's default and groupcheck's, 5000; librdkafka's mock cluster's own default, 3000
-#: (rdkafka_mock.c, rd_kafka_mock_cluster_new: ``defaults.group_consumer_heartbeat_interval_ms = 3000``)
-HEARTBEAT_INTERVAL_MS = {"rdkafka-mock": 3000}
-DEFAULT_HEARTBEAT_INTERVAL_MS = 5000
+DEFAULT_HEARTBEAT_INTERVAL_MS = 5000  # group.consumer.heartbeat.interval.ms's default, for --bootstrap
 
 
 def _markdown(summary: dict) -> str:
