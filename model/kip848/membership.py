@@ -60,22 +60,39 @@ class Client(NamedTuple):
     member_id: str
     state: str = UNSUBSCRIBED
     epoch: int = 0
-    owned: frozenset = frozenset()  # currentAssignment: what the application holds
-    local_epoch: int = 0  # currentAssignment's LocalAssignment.localEpoch
+    # currentAssignment (LocalAssignment): the partitions the application holds and their local
+    # epoch, -1 for LocalAssignment.NONE (cleared, or nothing yet; equality compares both)
+    owned: frozenset = frozenset()
+    local_epoch: int = -1
     target: frozenset | None = None  # currentTargetAssignment (None: LocalAssignment.NONE)
-    target_local_epoch: int = 0
+    target_local_epoch: int = -1
     sent_owned: tuple | None = None  # SentFields.localAssignment: (local epoch, owned) last sent
-    sent_full: bool = False  # SentFields' subscription and rebalance timeout sent since the last reset
-    in_flight: int = 0  # the sequence number of the heartbeat in flight, 0 when none
+    sent_full: bool = False  # SentFields.rebalanceTimeoutMs sent since the last reset
+    sent_names: tuple | None = None  # SentFields.subscribedTopicNames
+    in_flight: int = 0  # HeartbeatRequestState.requestInFlight: the heartbeat's sequence number, 0 when none
     sent_at: int = 0
+    # the heartbeats on the connection, oldest first: (seq, sent at, whether its answer is ignored —
+    # a leave sent because the poll timer ran out). Each answer is handled when it arrives, even one
+    # to a heartbeat sent before a reset of the request state; one request running out its
+    # request.timeout.ms drops the connection and fails them all (NetworkClient)
+    awaiting: tuple = ()
     seq: int = 0
-    heartbeat_due_ms: int = 0  # HeartbeatRequestState: the interval's (or the backoff's) end
+    heartbeat_due_ms: int = 0  # HeartbeatRequestState's heartbeat timer: the interval's end
+    interval_ms: int = 0  # HeartbeatRequestState.heartbeatIntervalMs: 0 until the first answer
+    backoff_until_ms: int = 0  # RequestState: lastReceivedMs + backoffMs
     failures: int = 0  # consecutive failed attempts (the exponential backoff's exponent)
     poll_deadline_ms: int = 0  # the poll timer (max.poll.interval.ms)
     poll_expired: bool = False  # isPollTimerExpired
     subscription_updated: bool = True  # onSubscriptionUpdated: subscribe() was called, not yet polled
     closed: bool = False  # close() left the group; the process does nothing more
     instance_id: str | None = None  # group.instance.id: a static member's
+    # a reconciliation the background thread started (maybeReconcile): (local epoch, partitions it
+    # moves to once the application's poll has run its callbacks, whether the member rejoined since
+    # — it is then abandoned); None when none is in progress
+    reconciling: tuple | None = None
+    # an onPartitionsLost the application's next poll runs (a FENCED, STALE or FATAL member that
+    # held partitions): the assignment is cleared when it has run
+    releasing: bool = False
     fatal: str | None = None  # the error that made it FATAL (the application's poll throws it)
 
 
@@ -96,108 +113,180 @@ def _to(client: Client, state: str, log: list) -> Client:
     return client._replace(state=state)
 
 
+def reconciled(client: Client) -> bool:
+    """targetAssignmentReconciled: the current assignment equals the target, local epochs included
+    (so a first assignment, even an empty one, is reconciled — its callbacks run — before it is held)."""
+    target = (-1, frozenset()) if client.target is None else (client.target_local_epoch, client.target)
+    return (client.local_epoch, client.owned) == target
+
+
+def assigned_partitions(client: Client) -> frozenset:
+    """SubscriptionState.assignedPartitions: what the current assignment holds, or — once a
+    reconciliation with nothing to revoke has started (assignPartitions:
+    updateSubscriptionAwaitingCallback) — the partitions it moves to, awaiting onPartitionsAssigned.
+    What an onPartitionsLost is given (so whether it is needed)."""
+    if client.reconciling is not None and not client.reconciling[2] and not client.owned - client.reconciling[1]:
+        return client.reconciling[1]
+    return client.owned
+
+
 def poll(client: Client, now: int, config) -> tuple[Client, list]:
-    """The application's poll: ``onConsumerPoll``, ``maybeRejoinStaleMember``, the poll timer
-    reset, the callbacks of a pending reconciliation or of a fencing."""
+    """The application's poll: the PollEvent (``onConsumerPoll``, ``resetPollTimer`` — which
+    rejoins a stale member), the background thread's ``maybeReconcile``, and the rebalance
+    callbacks queued for this thread: a reconciliation's (the member then holds what it started
+    towards, and acknowledges) and an onPartitionsLost (the assignment cleared; a fenced member
+    rejoins)."""
     log: list = []
     if client.closed:
         return client, log
-    client = client._replace(poll_deadline_ms=now + config.max_poll_interval_ms, poll_expired=False)
-    if client.state == STALE:  # maybeRejoinStaleMember (its partitions were released going STALE)
+    if client.subscription_updated:  # onConsumerPoll
+        client = client._replace(subscription_updated=False)
+        if client.state == UNSUBSCRIBED:
+            client = _join(client, log)
+    expired = now >= client.poll_deadline_ms
+    client = client._replace(poll_deadline_ms=now + config.max_poll_interval_ms)
+    if expired:  # resetPollTimer → maybeRejoinStaleMember (it joins once the release has run)
+        client = client._replace(poll_expired=False)
+    # the callbacks queued for this thread run, and the background thread goes on between them
+    # (KafkaConsumer.poll's loop): a reconciliation completes, and the next one can start
+    client = _start_reconcile(client, log)
+    while client.reconciling is not None:
+        local_epoch, target, rejoined = client.reconciling
+        if client.state == RECONCILING and not rejoined:  # revokeAndAssign's completion
+            revoked, added = client.owned - target, target - client.owned
+            log.append(("reconciled", client.member_id, client.epoch, tuple(sorted(revoked)), tuple(sorted(added)),
+                        local_epoch))
+            client = _to(client._replace(owned=target, local_epoch=local_epoch), ACKNOWLEDGING, log)
+        client = _start_reconcile(client._replace(reconciling=None), log)  # else maybeAbortReconciliation
+    if client.releasing:  # onPartitionsLost ran: clearAssignment, and what waited on it
+        client = _released(client._replace(releasing=False), log, config)
+    if expired and client.state == STALE:
         client = _join(client, log)
-    elif client.state == UNSUBSCRIBED and client.subscription_updated:  # onConsumerPoll
-        client = _join(client._replace(subscription_updated=False), log)
-    elif client.state == FENCED:  # onPartitionsLost ran; clearAssignment; transitionToJoining
-        client = _join(client if config.is_broken("lost_not_released") else _clear(client), log)
-    elif client.state == RECONCILING:
-        client = _reconcile(client, log)
     return client, log
 
 
+def _released(client: Client, log: list, config) -> Client:
+    """The continuation of an onPartitionsLost: the assignment cleared; a fenced member rejoins."""
+    if client.state == FENCED:
+        return _join(client if config.is_broken("lost_not_released") else _clear(client), log)
+    if client.state == STALE and config.is_broken("stale_keeps_partitions"):
+        return client
+    return _clear(client)
+
+
 def _join(client: Client, log: list) -> Client:
-    """transitionToJoining: epoch 0, pending assignments cleared."""
-    client = _to(client._replace(epoch=JOIN_EPOCH, target=None), JOINING, log)
-    return client
+    """transitionToJoining: epoch 0, the target cleared (clearPendingAssignmentsAndLocalNamesCache),
+    a reconciliation in progress marked to be abandoned when its callbacks have run
+    (rejoinedWhileReconciliationInProgress; no other starts before)."""
+    if client.state == FATAL:
+        return client
+    if client.reconciling is not None:
+        client = client._replace(reconciling=client.reconciling[:2] + (True,))
+    return _to(client._replace(epoch=JOIN_EPOCH, target=None, target_local_epoch=-1), JOINING, log)
 
 
 def _clear(client: Client) -> Client:
-    """clearAssignment."""
-    return client._replace(owned=frozenset(), local_epoch=client.local_epoch + 1, target=None)
+    """clearAssignment: the current assignment and the target become LocalAssignment.NONE."""
+    return client._replace(owned=frozenset(), local_epoch=-1, target=None, target_local_epoch=-1)
 
 
-def _reconcile(client: Client, log: list) -> Client:
-    """maybeReconcile → revokeAndAssign with the listener's callbacks (onPartitionsRevoked, then
-    onPartitionsAssigned), run by this poll: the member then holds its target and acknowledges."""
-    if client.target is None or client.target == client.owned:
+def _start_reconcile(client: Client, log: list) -> Client:
+    """maybeReconcile (the background thread, each iteration): a member RECONCILING towards a
+    target it does not hold, with no reconciliation in progress, starts one — its callbacks run at
+    the application's next poll; when it already holds the target's partitions (under an older
+    local epoch) it takes the target's local epoch and acknowledges at once, without callbacks."""
+    if client.state != RECONCILING or reconciled(client) or client.reconciling is not None:
         return client
-    revoked, added = client.owned - client.target, client.target - client.owned
-    log.append(("reconciled", client.member_id, client.epoch, tuple(sorted(revoked)), tuple(sorted(added))))
-    client = client._replace(owned=client.target, local_epoch=client.target_local_epoch)
-    return _to(client, ACKNOWLEDGING, log)
+    if client.local_epoch != -1 and client.target == client.owned:
+        return _to(client._replace(local_epoch=client.target_local_epoch), ACKNOWLEDGING, log)
+    return client._replace(reconciling=(client.target_local_epoch, client.target, False))
 
 
 def heartbeat(client: Client, now: int, config) -> tuple[Client, Request | None, list]:
-    """AbstractHeartbeatRequestManager.poll: the request to send now, or None."""
+    """One iteration of the background thread: ``maybeReconcile``, then
+    AbstractHeartbeatRequestManager.poll — the request to send now, or None."""
     log: list = []
-    if client.closed and client.state != LEAVING:
+    if client.closed and client.state != LEAVING:  # the background thread stops once the leave is sent
         return client, None, log
+    client = _start_reconcile(client, log)
     if client.state in NOT_IN_GROUP:  # shouldSkipHeartbeat
         return client, None, log
     if now >= client.poll_deadline_ms and client.state not in (PREPARE_LEAVING, LEAVING):
-        # "Consumer poll timeout has expired": leave, and go STALE once the leave is sent
+        # "Consumer poll timeout has expired": leave (transitionToSendingLeaveGroup: the current
+        # assignment becomes NONE), and go STALE once the leave is sent
+        held = bool(assigned_partitions(client))
         client = _to(client._replace(poll_expired=True), PREPARE_LEAVING, log)
-        client = _to(client._replace(epoch=leave_epoch(client)), LEAVING, log)
-        client, request = _send(client, now, config)
+        client = client._replace(epoch=leave_epoch(client))
+        if not config.is_broken("stale_keeps_partitions"):
+            client = client._replace(owned=frozenset(), local_epoch=-1)
+        client = _to(client, LEAVING, log)
+        client, request = _send(client, now, config, ignored=True)
         # "We can ignore the leave response": heartbeatRequestState.reset(); resetHeartbeatState()
-        client = client._replace(in_flight=0, heartbeat_due_ms=now, failures=0, sent_owned=None, sent_full=False)
-        return _generated(client, log, config), request, log
+        client = _reset_request_state(client, config)._replace(sent_owned=None, sent_full=False, sent_names=None)
+        return _generated(client, log, config, held), request, log
     heartbeat_now = client.state == LEAVING or (client.state in (ACKNOWLEDGING, JOINING) and not client.in_flight)
-    can_send = not client.in_flight and now >= client.heartbeat_due_ms
+    can_send = not client.in_flight and now >= client.heartbeat_due_ms and now >= client.backoff_until_ms
     if not (can_send or heartbeat_now):
         return client, None, log
     client, request = _send(client, now, config)
     return _generated(client, log, config), request, log
 
 
-def _send(client: Client, now: int, config) -> tuple[Client, Request]:
+def _reset_request_state(client: Client, config) -> Client:
+    """RequestState.reset: nothing in flight, no failed attempt, the initial backoff from no answer."""
+    return client._replace(in_flight=0, failures=0, backoff_until_ms=-1 + config.retry_backoff_ms)
+
+
+def _send(client: Client, now: int, config, ignored: bool = False) -> tuple[Client, Request]:
     """HeartbeatState.buildRequestData: all fields while JOINING; otherwise only what changed since
-    the last request (the owned partitions when the local assignment changed)."""
+    the last request (the subscription when it changed — a closed consumer unsubscribed; the
+    current assignment when it is not the one last sent); then the heartbeat timer restarts."""
     full = client.state == JOINING
-    timeout, subscribed, owned = -1, None, None
-    if full or not client.sent_full:
-        timeout, subscribed = config.max_poll_interval_ms, ("t",)
+    timeout = config.max_poll_interval_ms if full or not client.sent_full else -1
+    names = () if client.closed else ("t",)
+    subscribed = names if full or client.sent_names != names else None
     local = (client.local_epoch, client.owned)
-    if full or client.sent_owned != local:
-        owned = client.owned
+    owned = client.owned if full or client.sent_owned != local else None
     seq = client.seq + 1
     request = Request(client.member_id, client.epoch, timeout, subscribed, owned, client.instance_id)
-    client = client._replace(seq=seq, in_flight=seq, sent_at=now, sent_full=True, sent_owned=local,
-                             heartbeat_due_ms=now + config.heartbeat_interval_ms)
+    client = client._replace(seq=seq, in_flight=seq, sent_at=now, sent_full=True, sent_owned=local, sent_names=names,
+                             awaiting=client.awaiting + ((seq, now, ignored),),
+                             heartbeat_due_ms=now + client.interval_ms)
     return client, request
 
 
-def _generated(client: Client, log: list, config) -> Client:
-    """onHeartbeatRequestGenerated."""
+def _generated(client: Client, log: list, config, held: bool = False) -> Client:
+    """onHeartbeatRequestGenerated (*held*: the partitions a member whose poll timer ran out held
+    before its leave: its onPartitionsLost waits for the application's poll)."""
     if client.state == ACKNOWLEDGING:
-        return _to(client, STABLE if client.target == client.owned else RECONCILING, log)
+        return _to(client, STABLE if reconciled(client) else RECONCILING, log)
     if client.state == LEAVING:
-        if client.poll_expired:  # transitionToStale: onPartitionsLost, clearAssignment
-            return _to(client if config.is_broken("stale_keeps_partitions") else _clear(client), STALE, log)
+        if client.poll_expired:  # transitionToStale: onPartitionsLost, then clearAssignment
+            client = _to(client, STALE, log)
+            return client._replace(releasing=True) if held else _released(client, log, config)
         return _to(client, UNSUBSCRIBED, log)
     return client
 
 
 def on_response(client: Client, seq: int, response, now: int, config) -> tuple[Client, list]:
-    """The answer to heartbeat *seq* arrived (one that is no longer in flight was dropped with
-    its connection: ignored)."""
+    """The answer to heartbeat *seq* arrived: handled whether or not it answers the latest
+    heartbeat (AbstractHeartbeatRequestManager.makeHeartbeatRequest's continuation: onResponse);
+    one whose request failed with its connection never reaches the consumer, and a leave's
+    (logResponse) changes nothing: both ignored."""
     log: list = []
-    if seq != client.in_flight:
-        return client, [("ignored", client.member_id, seq)]
-    client = client._replace(in_flight=0)
+    entry = next((e for e in client.awaiting if e[0] == seq), None)
+    if entry is None or entry[2]:
+        awaiting = tuple(e for e in client.awaiting if e[0] != seq)
+        return client._replace(awaiting=awaiting), [("ignored", client.member_id, seq)]
+    # onSuccessfulAttempt / onFailedAttempt: requestInFlight = false, whichever heartbeat this answers
+    client = client._replace(in_flight=0, awaiting=tuple(e for e in client.awaiting if e[0] != seq))
     if response.error != NONE:
         return _on_error(client, response, now, config, log)
-    # onResponse: the interval from the answer; onSuccessfulAttempt
-    client = client._replace(heartbeat_due_ms=now + response.interval_ms, failures=0)
+    # onResponse: updateHeartbeatIntervalMs (the timer restarts only when the interval changed);
+    # onSuccessfulAttempt (the initial backoff from this answer)
+    if response.interval_ms != client.interval_ms:
+        client = client._replace(interval_ms=response.interval_ms, heartbeat_due_ms=now + response.interval_ms)
+    client = client._replace(backoff_until_ms=now + config.retry_backoff_ms, failures=0)
     if client.state == LEAVING or client.state in NOT_IN_GROUP or response.epoch < 0:
         return client, log  # onHeartbeatSuccess: leaving, not in the group, or a leave's answer
     client = client._replace(epoch=response.epoch)
@@ -207,11 +296,12 @@ def on_response(client: Client, seq: int, response, now: int, config) -> tuple[C
 
 
 def _assignment_received(client: Client, assignment: frozenset, log: list) -> Client:
-    """processAssignmentReceived (replaceTargetAssignmentWithNewAssignment bumps the local epoch
-    when the target changed)."""
-    if client.target != assignment:
-        client = client._replace(target=assignment, target_local_epoch=client.local_epoch + 1)
-    if client.target != client.owned:
+    """processAssignmentReceived: replaceTargetAssignmentWithNewAssignment (LocalAssignment.updateWith:
+    a new target, or the first after NONE, takes the next local epoch), then RECONCILING unless
+    the target is already held."""
+    if client.target is None or client.target != assignment:
+        client = client._replace(target=assignment, target_local_epoch=client.target_local_epoch + 1)
+    if not reconciled(client):
         return _to(client, RECONCILING, log)
     if client.state in (RECONCILING, JOINING):
         return _to(client, STABLE, log)
@@ -220,52 +310,63 @@ def _assignment_received(client: Client, assignment: frozenset, log: list) -> Cl
 
 def _on_error(client: Client, response, now: int, config, log: list) -> tuple[Client, list]:
     """onErrorResponse: the heartbeat state reset, a failed attempt; fencing errors fence."""
-    client = client._replace(sent_owned=None, sent_full=False)
+    client = _failed_attempt(client._replace(sent_owned=None, sent_full=False, sent_names=None), now, config)
     if response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
-        # "Skip backoff so that a next HB to rejoin is sent as soon as the fenced member releases"
-        client = client._replace(heartbeat_due_ms=now, failures=0)
         if config.is_broken("fenced_rejoins_directly") and client.state not in (PREPARE_LEAVING, LEAVING, UNSUBSCRIBED):
-            return _to(_clear(client)._replace(epoch=JOIN_EPOCH, target=None), JOINING, log), log
-        return _fenced(client, log), log
-    client = _failed_attempt(client, now, config)
-    return _fatal(client, response.error, log), log  # handleFatalFailure (the instance id's errors, the unexpected)
+            return _to(_clear(client)._replace(epoch=JOIN_EPOCH), JOINING, log), log
+        # transitionToFenced; then heartbeatRequestState.reset(): "Skip backoff so that a next HB
+        # to rejoin is sent as soon as the fenced member releases"
+        return _reset_request_state(_fenced(client, log, config), config), log
+    return _fatal(client, response.error, log, config), log  # handleFatalFailure (the instance id's errors, the unexpected)
 
 
-def _fatal(client: Client, error: str, log: list) -> Client:
-    """transitionToFatal: a member in the group loses its partitions (onPartitionsLost,
-    clearAssignment); one leaving or out of the group has none."""
+def _fatal(client: Client, error: str, log: list, config) -> Client:
+    """transitionToFatal: a member in the group loses its partitions (onPartitionsLost, then
+    clearAssignment: at the application's next poll when it holds some); one leaving or out of
+    the group has none."""
     before = client.state
     client = _to(client._replace(fatal=error), FATAL, log)
     if before in (UNSUBSCRIBED, LEAVING, PREPARE_LEAVING):
         return client
-    return _clear(client)
+    return client._replace(releasing=True) if assigned_partitions(client) else _released(client, log, config)
 
 
-def _fenced(client: Client, log: list) -> Client:
-    """transitionToFenced."""
+def _fenced(client: Client, log: list, config) -> Client:
+    """transitionToFenced: onPartitionsLost runs at the application's next poll, which then
+    clears the assignment and rejoins; with no partitions held it all happens at once."""
     if client.state == PREPARE_LEAVING:
-        client = _to(client._replace(epoch=leave_epoch(client)), LEAVING, log)
+        client = _to(client._replace(epoch=leave_epoch(client), owned=frozenset(), local_epoch=-1), LEAVING, log)
         return _to(client, UNSUBSCRIBED, log)
     if client.state == LEAVING:
         return _to(client, UNSUBSCRIBED, log)
     if client.state == UNSUBSCRIBED:
         return client
-    return _to(client._replace(epoch=JOIN_EPOCH), FENCED, log)  # onPartitionsLost runs at the next poll
+    client = _to(client._replace(epoch=JOIN_EPOCH), FENCED, log)
+    return client._replace(releasing=True) if assigned_partitions(client) else _released(client, log, config)
+
+
+def timed_out(client: Client, now: int, config) -> bool:
+    """Whether the oldest heartbeat on the connection has waited request.timeout.ms."""
+    return bool(client.awaiting) and now >= client.awaiting[0][1] + config.request_timeout_ms
 
 
 def on_failure(client: Client, now: int, config) -> tuple[Client, list]:
-    """onFailure: the heartbeat in flight timed out (request.timeout.ms; retriable): the state
-    reset so the next request is a full one, the backoff applied."""
+    """The oldest heartbeat timed out (request.timeout.ms): NetworkClient drops the connection and
+    every heartbeat on it fails (retriable) — each one whose answer was awaited runs onFailure: the
+    state reset so the next request is a full one, a failed attempt (the backoff grows)."""
     log: list = []
-    client = _failed_attempt(client._replace(in_flight=0, sent_owned=None, sent_full=False), now, config)
-    return client, log
+    for _, _, ignored in client.awaiting:
+        if not ignored:
+            client = _failed_attempt(client._replace(in_flight=0, sent_owned=None, sent_full=False, sent_names=None),
+                                     now, config)
+    return client._replace(awaiting=()), log
 
 
 def _failed_attempt(client: Client, now: int, config) -> Client:
-    """HeartbeatRequestState.onFailedAttempt: the exponential backoff (retry.backoff.ms doubling to
-    retry.backoff.max.ms; Kafka's jitter left out)."""
+    """HeartbeatRequestState.onFailedAttempt: the heartbeat timer expires now, and the exponential
+    backoff (retry.backoff.ms doubling to retry.backoff.max.ms; Kafka's jitter left out) runs from now."""
     backoff = min(MAX_BACKOFF_MS, config.retry_backoff_ms * 2 ** client.failures)
-    return client._replace(heartbeat_due_ms=now + backoff, failures=client.failures + 1)
+    return client._replace(heartbeat_due_ms=now, backoff_until_ms=now + backoff, failures=client.failures + 1)
 
 
 def can_commit(client: Client) -> bool:
@@ -283,15 +384,17 @@ def commit_request(client: Client):
 
 
 def close(client: Client, log: list | None = None) -> tuple[Client, list]:
-    """KafkaConsumer.close → leaveGroup(runCallbacks): onPartitionsRevoked, clearAssignment, and
-    the leave heartbeat (epoch -1, or -2 for a static member) sent next by the background thread."""
+    """KafkaConsumer.close: the application's onPartitionsRevoked (runRebalanceCallbacksOnClose),
+    then leaveGroupOnClose — the subscription dropped, clearAssignment, and the leave heartbeat
+    (epoch -1, or -2 for a static member) sent next by the background thread. A member out of the
+    group sends nothing (a fenced one's assignment is cleared)."""
     log = [] if log is None else log
     if client.closed:
         return client, log
     if client.state in NOT_IN_GROUP:
         if client.state == FENCED:
-            client = _to(_clear(client), UNSUBSCRIBED, log)
+            client = _to(_clear(client)._replace(releasing=False), UNSUBSCRIBED, log)
         return client._replace(closed=True), log
-    client = _to(client, PREPARE_LEAVING, log)
+    client = _to(client._replace(reconciling=None), PREPARE_LEAVING, log)
     client = _clear(client)._replace(epoch=leave_epoch(client))
     return _to(client, LEAVING, log)._replace(closed=True), log

@@ -12,7 +12,8 @@ in order. An event is a tuple, kind first (JSON: a list):
 ``("deliver", c)``     the coordinator handles the oldest heartbeat on c's link
 ``("receive", c)``     consumer c reads the oldest answer on its link
 ``("lose", c, way)``   the oldest message one way ("request" or "response") is lost
-``("timeout", c)``     the heartbeat in flight has waited request.timeout.ms: it failed
+``("timeout", c)``     the oldest heartbeat on c's connection has waited request.timeout.ms:
+                       the connection is dropped, every heartbeat on it failed
 ``("close", c)``       the application closes the consumer (it leaves the group)
 ``("crash", c)``       the process dies: no leave; what it sent may still arrive
 ``("restart", c)``     a new process (a new member id) subscribes in slot c: after a crash, or
@@ -67,7 +68,7 @@ def offers(world: World, config) -> list:
             out.append(("heartbeat", c))
             if mm.can_commit(client):
                 out.append(("commit", c))
-            if client.in_flight and world.now >= client.sent_at + config.request_timeout_ms:
+            if mm.timed_out(client, world.now, config):
                 out.append(("timeout", c))
             if not client.closed:
                 out += [("close", c), ("crash", c)]
@@ -186,10 +187,10 @@ def _ev_lose(world, event, config):
 def _ev_timeout(world, event, config):
     c = event[1]
     client = world.clients[c]
-    if client is None or not client.in_flight or world.now < client.sent_at + config.request_timeout_ms:
+    if client is None or not mm.timed_out(client, world.now, config):
         return world, []
     new, log = mm.on_failure(client, world.now, config)
-    log.append(("timed_out", c, client.in_flight))
+    log.append(("timed_out", c, tuple(seq for seq, _, _ in client.awaiting)))
     return world._replace(clients=_set(world.clients, c, new)), log
 
 

@@ -73,7 +73,8 @@ CATALOGUE = (
     Property(
         "kip848-outside-owns-nothing", ALWAYS,
         "A consumer that is joining, unsubscribed, stale or failed holds no partitions: it released "
-        "them (onPartitionsRevoked or onPartitionsLost) on its way out.",
+        "them (onPartitionsRevoked or onPartitionsLost) on its way out — a failed one, as a fenced "
+        "one, when the application's next poll has run onPartitionsLost.",
         "AbstractMembershipManager.transitionToFenced, transitionToStale, leaveGroup, clearAssignment",
     ),
     Property(
@@ -99,6 +100,7 @@ BY_NAME = {p.name: p for p in CATALOGUE}
 # What the implementation beside the model must do (properties.kip848.differential): agree with the
 # model's coordinator, and never raise.
 IMPL_AGREEMENT = "kip848-impl-matches-model"
+IMPL_CONSUMER_AGREEMENT = "kip848-impl-consumer-matches-model"
 IMPL_CRASH = "kip848-impl-no-crash"
 IMPL_HANG = "kip848-impl-no-hang"
 IMPL_PROPERTIES = (
@@ -111,6 +113,17 @@ IMPL_PROPERTIES = (
         "previous epoch, state, assigned and pending-revocation partitions, rebalance timeout), "
         "target assignment, partition epochs, and session and rebalance deadlines.",
         "issue 39 (the implementation beside the model)",
+    ),
+    Property(
+        IMPL_CONSUMER_AGREEMENT, ALWAYS,
+        "impl/'s KIP-848 consumer (impl.membership: Kafka's ConsumerMembershipManager and "
+        "ConsumerHeartbeatRequestManager), one per consumer process, driven by the same polls, "
+        "background iterations, answers (impl/'s coordinator's), timeouts, closes and restarts as the "
+        "model's consumer, sends the same heartbeat at the same moment (every field of "
+        "ConsumerGroupHeartbeatRequestData) and holds the same membership after every event: state, "
+        "member epoch, the assignment it holds and the target it reconciles to.",
+        "issue 39 (the implementation beside the model); Kafka 4.1 AbstractMembershipManager, "
+        "AbstractHeartbeatRequestManager",
     ),
     Property(
         IMPL_CRASH, ALWAYS,
@@ -183,7 +196,8 @@ class Checker:
         self.events = 0
         # per member id: when it last received a target, when and what it last reported as owned,
         # and the partitions it took from a target older than that report (STALE_TARGET)
-        self.target_at: dict = {}
+        self.target_at: dict = {}  # (member id, target's local epoch) -> when it was received
+        self.last_target: dict = {}  # member id -> (local epoch, partitions) of its latest target
         self.reported: dict = {}
         self.stale: dict = {}
 
@@ -219,14 +233,19 @@ class Checker:
         for entry in log:
             if entry[0] == "received" and entry[3].assignment is not None:
                 client = world.clients[entry[1]]
-                if client is not None:
-                    self.target_at[client.member_id] = self.events
+                if client is not None and client.target is not None:
+                    # when the consumer received its target of this local epoch (a reconciliation
+                    # started from it completes later, whatever newer target arrived meanwhile)
+                    target = (client.target_local_epoch, client.target)
+                    if self.last_target.get(client.member_id) != target:
+                        self.last_target[client.member_id] = target
+                        self.target_at[(client.member_id, client.target_local_epoch)] = self.events
             elif entry[0] == "sent" and isinstance(entry[3], coord.Request) and entry[3].owned is not None:
                 self.reported[entry[3].member_id] = (self.events, entry[3].owned)
             elif entry[0] == "reconciled":
-                mid, added = entry[1], entry[4]
+                mid, added, local_epoch = entry[1], entry[4], entry[5]
                 at, owned = self.reported.get(mid, (-1, frozenset()))
-                if at > self.target_at.get(mid, -1):
+                if at > self.target_at.get((mid, local_epoch), -1):
                     self.stale[mid] = self.stale.get(mid, frozenset()) | frozenset(p for p in added if p not in owned)
         for client in world.clients:
             if client is not None and client.member_id in self.stale:
@@ -294,7 +313,7 @@ class Checker:
         for c, client in enumerate(world.clients):
             if client is None:
                 continue
-            if client.owned and client.state in _EMPTY_HANDED:
+            if client.owned and client.state in _EMPTY_HANDED and not client.releasing:
                 return _v("kip848-outside-owns-nothing",
                           f"consumer {c} is {client.state} and holds {sorted(client.owned)}")
             if client.epoch <= 0:

@@ -1,9 +1,11 @@
-"""The mutants of impl/'s KIP-848 coordinator (:mod:`impl.server.modern`), as rows of
+"""The mutants of impl/'s KIP-848 coordinator (:mod:`impl.server.modern`) and consumer
+(:mod:`impl.membership`), as rows of
 :class:`properties.mutation.mutants.Mutant` fields (name, description, target, kind, edits, source):
 plain data, so that :func:`properties.mutation.mutants.get` knows them beside the classic ones and
 :mod:`properties.kip848.mutants` hunts them, without either importing the other's wing upward."""
 
 _M = "impl.server.modern"
+_C = "impl.membership"
 
 DEFS = (
     ("partition_epoch_lost_on_reassign",
@@ -107,12 +109,52 @@ DEFS = (
      (("throw_if_instance_id_is_unreleased(existing, group.group_id, member_id, instance_id)",
        "pass  # MUTANT: the instance id is taken from a live member"),),
      ""),
+    # impl/'s KIP-848 consumer (impl.membership), killed by the differential walk beside the model's
+    # (two more, in corners the default walks do not reach: DEEP_DEFS)
+    ("local_epoch_ignored",
+     "the current assignment is compared with the target by partitions alone, not by local epoch: a "
+     "first assignment that is empty is taken as reconciled, no onPartitionsAssigned runs and no "
+     "acknowledgement is sent",
+     f"{_C}.membership_manager.ConsumerMembershipManager._target_assignment_reconciled", "reconciliation",
+     (("return self.current_assignment == self.current_target_assignment",
+       "return self.current_assignment.partitions == self.current_target_assignment.partitions  # MUTANT"),),
+     "KAFKA-16312 (apache/kafka#15511: local epochs in reconciliation), the fix undone"),
+    ("orphan_answer_dropped",
+     "a heartbeat's answer is dropped when the request state was reset since it was sent (a leave "
+     "because the poll timer ran out): the consumer keeps waiting as if nothing was in flight",
+     f"{_C}.heartbeat_request_manager.ConsumerHeartbeatRequestManager.on_response", "answers",
+     (("if response.error_code == NONE:",
+       "if self.heartbeat_request_state.last_sent_ms == -1:  # MUTANT: the request state was reset\n"
+       "    return\n"
+       "if response.error_code == NONE:"),),
+     ""),
 )
 
 # Mutants of the classic members' path (classic_group_join and the others, the online upgrade): the
 # walks' worlds have no classic members, so the broker judge kills these (``groupcheck conform broker
 # --launch groupcheck --protocol consumer --classic 2 [--upgrade] --mutant NAME``;
 # tests/live/test_kip848_brokers.py pins the schedule that kills each).
+#: impl/'s KIP-848 consumer's mutants in corners the default campaign's 500 KIP-848 walks do not
+#: reach: each with the first seed of a longer search (16,000 interleavings: 4,000 walks) that kills it
+DEEP_DEFS = (
+    ("same_partitions_not_acknowledged",
+     "a target with the partitions the member already holds, under a newer local epoch, is taken as "
+     "nothing to reconcile: the member stays RECONCILING and never acknowledges it",
+     f"{_C}.membership_manager.ConsumerMembershipManager.maybe_reconcile", "reconciliation",
+     (("self.current_assignment = resolved  # the same partitions: acknowledge without callbacks\n"
+       "    self.transition_to(MemberState.ACKNOWLEDGING)",
+       "pass  # MUTANT: the same partitions: nothing to do, no acknowledgement"),),
+     "KAFKA-16185 (apache/kafka#15511: \"we get the same partitions assigned but in a different epoch ... we "
+     "should send an ack to the broker\"), the fix undone"),
+    ("rejoin_keeps_reconciliation",
+     "a member that rejoins while a reconciliation is in progress lets it complete: it takes the "
+     "partitions of a target from before it was fenced",
+     f"{_C}.membership_manager.ConsumerMembershipManager.transition_to_joining", "fencing",
+     (("self.rejoined_while_reconciliation_in_progress = True",
+       "            pass  # MUTANT: the reconciliation in progress is not abandoned"),),
+     ""),
+)
+
 CLASSIC_DEFS = (
     ("classic_owned_ignored",
      "a classic member's JoinGroup is reconciled without the partitions its subscription says it owns: it "

@@ -16,8 +16,8 @@ from impl.time import MockTime
 from model.kip848.config import Config
 from properties.cli import main
 from properties.kip848 import walker
-from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CRASH
-from properties.kip848.mutants import MUTANTS, hunt
+from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CONSUMER_AGREEMENT, IMPL_CRASH
+from properties.kip848.mutants import DEEP_MUTANTS, MUTANTS, hunt, killed_at
 
 T = "AAAAAAAAAAAAAAAAAAAAAQ"  # Kafka Uuid 1
 
@@ -185,6 +185,7 @@ def test_impl_agrees_with_the_model_over_walks_and_compares_every_answer(monkeyp
         assert result.verdict != "counterexample", (seed, result.violation)  # a hazard is Kafka's own
         statics += result.world.group.epoch > 0 and any(c is not None and c.instance_id for c in result.world.clients)
     assert sum(r.differential.compared for r in runs) > 2000
+    assert sum(r.differential.requests_compared for r in runs) > 3000  # impl/'s consumers beside the model's
     assert statics >= 5  # static members' worlds are among them
 
 
@@ -202,10 +203,11 @@ def test_an_exception_out_of_impl_is_reported_as_a_crash_with_where_it_came_from
 # The first of the default campaign's KIP-848 seeds (0, 4, 8, ...) that kills each mutant: a change
 # of impl/server/modern, the differential or the walker moves these.
 KILLS = {"partition_epoch_lost_on_reassign": 0, "own_revoking_counted_unreleased": 0,
-         "unreleased_partitions_assigned": 0, "revocation_not_awaited": 48, "rebalance_timer_not_restarted": 0,
-         "previous_epoch_rejected": 28, "fenced_target_kept": 0, "session_not_restarted": 0,
+         "unreleased_partitions_assigned": 0, "revocation_not_awaited": 44, "rebalance_timer_not_restarted": 0,
+         "previous_epoch_rejected": 8, "fenced_target_kept": 0, "session_not_restarted": 0,
          "full_request_without_assignment": 56, "commit_epoch_unchecked": 0,
-         "static_target_not_carried": 52, "static_leave_keeps_revoking": 104, "static_unreleased_unchecked": 12}
+         "static_target_not_carried": 36, "static_leave_keeps_revoking": 124, "static_unreleased_unchecked": 172,
+         "local_epoch_ignored": 0, "orphan_answer_dropped": 100}
 
 
 def test_every_mutant_is_pinned():
@@ -216,7 +218,13 @@ def test_every_mutant_is_pinned():
 def test_each_mutant_is_killed_by_the_default_campaigns_kip848_walks_at_its_seed(name):
     outcome = hunt(name, Config(), interleavings=KILLS[name] + 1)
     assert outcome["killed"] and outcome["seed"] == KILLS[name], outcome
-    assert outcome["property"] in (IMPL_AGREEMENT, IMPL_CRASH)
+    assert outcome["property"] in (IMPL_AGREEMENT, IMPL_CONSUMER_AGREEMENT, IMPL_CRASH)
+
+
+@pytest.mark.parametrize("name", list(DEEP_MUTANTS))
+def test_each_deep_consumer_mutant_is_killed_at_its_seed_of_a_longer_search(name):
+    _, seed = DEEP_MUTANTS[name]
+    assert killed_at(name, seed, Config()) == IMPL_CONSUMER_AGREEMENT
 
 
 def test_command_walks_with_a_mutant_writes_and_replays_it(tmp_path, capsys):

@@ -156,13 +156,56 @@ def test_joining_sends_a_full_request_then_only_changes():
 
 def test_fenced_consumer_releases_at_its_poll_and_rejoins_at_epoch_0():
     config = Config()
-    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, in_flight=7)
+    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, in_flight=7, awaiting=((7, 0, False),))
     c, _ = mm.on_response(c, 7, coord.Response("FENCED_MEMBER_EPOCH", "a", 4), 10, config)
-    assert (c.state, c.epoch, c.owned) == (mm.FENCED, 0, frozenset({0}))  # onPartitionsLost not run yet
+    assert (c.state, c.epoch, c.owned, c.releasing) == (mm.FENCED, 0, frozenset({0}), True)  # onPartitionsLost not run yet
     assert mm.heartbeat(c, 10, config)[1] is None
     c, _ = mm.poll(c, 11, config)
-    assert (c.state, c.owned) == (mm.JOINING, frozenset())
+    assert (c.state, c.owned, c.releasing) == (mm.JOINING, frozenset(), False)
     assert mm.heartbeat(c, 11, config)[1].epoch == 0
+
+
+def test_a_fenced_consumer_that_holds_nothing_rejoins_at_once():
+    # transitionToFenced: signalPartitionsLost of nothing is a completed future, so clearAssignment
+    # and transitionToJoining run in the same step, without waiting for the application's poll
+    config = Config()
+    c = mm.Client("a", mm.RECONCILING, 4, target=frozenset({0}), target_local_epoch=0, in_flight=7,
+                  awaiting=((7, 0, False),), poll_deadline_ms=60_000)
+    c, _ = mm.on_response(c, 7, coord.Response("UNKNOWN_MEMBER_ID", "a", 4), 10, config)
+    assert (c.state, c.epoch, c.target) == (mm.JOINING, 0, None)
+    assert mm.heartbeat(c, 10, config)[1].epoch == 0
+
+
+def test_a_first_assignment_even_empty_is_reconciled_at_a_poll_and_acknowledged():
+    # LocalAssignment: the current assignment is NONE (local epoch -1) until a reconciliation;
+    # updateWith gives the first target local epoch 0, so an empty one is not "reconciled" yet
+    config = Config()
+    c = mm.new_client("a", 0, config)
+    c, _ = mm.poll(c, 0, config)
+    c, request, _ = mm.heartbeat(c, 0, config)
+    c, _ = mm.on_response(c, c.seq, coord.Response("NONE", "a", 1, 1000, frozenset()), 5, config)
+    assert (c.state, c.target, c.target_local_epoch, c.local_epoch) == (mm.RECONCILING, frozenset(), 0, -1)
+    c, log = mm.poll(c, 6, config)  # onPartitionsAssigned([]) runs
+    assert c.state == mm.ACKNOWLEDGING and ("reconciled", "a", 1, (), (), 0) in log
+    c, request, _ = mm.heartbeat(c, 6, config)  # shouldHeartbeatNow: at once, with the empty assignment
+    assert (request.owned, c.state) == (frozenset(), mm.STABLE)
+
+
+def test_a_reconciliation_completes_with_the_target_it_started_from():
+    # maybeReconcile snapshots the target; a newer one arriving before the callbacks ran does not
+    # abort it (maybeAbortReconciliation: only a state change or a rejoin): the member takes the
+    # older target, acknowledges, and reconciles again
+    config = Config()
+    c = mm.Client("a", mm.RECONCILING, 3, target=frozenset({1}), target_local_epoch=0, poll_deadline_ms=60_000)
+    c, _, _ = mm.heartbeat(c, 0, config)  # the background thread starts it
+    assert c.reconciling == (0, frozenset({1}), False) and mm.assigned_partitions(c) == frozenset({1})
+    c = c._replace(in_flight=0, awaiting=((9, 0, False),))
+    c, _ = mm.on_response(c, 9, coord.Response("NONE", "a", 3, 1000, frozenset()), 5, config)
+    assert (c.state, c.target, c.target_local_epoch) == (mm.RECONCILING, frozenset(), 1)
+    c, _ = mm.poll(c, 6, config)
+    assert (c.state, c.owned, c.local_epoch) == (mm.ACKNOWLEDGING, frozenset({1}), 0)
+    c, request, _ = mm.heartbeat(c, 6, config)
+    assert request.owned == frozenset({1}) and c.state == mm.RECONCILING
 
 
 def test_poll_timer_expiry_leaves_and_goes_stale_until_the_next_poll():
@@ -175,15 +218,49 @@ def test_poll_timer_expiry_leaves_and_goes_stale_until_the_next_poll():
     assert (c.state, c.epoch) == (mm.JOINING, 0)
 
 
-def test_a_late_answer_is_ignored_and_a_timeout_makes_the_next_request_full():
+def test_a_timeout_drops_the_connection_and_makes_the_next_request_full():
     config = Config()
     c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, sent_owned=(1, frozenset({0})),
-                  sent_full=True, in_flight=5, sent_at=0, poll_deadline_ms=60_000)
+                  sent_full=True, sent_names=("t",), in_flight=5, sent_at=0, poll_deadline_ms=60_000,
+                  awaiting=((5, 0, False),))
+    assert mm.timed_out(c, config.request_timeout_ms, config) and not mm.timed_out(c, config.request_timeout_ms - 1, config)
     c, _ = mm.on_failure(c, config.request_timeout_ms, config)
-    assert c.in_flight == 0 and c.heartbeat_due_ms == config.request_timeout_ms + config.retry_backoff_ms
+    assert (c.in_flight, c.awaiting, c.heartbeat_due_ms) == (0, (), config.request_timeout_ms)
+    assert c.backoff_until_ms == config.request_timeout_ms + config.retry_backoff_ms
     assert mm.on_response(c, 5, coord.Response("NONE", "a", 9), 0, config) == (c, [("ignored", "a", 5)])
     _, req, _ = mm.heartbeat(c, 10_000, config)
     assert req == Request("a", 4, config.max_poll_interval_ms, ("t",), frozenset({0}))
+
+
+def test_the_answer_to_a_heartbeat_sent_before_a_poll_timer_leave_is_handled_after_the_rejoin():
+    # Kafka's heartbeatRequestState.reset() after the leave does not cancel the heartbeat in
+    # flight: its continuation (onResponse) still runs when the answer comes, even after the
+    # member rejoined (seed 100 of the differential walk, where the model used to ignore it)
+    config = Config(max_poll_interval_ms=4000)
+    c = mm.new_client("a", 0, config)
+    c, _ = mm.poll(c, 0, config)
+    c, join, _ = mm.heartbeat(c, 0, config)
+    first = c.seq
+    c, leave, _ = mm.heartbeat(c, 4000, config)  # the poll timer ran out: leave, STALE
+    assert (leave.epoch, c.state, c.in_flight) == (-1, mm.STALE, 0)
+    assert [(seq, ignored) for seq, _, ignored in c.awaiting] == [(first, False), (c.seq, True)]
+    c, _ = mm.poll(c, 4100, config)
+    assert c.state == mm.JOINING
+    c, log = mm.on_response(c, first, coord.Response("NONE", "a", 1, 1000, frozenset({0})), 4200, config)
+    assert (c.state, c.epoch, c.target) == (mm.RECONCILING, 1, frozenset({0})) and log[0][0] != "ignored"
+    c, log = mm.on_response(c, first + 1, coord.Response("NONE", "a", -1, 1000), 4300, config)
+    assert log == [("ignored", "a", first + 1)] and c.awaiting == ()  # logResponse: the leave's answer
+
+
+def test_a_closed_consumer_leaves_with_an_empty_subscription():
+    # clearAssignmentAndLeaveGroup: subscriptions.unsubscribe(), so the leave carries
+    # SubscribedTopicNames [] (changed since last sent) and the assignment NONE
+    config = Config()
+    c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, sent_owned=(1, frozenset({0})),
+                  sent_full=True, sent_names=("t",), poll_deadline_ms=60_000)
+    c, _ = mm.close(c)
+    c, request, _ = mm.heartbeat(c, 10, config)
+    assert request == Request("a", -1, -1, (), frozenset())
 
 
 # ------------------------------------------------------------- the world and its settings
@@ -288,9 +365,12 @@ def test_a_static_consumer_leaves_at_minus_2_and_instance_id_errors_are_fatal():
     assert (closed.state, closed.epoch, closed.owned) == (mm.LEAVING, -2, frozenset())
     _, request, _ = mm.heartbeat(closed, 0, config)
     assert (request.epoch, request.instance_id) == (-2, "i0")
-    sent = c._replace(in_flight=1)
+    sent = c._replace(in_flight=1, awaiting=((1, 0, False),))
     fatal, log = mm.on_response(sent, 1, coord.Response("UNRELEASED_INSTANCE_ID"), 0, config)
-    assert (fatal.state, fatal.fatal, fatal.owned) == (mm.FATAL, "UNRELEASED_INSTANCE_ID", frozenset())  # onPartitionsLost
+    # transitionToFatal: onPartitionsLost runs at the application's next poll, then clearAssignment
+    assert (fatal.state, fatal.fatal, fatal.owned, fatal.releasing) == (mm.FATAL, "UNRELEASED_INSTANCE_ID", frozenset({0}), True)
+    fatal, _ = mm.poll(fatal, 1, config)
+    assert (fatal.state, fatal.owned, fatal.releasing) == (mm.FATAL, frozenset(), False)
 
 
 def test_a_static_slot_restarts_after_its_close_was_sent_and_a_dynamic_one_does_not():

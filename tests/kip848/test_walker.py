@@ -18,7 +18,7 @@ from properties.kip848.walker import COVERAGE, replay, walk
 # the walker or the model moves these: re-pin them from that command's output
 KILLS = {
     "unreleased_assigned": 0,
-    "revocation_not_awaited": 41,
+    "revocation_not_awaited": 7,
     "target_overlaps": 0,
     "fenced_partitions_kept": 3,
     "assignment_only_when_changed": 2,
@@ -28,7 +28,7 @@ KILLS = {
     "fenced_rejoins_directly": 0,
     "commit_epoch_unchecked": 0,
     "stale_keeps_partitions": 28,
-    "static_unreleased_unchecked": 82,
+    "static_unreleased_unchecked": 172,
     "static_duplicate_member": 14,
 }
 
@@ -106,14 +106,15 @@ def test_replay_refuses_a_file_that_is_not_a_counterexample(tmp_path, capsys):
     assert "is not JSON" in capsys.readouterr().err
 
 
-# Found by the first 100,000 KIP-848 walks (seed 54609): a known hazard of Kafka 4.1's own client and
-# coordinator (catalogue.HAZARDS, docs/kip848.md). Consumer 1 has a target [0, 1] it has not
-# reconciled yet (its application is slow); a heartbeat of its times out, so the next one is a full
-# one reporting its current assignment, []; the coordinator reads partition 0, which it was revoking
-# from it, as released and gives it to consumer 0; then consumer 1's reconciliation, towards the
-# target it last received, takes partition 0 too, and the answer bringing it epoch 3 puts both at
-# epoch 3.
-HAZARD_SEED = 54609
+# A known hazard of Kafka 4.1's own client and coordinator (catalogue.HAZARDS, docs/kip848.md),
+# first found at seed 54609; since the model's consumer reconciles as Kafka's does (the background
+# thread snapshots the target, the application's poll completes it: found beside impl/'s consumer),
+# seed 115 reaches it: consumer 2 receives a target [1] while reconciling an earlier, empty one;
+# its acknowledgement of that one reports its current assignment, [], so the coordinator reads
+# partition 1 as released and gives it to consumer 1 at epoch 3 (consumer 2's answer: []); but
+# consumer 2's background thread had started reconciling towards [1], and its application's poll
+# completes that (maybeAbortReconciliation only looks at the state): both hold partition 1 at epoch 3.
+HAZARD_SEED = 115
 
 
 def test_the_stale_target_hazard_is_reached_classified_and_replayable():
@@ -122,7 +123,7 @@ def test_the_stale_target_hazard_is_reached_classified_and_replayable():
 
     result = walk(HAZARD_SEED, Config())
     assert result.verdict == "hazard" and result.violation.property == STALE_TARGET
-    assert "consumer 1 took it from a target older than its last report" in result.violation.message
+    assert "consumer 2 took it from a target older than its last report" in result.violation.message
     config, _, _ = seed_world(HAZARD_SEED, Config())
     again = replay(result.schedule, config)
     assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
