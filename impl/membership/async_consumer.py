@@ -45,13 +45,13 @@ class AsyncConsumerMembership:
             mm.run_callbacks()
             mm.poll(now)
 
-    def background_poll(self):
+    def background_poll(self, coordinator_known: bool = True):
         """One iteration of the background thread: (the heartbeat to send now or None, whether
         its answer is ignored)."""
         now = self.time.milliseconds()
         if not self.closed:
             self.membership_manager.poll(now)
-        return self.heartbeat_request_manager.poll(now)
+        return self.heartbeat_request_manager.poll(now, coordinator_known)
 
     def on_response(self, response) -> None:
         self.heartbeat_request_manager.on_response(response, self.time.milliseconds())

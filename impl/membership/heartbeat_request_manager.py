@@ -157,11 +157,12 @@ class ConsumerHeartbeatRequestManager:
         self.poll_timer = Timer(time, max_poll_interval_ms)
         self.fatal_error: Optional[str] = None  # the error an ErrorEvent carries to the application
 
-    def poll(self, current_time_ms: int) -> tuple[Optional[ConsumerGroupHeartbeatRequestData], bool]:
+    def poll(self, current_time_ms: int,
+             coordinator_known: bool = True) -> tuple[Optional[ConsumerGroupHeartbeatRequestData], bool]:
         """``AbstractHeartbeatRequestManager.poll``: (the request to send now or None, whether its
-        answer is ignored)."""
+        answer is ignored). Nothing while the coordinator is not known (a leave then is skipped)."""
         mm = self.membership_manager
-        if mm.should_skip_heartbeat():
+        if not coordinator_known or mm.should_skip_heartbeat():
             mm.on_heartbeat_request_skipped()
             return None, False
         self.poll_timer.update(current_time_ms)

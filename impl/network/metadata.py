@@ -117,13 +117,16 @@ class Cluster:
 
     __slots__ = ("_nodes", "_nodes_by_id", "_partitions", "_partitions_by_topic",
                  "_unauthorized_topics", "_internal_topics", "_controller", "cluster_id",
-                 "_is_bootstrap_configured")
+                 "_is_bootstrap_configured", "_topic_ids", "_topic_names")
 
     def __init__(self, cluster_id: Optional[str], nodes: Iterable[Node],
                  partitions: Iterable[PartitionInfo] = (),
                  unauthorized_topics: Iterable[str] = (), internal_topics: Iterable[str] = (),
-                 controller: Optional[Node] = None, is_bootstrap_configured: bool = False) -> None:
+                 controller: Optional[Node] = None, is_bootstrap_configured: bool = False,
+                 topic_ids: Optional[Dict[str, str]] = None) -> None:
         self.cluster_id = cluster_id
+        self._topic_ids: Dict[str, str] = dict(topic_ids or {})  # name -> Uuid string (Metadata v10+)
+        self._topic_names: Dict[str, str] = {i: name for name, i in self._topic_ids.items()}
         self._nodes: Tuple[Node, ...] = tuple(nodes)
         self._nodes_by_id: Dict[int, Node] = {n.id: n for n in self._nodes}
         self._partitions: Dict[TopicPartition, PartitionInfo] = {}
@@ -165,6 +168,15 @@ class Cluster:
     def partition_count_for_topic(self, topic: str) -> Optional[int]:
         parts = self._partitions_by_topic.get(topic)
         return None if parts is None else len(parts)
+
+    def topic_id(self, topic: str) -> Optional[str]:
+        """``topicId(name)``: the topic's id (Metadata v10+), None if unknown."""
+        return self._topic_ids.get(topic)
+
+    def topic_name(self, topic_id: str) -> Optional[str]:
+        """``topicName(id)``: the name of the topic with this id, None if unknown (KIP-848's
+        assignments name topics by id)."""
+        return self._topic_names.get(topic_id)
 
     def topics(self) -> List[str]:
         return list(self._partitions_by_topic)
@@ -373,6 +385,7 @@ class Metadata:
         partitions: List[PartitionInfo] = []
         unauthorized: List[str] = []
         internal: List[str] = []
+        topic_ids: Dict[str, str] = {}
         for topic in response.topics:
             if topic.is_internal:
                 internal.append(topic.name)
@@ -381,6 +394,8 @@ class Metadata:
                 continue
             if topic.error_code != Errors.NONE.value:
                 continue
+            if topic.topic_id is not None:
+                topic_ids[topic.name] = topic.topic_id
             for p in topic.partitions:
                 partitions.append(PartitionInfo(
                     topic.name, p.partition_index, by_id.get(p.leader_id),
@@ -389,7 +404,7 @@ class Metadata:
                     [by_id[r] for r in p.offline_replicas if r in by_id]))
         self._unauthorized_topics = unauthorized
         return Cluster(response.cluster_id, nodes, partitions, unauthorized, internal,
-                       by_id.get(response.controller_id))
+                       by_id.get(response.controller_id), topic_ids=topic_ids)
 
     def failed_update(self, now_ms: int) -> None:
         """``Metadata.failedUpdate``: an attempt failed; back off from ``now_ms``."""

@@ -64,7 +64,7 @@ def add_parser(kinds) -> argparse.ArgumentParser:
     c.add_argument("--consumers", type=int_at_least("--consumers", 1), default=3, help="consumers (default 3)")
     c.add_argument("--protocol", choices=PROTOCOLS, default="classic",
                    help="the group protocol: classic (JoinGroup/SyncGroup, the default) or consumer (KIP-848's "
-                        "ConsumerGroupHeartbeat; --client java or confluent-kafka)")
+                        "ConsumerGroupHeartbeat; --client java, confluent-kafka or groupcheck)")
     c.add_argument("--static", type=int_at_least("--static", 0), default=0, metavar="N",
                    help="the first N consumers are static members: group.instance.id instance-0 ... (default 0)")
     c.add_argument("--parallel", type=int_at_least("--parallel", 1), default=2,
@@ -103,8 +103,8 @@ def check_mutant(library: targets.Target, mutant: Optional[str]) -> None:
 
 
 #: the libraries whose runner speaks KIP-848's consumer protocol (group.protocol=consumer): Kafka's
-#: Java consumer and librdkafka (confluent-kafka)
-CONSUMER_PROTOCOL_CLIENTS = ("java", "confluent-kafka")
+#: Java consumer, librdkafka (confluent-kafka) and groupcheck's own (impl.membership)
+CONSUMER_PROTOCOL_CLIENTS = ("java", "confluent-kafka", "groupcheck")
 
 
 def make_plan(args, client: str, mutant: Optional[str], consumers: int, settings_pairs, static: int = 0,

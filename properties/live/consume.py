@@ -15,7 +15,14 @@ The heartbeat: Kafka runs it on a thread of its own; here one loop alternates th
 ``poll`` (bounded by the time to the next heartbeat) and one iteration of the heartbeat thread
 (:meth:`impl.consumer.HeartbeatThreadRunner.run_once`), an equivalent schedule on one thread.
 
-Ctrl-C or SIGTERM leaves the group (LeaveGroup) and exits 130 or 143; ``--duration`` ends with 0.
+``--protocol consumer`` runs KIP-848's protocol instead (:class:`impl.membership.consumer.ModernConsumer`:
+ConsumerGroupHeartbeat, the coordinator assigning): ``epoch N, member id M`` (``"event": "epoch"``)
+each time the member epoch changes, then the same assigned / revoked / lost / committed lines. The
+classic settings the coordinator owns then (session.timeout.ms, heartbeat.interval.ms,
+partition.assignment.strategy) are refused, as Kafka refuses them; group.remote.assignor is accepted.
+
+Ctrl-C or SIGTERM leaves the group (LeaveGroup, or a heartbeat at epoch -1 / -2) and exits 130 or
+143; ``--duration`` ends with 0.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any, Dict, List, Optional
 
 from impl.consumer import DEFAULT_CONFIG, Consumer, ConsumerRebalanceListener
 from impl.errors import KafkaException
+from impl.membership.consumer import CLASSIC_ONLY, REMOTE_ASSIGNOR, ModernConsumer
 from impl.network.wire_selector import WireSelector
 from impl.protocol import TopicPartition
 from impl.time import SystemTime
@@ -58,16 +66,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                                                                    "until Ctrl-C or SIGTERM)")
     p.add_argument("--commit-interval", type=float, default=5.0, metavar="SECONDS",
                    help="commit the owned positions this often (default 5)")
+    p.add_argument("--protocol", choices=("classic", "consumer"), default="classic",
+                   help="the group protocol: classic (JoinGroup/SyncGroup, the default) or consumer (KIP-848's "
+                        "ConsumerGroupHeartbeat, group.protocol=consumer)")
     p.add_argument("--json", action="store_true", help="one JSON object per event")
     p.set_defaults(func=cmd_consume)
     return p
 
 
-def parse_consumer_settings(pairs: List[str]) -> Dict[str, Any]:
+def parse_consumer_settings(pairs: List[str], protocol: str = "classic") -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name, value in split_settings(pairs, UsageError):
         if name in _FIXED:
             raise UsageError(f"--set {name}: set by groupcheck consume itself (use --bootstrap, --group, --client-id)")
+        if protocol == "consumer" and name in CLASSIC_ONLY:
+            raise UsageError(f"--set {name}: not a setting of KIP-848's consumer protocol (the coordinator decides it; "
+                             "Kafka refuses it with group.protocol=consumer)")
+        if protocol == "consumer" and name == REMOTE_ASSIGNOR:
+            if not value.strip():
+                raise UsageError(f"--set {name}: expected an assignor's name (uniform, range)")
+            out[name] = value.strip()
+            continue
         if name not in DEFAULT_CONFIG:
             known = ", ".join(k for k in DEFAULT_CONFIG if k not in _FIXED)
             raise UsageError(f"--set {name}: not a consumer setting groupcheck knows (known: {known})")
@@ -109,7 +128,20 @@ class EventPrinter(ConsumerRebalanceListener):
     def _names(partitions) -> List[str]:
         return sorted(f"{tp.topic}-{tp.partition}" for tp in partitions)
 
+    def see_epoch(self) -> None:
+        """KIP-848: an ``epoch`` event when the member epoch changed since the last look."""
+        consumer = self.consumer_ref[0]
+        if consumer.member_epoch != getattr(self, "_epoch", 0):
+            self._epoch = consumer.member_epoch
+            self.emit("epoch", f"member epoch {consumer.member_epoch}, member id {consumer.member_id}",
+                      member_epoch=consumer.member_epoch, member_id=consumer.member_id, state=consumer.state.name)
+
     def on_partitions_assigned(self, partitions: List[TopicPartition]) -> None:
+        if isinstance(self.consumer_ref[0], ModernConsumer):
+            self.see_epoch()
+            names = self._names(partitions)
+            self.emit("assigned", "[" + ", ".join(names) + "]", partitions=names)
+            return
         coordinator = self.consumer_ref[0].coordinator
         generation = coordinator.generation
         role = "leader" if coordinator.is_leader else "follower"
@@ -131,7 +163,11 @@ class EventPrinter(ConsumerRebalanceListener):
 
     def commit_now(self, synchronous: bool = False) -> None:
         consumer = self.consumer_ref[0]
-        offsets = dict(consumer.subscriptions.all_consumed())
+        if isinstance(consumer, ModernConsumer):  # no fetching: the positions stay at 0
+            offsets = {tp: 0 for tp in consumer.assignment()}
+            synchronous = True
+        else:
+            offsets = dict(consumer.subscriptions.all_consumed())
         if not offsets:
             return
 
@@ -165,7 +201,7 @@ def check_reachable(bootstrap: str, timeout_s: float = 3.0) -> None:
 
 def cmd_consume(args) -> int:
     bootstrap = "%s:%d" % host_and_port(args.bootstrap)
-    settings = parse_consumer_settings(args.settings)
+    settings = parse_consumer_settings(args.settings, args.protocol)
     if args.duration is not None and not args.duration > 0:
         raise UsageError(f"--duration must be positive, got {args.duration}")
     if not args.commit_interval > 0:
@@ -176,7 +212,10 @@ def cmd_consume(args) -> int:
     config = {"bootstrap.servers": [bootstrap], "group.id": args.group, "client.id": args.client_id, **settings}
     transport = WireSelector(time, args.client_id, log=log)
     try:
-        consumer = Consumer(config, time, transport, random.Random(), discover_broker_versions=True)
+        if args.protocol == "consumer":
+            consumer = ModernConsumer(config, time, transport, random.Random())
+        else:
+            consumer = Consumer(config, time, transport, random.Random(), discover_broker_versions=True)
     except KafkaException as e:
         raise UsageError(f"--set: {e}") from None
     printer = EventPrinter([consumer], time, args.json)
@@ -199,7 +238,10 @@ def cmd_consume(args) -> int:
                 stop[0] = 0
                 break
             consumer.poll(100 if end is None else max(0, min(100, end - now)))
-            consumer.heartbeat_thread.run_once()
+            if args.protocol == "consumer":
+                printer.see_epoch()
+            else:
+                consumer.heartbeat_thread.run_once()
             if time.milliseconds() >= next_commit:
                 printer.commit_now()
                 next_commit = time.milliseconds() + int(args.commit_interval * 1000)

@@ -106,6 +106,22 @@ def test_confluent_kafka_speaks_kip848_and_is_judged_by_its_rules():
     assert judge(outcome) == []
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_groupchecks_own_consumer_speaks_kip848_and_is_judged_by_its_rules(seed):
+    """impl.membership's consumer (ModernConsumer) with group.protocol=consumer, under the faults of
+    that protocol's schedules: ConsumerGroupHeartbeat only, no rule of judge_kip848 broken, the
+    group settles."""
+    from properties.clients.schedule import generate
+
+    outcome = session.run(libraries.get("groupcheck"), generate(seed, protocol="consumer"))
+    requests = [x for x in outcome.trace if x["direction"] == "request"]
+    assert not any(x["api"] == "JoinGroup" for x in requests)
+    for client in ("c0", "c1", "c2"):
+        assert any(x["api"] == "ConsumerGroupHeartbeat" and x["client_id"] == client for x in requests), client
+    assert outcome.settle.settled, outcome.settle.detail
+    assert judge(outcome) == []
+
+
 def test_confluent_kafka_sends_a_partial_heartbeat_after_a_timed_out_one():
     """librdkafka 2.16 times a ConsumerGroupHeartbeat out after the heartbeat interval and sends the
     next one without the fields it had sent (only coordinator errors and transport failures make it

@@ -377,3 +377,117 @@ def test_consume_joins_as_a_static_member_with_group_instance_id():
     assert done.returncode == 0, err
     joined = [e for e in map(json.loads, out.splitlines()) if e["event"] == "joined"]
     assert joined and joined[0]["member_id"].startswith("pod-7-")  # groupInstanceId-UUID: a static member
+
+
+# ---------------------------------------------------------------- KIP-848's protocol over TCP
+
+class ModernMember:
+    """One impl/ KIP-848 consumer (impl.membership.consumer.ModernConsumer) on its own WireSelector."""
+
+    def __init__(self, bootstrap, group, topic, name, **config):
+        from impl.membership.consumer import ModernConsumer
+
+        self.time = SystemTime()
+        self.transport = WireSelector(self.time, name)
+        self.consumer = ModernConsumer({"bootstrap.servers": [bootstrap], "group.id": group, "client.id": name,
+                                        **config}, self.time, self.transport, random.Random(name))
+        self.consumer.subscribe([topic])
+        self.alive = True
+
+    def step(self):
+        if self.alive:
+            self.consumer.poll(20)
+
+    def owned(self):
+        return {(tp.topic, tp.partition) for tp in self.consumer.assignment()} if self.alive else set()
+
+    def leave(self):
+        self.alive = False
+        self.consumer.close(5000)
+
+
+def modern_lifecycle(bootstrap, topic, partitions, seconds):
+    """Two KIP-848 consumers share the topic (no partition held twice on the way), commit at their
+    member epoch, and one's leave hands everything to the other."""
+    from impl.errors import StaleMemberEpochException
+
+    everything = {(topic, p) for p in range(partitions)}
+    group = f"kip848-{random.Random().getrandbits(32)}"
+    members = [ModernMember(bootstrap, group, topic, f"k{i}") for i in range(2)]
+    seen_twice = []
+
+    def split():
+        a, b = members[0].owned(), members[1].owned()
+        if a & b:
+            seen_twice.append(a & b)
+        return a and b and not a & b and a | b == everything
+
+    try:
+        deadline = time.monotonic() + seconds
+        while not split():
+            assert time.monotonic() < deadline, f"waited {seconds} s for the group to split the topic: " + repr(
+                [(sorted(m.owned()), m.consumer.member_epoch, m.consumer.state.name) for m in members])
+            for m in members:
+                m.step()
+        assert not seen_twice, seen_twice
+        mine = members[0].consumer
+        mine.commit_sync({TopicPartition(t, p): 7 for t, p in members[0].owned()}, 10000)
+        epoch = mine.member_epoch
+        assert epoch >= 1 and mine.state.name == "STABLE"
+        mine.membership.membership_manager.member_epoch = epoch + 5  # a commit at an epoch not the member's
+        with pytest.raises(StaleMemberEpochException, match="STALE_MEMBER_EPOCH"):
+            mine.commit_sync({TopicPartition(t, p): 8 for t, p in members[0].owned()}, 10000)
+        mine.membership.membership_manager.member_epoch = epoch
+        members[1].leave()
+        deadline = time.monotonic() + seconds
+        while members[0].owned() != everything:
+            assert time.monotonic() < deadline, f"waited {seconds} s for the survivor to take over"
+            members[0].step()
+    finally:
+        for m in members:
+            if m.alive:
+                m.leave()
+
+
+def test_impl_kip848_consumers_share_and_hand_over_partitions_on_groupcheck_broker():
+    with launch_groupcheck_broker(topics={"t848": 4}, settings=("group.consumer.heartbeat.interval.ms=300",)) as b:
+        modern_lifecycle(b.bootstrap, "t848", 4, 30)
+
+
+def test_impl_kip848_consumers_share_and_hand_over_partitions_on_kafka_41(kafka41):
+    from properties.live import kafka
+
+    host, port = kafka41.bootstrap.rsplit(":", 1)
+    kafka.create_topics((host, int(port)), {"t848": 4})
+    modern_lifecycle(kafka41.bootstrap, "t848", 4, 60)  # Kafka's heartbeat interval: 5 s
+
+
+def test_consume_speaks_the_consumer_protocol_and_leaves_on_sigterm():
+    with launch_groupcheck_broker(topics={"t": 2}, settings=("group.consumer.heartbeat.interval.ms=300",)) as b:
+        first = _consume("--bootstrap", b.bootstrap, "--group", "cli848", "--topic", "t", "--json", "--protocol",
+                         "consumer", "--commit-interval", "0.5")
+        try:
+            lines = _lines_of(first)
+            _wait_for(lambda: any('"committed"' in line for line in list(lines)), "the member to join and commit")
+            first.send_signal(signal.SIGTERM)
+            first.wait(timeout=60)
+            err = first.stderr.read()
+            time.sleep(0.2)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait(timeout=10)
+    assert first.returncode == 143, err
+    events = [json.loads(line) for line in lines]
+    kinds = [e["event"] for e in events]
+    assert kinds[:2] == ["epoch", "assigned"] and events[0]["member_epoch"] == 1 and len(events[0]["member_id"]) == 22
+    assert events[1]["partitions"] == ["t-0", "t-1"] and kinds[-1] == "revoked"
+
+
+@pytest.mark.parametrize("setting", ["session.timeout.ms=6000", "partition.assignment.strategy=range"])
+def test_consume_refuses_the_classic_settings_with_the_consumer_protocol(setting):
+    done = _consume("--bootstrap", "127.0.0.1:9", "--group", "g", "--topic", "t", "--protocol", "consumer",
+                    "--set", setting)
+    out, err = done.communicate(timeout=30)
+    assert done.returncode == 2 and f"--set {setting.split('=')[0]}: not a setting of KIP-848's consumer protocol" in err
+    assert len(err.strip().splitlines()) == 1
