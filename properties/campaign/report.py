@@ -312,7 +312,7 @@ def kip848_line(r: dict) -> str | None:
     if stopped and not failed:
         partial = (" (1 walk checked only up to the known hazard it stopped at)" if stopped == 1 else
                    f" ({stopped:,} walks checked only up to the known hazard each stopped at)")
-    what = "the model and impl/'s coordinator beside it" if k.get("impl") else "the model"
+    what = "the model and impl/'s coordinator and consumers beside it" if k.get("impl") else "the model"
     return (f"KIP-848 worlds: {k['walks']:,} walks of {what} (every {k['every']}th seed), "
             + (f"FAILED: {', '.join(failed)}" if failed else f"{held} properties held{partial}")
             + (f"; known hazards of Kafka's own reached: {', '.join(hazards)}" if hazards else "")

@@ -2,7 +2,7 @@
 
 ``groupcheck campaign`` (``--kip848-every K``, default 4) walks a KIP-848 world for every K-th
 seed of its range, in the same tasks as the classic interleavings (so they spread over the cluster
-the same way and the classic seeds are untouched), impl/'s KIP-848 coordinator beside the model's
+the same way and the classic seeds are untouched), impl/'s KIP-848 coordinator and consumers beside the model's
 (:mod:`properties.kip848.differential`): :func:`run_seeds` on the executor,
 :func:`merge` on the driver (order-independent, as the campaign's totals are), :func:`section`
 for results.json and :func:`markdown` for summary.md. A failing walk is kept as a counterexample
@@ -18,7 +18,7 @@ DEFAULT_EVERY = 4
 
 
 def run_seeds(seeds, clients: int = 3, broken=frozenset(), impl: bool = True) -> dict:
-    """Walk the KIP-848 world of each seed, with *impl* impl/'s coordinator beside the model's
+    """Walk the KIP-848 world of each seed, with *impl* impl/'s coordinator and consumers beside the model's
     (a campaign of ``--system impl``): counts, coverage, failures per property (*broken*: variants
     of the model, for the tests of this part, judged by the model's properties alone)."""
     from model.kip848.config import Config

@@ -127,13 +127,13 @@ IMPL_PROPERTIES = (
     ),
     Property(
         IMPL_CRASH, ALWAYS,
-        "No heartbeat, commit or timer makes impl/'s KIP-848 coordinator raise (Kafka's own "
+        "No event makes impl/'s KIP-848 coordinator or consumer raise (Kafka's own "
         "IllegalStateException of addPartitionEpochs included).",
         "issue 39; ConsumerGroup.addPartitionEpochs",
     ),
     Property(
         IMPL_HANG, ALWAYS,
-        "No heartbeat, commit or timer keeps impl/'s KIP-848 coordinator busy for more than "
+        "No event keeps impl/'s KIP-848 coordinator or consumer busy for more than "
         "properties.systems.watchdog.HANG_SECONDS of wall time: the watchdog interrupts it and reports "
         "where it was.",
         "issue 39; issue 14 (sharper eyes)",

@@ -9,7 +9,7 @@ variants' kill table.
     groupcheck kip848 --mutants                    the first campaign seed that kills each impl/ mutant
     groupcheck kip848 --seeds 500 --mutant NAME    walks with one mutant of impl/'s coordinator
 
-A walk runs impl/'s KIP-848 coordinator beside the model's (``--system impl``, the default) unless
+A walk runs impl/'s KIP-848 coordinator and consumers beside the model's (``--system impl``, the default) unless
 a broken variant of the model is asked for, which is judged by the properties alone (``--system
 model``, the default with ``--broken``).
 """
@@ -40,12 +40,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--broken", action="append", default=[], metavar="VARIANT",
                    help="a broken variant of the KIP-848 model (model/kip848/variants.py); repeatable")
     p.add_argument("--system", choices=("impl", "model"), default=None,
-                   help="impl: impl/'s coordinator beside the model's, which must agree (the default); "
+                   help="impl: impl/'s coordinator and consumers beside the model's, which must agree (the default); "
                         "model: the model alone (the default with --broken)")
     p.add_argument("--mutant", metavar="NAME", default=None,
-                   help="walk with a mutant of impl/'s KIP-848 coordinator (see --mutants); needs --system impl")
+                   help="walk with a mutant of impl/'s KIP-848 coordinator or consumer (see --mutants); needs --system impl")
     p.add_argument("--mutants", action="store_true",
-                   help="for each mutant of impl/'s KIP-848 coordinator, the first of the default campaign's "
+                   help="for each mutant of impl/'s KIP-848 coordinator and consumer, the first of the default campaign's "
                         "KIP-848 seeds (every 4th of 2,000) that kills it")
     p.add_argument("--out", metavar="FILE", help="write the first counterexample to FILE (JSON)")
     p.add_argument("--force", action="store_true", help="with --out: replace an existing FILE")
@@ -138,7 +138,7 @@ def _walk(args) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        beside = {"impl": " (impl/'s coordinator beside the model's" + (f", mutant {args.mutant})" if args.mutant else ")"),
+        beside = {"impl": " (impl/'s coordinator and consumers beside the model's" + (f", mutant {args.mutant})" if args.mutant else ")"),
                   "model": " (the model alone)"}[system]
         print(f"{args.seeds} KIP-848 interleavings ({events} events) in {seconds:.1f} s{beside}")
         if not failures:

@@ -1,4 +1,4 @@
-"""impl/'s KIP-848 coordinator beside the model's, one event at a time (issue 39).
+"""impl/'s KIP-848 coordinator and consumers beside the model's, one event at a time (issue 39).
 
 The model's world (:mod:`model.kip848.world`) decides what happens; every heartbeat and commit its
 coordinator handles is handed, translated into Kafka's request shapes, to

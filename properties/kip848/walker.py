@@ -68,7 +68,7 @@ def canonical(value):
 
 class _Run:
     """One walk in progress: the world, the checker, the schedule, the trace digest, coverage, and
-    with *impl* impl/'s coordinator beside the model's (:mod:`properties.kip848.differential`)."""
+    with *impl* impl/'s coordinator and consumers beside the model's (:mod:`properties.kip848.differential`)."""
 
     def __init__(self, config, impl: bool = False):
         from properties.kip848.differential import Differential
