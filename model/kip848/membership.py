@@ -7,17 +7,21 @@ Two threads act on a member, and the world steps them as separate events:
 
 ``poll``       the application thread's ``KafkaConsumer.poll``: it restarts the poll timer,
                rejoins a stale or newly subscribed member, and runs the rebalance listener's
-               callbacks, so a reconciliation (revoke, then assign) completes here and the member
-               moves to ACKNOWLEDGING; a fenced member's ``onPartitionsLost`` runs here too
-               before it rejoins at epoch 0;
-``heartbeat``  the background thread's ``AbstractHeartbeatRequestManager.poll``: at most one
-               ConsumerGroupHeartbeat in flight; sent when the interval (or the backoff after a
-               failure) has passed, or at once while JOINING or ACKNOWLEDGING (``shouldHeartbeatNow``)
-               or LEAVING; a poll timer run out makes it leave (epoch -1) and go STALE.
+               callbacks queued for it — a reconciliation's (revoke, then assign: the member then
+               holds the target the reconciliation started from and moves to ACKNOWLEDGING) and
+               an onPartitionsLost (a fenced member then rejoins at epoch 0);
+``heartbeat``  one iteration of the background thread: ``maybeReconcile`` (a reconciliation
+               starts here, snapshotting the target), then ``AbstractHeartbeatRequestManager.poll``:
+               a ConsumerGroupHeartbeat sent when the interval and the backoff have passed and
+               none is in flight, or at once while JOINING or ACKNOWLEDGING (``shouldHeartbeatNow``)
+               or LEAVING; a poll timer run out makes it leave (epoch -1, its answer ignored) and
+               go STALE.
 
 ``on_response`` and ``on_failure`` are the answers: a success moves the epoch and takes a new
-target assignment; FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID fence the member; a lost or late
-answer (request.timeout.ms) resets the heartbeat state so that the next request is a full one.
+target assignment; FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID fence the member. Every heartbeat's
+answer is handled when it comes, even one sent before a poll-timer leave reset the request state;
+a heartbeat that runs out request.timeout.ms drops the connection, failing every heartbeat on it,
+and the next request is a full one.
 
 The member id is generated once per consumer (``AbstractMembershipManager.memberId``, KIP-1082)
 and kept across rejoins; a restarted process is a new consumer with a new id. A consumer with a
@@ -70,7 +74,6 @@ class Client(NamedTuple):
     sent_full: bool = False  # SentFields.rebalanceTimeoutMs sent since the last reset
     sent_names: tuple | None = None  # SentFields.subscribedTopicNames
     in_flight: int = 0  # HeartbeatRequestState.requestInFlight: the heartbeat's sequence number, 0 when none
-    sent_at: int = 0
     # the heartbeats on the connection, oldest first: (seq, sent at, whether its answer is ignored —
     # a leave sent because the poll timer ran out). Each answer is handled when it arrives, even one
     # to a heartbeat sent before a reset of the request state; one request running out its
@@ -249,7 +252,7 @@ def _send(client: Client, now: int, config, ignored: bool = False) -> tuple[Clie
     owned = client.owned if full or client.sent_owned != local else None
     seq = client.seq + 1
     request = Request(client.member_id, client.epoch, timeout, subscribed, owned, client.instance_id)
-    client = client._replace(seq=seq, in_flight=seq, sent_at=now, sent_full=True, sent_owned=local, sent_names=names,
+    client = client._replace(seq=seq, in_flight=seq, sent_full=True, sent_owned=local, sent_names=names,
                              awaiting=client.awaiting + ((seq, now, ignored),),
                              heartbeat_due_ms=now + client.interval_ms)
     return client, request

@@ -6,7 +6,9 @@ The trace, the fault bookkeeping and the settle check are :mod:`properties.clien
 rule's source is in its ``SOURCES``.
 
 ``kip848-one-heartbeat-in-flight``
-    a member's heartbeat is not read while its previous one is neither answered nor cut off.
+    a member's heartbeat is not read while its previous one is neither answered nor cut off —
+    except a leave, which Kafka's consumer sends whatever is in flight, and the heartbeat after a
+    leave (heartbeatRequestState.reset() cleared requestInFlight after it).
 ``kip848-heartbeat-carries-member-epoch``
     a heartbeat carries the epoch of the latest successful answer the member received; 0 only to
     join (before it was ever in the group, after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, or after
@@ -133,6 +135,8 @@ def _succeeded(ex) -> bool:
 
 def _one_in_flight(client, exs, zero) -> Optional[Finding]:
     for before, ex in zip(exs, exs[1:]):
+        if _epoch(ex) in LEAVE_EPOCHS or _epoch(before) in LEAVE_EPOCHS:
+            continue  # AbstractHeartbeatRequestManager.poll/pollOnClose send a leave whatever is in flight
         if before.ended is None or ex.sent < before.ended:
             return Finding("kip848-one-heartbeat-in-flight", client, ex.sent - zero,
                            f"{client} sent a heartbeat while its previous one was still in flight",

@@ -32,7 +32,7 @@ SOURCES = {
     "static-member-carries-instance-id": "AbstractCoordinator.sendJoinGroupRequest / sendSyncGroupRequest / sendHeartbeatRequest, ConsumerCoordinator.sendOffsetCommitRequest (setGroupInstanceId); JoinGroupRequest / SyncGroupRequest / HeartbeatRequest / OffsetCommitRequest .Builder.build (UnsupportedVersionException for group.instance.id below v5 / v3 / v3 / v7)",
     "static-member-does-not-leave": "AbstractCoordinator.maybeLeaveGroup (only a dynamic member sends LeaveGroup; a static one leaves by session expiry)",
     # KIP-848's consumer protocol (properties/clients/judge_kip848.py)
-    "kip848-one-heartbeat-in-flight": "AbstractHeartbeatRequestManager.poll (heartbeatRequestState.requestInFlight: no new heartbeat until the previous one completes)",
+    "kip848-one-heartbeat-in-flight": "AbstractHeartbeatRequestManager.poll (heartbeatRequestState.requestInFlight: no new heartbeat until the previous one completes; a leave is sent whatever is in flight, and heartbeatRequestState.reset() after it)",
     "kip848-heartbeat-carries-member-epoch": "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (memberEpoch), AbstractMembershipManager.onHeartbeatSuccess (updateMemberEpoch), transitionToFenced / transitionToJoining (epoch 0), leaveGroup (epoch -1)",
     "kip848-member-id-kept": "AbstractMembershipManager (memberId generated once at startup, KIP-1082; kept through fencing and rejoining)",
     "kip848-full-heartbeat-after-join-or-failure": "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (sendAllFields while JOINING), AbstractHeartbeatRequestManager.onFailure / onErrorResponse (resetHeartbeatState: every field sent again)",

@@ -29,6 +29,18 @@ def test_a_second_heartbeat_in_flight_is_one_too_many():
     assert "kip848-one-heartbeat-in-flight" in rules(outcome(w))
 
 
+def test_a_leave_and_the_rejoin_after_it_may_go_while_a_heartbeat_is_in_flight():
+    # Kafka 4.1's AbstractHeartbeatRequestManager.poll: the poll timer ran out, so the leave is sent
+    # whatever is in flight and heartbeatRequestState.reset() clears requestInFlight after it
+    w = member().heartbeat(500, "c0", 1, connection="a")  # never answered before what follows
+    w = w.heartbeat(600, "c0", -1, owned=[], answer_epoch=-1).heartbeat(650, "c0", 0, owned=[], answer_epoch=3,
+                                                                          assignment=[0, 1])
+    assert "kip848-one-heartbeat-in-flight" not in rules(outcome(w))
+    w = member().heartbeat(500, "c0", 1, connection="a").heartbeat(600, "c0", 1, answer_epoch=1, connection="b")
+    w = w.heartbeat(700, "c0", -1, owned=[], answer_epoch=-1)
+    assert "kip848-one-heartbeat-in-flight" in rules(outcome(w))  # the leave excuses only itself and the next
+
+
 def test_a_heartbeat_must_carry_the_epoch_of_the_latest_answer():
     w = member().heartbeat(500, "c0", 1, answer_epoch=2, assignment=[0]).heartbeat(1000, "c0", 1)
     assert "kip848-heartbeat-carries-member-epoch" in rules(outcome(w))

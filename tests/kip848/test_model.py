@@ -221,7 +221,7 @@ def test_poll_timer_expiry_leaves_and_goes_stale_until_the_next_poll():
 def test_a_timeout_drops_the_connection_and_makes_the_next_request_full():
     config = Config()
     c = mm.Client("a", mm.STABLE, 4, frozenset({0}), 1, frozenset({0}), 1, sent_owned=(1, frozenset({0})),
-                  sent_full=True, sent_names=("t",), in_flight=5, sent_at=0, poll_deadline_ms=60_000,
+                  sent_full=True, sent_names=("t",), in_flight=5, poll_deadline_ms=60_000,
                   awaiting=((5, 0, False),))
     assert mm.timed_out(c, config.request_timeout_ms, config) and not mm.timed_out(c, config.request_timeout_ms - 1, config)
     c, _ = mm.on_failure(c, config.request_timeout_ms, config)
