@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from impl.errors import IllegalStateException
 from impl.membership.heartbeat_request_manager import ConsumerHeartbeatRequestManager
 from impl.membership.membership_manager import ConsumerMembershipManager
 from impl.time import Time
@@ -27,6 +28,7 @@ class AsyncConsumerMembership:
                                                                          max_poll_interval_ms, retry_backoff_ms,
                                                                          retry_backoff_max_ms)
         self.closed = False
+        self.swallowed: list = []  # the exceptions Kafka's background thread would swallow
 
     def poll(self) -> None:
         """The application's ``poll`` (one long enough for what it waits on): the PollEvent
@@ -54,10 +56,21 @@ class AsyncConsumerMembership:
         return self.heartbeat_request_manager.poll(now, coordinator_known)
 
     def on_response(self, response) -> None:
-        self.heartbeat_request_manager.on_response(response, self.time.milliseconds())
+        """The heartbeat's continuation (``makeHeartbeatRequest``'s ``whenComplete``) with its answer."""
+        self._continuation(self.heartbeat_request_manager.on_response, response, self.time.milliseconds())
 
     def on_failure(self, exception: Exception) -> None:
-        self.heartbeat_request_manager.on_failure(exception, self.time.milliseconds())
+        self._continuation(self.heartbeat_request_manager.on_failure, exception, self.time.milliseconds())
+
+    def _continuation(self, handler, *args) -> None:
+        """An IllegalStateException out of a continuation (a transition MemberState refuses: a
+        STALE member fenced by the answer to a heartbeat sent before it left) completes the
+        dependent future that nobody reads (NetworkClientDelegate.UnsentRequest.whenComplete): the
+        rest of the handler does not run; kept in :attr:`swallowed`."""
+        try:
+            handler(*args)
+        except IllegalStateException as e:
+            self.swallowed.append(str(e))
 
     def close(self) -> None:
         """``close``: the application thread releases what it holds (``runRebalanceCallbacksOnClose``:

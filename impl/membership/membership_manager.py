@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable, Dict, FrozenSet, Optional
 
+from impl.errors import IllegalStateException
 from impl.membership.member_state import MemberState
 from impl.protocol import TopicPartition
 
@@ -130,7 +131,7 @@ class ConsumerMembershipManager:
     # -- states --------------------------------------------------------------------------------
     def transition_to(self, next_state: MemberState) -> None:
         if next_state != self.state and self.state not in next_state.previous_valid_states:
-            raise RuntimeError(f"Invalid state transition from {self.state.name} to {next_state.name}")
+            raise IllegalStateException(f"Invalid state transition from {self.state.name} to {next_state.name}")
         self.state = next_state
 
     def is_not_in_group(self) -> bool:

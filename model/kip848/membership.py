@@ -311,16 +311,36 @@ def _assignment_received(client: Client, assignment: frozenset, log: list) -> Cl
     return client
 
 
+class _IllegalTransition(Exception):
+    """MemberState's table refuses the move (Kafka: IllegalStateException out of transitionTo)."""
+
+
+def _check(client: Client, state: str) -> None:
+    if state != client.state and client.state not in PREVIOUS_VALID_STATES[state]:
+        raise _IllegalTransition(state)
+
+
 def _on_error(client: Client, response, now: int, config, log: list) -> tuple[Client, list]:
-    """onErrorResponse: the heartbeat state reset, a failed attempt; fencing errors fence."""
+    """onErrorResponse: the heartbeat state reset, a failed attempt; fencing errors fence.
+
+    A move the transition table refuses — a STALE or FATAL member fenced, a STALE or FENCED one
+    failed, by the answer to a heartbeat sent before it left — throws IllegalStateException out of
+    transitionTo, inside the heartbeat's continuation, whose exception nothing reads
+    (NetworkClientDelegate.UnsentRequest.whenComplete): the rest of the handler does not run, and
+    the member stays as it was (logged ``illegal_transition``)."""
     client = _failed_attempt(client._replace(sent_owned=None, sent_full=False, sent_names=None), now, config)
-    if response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
-        if config.is_broken("fenced_rejoins_directly") and client.state not in (PREPARE_LEAVING, LEAVING, UNSUBSCRIBED):
-            return _to(_clear(client)._replace(epoch=JOIN_EPOCH), JOINING, log), log
-        # transitionToFenced; then heartbeatRequestState.reset(): "Skip backoff so that a next HB
-        # to rejoin is sent as soon as the fenced member releases"
-        return _reset_request_state(_fenced(client, log, config), config), log
-    return _fatal(client, response.error, log, config), log  # handleFatalFailure (the instance id's errors, the unexpected)
+    try:
+        if response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID):
+            if config.is_broken("fenced_rejoins_directly") and client.state not in (PREPARE_LEAVING, LEAVING,
+                                                                                       UNSUBSCRIBED):
+                return _to(_clear(client)._replace(epoch=JOIN_EPOCH), JOINING, log), log
+            # transitionToFenced; then heartbeatRequestState.reset(): "Skip backoff so that a next HB
+            # to rejoin is sent as soon as the fenced member releases"
+            return _reset_request_state(_fenced(client, log, config), config), log
+        return _fatal(client, response.error, log, config), log  # handleFatalFailure (the instance id's errors, the unexpected)
+    except _IllegalTransition as refused:
+        log.append(("illegal_transition", client.member_id, client.state, str(refused)))
+        return client, log
 
 
 def _fatal(client: Client, error: str, log: list, config) -> Client:
@@ -328,6 +348,7 @@ def _fatal(client: Client, error: str, log: list, config) -> Client:
     clearAssignment: at the application's next poll when it holds some); one leaving or out of
     the group has none."""
     before = client.state
+    _check(client, FATAL)
     client = _to(client._replace(fatal=error), FATAL, log)
     if before in (UNSUBSCRIBED, LEAVING, PREPARE_LEAVING):
         return client
@@ -344,6 +365,7 @@ def _fenced(client: Client, log: list, config) -> Client:
         return _to(client, UNSUBSCRIBED, log)
     if client.state == UNSUBSCRIBED:
         return client
+    _check(client, FENCED)
     client = _to(client._replace(epoch=JOIN_EPOCH), FENCED, log)
     return client._replace(releasing=True) if assigned_partitions(client) else _released(client, log, config)
 

@@ -3,7 +3,7 @@ runs and when, its timers (beside the model's consumer over walks: tests/kip848/
 
 import pytest
 
-from impl.errors import TimeoutException
+from impl.errors import IllegalStateException, TimeoutException
 from impl.membership import AsyncConsumerMembership, MemberState
 from impl.protocol import (ConsumerGroupHeartbeatAssignment, ConsumerGroupHeartbeatResponseData,
                            ConsumerGroupHeartbeatTopicPartitions, TopicPartition)
@@ -167,8 +167,17 @@ def test_close_revokes_then_leaves_with_an_empty_subscription(instance_id, epoch
     assert member.membership_manager.state == MemberState.UNSUBSCRIBED and member.background_poll() == (None, False)
 
 
-def test_an_illegal_transition_raises_as_kafkas_does():
+def test_an_illegal_transition_raises_as_kafkas_does_and_a_continuation_swallows_it():
     time, member = consumer()
-    with pytest.raises(RuntimeError, match="Invalid state transition from UNSUBSCRIBED to STABLE"):
+    with pytest.raises(IllegalStateException, match="Invalid state transition from UNSUBSCRIBED to STABLE"):
         member.membership_manager.transition_to(MemberState.STABLE)
+    time, member = joined({0})
+    time.sleep(500)
+    member.background_poll()  # a heartbeat in flight when the poll timer runs out
+    time.sleep(3500)
+    leave, ignored = member.background_poll()
+    assert ignored and member.membership_manager.state == MemberState.STALE
+    member.on_response(answer(0, error=25))  # the first heartbeat's answer: UNKNOWN_MEMBER_ID
+    assert member.membership_manager.state == MemberState.STALE
+    assert member.swallowed == ["Invalid state transition from STALE to FENCED"]
 
