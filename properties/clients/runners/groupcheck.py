@@ -54,16 +54,30 @@ def run(c) -> None:
 
     consumer.subscribe([c["topic"]], rebalance_listener(ConsumerRebalanceListener))
     emit("ready", library="groupcheck", version="impl")
-    watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
     coordinator = consumer.coordinator
+
+    def step() -> None:
+        consumer.poll(200)
+        consumer.heartbeat_thread.run_once()
+
+    def membership() -> tuple:
+        generation = coordinator.generation
+        return generation.member_id or None, generation.generation_id, str(coordinator.state.name)
+
+    loop(c, consumer, step, membership)
+
+
+def loop(c, consumer, step, membership) -> None:
+    """Until SIGTERM: *step* (the application's poll and what runs beside it), a ``member`` line
+    when *membership* () -> (member id, generation or epoch, state) changed, the commit schedule;
+    then close (leaving the group)."""
+    watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
     while not Stop.requested:
         try:
-            consumer.poll(200)
-            consumer.heartbeat_thread.run_once()
+            step()
         except KafkaException as e:
             emit("error", error=f"{type(e).__name__}: {e}")
-        generation = coordinator.generation
-        watch.see(generation.member_id or None, generation.generation_id, str(coordinator.state.name))
+        watch.see(*membership())
         owned = consumer.assignment()
         if owned and clock.due():
             try:
@@ -101,26 +115,7 @@ def run_consumer_protocol(c) -> None:
                                "client.id": c["client_id"], **settings}, time, transport, random.Random())
     consumer.subscribe([c["topic"]], _Incremental())
     emit("ready", library="groupcheck", version="impl", protocol="consumer")
-    watch, clock = MemberWatch(), CommitClock(c["commit_interval_ms"])
-    while not Stop.requested:
-        try:
-            consumer.poll(200)
-        except KafkaException as e:
-            emit("error", error=f"{type(e).__name__}: {e}")
-        watch.see(consumer.member_id, consumer.member_epoch, consumer.state.name)
-        owned = consumer.assignment()
-        if owned and clock.due():
-            try:
-                consumer.commit_sync({tp: clock.offset for tp in owned}, 5000)
-                emit("committed", offsets={tp.partition: clock.offset for tp in owned})
-            except KafkaException as e:
-                emit("commit-failed", error=f"{type(e).__name__}: {e}")
-    try:
-        consumer.close(5000)
-    except KafkaException as e:
-        emit("error", error=f"close: {type(e).__name__}: {e}")
-    emit("closed")
-
+    loop(c, consumer, lambda: consumer.poll(200), lambda: (consumer.member_id, consumer.member_epoch, consumer.state.name))
 
 if __name__ == "__main__":
     main()
