@@ -372,9 +372,9 @@ class ConsumerMembershipManager:
         return abort
 
     def _revoke_partitions(self, partitions) -> CompletableFuture:
+        """``revokePartitions`` (its FATAL check guards the auto-commit Kafka awaits before it;
+        here nothing is awaited between the reconciliation's start and the revocation)."""
         revoked = frozenset(partitions) & self.assigned_partitions
-        if self.state == MemberState.FATAL:
-            return CompletableFuture()  # completed exceptionally in Kafka: the reconciliation ends
         result = CompletableFuture()
 
         def done():
