@@ -131,14 +131,13 @@ def impl_member_view(member: AsyncConsumerMembership | None) -> tuple | None:
 
 
 _MEMBER_FIELDS = ("state", "member epoch", "holds", "target")
-_CLIENT_EVENTS = ("poll", "heartbeat", "receive", "timeout", "close", "crash", "restart", "lose", "deliver")
 
 
 class Differential:
     """impl/'s coordinator and consumers for one walk (*config*: the walk's
     :class:`model.kip848.config.Config`)."""
 
-    def __init__(self, config, world=None):
+    def __init__(self, config):
         from model.kip848.world import initial_world
 
         self.config = config
@@ -148,7 +147,7 @@ class Differential:
             ModernGroupConfig(session_timeout_ms=config.session_timeout_ms,
                               heartbeat_interval_ms=config.heartbeat_interval_ms),
             self.timer, lambda name: (TOPIC_ID, config.partitions) if name == TOPIC else None)
-        world = initial_world(config) if world is None else world
+        world = initial_world(config)
         self.members = [None if client is None else self._member(client.member_id, c) for c, client in enumerate(world.clients)]
         self.pending = [dict() for _ in world.clients]  # per slot: seq of a request awaiting its answer -> ignored?
         self.responses = [[] for _ in world.clients]  # per slot: impl/'s coordinator's answers, in order
@@ -165,24 +164,24 @@ class Differential:
     def after(self, world, event, new, log: list) -> Violation | None:
         """impl/'s part of *event* (which took the model from *world* to *new*, logging *log*)."""
         kind = event[0]
-        if kind == "tick":
-            self._tick(new, log)
-            return None
         if kind == "commit":
             return None  # the commit reaches impl/'s coordinator when delivered
-        problem, failure = guarded(self._client_event, event, new, log)
-        if failure is None and problem is None and kind == "deliver":
-            problem, failure = guarded(self._deliver, new, log)
-        if failure is not None:  # an exception out of impl/, or an event it never finishes
-            prop = IMPL_CRASH if isinstance(failure, Crash) else IMPL_HANG
-            return Violation(prop, f"{failure.describe()}, after {list(event)!r}")
-        if problem is not None:
-            return Violation(problem[0], f"after {list(event)!r}: {problem[1]}")
-        if kind == "deliver":
+        steps = ((self._tick,) if kind == "tick" else
+                 (self._client_event, self._deliver) if kind == "deliver" else (self._client_event,))
+        for part in steps:
+            problem, failure = guarded(part, event, new, log)
+            if failure is not None:  # an exception out of impl/, or an event it never finishes
+                prop = IMPL_CRASH if isinstance(failure, Crash) else IMPL_HANG
+                return Violation(prop, f"{failure.describe()}, after {list(event)!r}")
+            if problem is not None:
+                return Violation(problem[0], f"after {list(event)!r}: {problem[1]}")
+        if kind in ("deliver", "tick"):  # what reaches the coordinator: the group compared
             model, impl = model_group_view(new.group), impl_group_view(self.coordinator, self.config.group_id,
                                                                        self.config.partitions)
             if model != impl:
                 return Violation(IMPL_AGREEMENT, f"after {list(event)!r}: " + "; ".join(differences(model, impl)[:3]))
+        if kind == "tick":
+            return None
         c = event[1]
         model, impl = model_member_view(new.clients[c]), impl_member_view(self.members[c])
         if model != impl:
@@ -231,7 +230,7 @@ class Differential:
             self.members[c], self.pending[c] = self._member(new.clients[c].member_id, c), {}
         return None
 
-    def _deliver(self, new, log: list):
+    def _deliver(self, event, new, log: list):
         c = next(entry[1] for entry in log if entry[0] in ("answered", "commit_answered"))
         for entry in log:
             if entry[0] == "answered":
@@ -252,6 +251,6 @@ class Differential:
                 return IMPL_AGREEMENT, f"the answer to {request!r}: model {mine!r}, impl {theirs!r}"
         return None
 
-    def _tick(self, new, log: list) -> None:
+    def _tick(self, event, new, log: list) -> None:
         self.timer.advance_clock(new.now)
         self.time.set_current_time_ms(new.now)

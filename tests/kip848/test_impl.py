@@ -260,3 +260,13 @@ def test_the_campaign_section_says_whether_impl_ran():
     assert verdict[IMPL_AGREEMENT] == "not checked" and verdict["kip848-one-owner-per-partition"] == "held"
     assert "impl/'s KIP-848 coordinator (impl/server/modern) ran beside" in "\n".join(campaign.markdown(with_impl))
 
+
+
+def test_the_group_is_compared_after_a_tick_too():
+    # a session expiry is a tick's: impl/'s fencing that keeps the target shows right after it
+    from properties.kip848.mutants import _fails
+    from properties.mutation.mutants import KIP848, applied
+
+    with applied(KIP848["fenced_target_kept"]):
+        prop, message = _fails(0, Config(), walker.DEFAULT_STEPS)
+    assert prop == IMPL_AGREEMENT and message.startswith("after ['tick', ") and "target: model" in message
