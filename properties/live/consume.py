@@ -115,6 +115,7 @@ class EventPrinter(ConsumerRebalanceListener):
         self.as_json = as_json
         self.out = out
         self.events = 0
+        self.epoch = 0  # the member epoch last shown (KIP-848)
 
     def emit(self, event: str, text: str, **fields: Any) -> None:
         self.events += 1
@@ -131,8 +132,8 @@ class EventPrinter(ConsumerRebalanceListener):
     def see_epoch(self) -> None:
         """KIP-848: an ``epoch`` event when the member epoch changed since the last look."""
         consumer = self.consumer_ref[0]
-        if consumer.member_epoch != getattr(self, "_epoch", 0):
-            self._epoch = consumer.member_epoch
+        if consumer.member_epoch != self.epoch:
+            self.epoch = consumer.member_epoch
             self.emit("epoch", f"member epoch {consumer.member_epoch}, member id {consumer.member_id}",
                       member_epoch=consumer.member_epoch, member_id=consumer.member_id, state=consumer.state.name)
 
