@@ -162,6 +162,11 @@ class ConsumerHeartbeatRequestManager:
         """``AbstractHeartbeatRequestManager.poll``: (the request to send now or None, whether its
         answer is ignored). Nothing while the coordinator is not known (a leave then is skipped)."""
         mm = self.membership_manager
+        # Kafka's background thread runs this every few milliseconds, each run bringing the
+        # heartbeat timer's cached time up to date (canSendRequest: update); one call here stands
+        # for all the runs since the last one, so the timer is brought up to date first (else a
+        # leave's resetTimer would restart the interval from a time long past)
+        self.heartbeat_request_state.heartbeat_timer.update(current_time_ms)
         if not coordinator_known or mm.should_skip_heartbeat():
             mm.on_heartbeat_request_skipped()
             return None, False

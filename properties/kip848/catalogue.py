@@ -146,6 +146,7 @@ IMPL_PROPERTIES = (
 HAZARD = "hazard"
 STALE_TARGET = "kip848-hazard-stale-target-after-full-heartbeat"
 STATIC_SELF_UNRELEASED = "kip848-hazard-static-member-refused-its-own-instance-id"
+ANSWER_FROM_BEFORE_LEAVE = "kip848-hazard-answer-to-a-heartbeat-from-before-a-leave"
 HAZARDS = (
     Property(
         STALE_TARGET, HAZARD,
@@ -160,6 +161,21 @@ HAZARDS = (
         "clients: ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData (owned = "
         "currentAssignment after reset), AbstractMembershipManager.maybeReconcile (towards "
         "currentTargetAssignment); group-coordinator: CurrentAssignmentBuilder.ownsRevokedPartitions",
+    ),
+    Property(
+        ANSWER_FROM_BEFORE_LEAVE, HAZARD,
+        "Two consumers hold one partition at one epoch because one of them took it from the answer "
+        "to a heartbeat it sent before it left: its poll timer ran out while that heartbeat was in "
+        "flight, so it left (epoch -1, or -2) and reset its request state, which cancels nothing; "
+        "its application polled and it rejoined at epoch 0 reporting no partitions, so the "
+        "coordinator gave them to others; then the old heartbeat's answer came and its continuation "
+        "ran: the consumer took that answer's epoch and assignment (a JOINING member can take a new "
+        "assignment) and reconciled to it. Kafka 4.1's Java consumer does this; it breaks "
+        "kip848-no-two-owners-at-one-epoch until the rejoin's answer gives the consumer its new "
+        "epoch and it revokes.",
+        "clients: AbstractHeartbeatRequestManager.poll (the leave, then heartbeatRequestState.reset()) "
+        "and makeHeartbeatRequest (the continuation: onResponse), ConsumerMembershipManager."
+        "onHeartbeatSuccess, MemberState.canHandleNewAssignment (JOINING)",
     ),
     Property(
         STATIC_SELF_UNRELEASED, HAZARD,
@@ -200,6 +216,12 @@ class Checker:
         self.last_target: dict = {}  # member id -> (local epoch, partitions) of its latest target
         self.reported: dict = {}
         self.stale: dict = {}
+        # ANSWER_FROM_BEFORE_LEAVE: per member id the sequence number of its latest leave, the
+        # targets (by local epoch) it took from answers to heartbeats sent before one, and the
+        # partitions it holds from those
+        self.left_at: dict = {}
+        self.orphan_targets: set = set()
+        self.orphaned: dict = {}
 
     def check(self, before, after, event, log) -> Violation | None:
         self.events += 1
@@ -240,16 +262,25 @@ class Checker:
                     if self.last_target.get(client.member_id) != target:
                         self.last_target[client.member_id] = target
                         self.target_at[(client.member_id, client.target_local_epoch)] = self.events
-            elif entry[0] == "sent" and isinstance(entry[3], coord.Request) and entry[3].owned is not None:
-                self.reported[entry[3].member_id] = (self.events, entry[3].owned)
+                    if entry[2] < self.left_at.get(client.member_id, 0):  # the answer to a heartbeat from before a leave
+                        self.orphan_targets.add((client.member_id, client.target_local_epoch))
+            elif entry[0] == "sent" and isinstance(entry[3], coord.Request):
+                if entry[3].owned is not None:
+                    self.reported[entry[3].member_id] = (self.events, entry[3].owned)
+                if entry[3].epoch < 0:
+                    self.left_at[entry[3].member_id] = entry[2]
             elif entry[0] == "reconciled":
                 mid, added, local_epoch = entry[1], entry[4], entry[5]
                 at, owned = self.reported.get(mid, (-1, frozenset()))
                 if at > self.target_at.get((mid, local_epoch), -1):
                     self.stale[mid] = self.stale.get(mid, frozenset()) | frozenset(p for p in added if p not in owned)
+                if (mid, local_epoch) in self.orphan_targets:
+                    self.orphaned[mid] = self.orphaned.get(mid, frozenset()) | frozenset(added)
         for client in world.clients:
             if client is not None and client.member_id in self.stale:
                 self.stale[client.member_id] &= client.owned
+            if client is not None and client.member_id in self.orphaned:
+                self.orphaned[client.member_id] &= client.owned
 
     def _hazard(self, world, c: int, p: int) -> bool:
         """Consumer *c* holds *p* as STALE_TARGET describes: it took it from a target older than its
@@ -329,6 +360,10 @@ class Checker:
             if stale:
                 return _v(STALE_TARGET, f"{message}; consumer {stale[0]} took it from a target older than its "
                                         "last report of what it owned, and the coordinator has released it")
+            orphan = [x for x in (other, c) if p in self.orphaned.get(world.clients[x].member_id, ())]
+            if orphan:
+                return _v(ANSWER_FROM_BEFORE_LEAVE, f"{message}; consumer {orphan[0]} took it from the answer to a "
+                                                    "heartbeat it sent before it left and rejoined")
             return _v("kip848-no-two-owners-at-one-epoch", message)
         return None
 

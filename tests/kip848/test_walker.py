@@ -131,6 +131,28 @@ def test_the_stale_target_hazard_is_reached_classified_and_replayable():
     # revocation_not_awaited's first catch stays a counterexample (test_each_variant_is_caught...)
 
 
+# Found by 100,000 walks once the model's consumer handled every heartbeat's answer as Kafka's does
+# (seeds 4227 and 50625): consumer 0's poll timer runs out while its join is in flight; it leaves
+# (epoch -2: a static member), its application polls, it rejoins at epoch 0 reporting nothing, and
+# the coordinator gives partition 2 to consumer 2; then the first join's answer arrives, its
+# continuation runs (heartbeatRequestState.reset() cancelled nothing), and consumer 0 takes that
+# answer's epoch and assignment [0, 1, 2] and reconciles to it: both hold partition 2 at epoch 2
+# once the rejoin's answer brings consumer 0 epoch 2.
+ORPHAN_SEED = 4227
+
+
+def test_the_answer_from_before_a_leave_hazard_is_reached_classified_and_replayable():
+    from properties.kip848.catalogue import ANSWER_FROM_BEFORE_LEAVE
+    from properties.kip848.walker import seed_world
+
+    result = walk(ORPHAN_SEED, Config())
+    assert result.verdict == "hazard" and result.violation.property == ANSWER_FROM_BEFORE_LEAVE
+    assert "consumer 0 took it from the answer to a heartbeat it sent before it left" in result.violation.message
+    config, _, _ = seed_world(ORPHAN_SEED, Config())
+    again = replay(result.schedule, config)
+    assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
+
+
 # Seed 33 (a static world): consumer 1's join is answered, its answer lost; it retries its join at
 # epoch 0 with its own member id and instance id, and Kafka 4.1's coordinator refuses it
 # UNRELEASED_INSTANCE_ID (fatal for the Java consumer) — the known hazard apache/kafka#23542
