@@ -131,8 +131,8 @@ def test_the_stale_target_hazard_is_reached_classified_and_replayable():
     # revocation_not_awaited's first catch stays a counterexample (test_each_variant_is_caught...)
 
 
-# Found by 100,000 walks once the model's consumer handled every heartbeat's answer as Kafka's does
-# (seeds 4227 and 50625): consumer 0's poll timer runs out while its join is in flight; it leaves
+# Found by a 100,000-walk run once the model's consumer handled every heartbeat's answer as Kafka's
+# does (seeds 4227 and 50625): consumer 0's poll timer runs out while its join is in flight; it leaves
 # (epoch -2: a static member), its application polls, it rejoins at epoch 0 reporting nothing, and
 # the coordinator gives partition 2 to consumer 2; then the first join's answer arrives, its
 # continuation runs (heartbeatRequestState.reset() cancelled nothing), and consumer 0 takes that
