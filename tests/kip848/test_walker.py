@@ -117,16 +117,23 @@ def test_replay_refuses_a_file_that_is_not_a_counterexample(tmp_path, capsys):
 HAZARD_SEED = 115
 
 
-def test_the_stale_target_hazard_is_reached_classified_and_replayable():
-    from properties.kip848.catalogue import STALE_TARGET
+def hazard_replays(seed: int, hazard: str, words: str, impl: bool = False):
+    """Seed *seed*'s walk ends at known hazard *hazard* (its message saying *words*), and its schedule
+    replayed (with impl/ beside the model if *impl*) ends there again."""
     from properties.kip848.walker import seed_world
 
-    result = walk(HAZARD_SEED, Config())
-    assert result.verdict == "hazard" and result.violation.property == STALE_TARGET
-    assert "consumer 2 took it from a target older than its last report" in result.violation.message
-    config, _, _ = seed_world(HAZARD_SEED, Config())
-    again = replay(result.schedule, config)
+    result = walk(seed, Config())
+    assert result.verdict == "hazard" and result.violation.property == hazard
+    assert words in result.violation.message
+    config, _, _ = seed_world(seed, Config())
+    again = replay(result.schedule, config, impl=impl)
     assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
+
+
+def test_the_stale_target_hazard_is_reached_classified_and_replayable():
+    from properties.kip848.catalogue import STALE_TARGET
+
+    hazard_replays(HAZARD_SEED, STALE_TARGET, "consumer 2 took it from a target older than its last report")
     # the same two holders without the consumer's full heartbeat are the property's, not the hazard's:
     # revocation_not_awaited's first catch stays a counterexample (test_each_variant_is_caught...)
 
@@ -143,14 +150,9 @@ ORPHAN_SEED = 4227
 
 def test_the_answer_from_before_a_leave_hazard_is_reached_classified_and_replayable():
     from properties.kip848.catalogue import ANSWER_FROM_BEFORE_LEAVE
-    from properties.kip848.walker import seed_world
 
-    result = walk(ORPHAN_SEED, Config())
-    assert result.verdict == "hazard" and result.violation.property == ANSWER_FROM_BEFORE_LEAVE
-    assert "consumer 0 took it from the answer to a heartbeat it sent before it left" in result.violation.message
-    config, _, _ = seed_world(ORPHAN_SEED, Config())
-    again = replay(result.schedule, config)
-    assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
+    hazard_replays(ORPHAN_SEED, ANSWER_FROM_BEFORE_LEAVE,
+                   "consumer 0 took it from the answer to a heartbeat it sent before it left")
 
 
 # Seed 33 (a static world): consumer 1's join is answered, its answer lost; it retries its join at
@@ -162,12 +164,8 @@ STATIC_HAZARD_SEED = 33
 
 def test_the_static_self_unreleased_hazard_is_reached_classified_and_agreed_by_impl():
     from properties.kip848.catalogue import STATIC_SELF_UNRELEASED
-    from properties.kip848.walker import seed_world, static_members
+    from properties.kip848.walker import static_members
 
     assert static_members(STATIC_HAZARD_SEED, Config()) > 0
-    result = walk(STATIC_HAZARD_SEED, Config())
-    assert result.verdict == "hazard" and result.violation.property == STATIC_SELF_UNRELEASED
-    assert "which it holds itself" in result.violation.message
-    config, _, _ = seed_world(STATIC_HAZARD_SEED, Config())
-    again = replay(result.schedule, config, impl=True)  # impl/ answers the same: still the hazard
-    assert (again.violation, again.step, again.verdict) == (result.violation, result.step, "hazard")
+    # impl/ answers the same: still the hazard
+    hazard_replays(STATIC_HAZARD_SEED, STATIC_SELF_UNRELEASED, "which it holds itself", impl=True)
