@@ -65,17 +65,26 @@ def conforms_and_reaches_the_corners(address, seeds: int, static: int = 0, class
         assert covered.get(corner, 0) > 0, corner
 
 
+# A broker picks a classic member's id at random (Kafka: Uuid.randomUuid() in GroupMetadataManager's
+# classicGroupJoinToConsumerGroup) and the range assignor orders members by member id, so for most
+# seeds whether a schedule reaches a given classic corner is a coin toss per run. Measured on Kafka
+# 4.1.2, 10 runs of seeds 0-59 judged by classic_sync_gives_revoking: seed 31 diverged in 10 of 10,
+# seeds 1, 3, 15, 18, 40 in 2-7 of 10, so 20 schedules missed it in about one run of five (the
+# suite's intermittent failure); 60 schedules, stopping at the first divergence, do not.
+CLASSIC_SCHEDULES = 60
+
+
 def broken_model_finds_it_diverging(address, variant: str, static: int = 0, classic: int = 0,
-                                    upgrade: bool = False) -> None:
-    """Judged by a broken variant of the model, the broker diverges within 20 schedules, and the
-    same schedule conforms to the right model (the variant's doing)."""
+                                    upgrade: bool = False, schedules: int = 20) -> None:
+    """Judged by a broken variant of the model, the broker diverges within *schedules* schedules,
+    and the same schedule conforms to the right model (the variant's doing)."""
     found = None
-    for seed in range(20):
+    for seed in range(schedules):
         found = run_schedule(address, seed, partitions=PARTITIONS, broken={variant}, static=static,
                              classic_members=classic, upgrade=upgrade).divergence
         if found is not None:
             break
-    assert found is not None, f"{variant}: no divergence in 20 schedules"
+    assert found is not None, f"{variant}: no divergence in {schedules} schedules"
     assert run_schedule(address, seed, partitions=PARTITIONS, static=static, classic_members=classic,
                         upgrade=upgrade).divergence is None
 
@@ -112,7 +121,7 @@ def test_kafka_41_conforms_with_classic_members_inside_the_consumer_group(kafka4
 
 @pytest.mark.parametrize("variant", sorted(set(CLASSIC_VARIANTS) - {"classic_upgrade_drops_assignment"}))
 def test_a_broken_model_of_classic_members_finds_kafka_diverging(kafka41_kip848, variant):
-    broken_model_finds_it_diverging(kafka41_kip848, variant, classic=2)
+    broken_model_finds_it_diverging(kafka41_kip848, variant, classic=2, schedules=CLASSIC_SCHEDULES)
 
 
 def test_kafka_41_reads_librdkafkas_empty_regex_as_none(kafka41_kip848, groupcheck_broker_kip848):
@@ -263,7 +272,7 @@ def test_each_mutant_of_the_classic_members_path_is_killed_by_the_broker_judge(n
 
 @pytest.mark.parametrize("variant", ["classic_owned_ignored", "classic_heartbeat_never_rebalances"])
 def test_a_broken_model_of_classic_members_finds_groupcheck_broker_diverging(groupcheck_broker_kip848, variant):
-    broken_model_finds_it_diverging(groupcheck_broker_kip848, variant, classic=2)
+    broken_model_finds_it_diverging(groupcheck_broker_kip848, variant, classic=2, schedules=CLASSIC_SCHEDULES)
 
 
 def test_librdkafka_mock_aborts_on_a_join_without_a_regex(tmp_path, capsys):
