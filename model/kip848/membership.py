@@ -185,6 +185,7 @@ def _join(client: Client, log: list) -> Client:
         return client
     if client.reconciling is not None:
         client = client._replace(reconciling=client.reconciling[:2] + (True,))
+        log.append(("reconciliation_abandoned", client.member_id, client.reconciling[0]))
     return _to(client._replace(epoch=JOIN_EPOCH, target=None, target_local_epoch=-1), JOINING, log)
 
 
@@ -200,7 +201,8 @@ def _start_reconcile(client: Client, log: list) -> Client:
     local epoch) it takes the target's local epoch and acknowledges at once, without callbacks."""
     if client.state != RECONCILING or reconciled(client) or client.reconciling is not None:
         return client
-    if client.local_epoch != -1 and client.target == client.owned:
+    if client.local_epoch != -1 and client.target == client.owned:  # KAFKA-16185
+        log.append(("same_partitions_acknowledged", client.member_id, client.target_local_epoch))
         return _to(client._replace(local_epoch=client.target_local_epoch), ACKNOWLEDGING, log)
     return client._replace(reconciling=(client.target_local_epoch, client.target, False))
 

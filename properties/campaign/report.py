@@ -282,7 +282,8 @@ def assemble(*, campaign_id, started, plan, args, totals, seconds, master, execu
         "regimes": {d: dict(sorted(b.items())) for d, b in sorted(getattr(totals, "regimes", {}).items())},
         "guided": guided_summary(plan, totals),
         "directed": directed_summary(plan, directed),
-        "kip848": kip848_section(getattr(totals, "kip848", None), plan.get("kip848_every", 0)),
+        "kip848": kip848_section(getattr(totals, "kip848", None), plan.get("kip848_every", 0),
+                                 getattr(totals, "kip848_directed", None)),
         "histograms": {
             "events": _histogram(totals.event_counts),
             "generation": [[g, n] for g, n in sorted(totals.generations.items())],
@@ -313,7 +314,11 @@ def kip848_line(r: dict) -> str | None:
         partial = (" (1 walk checked only up to the known hazard it stopped at)" if stopped == 1 else
                    f" ({stopped:,} walks checked only up to the known hazard each stopped at)")
     what = "the model and impl/'s coordinator and consumers beside it" if k.get("impl") else "the model"
-    return (f"KIP-848 worlds: {k['walks']:,} walks of {what} (every {k['every']}th seed), "
+    d = k.get("directed")
+    directed = "" if d is None else (
+        f" and {d['schedules']} directed schedules" if not any(o["property"] for o in d["outcomes"]) else
+        f" and {d['schedules']} directed schedules ({sum(bool(o['property']) for o in d['outcomes'])} stopped)")
+    return (f"KIP-848 worlds: {k['walks']:,} walks of {what} (every {k['every']}th seed){directed}, "
             + (f"FAILED: {', '.join(failed)}" if failed else f"{held} properties held{partial}")
             + (f"; known hazards of Kafka's own reached: {', '.join(hazards)}" if hazards else "")
             + (f"; never reached: {', '.join(k['never_reached'])}" if k["never_reached"] and k["walks"] else ""))
@@ -406,6 +411,8 @@ def write(out, results: dict, totals) -> None:
         docs[sig] = doc
     for prop, entry in sorted(((getattr(totals, "kip848", None) or {}).get("failures") or {}).items()):
         (cx_dir / f"kip848-{prop}.json").write_text(json.dumps(entry["counterexample"], indent=1) + "\n", encoding="utf-8")
+    for prop, doc in sorted(((getattr(totals, "kip848_directed", None) or {}).get("failures") or {}).items()):
+        (cx_dir / f"kip848-directed-{prop}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (out / "summary.md").write_text(markdown(results, docs), encoding="utf-8")
     (out / "index.html").write_text(html_report(results, docs), encoding="utf-8")

@@ -293,6 +293,7 @@ class Totals:
         self.corpus: dict | None = None  # guided search: the corpus's size after the last round
         self.directed: dict | None = None  # the directed schedules' part (run_directed), once they ran
         self.kip848: dict | None = None  # the KIP-848 worlds' merged parts (properties/kip848/campaign.py)
+        self.kip848_directed: dict | None = None  # the directed KIP-848 schedules' part, once they ran
         self._rows = None  # opened at the first row (or at close: a report of no interleaving has the file too)
 
     def _open(self):
@@ -857,6 +858,10 @@ def _campaign(args) -> int:
             if plan.get("directed") and not outcome.partial:
                 try:
                     totals.add_directed(run_directed(plan))
+                    if plan.get("kip848_every"):  # and the KIP-848 ones (properties/kip848/directed.py)
+                        from properties.kip848 import directed as kip848_directed
+
+                        totals.kip848_directed = kip848_directed.run(impl=plan["system"] == "impl")
                 except KeyboardInterrupt:  # a signal while they ran: the report says they did not
                     outcome.interrupted = True
             outcome.signum = interrupts.signum

@@ -70,46 +70,64 @@ def merge(a: dict | None, b: dict) -> dict:
     return out
 
 
-def section(part: dict | None, every: int) -> dict | None:
-    """results.json's ``kip848``: what was walked, each property's verdict, coverage, failures."""
+def section(part: dict | None, every: int, directed: dict | None = None) -> dict | None:
+    """results.json's ``kip848``: what was walked, each property's verdict, coverage, failures; and
+    the directed KIP-848 schedules replayed after the walks (*directed*: their part,
+    :func:`properties.kip848.directed.run`; None when they did not run), their coverage kept apart."""
     from properties.kip848.catalogue import CATALOGUE, HAZARD, HAZARDS, IMPL_PROPERTIES, KIND_OF
 
     BY_HAZARD = {h.name: h for h in HAZARDS}
     if not every:
         return None
     part = part or {"walks": 0, "events": 0, "seconds": 0.0, "coverage": {}, "failures": {}}
+    directed_failures = (directed or {}).get("failures", {})
     walks = part["walks"]
     properties = []
     impl = bool(part.get("impl"))
     for p in CATALOGUE + IMPL_PROPERTIES:
         failed = part["failures"].get(p.name, {}).get("count", 0)
-        checked = walks and (impl or p not in IMPL_PROPERTIES)
-        verdict = "failed" if failed else ("held" if checked else "not checked")
+        failed_directed = sum(o["property"] == p.name for o in (directed or {}).get("outcomes", ()))
+        checked = (walks or directed) and (impl or p not in IMPL_PROPERTIES)
+        verdict = "failed" if failed or failed_directed else ("held" if checked else "not checked")
         properties.append({"property": p.name, "kind": p.kind, "verdict": verdict, "failed": failed,
-                           "statement": p.statement, "source": p.source})
+                           "failed_directed": failed_directed, "statement": p.statement, "source": p.source})
     def found(prop, e):
         return {"property": prop, "count": e["count"], "seeds": e["seeds"],
                 "file": f"counterexamples/kip848-{prop}.json",
                 "replay": f"groupcheck kip848 --replay counterexamples/kip848-{prop}.json"}
 
-    failures = [found(prop, e) for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) != HAZARD]
-    hazards = [dict(found(prop, e), statement=BY_HAZARD[prop].statement, source=BY_HAZARD[prop].source)
-               for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) == HAZARD]
+    def found_directed(prop, doc):
+        return {"property": prop, "count": 1, "seeds": [], "directed": doc["directed"]["corner"],
+                "file": f"counterexamples/kip848-directed-{prop}.json",
+                "replay": f"groupcheck kip848 --replay counterexamples/kip848-directed-{prop}.json"}
+
+    failures = ([found(prop, e) for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) != HAZARD]
+                + [found_directed(prop, doc) for prop, doc in sorted(directed_failures.items())
+                   if KIND_OF.get(prop) != HAZARD])
+    hazards = ([dict(found(prop, e), statement=BY_HAZARD[prop].statement, source=BY_HAZARD[prop].source)
+                for prop, e in sorted(part["failures"].items()) if KIND_OF.get(prop) == HAZARD]
+               + [dict(found_directed(prop, doc), statement=BY_HAZARD[prop].statement, source=BY_HAZARD[prop].source)
+                  for prop, doc in sorted(directed_failures.items()) if KIND_OF.get(prop) == HAZARD])
+    directed_coverage = (directed or {}).get("coverage", {})
     return {"every": every, "walks": walks, "events": part["events"], "seconds": round(part["seconds"], 3),
             "impl": impl,
             "properties": properties, "coverage": part["coverage"],
-            "never_reached": [c for c, n in part["coverage"].items() if n == 0], "failures": failures,
-            "hazards": hazards}
+            "never_reached": [c for c, n in part["coverage"].items() if n == 0 and not directed_coverage.get(c)],
+            "reached_only_by_directed": [c for c, n in part["coverage"].items() if n == 0 and directed_coverage.get(c)],
+            "directed": None if directed is None else {
+                "schedules": directed["schedules"], "seconds": directed["seconds"], "coverage": directed_coverage,
+                "outcomes": [{k: o[k] for k in ("corner", "events", "verdict", "property")} for o in directed["outcomes"]]},
+            "failures": failures, "hazards": hazards}
 
 
 def markdown(s: dict | None) -> list:
     """summary.md's lines for the KIP-848 worlds."""
     if s is None:
         return []
-    beside = ("impl/'s KIP-848 coordinator (impl/server/modern) ran beside the model's and was compared after "
-              "every heartbeat, commit and tick; the consumers are the model's (impl/ has no KIP-848 consumer yet)."
-              if s.get("impl") else "The model alone (impl/ was not run beside it).")
-    stopped = sum(h["count"] for h in s.get("hazards", ())) + sum(f["count"] for f in s["failures"])
+    beside = ("impl/'s KIP-848 coordinator (impl/server/modern) and consumers (impl/membership) ran beside the "
+              "model's and were compared after every event." if s.get("impl") else
+              "The model alone (impl/ was not run beside it).")
+    stopped = sum(f["count"] for f in list(s.get("hazards", ())) + s["failures"] if not f.get("directed"))
     ends = ("each ending in a quiet phase after which `kip848-converges` is judged" if not stopped else
             f"each ending in a quiet phase after which `kip848-converges` is judged, but for {stopped:,} that "
             "stopped at a failure or a known hazard (below): their properties were checked up to that event, "
@@ -117,16 +135,28 @@ def markdown(s: dict | None) -> list:
     L = ["## KIP-848 worlds (the consumer group protocol)", "",
          f"{s['walks']:,} walks of KIP-848 worlds (every {s['every']}th seed of the range; {s['events']:,} events, "
          f"{s['seconds']:.1f} s of task time), {ends}. " + beside, "",
-         "| property | kind | verdict | failing walks |", "|---|---|---|---|"]
-    L += [f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['failed']:,} |" for p in s["properties"]]
+         "| property | kind | verdict | failing walks |" + (" failing directed schedules |" if s.get("directed") else ""),
+         "|---|---|---|---|" + ("---|" if s.get("directed") else "")]
+    L += [f"| `{p['property']}` | {p['kind']} | {p['verdict']} | {p['failed']:,} |"
+          + (f" {p.get('failed_directed', 0)} |" if s.get("directed") else "") for p in s["properties"]]
     reached = ", ".join(f"{c} {n:,}" for c, n in s["coverage"].items() if n)
-    L += ["", f"Reached: {reached or 'nothing'}.",
-          f"Never reached: {', '.join(s['never_reached']) or 'none'}.", ""]
+    L += ["", f"Reached by the walks: {reached or 'nothing'}."]
+    d = s.get("directed")
+    if d is not None:
+        outcomes = "; ".join(f"{o['corner']}: {o['events']:,} events, "
+                             + ("clean" if o["property"] is None else f"{o['verdict']} ({o['property']})")
+                             for o in d["outcomes"])
+        L += [f"Directed KIP-848 schedules (properties/kip848/directed.json), replayed after the walks with a quiet "
+              f"phase and `kip848-converges`: {d['schedules']}, {d['seconds']:.1f} s — {outcomes or 'none'}. "
+              f"Corners only they reached: {', '.join(s.get('reached_only_by_directed', ())) or 'none'}."]
+    L += [f"Never reached: {', '.join(s['never_reached']) or 'none'}.", ""]
     for f in s["failures"]:
-        L += [f"- `{f['property']}`: {f['count']:,} walks, first seeds {', '.join(map(str, f['seeds']))}; "
-              f"replay: `{f['replay']}`"]
+        where = (f"the directed schedule for {f['directed']}" if f.get("directed") else
+                 f"{f['count']:,} walks, first seeds {', '.join(map(str, f['seeds']))}")
+        L += [f"- `{f['property']}`: {where}; replay: `{f['replay']}`"]
     if s.get("hazards"):
         L += ["", "Known hazards reached (Kafka's own behaviour, not failures; docs/kip848.md):", ""]
-        L += [f"- `{h['property']}`: {h['count']:,} walks, seeds {', '.join(map(str, h['seeds']))}; replay: "
-              f"`{h['replay']}`. {h['statement']} ({h['source']})" for h in s["hazards"]]
+        L += [f"- `{h['property']}`: " + (f"the directed schedule for {h['directed']}" if h.get("directed") else
+                                          f"{h['count']:,} walks, seeds {', '.join(map(str, h['seeds']))}")
+              + f"; replay: `{h['replay']}`. {h['statement']} ({h['source']})" for h in s["hazards"]]
     return L + ([""] if s["failures"] or s.get("hazards") else [])

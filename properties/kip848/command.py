@@ -1,7 +1,7 @@
 """``groupcheck kip848``: seeded walks of KIP-848 worlds, their counterexamples, and the broken
 variants' kill table.
 
-    groupcheck kip848 --seeds 2000                 walk seeds 0..1999; verdicts, coverage
+    groupcheck kip848 --seeds 2000                 walk seeds 0..1999, then the directed schedules; verdicts, coverage
     groupcheck kip848 --seeds 500 --broken NAME    the same with a broken variant of the model
     groupcheck kip848 --seeds 2000 --out ce.json   also write the first counterexample
     groupcheck kip848 --replay ce.json             replay a counterexample file step by step
@@ -47,6 +47,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--mutants", action="store_true",
                    help="for each mutant of impl/'s KIP-848 coordinator and consumer, the first of the default campaign's "
                         "KIP-848 seeds (every 4th of 2,000) that kills it")
+    p.add_argument("--no-directed", dest="directed", action="store_false",
+                   help="skip the directed KIP-848 schedules replayed after the walks (properties/kip848/directed.json; "
+                        "never with --broken)")
     p.add_argument("--out", metavar="FILE", help="write the first counterexample to FILE (JSON)")
     p.add_argument("--force", action="store_true", help="with --out: replace an existing FILE")
     p.add_argument("--replay", metavar="FILE", help="replay a counterexample file instead of walking")
@@ -126,14 +129,28 @@ def _walk(args) -> int:
             failures.setdefault(result.violation.property, []).append(seed)
             first = first or result
         progress(i, sum(map(len, failures.values())), final=i == args.seeds)
+    directed = None
+    if args.directed and not config.broken:  # the corners the walks rarely reach (the campaign replays them too)
+        from properties.kip848 import directed as directed_schedules
+
+        from properties.kip848.mutants import MUTANTS
+
+        directed = directed_schedules.run(impl=system == "impl", mutant=None if args.mutant is None else MUTANTS[args.mutant])
+        for corner, hits in directed["coverage"].items():
+            coverage[corner] = coverage.get(corner, 0) + hits
+    directed_failed = [] if directed is None else [o for o in directed["outcomes"] if o["verdict"] == "counterexample"]
     seconds = time.perf_counter() - start
     if first is not None and args.out:
         write(args.out, counterexample(first, config, args.steps, system, args.mutant))
+    elif directed_failed and args.out:
+        write(args.out, directed["failures"][directed_failed[0]["property"]])
     summary = {"interleavings": args.seeds, "seed_start": args.seed_start, "events": events,
                "seconds": round(seconds, 2), "rate": round(args.seeds / seconds, 1), "system": system,
                "broken": sorted(config.broken), "mutant": args.mutant,
                "violations": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(failures.items())},
                "hazards": {k: {"count": len(v), "example_seeds": v[:5]} for k, v in sorted(hazards.items())},
+               "directed": None if directed is None else [{k: o[k] for k in ("corner", "events", "verdict", "property")}
+                                                          for o in directed["outcomes"]],
                "coverage": coverage, "never_reached": [c for c, n in coverage.items() if n == 0]}
     if args.json:
         print(json.dumps(summary))
@@ -141,24 +158,36 @@ def _walk(args) -> int:
         beside = {"impl": " (impl/'s coordinator and consumers beside the model's" + (f", mutant {args.mutant})" if args.mutant else ")"),
                   "model": " (the model alone)"}[system]
         print(f"{args.seeds} KIP-848 interleavings ({events} events) in {seconds:.1f} s{beside}")
-        if not failures:
+        if not failures and not directed_failed:
             print("no property failed")
         for name, seeds in sorted(failures.items()):
             print(f"FAILED {name}: {len(seeds)} interleavings, first seed {seeds[0]}")
+        for o in directed_failed:
+            print(f"FAILED {o['property']}: the directed schedule for {o['corner']}")
         for name, seeds in sorted(hazards.items()):
             print(f"known hazard {name} (Kafka's own behaviour; docs/kip848.md): {len(seeds)} interleavings, "
                   f"seeds {', '.join(map(str, seeds[:5]))}")
-        print("reached: " + ", ".join(f"{c} {n}" for c, n in coverage.items() if n))
+        if directed is not None:
+            print(f"{directed['schedules']} directed schedules after the walks: " + "; ".join(
+                f"{o['corner']}: " + ("clean" if o["verdict"] == "ok" else f"{o['verdict']} ({o['property']})")
+                for o in directed["outcomes"]))
+        print(("reached (walks and directed schedules): " if directed is not None else "reached: ")
+              + ", ".join(f"{c} {n}" for c, n in coverage.items() if n))
         print("never reached: " + (", ".join(summary["never_reached"]) or "none"))
-        if first is not None and args.out:
+        if (first is not None or directed_failed) and args.out:
             print(f"first counterexample written to {args.out}: groupcheck kip848 --replay {args.out}")
-    return 1 if failures else 0
+    return 1 if failures or directed_failed else 0
 
 
 def _replay(args) -> int:
     from properties.kip848.walker import replay
 
     config, schedule, data = load(args.replay)
+    if data.get("mutant") is not None:
+        from properties.kip848.mutants import MUTANTS
+
+        if data["mutant"] not in MUTANTS or data.get("system") != "impl":
+            raise UsageError(f"--replay: {args.replay} names an unknown mutant of impl/'s KIP-848 code: {data['mutant']!r}")
     try:
         with _mutated(data.get("mutant")):
             result = replay(schedule, config, eventually=data["violation"]["property"] == "kip848-converges",
@@ -219,8 +248,10 @@ def _mutants(args) -> int:
         print(json.dumps(rows))
     else:
         for r in rows:
-            verdict = "SURVIVED" if not r["killed"] else f"killed by seed {r['seed']} ({r['walks']} walks) by {r['property']}"
+            verdict = ("SURVIVED" if not r["killed"] else
+                       f"killed by seed {r['seed']} ({r['walks']} walks) by {r['property']}" if r["seed"] is not None else
+                       f"killed by the directed schedule for {r['directed']} (after {r['walks']} walks) by {r['property']}")
             print(f"{r['name']:34s} {verdict}")
         print(f"{sum(r['killed'] for r in rows)} of {len(rows)} killed within the default campaign's "
-              f"{len(range(0, 2000, DEFAULT_EVERY))} KIP-848 walks")
+              f"{len(range(0, 2000, DEFAULT_EVERY))} KIP-848 walks and its directed KIP-848 schedules")
     return 0 if all(r["killed"] for r in rows) else 1

@@ -54,6 +54,7 @@ COVERAGE = (
     "fenced: left", "fenced: session expired", "fenced: rebalance timeout",
     "previous epoch accepted",
     "static member left", "static member replaced", "answer UNRELEASED_INSTANCE_ID",
+    "consumer same partitions acknowledged", "consumer rejoined while reconciling",
 )
 
 
@@ -150,6 +151,10 @@ def _corners(world, new, log):
             yield f"fenced: {entry[2]}"
         elif entry[0] == "static_left":
             yield "static member left"
+        elif entry[0] == "same_partitions_acknowledged":
+            yield "consumer same partitions acknowledged"
+        elif entry[0] == "reconciliation_abandoned":
+            yield "consumer rejoined while reconciling"
         elif entry[0] == "static_replaced":
             yield "static member replaced"
         elif entry[0] == "commit_answered":
@@ -226,17 +231,23 @@ def settle(run: _Run) -> None:
             return
 
 
-def replay(schedule, config, eventually: bool = False, impl: bool = False) -> Result:
+def replay(schedule, config, eventually: bool = False, impl: bool = False, quiet: bool = False) -> Result:
     """Apply *schedule* as given (a walk's, quiet phase included): the verdict of its always
     properties (with *impl*, impl/'s agreement too), and with *eventually* of ``kip848-converges``
-    at its end as well."""
+    at its end as well. With *quiet* the schedule is followed by the quiet phase a walk ends with
+    (a directed schedule's, :mod:`properties.kip848.directed`)."""
     run = _Run(config, impl)
     for event in schedule:
         if not run.apply(tuple(event)):
             return _result(None, run, len(run.schedule))
+    walked = len(run.schedule)
+    if quiet:
+        settle(run)
+        if run.violation is not None:
+            return _result(None, run, walked)
     if eventually:
         run.violation = converged(run.world, config)
-    return _result(None, run, len(run.schedule))
+    return _result(None, run, walked)
 
 
 def _result(seed, run: _Run, walked: int, failing: int | None = -1) -> Result:

@@ -110,7 +110,6 @@ DEFS = (
        "pass  # MUTANT: the instance id is taken from a live member"),),
      ""),
     # impl/'s KIP-848 consumer (impl.membership), killed by the differential walk beside the model's
-    # (two more, in corners the default walks do not reach: DEEP_DEFS)
     ("local_epoch_ignored",
      "the current assignment is compared with the target by partitions alone, not by local epoch: a "
      "first assignment that is empty is taken as reconciled, no onPartitionsAssigned runs and no "
@@ -128,15 +127,8 @@ DEFS = (
        "    return\n"
        "if response.error_code == NONE:"),),
      ""),
-)
-
-# Mutants of the classic members' path (classic_group_join and the others, the online upgrade): the
-# walks' worlds have no classic members, so the broker judge kills these (``groupcheck conform broker
-# --launch groupcheck --protocol consumer --classic 2 [--upgrade] --mutant NAME``;
-# tests/live/test_kip848_brokers.py pins the schedule that kills each).
-#: impl/'s KIP-848 consumer's mutants in corners the default campaign's 500 KIP-848 walks do not
-#: reach: each with the first seed of a longer search (16,000 interleavings: 4,000 walks) that kills it
-DEEP_DEFS = (
+    # two in corners the default campaign's walks do not reach: killed by its directed KIP-848 schedules
+    # (properties/kip848/directed.json)
     ("same_partitions_not_acknowledged",
      "a target with the partitions the member already holds, under a newer local epoch, is taken as "
      "nothing to reconcile: the member stays RECONCILING and never acknowledges it",
@@ -155,6 +147,10 @@ DEEP_DEFS = (
      ""),
 )
 
+# Mutants of the classic members' path (classic_group_join and the others, the online upgrade): the
+# walks' worlds have no classic members, so the broker judge kills these (``groupcheck conform broker
+# --launch groupcheck --protocol consumer --classic 2 [--upgrade] --mutant NAME``;
+# tests/live/test_kip848_brokers.py pins the schedule that kills each).
 CLASSIC_DEFS = (
     ("classic_owned_ignored",
      "a classic member's JoinGroup is reconciled without the partitions its subscription says it owns: it "

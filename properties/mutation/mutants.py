@@ -53,7 +53,6 @@ import attrs
 from model.config import Config
 from properties.explore.walker import DEFAULT_STEPS
 from properties.mutation.kip848_table import CLASSIC_DEFS as KIP848_CLASSIC_DEFS
-from properties.mutation.kip848_table import DEEP_DEFS as KIP848_DEEP_DEFS
 from properties.mutation.kip848_table import DEFS as KIP848_DEFS
 
 DEFAULT_BUDGET = 2000  # the default campaign's interleavings (issue 14's measure of power)
@@ -485,7 +484,7 @@ ALL: "OrderedDict[str, Mutant]" = OrderedDict(list(MUTANTS.items()) + list(UNREA
 #: impl/'s KIP-848 coordinator's mutants (properties/mutation/kip848_table.py), hunted by
 #: properties.kip848.mutants (the walks) and the KIP-848 broker judge
 KIP848: "OrderedDict[str, Mutant]" = OrderedDict((row[0], Mutant(*row))
-                                                 for row in KIP848_DEFS + KIP848_DEEP_DEFS + KIP848_CLASSIC_DEFS)
+                                                 for row in KIP848_DEFS + KIP848_CLASSIC_DEFS)
 
 
 class UnknownMutant(KeyError):
