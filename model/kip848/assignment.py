@@ -1,11 +1,20 @@
 """The coordinator's two assignment computations, over one topic of partitions 0..n-1.
 
-``target_assignment``: what each member should own at the group epoch
-(``TargetAssignmentBuilder`` with the server's ``range`` assignor, ``RangeAssignor``'s
-homogeneous case: members sorted by instance id, then member id; contiguous ranges, the first
-``n % members`` one partition larger). Kafka's default server assignor is ``uniform``; which
-assignor runs changes the targets, never a rule of reconciliation, and ``range`` is the one that
-is a pure function of the members (``uniform`` is sticky to the current assignment).
+``target_assignment``: what each member should own at the group epoch (``TargetAssignmentBuilder``
+with the world's server assignor, :attr:`model.kip848.config.Config.assignor`, both in their
+homogeneous case — every member subscribed to the one topic):
+
+- ``range`` (``RangeAssignor.assignHomogeneousGroup``): members sorted by instance id, then member
+  id; contiguous ranges, the first ``n % members`` one partition larger. A pure function of the
+  members.
+- ``uniform``, Kafka's default (``UniformHomogeneousAssignmentBuilder``): sticky. Each member, in
+  the order the coordinator iterates them (:mod:`model.kip848.java_order`), keeps up to its quota of
+  its current target (``n // members``, one more while extra partitions remain to be handed out,
+  unless it has room to spare and enough members are left to take them), giving up the rest; the
+  partitions nobody holds are then dealt, in ascending order, to the members with room, in the
+  same order.
+
+Which assignor runs changes the targets, never a rule of reconciliation.
 
 ``reconcile``: one member's next state towards its target (``CurrentAssignmentBuilder.build`` and
 ``computeNextAssignment``, quoted rule by rule below). A partition still owned by another member
@@ -42,9 +51,14 @@ class Member(NamedTuple):
         return self.state == STABLE and self.epoch == target_epoch
 
 
-def target_assignment(members, partitions: int, broken=frozenset()) -> dict:
+def target_assignment(members, partitions: int, broken=frozenset(), assignor: str = "range",
+                      current: dict | None = None, order: list | None = None) -> dict:
     """{member id: frozenset of partitions} for *members* (those subscribed to the topic share
-    it; the others get nothing): RangeAssignor.assignHomogeneousGroup over sortMemberIds."""
+    it; the others get nothing) by the server assignor *assignor*; ``uniform`` also needs each
+    member's *current* target ({member id: frozenset}) and the *order* the coordinator iterates
+    the member ids in."""
+    if assignor == "uniform":
+        return _uniform(members, partitions, current or {}, order)
     subscribed = sorted((m for m in members if m.subscribed),
                         key=lambda m: (m.instance_id is None, m.instance_id or "", m.member_id))
     target = {m.member_id: frozenset() for m in members}
@@ -58,6 +72,58 @@ def target_assignment(members, partitions: int, broken=frozenset()) -> dict:
         if "target_overlaps" not in broken:
             start += size
     return target
+
+
+def _uniform(members, partitions: int, current: dict, order: list | None) -> dict:
+    """UniformHomogeneousAssignmentBuilder.build: maybeRevokePartitions, then
+    assignRemainingPartitions."""
+    if any(not m.subscribed for m in members) and any(m.subscribed for m in members):
+        raise ValueError("members with different subscriptions: the uniform assignor's heterogeneous "
+                         "builder is not modelled")
+    ids = [m.member_id for m in members]
+    order = ids if order is None else list(order)
+    if sorted(order) != sorted(ids):
+        raise ValueError(f"the iteration order {order} does not name the members {ids}")
+    if not ids or not members[0].subscribed:
+        return {mid: frozenset() for mid in ids}
+    held = set().union(*current.values()) if current else set()
+    unassigned = [p for p in range(partitions) if p not in held]  # groupSpec.isPartitionAssigned
+    minimum, extra = divmod(partitions, len(order))
+    target, unfilled = {}, []
+    for index, mid in enumerate(order):
+        old = current.get(mid, frozenset())
+        quota, has_extra = minimum, False
+        if extra > 0:
+            quota, has_extra = quota + 1, True
+        kept = set(old)
+        if len(old) <= quota:
+            quota -= len(old)
+        else:
+            for p in sorted(old):  # a HashSet of small partition numbers iterates in ascending order
+                if quota > 0:
+                    quota -= 1
+                else:
+                    kept.discard(p)
+                    unassigned.append(p)
+        # "Give up the extra partition quota for another member to claim, unless this member is one
+        # of the last remainingMembersToGetAnExtraPartition members in the list"
+        if quota > 0 and has_extra and len(order) - index > extra:
+            quota, has_extra = quota - 1, False
+        if quota > 0:
+            unfilled.append((mid, quota))
+        if has_extra:
+            extra -= 1
+        target[mid] = kept
+    dealt = 0
+    for mid, quota in unfilled:  # assignRemainingPartitions
+        for _ in range(quota):
+            if dealt == len(unassigned):
+                break
+            target[mid].add(unassigned[dealt])
+            dealt += 1
+    if dealt < len(unassigned):
+        raise ValueError("Partitions were left unassigned")  # PartitionAssignorException
+    return {mid: frozenset(parts) for mid, parts in target.items()}
 
 
 def reconcile(member: Member, target_epoch: int, target: frozenset, partition_epoch: Callable[[int], int],

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kip848 import coordinator as coord
-from model.kip848.assignment import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, Member, reconcile, target_assignment
+from model.kip848.assignment import UNRELEASED_PARTITIONS, UNREVOKED_PARTITIONS, Member, reconcile
 
 PROTOCOL_TYPE = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
 # GroupCoordinatorConfig: group.min.session.timeout.ms, group.max.session.timeout.ms (defaults)
@@ -138,6 +138,7 @@ def join(group: coord.Group, request: Join, now: int, config) -> tuple[coord.Gro
     if not request.member_id:  # JoinGroupRequest.requiresKnownMemberId: a member id made up, no member yet
         return group, Answer(MEMBER_ID_REQUIRED), []
     log: list = []
+    before = group  # as the handler reads it
     # getOrMaybeSubscribeDynamicConsumerGroupMember(..., createIfNotExists=true, useClassicProtocol=true):
     # no epoch check for a classic member
     known = member = group.member(request.member_id)
@@ -153,7 +154,7 @@ def join(group: coord.Group, request: Join, now: int, config) -> tuple[coord.Gro
         log.append(("bump", group_epoch))
     if group_epoch > group.assignment_epoch:  # updateTargetAssignment
         members = [m for m in group.members if m.member_id != updated.member_id] + [updated]
-        target = target_assignment(members, config.partitions, config.broken)
+        target = coord.targets(group, members, before, config)
         group = group._replace(assignment_epoch=group_epoch, target=tuple(sorted(target.items())))
         log.append(("target", group_epoch))
     if not updated.reconciled_to(group.assignment_epoch):  # maybeReconcile, with the subscription's owned partitions

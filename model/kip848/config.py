@@ -31,6 +31,15 @@ def _broken(inst, attribute, value):
         raise ConfigError(f"broken: unknown KIP-848 variant(s) {unknown}; known: {sorted(VARIANTS) + sorted(CLASSIC_VARIANTS)}")
 
 
+#: the server assignors a world can run (group.consumer.assignors: Kafka's are uniform, range)
+ASSIGNORS = ("range", "uniform")
+
+
+def _assignor(inst, attribute, value):
+    if value not in ASSIGNORS:
+        raise ConfigError(f"assignor must be one of {', '.join(ASSIGNORS)}, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class Config:
     """Everything a KIP-848 world needs before its first event."""
@@ -49,6 +58,9 @@ class Config:
     broken: frozenset = attrs.field(default=frozenset(), converter=frozenset, validator=_broken)
     # how many consumers (the first slots) have a group.instance.id: static members (KIP-345)
     static: int = attrs.field(default=0, validator=_not_negative)
+    # the server assignor that computes the targets (every member asks for it, or none does and it
+    # is the coordinator's default); a world's draw (properties.kip848.walker.swarm)
+    assignor: str = attrs.field(default="range", validator=_assignor)
 
     def __attrs_post_init__(self):
         if self.static > self.clients:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kip848.assignment import NO_EPOCH, UNREVOKED_PARTITIONS, Member, reconcile, target_assignment
+from model.kip848.java_order import hash_map_order, timeline_capacity, timeline_order
 
 # ConsumerGroupHeartbeatRequest's epochs
 JOIN_EPOCH = 0
@@ -92,6 +93,11 @@ class Group(NamedTuple):
     partition_epochs: tuple = ()  # per partition: the owner's epoch, NO_EPOCH when free
     sessions: tuple = ()  # (member id, deadline ms)
     rebalances: tuple = ()  # (member id, epoch, deadline ms)
+    # the group's members map as Kafka keeps it (a TimelineHashMap), for the order the uniform
+    # assignor meets them in (model.kip848.java_order): member ids in the order they were put, and
+    # the table's capacity
+    joined: tuple = ()
+    capacity: int = 2
 
     def member(self, member_id: str) -> Member | None:
         for m in self.members:
@@ -208,6 +214,7 @@ def _epoch_error(member: Member, received: int, owned: frozenset | None, config)
 def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, Response, list]:
     """consumerGroupHeartbeat(context, groupId, memberId, memberEpoch, ...)."""
     log: list = []
+    before = group  # the group as the handler reads it (its records are replayed after it returns)
     if group.epoch == 0 and request.epoch != JOIN_EPOCH:
         # getOrMaybeCreateConsumerGroup(groupId, createIfNotExists=false): "Consumer group ... not found."
         return group, Response(GROUP_ID_NOT_FOUND, request.member_id, request.epoch), []
@@ -238,7 +245,7 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
     #    replaced static member is left out: updateTargetAssignment's removeMember(previousMemberId))
     if group_epoch > group.assignment_epoch:
         members = [m for m in group.members if m.member_id not in (updated.member_id, replaced)] + [updated]
-        target = target_assignment(members, config.partitions, config.broken)
+        target = targets(group, members, before, config)
         group = group._replace(assignment_epoch=group_epoch, target=tuple(sorted(target.items())))
         log.append(("target", group_epoch))
     # 3. Reconcile (maybeReconcile) unless the member is reconciled to the target already
@@ -261,6 +268,21 @@ def _regular(group: Group, request: Request, now: int, config) -> tuple[Group, R
         send = changed
     return group, Response(NONE, updated.member_id, updated.epoch, config.heartbeat_interval_ms,
                            updated.assigned if send else None), log
+
+
+def targets(group: Group, members: list, before: Group, config) -> dict:
+    """updateTargetAssignment's ``TargetAssignmentBuilder.build``: the target of every one of
+    *members* (the group's, with the heartbeat's member added or updated and a replaced static
+    member left out) by the world's assignor, from the current targets of *group*; the uniform
+    assignor meets the members in the order of the builder's HashMap, filled from the members map
+    of *before* (the group as the handler read it) in its TimelineHashMap order, then with the
+    members that were not in it."""
+    ids = [m.member_id for m in members]
+    known = set(before.joined)
+    inserted = [mid for mid in timeline_order(before.joined, before.capacity) if mid in ids]
+    added = [mid for mid in ids if mid not in known]
+    order = hash_map_order(inserted + added, max_size=len(before.joined) + len(added))
+    return target_assignment(members, config.partitions, config.broken, config.assignor, dict(group.target), order)
 
 
 def _static(group: Group, request: Request, config, log: list):
@@ -303,6 +325,7 @@ def _remove_member(group: Group, member: Member) -> Group:
     mid = member.member_id
     return group._replace(
         members=tuple(m for m in group.members if m.member_id != mid),
+        joined=tuple(j for j in group.joined if j != mid),
         target=tuple(t for t in group.target if t[0] != mid),
         partition_epochs=tuple(epochs),
         sessions=tuple(s for s in group.sessions if s[0] != mid),
@@ -388,7 +411,13 @@ def _put_member(group: Group, new: Member, old: Member | None, log: list) -> Gro
             log.append(("breach", f"partition {p} given to {new.member_id} at epoch {new.epoch} while "
                                   f"still owned at epoch {epochs[p]}"))
     members = tuple(sorted([m for m in group.members if m.member_id != new.member_id] + [new]))
-    return group._replace(members=members, partition_epochs=tuple(epochs))
+    joined, capacity = group.joined, group.capacity
+    if new != old:  # a record of the member is written and replayed: members.put
+        capacity = timeline_capacity(capacity, len(joined))
+        if new.member_id not in joined:  # added; its current-assignment record puts it again
+            joined += (new.member_id,)
+            capacity = timeline_capacity(capacity, len(joined))
+    return group._replace(members=members, partition_epochs=tuple(epochs), joined=joined, capacity=capacity)
 
 
 def _set_session(group: Group, member_id: str, deadline: int) -> Group:

@@ -360,7 +360,8 @@ def commit_error(body) -> str:
     return coord.NONE if not codes else error_name(codes[0])
 
 
-def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int, shape: str = "java"):
+def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int, shape: str = "java",
+                assignor: str = "range"):
     """Write *request* (a heartbeat, a commit or a classic request) on *sock* and read its answer:
     the decoded response, or the codec's WireError. OSError or EOFError when the broker hangs up."""
     from impl.wire.codec import decode_response, encode_request
@@ -369,7 +370,7 @@ def _round_trip(sock, request, group_id: str, topic_id, correlation_id: int, sha
     if isinstance(request, coord.Commit):
         wire, api, version = commit_to_wire(request, group_id), "OffsetCommit", COMMIT_VERSION
     elif isinstance(request, coord.Request):
-        wire = to_request(request, group_id, topic_id, "range" if request.epoch == 0 else None, shape)
+        wire = to_request(request, group_id, topic_id, assignor if request.epoch == 0 else None, shape)
         api, version = API, VERSION
     else:
         wire, api = classic_to_wire(request, group_id, TOPIC)
@@ -468,16 +469,18 @@ def _form_classic_group(sock, consumer: "_ClassicConsumer", group_id: str, parti
 
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
                  heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
-                 static: int = 0, classic_members: int = 0, upgrade: bool = False, shape: str = "java") -> Result:
+                 static: int = 0, classic_members: int = 0, upgrade: bool = False, shape: str = "java",
+                 assignor: str = "range") -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth); the first *static*
     consumers are static members, the last *classic_members* speak the classic protocol (with
     *upgrade*, the first of them forms a classic group, which the first join of the consumer
     protocol upgrades to a consumer group: judged from there on); the heartbeats are shaped as the
-    client library *shape* sends them (:data:`properties.kip848.shapes.SHAPES`)."""
+    client library *shape* sends them (:data:`properties.kip848.shapes.SHAPES`); every join asks for
+    the server assignor *assignor* (``range`` or ``uniform``), which the model runs too."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
-                    session_timeout_ms=45_000, broken=frozenset(broken))
+                    session_timeout_ms=45_000, broken=frozenset(broken), assignor=assignor)
     coverage: dict = {}
     group_id = f"groupcheck-kip848-{seed}-{uuid.uuid4().hex[:8]}"
     first_classic = consumers - classic_members
@@ -511,7 +514,7 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
                 coverage["stopped: a JoinGroup to a group without members"] = 1
                 return Result(seed, i, None, coverage)
             try:
-                decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1, shape)
+                decoded = _round_trip(socks[c], request, group_id, topic_id, i + 1, shape, assignor)
             except (OSError, EOFError) as e:  # a broker that hangs up on a request: a finding, the schedule ends
                 return Result(seed, i, Divergence(seed, i, c, action, _show(request), _show(expected),
                                                   f"no answer: {e}"), coverage)
@@ -684,7 +687,8 @@ def cmd_broker(args) -> int:
             try:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
                                       partitions=PARTITIONS, static=args.static, classic_members=args.classic,
-                                      upgrade=args.upgrade, shape=args.shape, heartbeat_interval_ms=interval)
+                                      upgrade=args.upgrade, shape=args.shape, heartbeat_interval_ms=interval,
+                                      assignor=args.assignor)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -701,7 +705,8 @@ def cmd_broker(args) -> int:
             process.stop()
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
     summary = {"system": name, "mutant": args.mutant, "protocol": "consumer", "members": args.members, "static": args.static,
-               "classic": args.classic, "upgrade": args.upgrade, "shape": args.shape, "schedules": done,
+               "classic": args.classic, "upgrade": args.upgrade, "shape": args.shape, "assignor": args.assignor,
+               "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
                "divergences": [attrs.asdict(d) for d in divergences],

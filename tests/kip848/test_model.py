@@ -60,6 +60,48 @@ def join(group, mid, now=0, config=Config(partitions=2)):
     return coord.heartbeat(group, Request(mid, 0, 5000, ("t",), frozenset()), now, config)
 
 
+def test_uniform_assignor_is_sticky_and_deals_what_is_free_in_the_members_order():
+    """UniformHomogeneousAssignmentBuilder: each member, in the order given, keeps up to its quota of
+    its current target; the extra partitions go to the first members unless one with room to spare
+    can give its extra up to the members left; the free partitions are dealt to the members with
+    room, in that order: those nobody held (ascending), then those given up."""
+    a, b, c = (Member(m, subscribed=("t",)) for m in "abc")
+    # a new member takes only the surplus: a keeps {0, 1} and gives 4 up, b keeps {2, 3} and gives 5 up
+    assert target_assignment([a, b, c], 6, assignor="uniform", current={"a": frozenset({0, 1, 4}),
+                                                                          "b": frozenset({2, 3, 5})},
+                             order=["a", "b", "c"]) == {"a": frozenset({0, 1}), "b": frozenset({2, 3}),
+                                                       "c": frozenset({4, 5})}
+    # 4 partitions, 3 members: one extra; a has nothing, so it gives the extra up (two members are left
+    # to take it), b keeps two and gives 2 up; the free partitions are dealt as found: 3 (never held)
+    # first, then 2 (given up)
+    assert target_assignment([a, b, c], 4, assignor="uniform", current={"b": frozenset({0, 1, 2})},
+                             order=["a", "b", "c"]) == {"a": frozenset({3}), "b": frozenset({0, 1}),
+                                                       "c": frozenset({2})}
+    # the order decides who keeps the extra partition
+    current = {"a": frozenset({0, 1}), "b": frozenset({2, 3})}
+    assert target_assignment([a, b, c], 4, assignor="uniform", current=current, order=["a", "b", "c"])["a"] == {0, 1}
+    assert target_assignment([a, b, c], 4, assignor="uniform", current=current, order=["c", "b", "a"])["a"] == {0}
+    with pytest.raises(ValueError, match="does not name the members"):
+        target_assignment([a, b], 4, assignor="uniform", current={}, order=["a"])
+
+
+def test_the_group_keeps_its_members_map_for_the_uniform_order():
+    """joined: the order members were put in (a removal drops one, a rejoin appends it); capacity:
+    2, doubled at a put when (size + 1) * 0.75 passes it (TimelineHashMap)."""
+    config = Config(partitions=4, assignor="uniform")
+    group = coord.new_group(4)
+    for m in ("m0", "m1", "m2"):
+        group, answer, _ = coord.heartbeat(group, Request(m, 0, 4000, ("t",), frozenset()), 0, config)
+        assert answer.error == "NONE"
+    assert group.joined == ("m0", "m1", "m2") and group.capacity == 4
+    group, _, _ = coord.heartbeat(group, Request("m1", -1), 0, config)
+    assert group.joined == ("m0", "m2")
+    group, _, _ = coord.heartbeat(group, Request("m1", 0, 4000, ("t",), frozenset()), 0, config)
+    assert group.joined == ("m0", "m2", "m1")
+    with pytest.raises(ConfigError, match="assignor must be one of range, uniform, got 'sticky'"):
+        Config(assignor="sticky")
+
+
 def test_join_creates_the_group_and_answers_the_assignment():
     config = Config(partitions=2)
     group, resp, log = join(coord.new_group(2), "a", config=config)

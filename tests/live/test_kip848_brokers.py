@@ -317,3 +317,20 @@ def test_conform_broker_protocol_consumer_takes_a_mutant_and_says_it_killed_it(t
     assert main(["conform", "broker", "--bootstrap", "127.0.0.1:1", "--protocol", "consumer", "--mutant",
                  "classic_owned_ignored"]) == 2
     assert "--mutant needs --launch groupcheck" in capsys.readouterr().err
+
+
+def test_kafka_41_conforms_with_the_uniform_assignor_and_its_member_order(kafka41_kip848, monkeypatch):
+    """Every join asks for `uniform` (Kafka's default server assignor, sticky): Kafka 4.1.2's targets are
+    the model's, static and classic members included. The judge has teeth there: with the members met in
+    sorted order instead of the order Kafka's HashMap and TimelineHashMap give (model/kip848/java_order.py),
+    Kafka diverges within 30 schedules."""
+    for static, classic in ((0, 0), (2, 1)):
+        for seed in range(30):
+            result = run_schedule(kafka41_kip848, seed, consumers=4, length=44, partitions=PARTITIONS, static=static,
+                                  classic_members=classic, assignor="uniform")
+            assert result.divergence is None, result.divergence.describe()
+    import model.kip848.coordinator as coordinator
+
+    monkeypatch.setattr(coordinator, "hash_map_order", lambda keys, max_size=None: sorted(keys))
+    assert any(run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, assignor="uniform").divergence
+               for seed in range(30))
