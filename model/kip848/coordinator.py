@@ -323,9 +323,11 @@ def _remove_member(group: Group, member: Member) -> Group:
         if epochs[p] == member.epoch:  # removePartitionEpochs: only at the expected epoch
             epochs[p] = NO_EPOCH
     mid = member.member_id
+    # its current-assignment tombstone is replayed as a put at epoch -1 before the member is removed
+    capacity = timeline_capacity(group.capacity, len(group.joined)) if mid in group.joined else group.capacity
     return group._replace(
         members=tuple(m for m in group.members if m.member_id != mid),
-        joined=tuple(j for j in group.joined if j != mid),
+        joined=tuple(j for j in group.joined if j != mid), capacity=capacity,
         target=tuple(t for t in group.target if t[0] != mid),
         partition_epochs=tuple(epochs),
         sessions=tuple(s for s in group.sessions if s[0] != mid),

@@ -28,6 +28,7 @@ from impl.server.modern.coordinator import rebalance_timeout_key, session_timeou
 from impl.server.timer import MockTimer
 from impl.time import MockTime
 from model.kip848 import coordinator as coord
+from model.kip848.config import ASSIGNORS
 from properties.catalogue import Violation
 from properties.systems.watchdog import Crash, guarded
 from properties.kip848.catalogue import IMPL_AGREEMENT, IMPL_CONSUMER_AGREEMENT, IMPL_CRASH, IMPL_HANG
@@ -145,7 +146,9 @@ class Differential:
         self.timer = MockTimer(self.time)
         self.coordinator = ConsumerGroupCoordinator(
             ModernGroupConfig(session_timeout_ms=config.session_timeout_ms,
-                              heartbeat_interval_ms=config.heartbeat_interval_ms),
+                              heartbeat_interval_ms=config.heartbeat_interval_ms,
+                              # the world's assignor the default (no consumer names one)
+                              assignors=(config.assignor,) + tuple(a for a in ASSIGNORS if a != config.assignor)),
             self.timer, lambda name: (TOPIC_ID, config.partitions) if name == TOPIC else None)
         world = initial_world(config)
         self.members = [None if client is None else self._member(client.member_id, c) for c, client in enumerate(world.clients)]

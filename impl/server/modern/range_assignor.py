@@ -36,7 +36,8 @@ def _compare(a: tuple, b: tuple) -> int:
 class RangeAssignor:
     name = NAME
 
-    def assign(self, members: dict, num_partitions: dict) -> dict:
+    def assign(self, members: dict, num_partitions: dict, current: dict | None = None) -> dict:
+        """(*current*, the members' current targets, is the sticky assignors'; range ignores it)"""
         if not members:
             return {}
         order = sorted(((mid, spec[0]) for mid, spec in members.items()), key=functools.cmp_to_key(_compare))
