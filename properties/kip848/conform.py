@@ -780,8 +780,12 @@ def _markdown(summary: dict) -> str:
                 "consumer-protocol join, every answer after judged" if summary.get("upgrade") else "")
              + ("; heartbeats shaped as librdkafka sends them (an empty SubscribedTopicRegex beside the topic "
                 "names, which Kafka reads as none)" if summary.get("shape") == "librdkafka" else "")
+             + (f"; every join asks for the `{summary.get('assignor', 'range')}` server assignor, which the "
+                "model runs too" + (" (sticky: the targets depend on the order Kafka's hash maps meet the members in, "
+                                    "model/kip848/java_order.py)" if summary.get("assignor") == "uniform" else ""))
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
-             "uniform assignor (members ask for `range`).", ""]
+             f"{'range' if summary.get('assignor') == 'uniform' else 'uniform'} assignor (`--assignor`), and the "
+             "targets of members no answer shows.", ""]
     if summary["failure"]:
         lines += ["## Failure", "", summary["failure"], ""]
     if summary["divergences"]:

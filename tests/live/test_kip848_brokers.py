@@ -334,3 +334,19 @@ def test_kafka_41_conforms_with_the_uniform_assignor_and_its_member_order(kafka4
     monkeypatch.setattr(coordinator, "hash_map_order", lambda keys, max_size=None: sorted(keys))
     assert any(run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, assignor="uniform").divergence
                for seed in range(30))
+
+
+def test_groupcheck_broker_serves_the_uniform_assignor_as_kafka_does(groupcheck_broker_kip848, tmp_path, capsys):
+    """impl/'s coordinator runs `uniform` (its default, as Kafka 4.x's) as the model does, static and
+    classic members included; the report says which assignor the joins asked for."""
+    for static, classic in ((0, 0), (2, 1)):
+        for seed in range(40):
+            result = run_schedule(groupcheck_broker_kip848, seed, consumers=4, length=44, partitions=PARTITIONS,
+                                  static=static, classic_members=classic, assignor="uniform")
+            assert result.divergence is None, result.divergence.describe()
+    out = tmp_path / "report"
+    host, port = groupcheck_broker_kip848
+    assert main(["conform", "broker", "--bootstrap", f"{host}:{port}", "--protocol", "consumer", "--assignor", "uniform",
+                 "--schedules", "2", "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["assignor"] == "uniform"
+    assert "every join asks for the `uniform` server assignor" in (out / "report.md").read_text()
