@@ -132,7 +132,6 @@ def _walk(args) -> int:
     directed = None
     if args.directed and not config.broken:  # the corners the walks rarely reach (the campaign replays them too)
         from properties.kip848 import directed as directed_schedules
-
         from properties.kip848.mutants import MUTANTS
 
         directed = directed_schedules.run(impl=system == "impl", mutant=None if args.mutant is None else MUTANTS[args.mutant])

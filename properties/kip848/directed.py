@@ -6,14 +6,15 @@ second member's move to line up: a target with the partitions the member already
 newer local epoch (acknowledged at once, KAFKA-16185), and a member that rejoins while the
 callbacks of a reconciliation still wait for its application's poll (``transitionToJoining``:
 ``rejoinedWhileReconciliationInProgress``, and the reconciliation abandoned at the poll). The default
-campaign's 500 KIP-848 walks reach neither (2 and 8 walks of 2,000 consecutive seeds, none of them
+campaign's 500 KIP-848 walks reach neither (3 and 8 walks of 2,000 consecutive seeds, none of them
 a campaign seed), so the mutants of impl/'s consumer in them survived it. Each corner has a schedule
 made for it (a killing walk of a 16,000-interleaving search, shrunk), kept in ``directed.json``
 beside this module with the corner (a name of :data:`properties.kip848.walker.COVERAGE`), why the
 schedule gets there in Kafka's code, the world and the events.
 
-Every KIP-848 part of a campaign (:func:`properties.campaign.spark.run_directed_kip848`), ``groupcheck
-kip848`` after its seeds and the mutant hunt (:func:`properties.kip848.mutants.hunt`) replay each one,
+A campaign with KIP-848 worlds (after its walks and its classic directed schedules,
+:mod:`properties.campaign.spark`), ``groupcheck kip848`` after its seeds and the mutant hunt
+(:func:`properties.kip848.mutants.hunt`) replay each one,
 with the quiet phase a walk ends with and ``kip848-converges`` after it (:func:`run`), impl/'s coordinator
 and consumers beside the model's. A directed schedule that fails is a counterexample file like a
 walk's. ``tests/kip848/test_directed.py`` checks that each still reaches its corner, clean, and that
