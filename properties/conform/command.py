@@ -93,6 +93,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     b.add_argument("--assignor", choices=("range", "uniform"), default="range",
                    help="with --protocol consumer: the server assignor every join asks for (ServerAssignor), "
                         "which the model runs too: range (the default) or uniform, Kafka's default and sticky")
+    b.add_argument("--describe", action="store_true",
+                   help="with --protocol consumer: after every agreed answer, read the group back with "
+                        "ConsumerGroupDescribe and judge it too (epochs, every member's assignment and target)")
     b.add_argument("--timers", choices=("off", "on", "both"), default="off",
                    help="off (default): 30 s timeouts, judged deterministically; on: 2 s session and 1.5 s "
                         "rebalance timeouts, schedules wait past them, timers judged within a 250 ms tolerance window; "
@@ -142,6 +145,8 @@ def cmd_conform(args) -> int:
                          "(with --protocol classic every member is classic)")
     if args.shape != "java" and args.protocol != "consumer":
         raise UsageError(f"--shape {args.shape}: the shape of KIP-848 heartbeats, for --protocol consumer")
+    if args.describe and args.protocol != "consumer":
+        raise UsageError("--describe: ConsumerGroupDescribe reads KIP-848 groups (--protocol consumer)")
     if args.assignor != "range" and args.protocol != "consumer":
         raise UsageError(f"--assignor {args.assignor}: server assignors belong to the consumer protocol (--protocol consumer)")
     if args.upgrade and not args.classic:

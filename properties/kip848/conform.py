@@ -467,10 +467,46 @@ def _form_classic_group(sock, consumer: "_ClassicConsumer", group_id: str, parti
                                       REBALANCE_TIMEOUT_MS), None
 
 
+def group_view(group: coord.Group) -> tuple:
+    """What ConsumerGroupDescribe shows of *group*, as the model has it: (group epoch, assignment
+    epoch, ((member id, member epoch, assigned partitions, target partitions), ...) by member id)."""
+    return (group.epoch, group.assignment_epoch,
+            tuple((m.member_id, m.epoch, tuple(sorted(m.assigned)), tuple(sorted(group.target_of(m.member_id))))
+                  for m in sorted(group.members)))
+
+
+def described_view(address: Tuple[str, int], group_id: str, timeout_s: float) -> tuple | str:
+    """The broker's ConsumerGroupDescribe of *group_id* in :func:`group_view`'s shape, or what went
+    wrong (a string)."""
+    from properties.live.exchange import describe_consumer_group
+
+    try:
+        error, described = describe_consumer_group(address, group_id, timeout_s)
+    except (OSError, EOFError) as e:
+        return f"no answer to ConsumerGroupDescribe: {e}"
+    if error:
+        return f"ConsumerGroupDescribe answered {error_name(error)}"
+
+    def partitions(assignment) -> tuple:
+        return tuple(sorted(p for t in assignment.topic_partitions for p in t.partitions))
+
+    return (described.group_epoch, described.assignment_epoch,
+            tuple(sorted((m.member_id, m.member_epoch, partitions(m.assignment), partitions(m.target_assignment))
+                         for m in described.members)))
+
+
+def _show_view(view) -> str:
+    if isinstance(view, str):
+        return view
+    epoch, assignment_epoch, members = view
+    return (f"group epoch {epoch}, assignment epoch {assignment_epoch}, members "
+            + "; ".join(f"{mid} epoch {e} assigned {list(a)} target {list(t)}" for mid, e, a, t in members))
+
+
 def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length: int = 40, partitions: int = 4,
                  heartbeat_interval_ms: int = 5000, timeout_s: float = 10.0, broken=frozenset(),
                  static: int = 0, classic_members: int = 0, upgrade: bool = False, shape: str = "java",
-                 assignor: str = "range") -> Result:
+                 assignor: str = "range", describe: bool = False) -> Result:
     """Play seed *seed*'s schedule against the broker at *address* (its group coordinator for the
     schedule's group, a topic TOPIC of *partitions* partitions existing), judging every answer
     (by the model with the *broken* variants, to show the judge's teeth); the first *static*
@@ -478,7 +514,10 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
     *upgrade*, the first of them forms a classic group, which the first join of the consumer
     protocol upgrades to a consumer group: judged from there on); the heartbeats are shaped as the
     client library *shape* sends them (:data:`properties.kip848.shapes.SHAPES`); every join asks for
-    the server assignor *assignor* (``range`` or ``uniform``), which the model runs too."""
+    the server assignor *assignor* (``range`` or ``uniform``), which the model runs too. With
+    *describe*, after every agreed answer the group is read back with ConsumerGroupDescribe and must
+    be the model's: its epochs, and every member's epoch, assigned partitions and target — the
+    targets of members no answer has shown included."""
     config = Config(clients=consumers, partitions=partitions, heartbeat_interval_ms=heartbeat_interval_ms,
                     session_timeout_ms=45_000, broken=frozenset(broken), assignor=assignor)
     coverage: dict = {}
@@ -532,6 +571,13 @@ def run_schedule(address: Tuple[str, int], seed: int, consumers: int = 3, length
             if any(entry[0] == "downgrade" for entry in log):  # Kafka converted the group to a classic one
                 coverage["stopped: the group downgraded to classic"] = 1
                 return Result(seed, i + 1, None, coverage)
+            if describe and group.epoch:  # the whole group, as the broker describes it (a consumer group still)
+                seen = described_view(address, group_id, timeout_s)
+                if seen != group_view(group):
+                    return Result(seed, i + 1, Divergence(seed, i, c, "describe", "(ConsumerGroupDescribe after "
+                                                          f"the answer to {action})", _show_view(group_view(group)),
+                                                          _show_view(seen)), coverage)
+                coverage["describe -> the model's group"] = coverage.get("describe -> the model's group", 0) + 1
         return Result(seed, length, None, coverage)
     finally:
         for s in socks:
@@ -577,10 +623,14 @@ def _show_classic(request) -> str:
     return f"({name} v{version} member id {request.member_id}, generation {request.generation})"
 
 
-def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tuple[int, int]]:
-    """The ConsumerGroupHeartbeat versions the broker advertises in ApiVersions (asked at v3, and
-    again at the broker's version after an UNSUPPORTED_VERSION answer, as
-    ``NetworkClient.handleApiVersionsResponse`` does), or None."""
+#: the API ``--describe`` reads the group with (v0)
+DESCRIBE_API = "ConsumerGroupDescribe"
+
+
+def supports(address: Tuple[str, int], timeout_s: float = 10.0, api: str = API) -> Optional[Tuple[int, int]]:
+    """The versions of *api* (ConsumerGroupHeartbeat by default) the broker advertises in
+    ApiVersions (asked at v3, and again at the broker's version after an UNSUPPORTED_VERSION answer,
+    as ``NetworkClient.handleApiVersionsResponse`` does), or None."""
     from impl import protocol as P
     from impl.wire import CODEC_VERSIONS, api_versions_retry_version
     from properties.live.exchange import exchange
@@ -591,9 +641,9 @@ def supports(address: Tuple[str, int], timeout_s: float = 10.0) -> Optional[Tupl
         if body is None:
             return None
         if body.error_code == 0:
-            for api in body.api_keys:
-                if api.api_key == API:
-                    return api.min_version, api.max_version
+            for key in body.api_keys:
+                if key.api_key == api:
+                    return key.min_version, key.max_version
             return None
         retry = api_versions_retry_version(version, body)
         if retry is None or retry == version:
@@ -675,6 +725,8 @@ def cmd_broker(args) -> int:
         if versions is None or versions[1] < VERSION:
             raise Inconclusive(f"{name} does not advertise ConsumerGroupHeartbeat v{VERSION} (KIP-848) in ApiVersions"
                                + ("" if versions is None else f": it has v{versions[0]}-v{versions[1]}"))
+        if args.describe and supports(address, api=DESCRIBE_API) is None:
+            raise Inconclusive(f"--describe: {name} does not advertise ConsumerGroupDescribe in ApiVersions")
         try:
             wait_for_topic(address, PARTITIONS, shape=args.shape)
         except RuntimeError as e:
@@ -688,7 +740,7 @@ def cmd_broker(args) -> int:
                 result = run_schedule(address, seed, consumers=args.members, length=args.members + args.steps,
                                       partitions=PARTITIONS, static=args.static, classic_members=args.classic,
                                       upgrade=args.upgrade, shape=args.shape, heartbeat_interval_ms=interval,
-                                      assignor=args.assignor)
+                                      assignor=args.assignor, describe=args.describe)
             except Unreachable as e:  # the broker went away: what it said last, and the schedules so far
                 failure = f"{e} (from schedule {seed} on){_exit_note(process)}"
                 break
@@ -706,6 +758,7 @@ def cmd_broker(args) -> int:
     verdict = "fails" if failure else ("diverges" if divergences else "conforms")
     summary = {"system": name, "mutant": args.mutant, "protocol": "consumer", "members": args.members, "static": args.static,
                "classic": args.classic, "upgrade": args.upgrade, "shape": args.shape, "assignor": args.assignor,
+               "describe": args.describe,
                "schedules": done,
                "requested": args.schedules,
                "requests_judged": judged, "seconds": round(seconds, 1), "failure": failure,
@@ -783,9 +836,12 @@ def _markdown(summary: dict) -> str:
              + (f"; every join asks for the `{summary.get('assignor', 'range')}` server assignor, which the "
                 "model runs too" + (" (sticky: the targets depend on the order Kafka's hash maps meet the members in, "
                                     "model/kip848/java_order.py)" if summary.get("assignor") == "uniform" else ""))
+             + ("; after every agreed answer the group read back with ConsumerGroupDescribe: its epochs and "
+                "every member's epoch, assigned partitions and target, the model's" if summary.get("describe") else "")
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "
-             f"{'range' if summary.get('assignor') == 'uniform' else 'uniform'} assignor (`--assignor`), and the "
-             "targets of members no answer shows.", ""]
+             f"{'range' if summary.get('assignor') == 'uniform' else 'uniform'} assignor (`--assignor`)"
+             + ("." if summary.get("describe") else ", and the targets of members no answer shows (`--describe`)."),
+             ""]
     if summary["failure"]:
         lines += ["## Failure", "", summary["failure"], ""]
     if summary["divergences"]:

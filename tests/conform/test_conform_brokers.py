@@ -312,6 +312,7 @@ def test_static_schedules_refuse_more_static_members_than_members(capsys, tmp_pa
 @pytest.mark.parametrize("args, message", [
     (("--classic", "1"), "--classic 1: classic members inside a consumer group need --protocol consumer"),
     (("--assignor", "uniform"), "--assignor uniform: server assignors belong to the consumer protocol"),
+    (("--describe",), "--describe: ConsumerGroupDescribe reads KIP-848 groups (--protocol consumer)"),
     (("--protocol", "consumer", "--members", "2", "--classic", "2"),
      "--classic 2: at least one of the 2 members (--members) must speak the consumer protocol"),
     (("--protocol", "consumer", "--members", "3", "--static", "2", "--classic", "2"),

@@ -42,6 +42,24 @@ def parts(response):
                                                             for p in tp.partitions)
 
 
+def test_the_assignor_the_members_name_computes_the_targets_even_at_a_heartbeat_that_changes_nothing():
+    """computePreferredServerAssignor counts the heartbeat's member with the name it holds: of three
+    members only b asks for `range` (the coordinator's default being `uniform`, as Kafka 4.x's), so
+    `range` it is; after a leaves, b's next heartbeat recomputes the targets by `range` (contiguous), not
+    by the default. (impl/ counted nothing for a member its heartbeat left unchanged, and fell back to
+    `uniform`: found by `conform broker --describe`, seed 250 of --classic 2 --upgrade.)"""
+    c, _ = coordinator()
+    for m in "abc":
+        assert c.consumer_group_heartbeat(Req("g", m, 0, rebalance_timeout_ms=4000, subscribed_topic_names=["t"],
+                                              topic_partitions=[], server_assignor="range" if m == "b" else None)
+                                          ).error_code == 0
+    group = c.groups["g"]
+    assert {m: sorted(group.target_assignment(m)[T]) for m in "abc"} == {"a": [0, 1], "b": [2], "c": [3]}
+    assert c.consumer_group_heartbeat(Req("g", "a", -1)).error_code == 0  # a leaves: the group epoch is bumped
+    beat(c, "b", group.members["b"].member_epoch)  # nothing about b changes; the targets are recomputed
+    assert {m: sorted(group.target_assignment(m).get(T, ())) for m in "bc"} == {"b": [0, 1], "c": [2, 3]}  # uniform: [0, 2], [1, 3]
+
+
 def test_a_second_member_waits_until_the_first_revokes_and_the_partitions_move_one_owner_at_a_time():
     c, _ = coordinator()
     a = join(c, "a")

@@ -350,3 +350,38 @@ def test_groupcheck_broker_serves_the_uniform_assignor_as_kafka_does(groupcheck_
                  "--schedules", "2", "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["assignor"] == "uniform"
     assert "every join asks for the `uniform` server assignor" in (out / "report.md").read_text()
+
+
+def test_describe_reads_every_target_back_and_catches_what_the_answers_hide(kafka41_kip848, monkeypatch):
+    """With describe, the group is read back (ConsumerGroupDescribe) after every agreed answer: Kafka
+    4.1.2's epochs, assignments and targets are the model's, with either assignor and with static and
+    classic members. A wrong member order for `uniform` shows there first: a target no answer has
+    shown yet is already the broker's, so describe finds the divergence at an earlier step than the
+    answers alone, or in a schedule the answers never expose."""
+    for assignor, static, classic in (("uniform", 0, 0), ("range", 1, 1), ("uniform", 2, 1)):
+        for seed in range(15):
+            result = run_schedule(kafka41_kip848, seed, consumers=4, length=44, partitions=PARTITIONS, static=static,
+                                  classic_members=classic, assignor=assignor, describe=True)
+            assert result.divergence is None, result.divergence.describe()
+            assert result.coverage["describe -> the model's group"] >= 1
+    import model.kip848.coordinator as coordinator
+
+    monkeypatch.setattr(coordinator, "hash_map_order", lambda keys, max_size=None: sorted(keys))
+    earlier = False
+    for seed in range(20):
+        plain = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, assignor="uniform").divergence
+        read = run_schedule(kafka41_kip848, seed, partitions=PARTITIONS, assignor="uniform", describe=True).divergence
+        assert plain is None or read is not None  # describe never misses what the answers show
+        if read is not None and (plain is None or read.step < plain.step):
+            earlier = True
+            assert read.action == "describe"
+    assert earlier
+
+
+def test_describe_is_inconclusive_on_a_broker_without_consumer_group_describe(tmp_path, capsys):
+    """librdkafka's mock cluster serves ConsumerGroupHeartbeat but not ConsumerGroupDescribe: --describe
+    says so instead of reporting every schedule as a divergence."""
+    code = main(["conform", "broker", "--launch", "rdkafka-mock", "--protocol", "consumer", "--describe",
+                 "--shape", "librdkafka", "--schedules", "2", "--out", str(tmp_path / "r")])
+    assert code == INCONCLUSIVE
+    assert "--describe: rdkafka-mock does not advertise ConsumerGroupDescribe in ApiVersions" in capsys.readouterr().err

@@ -63,9 +63,8 @@ class ConsumerGroup:
         replaced by *new_member* (None: none names one). Stream.max keeps the first of equal counts,
         in the order of the HashMap the counts are copied into."""
         counts: dict = {}
-        for m in list(self.members.values()) + [new_member]:
-            if m is old_member or (m is not new_member and m.member_id == new_member.member_id):
-                continue
+        others = [m for mid, m in self.members.items() if mid not in (new_member.member_id, old_member.member_id)]
+        for m in others + [new_member]:  # maybeUpdateServerAssignors: the old member's name out, the new one's in
             if m.server_assignor_name is not None:
                 counts[m.server_assignor_name] = counts.get(m.server_assignor_name, 0) + 1
         best = None
