@@ -11,8 +11,8 @@ homogeneous case — every member subscribed to the one topic):
   the order the coordinator iterates them (:mod:`model.kip848.java_order`), keeps up to its quota of
   its current target (``n // members``, one more while extra partitions remain to be handed out,
   unless it has room to spare and enough members are left to take them), giving up the rest; the
-  partitions nobody holds are then dealt, in ascending order, to the members with room, in the
-  same order.
+  free partitions — those nobody held, ascending, then those given up — are then dealt to the
+  members with room, in the same order.
 
 Which assignor runs changes the targets, never a rule of reconciliation.
 

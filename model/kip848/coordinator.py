@@ -277,6 +277,8 @@ def targets(group: Group, members: list, before: Group, config) -> dict:
     assignor meets the members in the order of the builder's HashMap, filled from the members map
     of *before* (the group as the handler read it) in its TimelineHashMap order, then with the
     members that were not in it."""
+    if config.assignor != "uniform":  # range sorts the members itself: no order to compute
+        return target_assignment(members, config.partitions, config.broken, config.assignor)
     ids = [m.member_id for m in members]
     known = set(before.joined)
     inserted = [mid for mid in timeline_order(before.joined, before.capacity) if mid in ids]

@@ -77,17 +77,17 @@ class ConsumerGroup:
         """The member ids as Kafka's ``members.forEach`` walks them (impl.server.java_collections)."""
         return timeline_key_order(self.members, self.members_capacity)
 
-    def _put(self, member_id: str) -> None:
+    def _put(self) -> None:
         """``members.put``: the table grows before it takes the key."""
         self.members_capacity = grown_capacity(self.members_capacity, len(self.members))
 
     def update_member(self, new_member: ConsumerGroupMember) -> None:
         old_member = self.members.get(new_member.member_id)
         if old_member != new_member:  # a record of the member is written and replayed
-            self._put(new_member.member_id)
+            self._put()
         self.members[new_member.member_id] = new_member
         if old_member is None:  # a new member: its current-assignment record puts it again
-            self._put(new_member.member_id)
+            self._put()
         self._maybe_update_partition_epoch(old_member, new_member)
         if new_member.instance_id is not None:  # updateStaticMember
             self.static_members[new_member.instance_id] = new_member.member_id
@@ -95,7 +95,7 @@ class ConsumerGroup:
 
     def remove_member(self, member_id: str) -> None:
         if member_id in self.members:  # its current-assignment tombstone puts it at epoch -1 first
-            self._put(member_id)
+            self._put()
         old_member = self.members.pop(member_id, None)
         self._maybe_remove_partition_epoch(old_member)
         if old_member is not None and old_member.instance_id is not None:  # removeStaticMember
