@@ -182,8 +182,12 @@ def model_in_flight(world, names: bool = True) -> tuple:
 
 def model_links_in_flight(links: tuple, names: bool = True) -> tuple:
     """One client's part of :func:`model_in_flight`."""
-    api = _api if names else _frame
-    return tuple([(tuple([api(m[3]) for m in link.to_broker]), tuple([api(m[3]) for m in link.to_client]))
+    if not names:
+        return tuple([(tuple([_frame(m[3]) for m in link.to_broker]), tuple([_frame(m[3]) for m in link.to_client]))
+                      if link.to_broker or link.to_client else _EMPTY for link in links])
+    known = _API_OF.get  # the API's name by class without a call per message (this runs after most events)
+    return tuple([(tuple([known(m[3].__class__) or _api(m[3]) for m in link.to_broker]),
+                   tuple([known(m[3].__class__) or _api(m[3]) for m in link.to_client]))
                   if link.to_broker or link.to_client else _EMPTY for link in links])
 
 
@@ -197,7 +201,9 @@ def impl_in_flight(sim) -> tuple:
 
 def impl_links_in_flight(selector) -> tuple:
     """One client's part of :func:`impl_in_flight`."""
-    return tuple([(tuple([_api(m[2]) for m in link.to_broker]), tuple([_api(m[2]) for m in link.to_client]))
+    known = _API_OF.get
+    return tuple([(tuple([known(m[2].__class__) or _api(m[2]) for m in link.to_broker]),
+                   tuple([known(m[2].__class__) or _api(m[2]) for m in link.to_client]))
                   if link is not None and (link.to_broker or link.to_client) else _EMPTY
                   for link in selector.links])
 
@@ -457,7 +463,9 @@ class Differential:
         sides differ, else (the implementation's observation rows of the clients compared, its
         coordinator's group object) for the implementation's checks. A client whose model state
         and links are the objects last seen equal to an implementation row equal to this one is
-        not canonicalized again."""
+        not compared again; one whose observed fields (or links' messages) are on both sides the
+        values last seen equal is not canonicalized (or read) again: an alias never changes once
+        given."""
         sim, names = self.sim, not self.config.wire
         if new.now != sim.now or new.leader != sim.leader or new.committed != sim.committed():
             return None
@@ -475,10 +483,16 @@ class Differential:
             if last is None or last[0] is not client or last[1] is not links or last[2] != row:
                 raw, in_flight, role = row
                 mine = (client.state, client.generation, client.member_id, client.assignment, client.coordinator, client.live)
-                if (client.is_leader != role or canonical_client(mine, model_alias) != canonical_client(raw, impl_alias)
-                        or model_links_in_flight(links, names) != in_flight):
+                if client.is_leader != role:
                     return None
-                agreed[c] = (client, links, row)
+                # what was equal when they last agreed is equal again: aliases never change once given
+                if last is None or last[2][0] != raw or last[3] != mine:
+                    if canonical_client(mine, model_alias) != canonical_client(raw, impl_alias):
+                        return None
+                if (last is None or last[1] is not links or last[2][1] != in_flight) and \
+                        model_links_in_flight(links, names) != in_flight:
+                    return None
+                agreed[c] = (client, links, row, mine)
             rows[c] = row[0]
         g = new.group
         model_group = self._model_group
@@ -505,10 +519,11 @@ class Differential:
         raw, pending = outcome
         self.sim.touched.clear()
         impl_obs = canonical(raw, self.impl_alias, pending) + (impl_in_flight(self.sim), impl_roles(self.sim))
-        before = self.model_alias.copy()  # the aliases of ids the step created depend on the outcome
+        mark = self.model_alias.mark()  # the aliases of ids the step created depend on the outcome
         names = not self.config.wire
         model_obs = model_view(new, self.model_alias, names)
         if model_obs != impl_obs and impl_applied and model_applied and world is not None:
+            before = self.model_alias.upto(mark)
             applied_event = event if part is None else part
             for prefer in _alternatives(log):
                 candidate, candidate_log = step(world, applied_event, prefer=prefer)

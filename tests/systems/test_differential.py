@@ -310,6 +310,47 @@ def test_a_request_only_one_side_has_in_flight_is_a_divergence_where_it_appears(
         "('FindCoordinator', 'FindCoordinator')" in problem.message, problem
 
 
+def test_a_touched_client_whose_state_changed_on_one_side_only_diverges_at_once():
+    """A client both sides agreed on before is compared again when an event touches it, also when
+    the model's client is a new object with the same values (the look skips re-aliasing only
+    values both sides had when they last agreed): the implementation's member state changed
+    behind the model's back is a divergence at that event, not FULL_EVERY events later."""
+    from impl.coordinator.abstract_coordinator import MemberState
+    from properties.systems.differential import FULL_EVERY
+
+    world, diff = _tampered(full_every=FULL_EVERY)
+    diff.sim.selectors[0].links[0].to_broker.pop()  # as it was: the links agree
+    event = ("poll", 0, 0)
+    new, log = step(world, event)
+    new, _, problem = diff.after(world, event, new, log)
+    assert problem is None, problem
+    world = new
+    assert diff.sim.consumers[0].coordinator.state is MemberState.UNJOINED
+    diff.sim.consumers[0].coordinator.state = MemberState.PREPARING_REBALANCE
+    diff.sim.touched.add(0)
+    tick = ("tick", 1, 0)
+    new, log = step(world, tick)
+    assert new.clients[0] is world.clients[0] or new.clients[0] == world.clients[0]
+    new, _, problem = diff.after(world, tick, new, log)
+    assert problem is not None and "PREPARING_REBALANCE" in problem.message, problem
+
+
+def test_a_touched_client_whose_model_state_changed_alone_diverges_at_once():
+    """The other side of the same look: the model's client changed behind the implementation's
+    back (its values, not only its object) is a divergence at the next event that touches it."""
+    from properties.systems.differential import FULL_EVERY
+
+    world, diff = _tampered(full_every=FULL_EVERY)
+    diff.sim.selectors[0].links[0].to_broker.pop()  # as it was: the links agree
+    tampered = world.clients[0]._replace(generation=7)
+    world = world._replace(clients=(tampered,) + world.clients[1:])
+    event = ("poll", 0, 0)
+    new, log = step(world, event)
+    assert new.clients[0] is not tampered and new.clients[0].generation == 7
+    new, _, problem = diff.after(world, event, new, log)
+    assert problem is not None and diff.divergence.index == 3, problem
+
+
 def _tampered(full_every: int):
     """A differential three events in, whose implementation then gets an extra request on client
     0's link behind its hooks' back (no hook names client 0): (model world, differential)."""
