@@ -93,7 +93,7 @@ class ImplChecker:
         is seen at the next full snapshot (every FULL_EVERY events and at the end of a run)."""
         group = None
         if g is not None:
-            group = (id(g), g.state.value, g.generation_id, g.leader_id, tuple(sorted(g.members)))
+            group = (id(g), g.state._value_, g.generation_id, g.leader_id, tuple(sorted(g.members)))
             before = None if rows is None or previous is None else previous[1]
             if before is not None and before[:5] == group:
                 group = before  # the stored assignments change only with the state, generation or members
@@ -217,7 +217,7 @@ def _poll_timeout(sim, c: int | None) -> tuple | None:
     finally:
         for t, ms in zip(timers, cached):
             t._current_time_ms = ms
-    return (c, coordinator.state.value, timeout)
+    return (c, coordinator.state._value_, timeout)
 
 
 def _v(name: str, message: str) -> Violation:

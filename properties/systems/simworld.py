@@ -44,6 +44,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from impl.consumer import Consumer
 from impl.coordinator.abstract_coordinator import MemberState
+from impl.errors import IllegalArgumentException, IllegalStateException, KafkaException, WakeupException
 from impl.network.network_client import DefaultMetadataUpdater
 from impl.network.selectable import ChannelState, Selectable
 from impl.protocol import MetadataResponseBroker, MetadataResponseData
@@ -531,7 +532,7 @@ class SimWorld:
         at the coordinator's group: :meth:`_group`)."""
         if g is None:
             return None, ()
-        return (g.state.value, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name), tuple(g.pending_members)
+        return (g.state._value_, g.generation_id, g.leader_id, tuple(g.members), g.protocol_name), tuple(g.pending_members)
 
     def observe_client(self, c: int) -> tuple:
         """Consumer *c*'s part of :meth:`observe`: (member state, generation, member id,
@@ -676,8 +677,6 @@ class SimWorld:
         ``ConsumerCoordinator.onJoinComplete`` throws for an unknown assignor) ends the consumer.
         Any other exception (a KeyError, a TypeError, ...) is a bug of the implementation: it
         propagates, and the differential reports it as ``impl-no-crash``."""
-        from impl.errors import IllegalArgumentException, IllegalStateException, KafkaException
-
         try:
             action()
         except (KafkaException, IllegalStateException, IllegalArgumentException) as e:
@@ -831,8 +830,6 @@ class SimWorld:
     def _woken(call):
         """The application's *call*, catching the WakeupException a pending wakeup throws out of it
         (the application's loop catches it and calls again; model.world's ``_woken``)."""
-        from impl.errors import WakeupException
-
         def action():
             try:
                 call()
