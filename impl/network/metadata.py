@@ -27,7 +27,12 @@ def _java_long(value: int) -> int:
     """The value a Java ``long`` expression holds: two's-complement wrap-around at 64 bits.
     ``last + age - now`` overflows when the clock went back and ``metadata.max.age.ms`` is huge;
     Kafka then reads a negative time, i.e. an update is due at once (proved in properties/proofs/timing.py)."""
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+    if -_LONG_LIMIT <= value < _LONG_LIMIT:
+        return value  # nearly always: no wrap-around
+    return (value + _LONG_LIMIT) % (1 << 64) - _LONG_LIMIT
+
+
+_LONG_LIMIT = 1 << 63
 
 
 class Node:

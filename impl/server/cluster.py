@@ -262,17 +262,27 @@ class Cluster:
                 leader = preferred_live_broker(p, live, n)
                 partitions.append(self._partition_metadata(p, leader, replicas, live))
             topics[name] = MetadataResponseTopic(name, topic_id=topic_id(name), partitions=partitions)
-        offsets_partitions = []
-        for p, leader in enumerate(self._leaders):
-            replicas = [(p + i) % n for i in range(n)]
-            if leader is not None and not self.brokers[leader].alive:
-                leader = None
-            offsets_partitions.append(self._partition_metadata(p, leader, replicas, live))
-        topics[GROUP_METADATA_TOPIC_NAME] = MetadataResponseTopic(GROUP_METADATA_TOPIC_NAME, is_internal=True,
-                                                                  topic_id=topic_id(GROUP_METADATA_TOPIC_NAME),
-                                                                  partitions=offsets_partitions)
         self._metadata_cache = (self._version, brokers, topics)
         return brokers, topics
+
+    def _offsets_topic_metadata(self) -> MetadataResponseTopic:
+        """``__consumer_offsets``'s metadata (its many partitions), built when a request names it
+        or asks for every topic: a consumer's own Metadata requests name only its topics."""
+        topics = self._metadata()[1]
+        topic = topics.get(GROUP_METADATA_TOPIC_NAME)
+        if topic is None:
+            live = self.alive_broker_ids()
+            n = self.num_brokers
+            offsets_partitions = []
+            for p, leader in enumerate(self._leaders):
+                replicas = [(p + i) % n for i in range(n)]
+                if leader is not None and not self.brokers[leader].alive:
+                    leader = None
+                offsets_partitions.append(self._partition_metadata(p, leader, replicas, live))
+            topic = topics[GROUP_METADATA_TOPIC_NAME] = MetadataResponseTopic(
+                GROUP_METADATA_TOPIC_NAME, is_internal=True, topic_id=topic_id(GROUP_METADATA_TOPIC_NAME),
+                partitions=offsets_partitions)
+        return topic
 
     @staticmethod
     def _partition_metadata(p: int, leader: Optional[int], replicas: List[int], live: List[int]) -> MetadataResponsePartition:
@@ -292,10 +302,11 @@ class Cluster:
         unknown name gets UNKNOWN_TOPIC_OR_PARTITION."""
         topics = self._metadata()[1]
         if names is None:
+            self._offsets_topic_metadata()
             return list(topics.values())
         result = []
         for name in names:
-            topic = topics.get(name)
+            topic = self._offsets_topic_metadata() if name == GROUP_METADATA_TOPIC_NAME else topics.get(name)
             if topic is None:
                 topic = MetadataResponseTopic(name, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION.value)
             result.append(topic)

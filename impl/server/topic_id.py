@@ -8,12 +8,14 @@ zero or reserved Uuid. The string is ``Uuid.toString``'s: URL-safe base64 withou
 from __future__ import annotations
 
 import base64
+import functools
 import uuid
 
 _NAMESPACE = uuid.UUID("6f1d7c1e-2c4b-5e55-9c1a-67726f757063")  # groupcheck's own namespace for topic names
 
 
+@functools.lru_cache(maxsize=1024)
 def topic_id(name: str) -> str:
-    """The topic id of *name*."""
+    """The topic id of *name* (remembered: every simulated cluster's metadata names its topics)."""
     raw = uuid.uuid5(_NAMESPACE, name).bytes
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")

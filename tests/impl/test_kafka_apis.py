@@ -182,3 +182,20 @@ def test_build_fills_a_versions_fields_and_to_plain_makes_json():
     assert to_plain(produced)["responses"][0]["partition_responses"][0]["base_offset"] == 4
     assert to_plain(produced)["throttle_time"] == 7
     assert to_plain(b"\x01\x02") == "0102" and to_plain(b"x" * 100) == {"bytes": 100}
+
+
+def test_metadata_of_every_topic_ends_with_the_offsets_topic_and_follows_crashes():
+    """``__consumer_offsets`` is built only when asked for (a consumer names its own topics), yet
+    a request for every topic, or for it by name, gets all its partitions, each led as the cluster
+    is now: a crash after the last look is seen (the answer is not one cached before it)."""
+    cluster = Cluster(num_brokers=3, offsets_partitions=5, topics={"t": 2})
+    assert [t.name for t in cluster.topic_metadata(["t"])] == ["t"]
+    names = [t.name for t in cluster.topic_metadata(None)]
+    assert names == ["t", "__consumer_offsets"]
+    offsets = cluster.topic_metadata(["__consumer_offsets"])[0]
+    assert offsets.is_internal and [p.leader_id for p in offsets.partitions] == [0, 1, 2, 0, 1]
+    cluster.crash(1)
+    offsets = cluster.topic_metadata(["__consumer_offsets"])[0]
+    assert [p.partition_index for p in offsets.partitions] == [0, 1, 2, 3, 4]
+    assert all(1 not in p.isr_nodes for p in offsets.partitions)
+    assert [t.name for t in cluster.topic_metadata(None)] == ["t", "__consumer_offsets"]
