@@ -13,6 +13,7 @@ list with what each wing is for (``tests/test_layout.py`` checks that the two ag
       → kip848/                                 KIP-848: its properties, walker, command, campaign part, broker judge
       → targets                                 the registry of systems groupcheck can check: how each starts, its profile
       → profiles/                               brokers' profiles: what the model is told, as TOML files, and their loader
+      → bench_versions                          two checkouts' differential steps per second on the same schedules
       → mutation/, proofs/, live/, bench        mutants of impl/; z3 proofs; impl/ and others on TCP; steps per second
       → systems/                                what can be checked: the model, impl/ in the simulated world
       → explore/, impl_checks, coverage         how schedules are searched; always properties on impl's state; what was reached
@@ -39,6 +40,7 @@ LAYERS = (
     ("kip848",),
     ("targets",),
     ("profiles",),
+    ("bench_versions",),
     ("mutation", "proofs", "live", "bench"),
     ("systems",),
     ("explore", "impl_checks", "coverage"),

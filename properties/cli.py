@@ -149,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shrink benchmark: shrink the counterexample FILE (without FILE: a long walk against a mutant "
                         "that fails late) and print the figures")
     p.add_argument("--shrink-seconds", type=float, default=600.0, help="shrink benchmark: the budget (default 600)")
+    p.add_argument("--against", default=None, metavar="DIR",
+                   help="with --system impl: this checkout's differential steps/s against the groupcheck checkout DIR's, "
+                        "on the same schedules (drawn by DIR's walker), both at once on cores of their own")
+    p.add_argument("--walks", type=_positive_int("--walks"), default=300,
+                   help="with --against: schedules replayed (default 300)")
+    p.add_argument("--rounds", type=_positive_int("--rounds"), default=2,
+                   help="with --against: measurements, the cores swapped each time (default 2)")
     p.add_argument("--json", action="store_true")
 
     from properties.proofs.prove import add_parser as add_prove_parser
@@ -391,7 +398,32 @@ def cmd_walk(args) -> int:
     return 1 if failures else 0
 
 
+def _bench_against(args) -> int:
+    """``bench --system impl --against DIR`` (:mod:`properties.bench_versions`)."""
+    from properties.bench_versions import bench_against
+
+    if args.system != "impl":
+        raise UsageError("--against times the differential check: use it with --system impl"
+                         + ("" if args.system is None else f", not --system {args.system}"))
+    for flag, given in (("--seconds", args.seconds is not None), ("--wire", args.wire), ("--shrink", args.shrink is not None),
+                        ("--interleavings", args.interleavings is not None)):
+        if given:
+            raise UsageError(f"{flag} does not go with --against (sized by --walks and --rounds)")
+    result = bench_against(args.against, walks=args.walks, rounds=args.rounds,
+                           progress=None if args.json else (lambda line: print(line, flush=True)))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        ratios = [row["ratio"] for row in result["rounds"]]
+        print(f"this checkout against {result['against']}: {min(ratios):.2f}x to {max(ratios):.2f}x the differential "
+              f"steps per second ({'at once on two cores' if result['at_once'] else 'one after the other on one core'}); "
+              f"diverged: {result['rounds'][0]['diverged']} here, {result['rounds'][0]['against_diverged']} there")
+    return 0
+
+
 def cmd_bench(args) -> int:
+    if args.against is not None:
+        return _bench_against(args)
     if args.wire:
         return _bench_wire(args)
     if args.shrink is not None:

@@ -1,0 +1,123 @@
+"""Two checkouts of groupcheck side by side on the same schedules (issue 37): the differential
+steps per second of each, measured at the same time, each process on a core of its own.
+
+``groupcheck bench --system impl`` replays the walker's own schedules, so its per-step figure moves
+whenever the walker changes what a step is: when issue 37's settle phase stopped making idle calls
+(the cheapest steps) the figure fell while the interleavings per second doubled. Comparing the
+speed of two versions needs one set of schedules both run. ``groupcheck bench --system impl
+--against DIR`` draws it with the walker of the checkout DIR (the older one, as a rule: a newer
+checkout replays an older one's events, not the other way round), in the bench's world
+(:data:`properties.bench.WORLD`), then runs each checkout's own differential check
+(``properties.bench._differential_pass``: both worlds stepped, observations compared, both sides'
+always properties checked) over all of them, both processes at once, pinned to two cores that are
+swapped every round, so both see the same machine. Each side also reports how many schedules its
+implementation diverged on (none, when the two checkouts agree on what they replay).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from properties.bench import WORLD
+from properties.engine.errors import RunError
+from properties.errors import UsageError
+
+#: Draws the schedules with one checkout's walker (argv: checkout, world as JSON, how many).
+_DRAW = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from model.config import Config
+from properties.explore.walker import walk
+config = Config(**json.loads(sys.argv[2]))
+json.dump([[list(e) for e in walk(seed, config, steps=60).schedule] for seed in range(int(sys.argv[3]))], sys.stdout)
+"""
+
+#: Times one checkout's differential check over the schedules (argv: checkout, world, schedules
+#: file, warm-up schedules): one JSON line, {"steps", "diverged", "seconds"}.
+_TIME = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from model.config import Config
+from properties.bench import _differential_pass
+try:
+    from model.events import as_event
+except ImportError:  # a checkout from before typed events steps plain tuples
+    as_event = tuple
+config = Config(**json.loads(sys.argv[2]))
+with open(sys.argv[3]) as f:
+    runs = [(seed, [as_event(tuple(e)) for e in schedule], None) for seed, schedule in enumerate(json.load(f))]
+_differential_pass(config, runs[:int(sys.argv[4])])  # imports, caches
+start = time.perf_counter()
+result = _differential_pass(config, runs)
+print(json.dumps({"steps": result[0], "diverged": result[1], "seconds": time.perf_counter() - start}))
+"""
+
+_HERE = Path(__file__).resolve().parent.parent  # this checkout
+
+
+def checkout(path: str) -> Path:
+    """*path* as a groupcheck checkout whose differential check can be timed; UsageError naming
+    ``--against`` when it is not one."""
+    root = Path(path).expanduser().resolve()
+    for needed in ("properties/bench.py", "properties/explore/walker.py", "model/config.py"):
+        if not (root / needed).is_file():
+            raise UsageError(f"--against {path}: not a groupcheck checkout (no {needed})")
+    return root
+
+
+def _child(code: str, root: Path, *args: str, core: int | None = None) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(root))  # the checkout's own modules, before any installed one
+    pin = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
+    return subprocess.Popen([sys.executable, "-c", code, str(root), *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pin)
+
+
+def _result(process: subprocess.Popen, root: Path, what: str) -> str:
+    out, err = process.communicate()
+    if process.returncode != 0:
+        last = (err.strip().splitlines() or ["no message"])[-1]
+        raise RunError(f"{what} in {root} failed (exit {process.returncode}): {last}")
+    return out
+
+
+def bench_against(other: str, walks: int = 300, rounds: int = 2, progress=None) -> dict:
+    """This checkout's differential steps per second against checkout *other*'s, on *walks*
+    schedules drawn by *other*'s walker, *rounds* times (see the module docstring)."""
+    if walks < 1 or rounds < 1:
+        raise UsageError(f"--walks and --rounds must be at least 1, got {walks} and {rounds}")
+    root = checkout(other)
+    world = json.dumps(WORLD)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    with tempfile.TemporaryDirectory(prefix="groupcheck-bench-") as tmp:
+        path = Path(tmp) / "schedules.json"
+        path.write_text(_result(_child(_DRAW, root, world, str(walks)), root, "drawing the schedules"))
+        events = sum(len(s) for s in json.loads(path.read_text()))
+        if progress:
+            progress(f"{walks} schedules, {events:,} events, drawn by the walker of {root}")
+        warm = str(min(20, walks))
+        measured = []
+        for r in range(rounds):
+            if len(cores) >= 2:  # at once, each on a core of its own, swapped every round
+                mine, theirs = (cores[0], cores[1]) if r % 2 == 0 else (cores[1], cores[0])
+                here = _child(_TIME, _HERE, world, str(path), warm, core=mine)
+                there = _child(_TIME, root, world, str(path), warm, core=theirs)
+                a, b = json.loads(_result(here, _HERE, "timing")), json.loads(_result(there, root, "timing"))
+            else:  # one core: one after the other
+                a = json.loads(_result(_child(_TIME, _HERE, world, str(path), warm), _HERE, "timing"))
+                b = json.loads(_result(_child(_TIME, root, world, str(path), warm), root, "timing"))
+            row = {"steps_per_second": round(a["steps"] / a["seconds"], 1),
+                   "against_steps_per_second": round(b["steps"] / b["seconds"], 1),
+                   "steps": a["steps"], "against_steps": b["steps"],
+                   "diverged": a["diverged"], "against_diverged": b["diverged"]}
+            row["ratio"] = round(row["steps_per_second"] / row["against_steps_per_second"], 3)
+            measured.append(row)
+            if progress:
+                progress(f"round {r + 1}: {row['steps_per_second']:,.0f} against {row['against_steps_per_second']:,.0f} "
+                         f"steps/s, {row['ratio']:.2f}x")
+    return {"system": "impl", **WORLD, "walks": walks, "events": events, "against": str(root),
+            "here": str(_HERE), "at_once": len(cores) >= 2, "rounds": measured}
