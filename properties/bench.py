@@ -18,9 +18,11 @@ from properties.explore.walker import walk
 
 # The benchmarked world: both benches (and their reports) name it from here.
 WORLD = {"clients": 3, "brokers": 3, "partitions": 6}
+#: The random events of each benchmarked walk (the walker adds its quiet bursts and settle phase).
+STEPS = 60
 
 
-def bench_model(seconds: float, steps: int = 60) -> dict:
+def bench_model(seconds: float, steps: int = STEPS) -> dict:
     config = Config(**WORLD)
     schedules = []
     seed = 0
@@ -56,7 +58,7 @@ def _figures(system: str, interleavings: int, steps: int, seconds: float) -> dic
             "python": platform.python_version(), "machine": platform.machine()}
 
 
-def bench_impl(seconds: float, steps: int = 60) -> dict:
+def bench_impl(seconds: float, steps: int = STEPS) -> dict:
     """Differential steps per second (3 clients, 3 brokers, all faults): the model and the
     implementation stepping the same schedules, observations compared and both sides' always
     properties checked after every event. The parts are timed on the same schedules too, so the

@@ -23,18 +23,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from properties.bench import WORLD
+from properties.bench import STEPS, WORLD
 from properties.engine.errors import RunError
 from properties.errors import UsageError
 
-#: Draws the schedules with one checkout's walker (argv: checkout, world as JSON, how many).
+#: Draws the schedules with one checkout's walker (argv: checkout, world as JSON, how many, random events each).
 _DRAW = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from model.config import Config
 from properties.explore.walker import walk
 config = Config(**json.loads(sys.argv[2]))
-json.dump([[list(e) for e in walk(seed, config, steps=60).schedule] for seed in range(int(sys.argv[3]))], sys.stdout)
+json.dump([[list(e) for e in walk(seed, config, steps=int(sys.argv[4])).schedule] for seed in range(int(sys.argv[3]))], sys.stdout)
 """
 
 #: Times one checkout's differential check over the schedules (argv: checkout, world, schedules
@@ -95,8 +95,8 @@ def bench_against(other: str, walks: int = 300, rounds: int = 2, progress=None) 
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     with tempfile.TemporaryDirectory(prefix="groupcheck-bench-") as tmp:
         path = Path(tmp) / "schedules.json"
-        path.write_text(_result(_child(_DRAW, root, world, str(walks)), root, "drawing the schedules"))
-        events = sum(len(s) for s in json.loads(path.read_text()))
+        path.write_text(_result(_child(_DRAW, root, world, str(walks), str(STEPS)), root, "drawing the schedules"))
+        events = sum(map(len, json.loads(path.read_text())))
         if progress:
             progress(f"{walks} schedules, {events:,} events, drawn by the walker of {root}")
         warm = str(min(20, walks))

@@ -167,6 +167,7 @@ def _api_of(kind: type) -> str:
 
 
 _API_OF: dict = {}
+_NO_NAMES: dict = {}  # a wire world's messages are all frames: none is named
 
 
 def _frame(message) -> str:
@@ -182,12 +183,10 @@ def model_in_flight(world, names: bool = True) -> tuple:
 
 def model_links_in_flight(links: tuple, names: bool = True) -> tuple:
     """One client's part of :func:`model_in_flight`."""
-    if not names:
-        return tuple([(tuple([_frame(m[3]) for m in link.to_broker]), tuple([_frame(m[3]) for m in link.to_client]))
-                      if link.to_broker or link.to_client else _EMPTY for link in links])
-    known = _API_OF.get  # the API's name by class without a call per message (this runs after most events)
-    return tuple([(tuple([known(m[3].__class__) or _api(m[3]) for m in link.to_broker]),
-                   tuple([known(m[3].__class__) or _api(m[3]) for m in link.to_client]))
+    # the API's name by class without a call per message (this runs after most events)
+    known, name = (_API_OF.get, _api) if names else (_NO_NAMES.get, _frame)
+    return tuple([(tuple([known(m[3].__class__) or name(m[3]) for m in link.to_broker]),
+                   tuple([known(m[3].__class__) or name(m[3]) for m in link.to_client]))
                   if link.to_broker or link.to_client else _EMPTY for link in links])
 
 
