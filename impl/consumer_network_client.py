@@ -281,11 +281,14 @@ class ConsumerNetworkClient:
         metadata.maybeThrowAnyException.
         """
         # there may be handlers which need to be invoked if we woke up the previous call to poll
-        self._fire_pending_completed_requests()
+        # (both queues are looked at first here and below: most polls have nothing in them)
+        if self.pending_completion:
+            self._fire_pending_completed_requests()
 
         # lock.lock()
         # Handle async disconnects prior to attempting any sends
-        self._handle_pending_disconnects()
+        if self.pending_disconnects:
+            self._handle_pending_disconnects()
 
         # send all the requests we can send now
         poll_delay_ms = self.try_send(timer.current_time_ms())
@@ -330,7 +333,8 @@ class ConsumerNetworkClient:
         # lock.unlock()
 
         # called without the lock to avoid deadlock potential if handlers need to acquire locks
-        self._fire_pending_completed_requests()
+        if self.pending_completion:
+            self._fire_pending_completed_requests()
 
         self.metadata.maybe_throw_any_exception()
 

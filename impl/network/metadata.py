@@ -295,7 +295,9 @@ class Metadata:
         backoff = self._refresh_backoff
         if backoff is None:
             # Kafka <= 3.6: flat refresh.backoff.ms after the last refresh attempt.
-            t = _java_long(self._last_refresh_ms + self.refresh_backoff_ms - now_ms)
+            t = self._last_refresh_ms + self.refresh_backoff_ms - now_ms
+            if not -_LONG_LIMIT <= t < _LONG_LIMIT:
+                t = _java_long(t)
             return t if t > 0 else 0
         # Trunk (KIP-580): backoff on failed attempts and on equivalent (no-progress) responses.
         attempts = self._attempts
@@ -314,7 +316,9 @@ class Metadata:
         if self._need_full_update or self._need_partial_update:
             time_to_expire = 0
         else:
-            time_to_expire = _java_long(self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms)
+            time_to_expire = self._last_successful_refresh_ms + self.metadata_expire_ms - now_ms
+            if not -_LONG_LIMIT <= time_to_expire < _LONG_LIMIT:  # _java_long's wrap-around, inline (every poll asks)
+                time_to_expire = _java_long(time_to_expire)
             if time_to_expire < 0:
                 time_to_expire = 0
         allow = self.time_to_allow_update(now_ms)

@@ -209,6 +209,8 @@ class ClusterConnectionStates:
         return now - state.last_connect_attempt_ms > state.connection_setup_timeout_ms
 
     def nodes_with_connection_setup_timeout(self, now: int) -> List[int]:
+        if not self._connecting_nodes:
+            return []  # nearly always (every NetworkClient.poll asks): no connection being set up
         return [n for n in self._connecting_nodes if self.is_connection_setup_timeout(n, now)]
 
     # ---- transitions --------------------------------------------------------------------
@@ -510,7 +512,8 @@ class InFlightRequests:
         out = []
         for node, q in self._requests.items():
             for r in q:
-                if r.time_elapsed_since_send_ms(now) > r.request_timeout_ms:
+                elapsed = now - r.send_time_ms  # time_elapsed_since_send_ms, inline: every poll asks of every request
+                if (elapsed if elapsed > 0 else 0) > r.request_timeout_ms:
                     out.append(node)
                     break
         return out
@@ -846,15 +849,21 @@ class NetworkClient:
             t = metadata_timeout
         if self.default_request_timeout_ms < t:
             t = self.default_request_timeout_ms
-        self.selector.poll(t)
-        # process completed actions
+        selector = self.selector
+        selector.poll(t)
+        # process completed actions (each list is looked at first: most polls complete nothing)
         updated_now = self.time.milliseconds()
         responses: List[ClientResponse] = []
-        self._handle_completed_sends(responses, updated_now)
-        self._handle_completed_receives(responses, updated_now)
-        self._handle_disconnections(responses, updated_now)
-        self._handle_connections()
-        self._handle_initiate_api_version_requests(updated_now)
+        if selector.completed_sends:
+            self._handle_completed_sends(responses, updated_now)
+        if selector.completed_receives:
+            self._handle_completed_receives(responses, updated_now)
+        if selector.disconnected:
+            self._handle_disconnections(responses, updated_now)
+        if selector.connected:
+            self._handle_connections()
+        if self._nodes_needing_api_versions_fetch:
+            self._handle_initiate_api_version_requests(updated_now)
         self._handle_timed_out_connections(responses, updated_now)
         self._handle_timed_out_requests(responses, updated_now)
         self._complete_responses(responses)

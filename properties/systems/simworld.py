@@ -157,6 +157,8 @@ class SimSelector(Selectable):
         self.completed_receives = []
         self.disconnected = {}
         self.connected = []
+        if not (self._pending_sends or self.notices or self._oob):
+            return  # most polls: nothing sent, arrived, connected or broken since the last
         sends, self._pending_sends = self._pending_sends, []
         for slot, correlation_id, request in sends:
             if world.send_timing == "send":
