@@ -187,14 +187,9 @@ def _unit_send_before_previous_completed():
 def _unit_inflight_timeout_from_creation():
     from impl.network.network_client import InFlightRequests
 
-    class _R:
+    class _R:  # an InFlightRequest's times: created at 0, sent at 50
         destination, request_timeout_ms = 1, 100
-
-        def time_elapsed_since_send_ms(self, now):
-            return now - 50
-
-        def time_elapsed_since_create_ms(self, now):
-            return now - 0
+        created_time_ms, send_time_ms = 0, 50
 
     def run():
         q = InFlightRequests(5)
