@@ -862,8 +862,7 @@ class NetworkClient:
             self._handle_disconnections(responses, updated_now)
         if selector.connected:
             self._handle_connections()
-        if self._nodes_needing_api_versions_fetch:
-            self._handle_initiate_api_version_requests(updated_now)
+        self._handle_initiate_api_version_requests(updated_now)  # looks at its own pending map first
         self._handle_timed_out_connections(responses, updated_now)
         self._handle_timed_out_requests(responses, updated_now)
         self._complete_responses(responses)
