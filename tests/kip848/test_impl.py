@@ -193,8 +193,8 @@ def test_impl_agrees_with_the_model_over_walks_and_compares_every_answer(monkeyp
     runs = []
     real = walker._Run.__init__
 
-    def spy(self, config, impl=False):
-        real(self, config, impl)
+    def spy(self, config, impl=False, hash_trace=True):
+        real(self, config, impl, hash_trace)
         runs.append(self)
 
     monkeypatch.setattr(walker._Run, "__init__", spy)

@@ -75,6 +75,15 @@ def test_a_counterexample_replays_to_the_same_step_and_trace():
     assert (again.violation, again.step, again.trace_hash) == (result.violation, result.step, result.trace_hash)
 
 
+def test_a_walk_without_the_trace_hash_is_the_same_walk():
+    config = Config(broken=frozenset(["revocation_not_awaited"]))
+    for seed in (KILLS["revocation_not_awaited"], 3):  # one that fails, one that does not
+        hashed, unhashed = walk(seed, config, impl=True), walk(seed, config, impl=True, hash_trace=False)
+        assert unhashed.trace_hash is None and hashed.trace_hash
+        assert (unhashed.schedule, unhashed.verdict, unhashed.violation, unhashed.step, unhashed.coverage) == \
+            (hashed.schedule, hashed.verdict, hashed.violation, hashed.step, hashed.coverage)
+
+
 def test_same_seed_same_trace_under_any_hash_seed():
     code = "from model.kip848.config import Config; from properties.kip848.walker import walk; print(walk(11, Config()).trace_hash)"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
