@@ -212,6 +212,7 @@ class Checker:
         self.events = 0
         # per member id: when it last received a target, when and what it last reported as owned,
         # and the partitions it took from a target older than that report (STALE_TARGET)
+        self._held = None  # the last group object the checks of a group alone passed on
         self.target_at: dict = {}  # (member id, target's local epoch) -> when it was received
         self.last_target: dict = {}  # member id -> (local epoch, partitions) of its latest target
         self.reported: dict = {}
@@ -226,12 +227,15 @@ class Checker:
     def check(self, before, after, event, log) -> Violation | None:
         self.events += 1
         self._track(after, log)
-        return (self._static(before.group, after.group, log) or self._group(before.group, after.group, log)
+        group = after.group
+        fresh = group is not self._held  # what held of a group object holds of it again (it is immutable)
+        return ((fresh and self._members(group)) or self._static(before.group, log)
+                or self._group(before.group, group, log) or (fresh and self._partitions(group))
                 or self._clients(after) or self._transitions(log) or self._bounds(after)
                 or self._commits(before.group, log))
 
-    def _static(self, before, group, log) -> Violation | None:
-        """One member per instance id; and the hazard of a static member refused its own id."""
+    def _members(self, group) -> Violation | None:
+        """One member per instance id."""
         holders: dict = {}
         for m in group.members:
             if m.instance_id is not None:
@@ -239,6 +243,10 @@ class Checker:
                     return _v("kip848-one-member-per-instance-id",
                               f"{holders[m.instance_id]} and {m.member_id} both hold instance id {m.instance_id}")
                 holders[m.instance_id] = m.member_id
+        return None
+
+    def _static(self, before, log) -> Violation | None:
+        """The hazard of a static member refused its own instance id."""
         for entry in log:
             if entry[0] == "answered" and entry[4].error == coord.UNRELEASED_INSTANCE_ID:
                 request = entry[3]
@@ -301,20 +309,27 @@ class Checker:
         return None
 
     def _group(self, before, group, log) -> Violation | None:
-        """The coordinator's side; the most specific property first (a partition handed over too
-        early breaks the ones after it as well)."""
-        for m in group.members:
-            old = before.member(m.member_id)
-            gained = m.assigned - (old.assigned if old is not None else frozenset())
-            for p in sorted(gained):
-                was = before.partition_epochs[p] if before.partition_epochs else NO_EPOCH
-                own = (old is not None and p in old.revoking) or _taken_over(before, group, m, p)
-                if was != NO_EPOCH and not own:
-                    return _v("kip848-one-owner-per-partition",
-                              f"partition {p} was given to {m.member_id} while still owned at epoch {was}")
+        """The coordinator's handing over of partitions, from *before* to *group*; the most
+        specific property first (a partition handed over too early breaks the ones after it as
+        well: :meth:`_partitions`)."""
+        if group is not before:
+            for m in group.members:
+                old = before.member(m.member_id)
+                gained = m.assigned - old.assigned if old is not None else m.assigned
+                for p in sorted(gained) if gained else ():
+                    was = before.partition_epochs[p] if before.partition_epochs else NO_EPOCH
+                    own = (old is not None and p in old.revoking) or _taken_over(before, group, m, p)
+                    if was != NO_EPOCH and not own:
+                        return _v("kip848-one-owner-per-partition",
+                                  f"partition {p} was given to {m.member_id} while still owned at epoch {was}")
         for entry in log:
             if entry[0] == "breach":
                 return _v("kip848-partition-epochs-match", f"the coordinator would throw: {entry[1]}")
+        return None
+
+    def _partitions(self, group) -> Violation | None:
+        """The coordinator's group alone: one owner per partition, the partition epochs its
+        owners', the target a partition of the topic."""
         owner: dict = {}
         for m in group.members:
             for p in sorted(m.assigned | m.revoking):
@@ -336,6 +351,7 @@ class Checker:
             if given != (list(range(self.config.partitions)) if subscribed else []):
                 return _v("kip848-target-is-a-partition",
                           f"the target at epoch {group.assignment_epoch} gives {given}")
+        self._held = group  # (only ever after _members passed on it too)
         return None
 
     def _clients(self, world) -> Violation | None:

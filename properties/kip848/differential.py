@@ -79,12 +79,11 @@ def impl_group_view(coordinator: ConsumerGroupCoordinator, group_id: str, partit
                     for _, m in sorted(group.members.items()))
     target = tuple((mid, parts(a)) for mid, a in sorted(group.target_assignments.items()))
     epochs = tuple(group.current_partition_epoch(TOPIC_ID, p) for p in range(partitions))
-    timer = coordinator.timer
-    sessions = tuple(sorted((mid, timer.deadline(session_timeout_key(group_id, mid)))
-                            for mid in group.members if timer.deadline(session_timeout_key(group_id, mid)) is not None))
-    rebalances = tuple(sorted((mid, timer.deadline(rebalance_timeout_key(group_id, mid)))
-                              for mid in group.members
-                              if timer.deadline(rebalance_timeout_key(group_id, mid)) is not None))
+    deadline = coordinator.timer.deadline
+    sessions = tuple(sorted(item for item in ((mid, deadline(session_timeout_key(group_id, mid))) for mid in group.members)
+                            if item[1] is not None))
+    rebalances = tuple(sorted(item for item in ((mid, deadline(rebalance_timeout_key(group_id, mid))) for mid in group.members)
+                              if item[1] is not None))
     return (group.group_epoch, group.target_assignment_epoch, group.state.name.upper(), members, target, epochs,
             sessions, rebalances)
 
@@ -156,6 +155,14 @@ class Differential:
         self.responses = [[] for _ in world.clients]  # per slot: impl/'s coordinator's answers, in order
         self.compared = 0  # answers compared
         self.requests_compared = 0  # heartbeats compared
+        self._model_group: tuple = (None, None)  # (the model's group last compared, its view)
+
+    def _model_group_view(self, group: coord.Group) -> tuple | None:
+        """:func:`model_group_view`, read again only when the model's (immutable) group changed."""
+        last = self._model_group
+        if last[0] is not group:
+            last = self._model_group = (group, model_group_view(group))
+        return last[1]
 
     def _member(self, member_id: str, c: int) -> AsyncConsumerMembership:
         config = self.config
@@ -179,8 +186,8 @@ class Differential:
             if problem is not None:
                 return Violation(problem[0], f"after {list(event)!r}: {problem[1]}")
         if kind in ("deliver", "tick"):  # what reaches the coordinator: the group compared
-            model, impl = model_group_view(new.group), impl_group_view(self.coordinator, self.config.group_id,
-                                                                       self.config.partitions)
+            model, impl = self._model_group_view(new.group), impl_group_view(self.coordinator, self.config.group_id,
+                                                                             self.config.partitions)
             if model != impl:
                 return Violation(IMPL_AGREEMENT, f"after {list(event)!r}: " + "; ".join(differences(model, impl)[:3]))
         if kind == "tick":
