@@ -119,7 +119,7 @@ def _walk(args) -> int:
     progress = Progress(args.seeds)  # on stderr: stdout stays clean for --json
     for i, seed in enumerate(range(args.seed_start, args.seed_start + args.seeds), 1):
         with _mutated(args.mutant):
-            result = walk(seed, config, steps=args.steps, impl=system == "impl")
+            result = walk(seed, config, steps=args.steps, impl=system == "impl", hash_trace=False)
         events += len(result.schedule)
         for corner, hits in result.coverage.items():
             coverage[corner] = coverage.get(corner, 0) + hits
@@ -139,7 +139,9 @@ def _walk(args) -> int:
             coverage[corner] = coverage.get(corner, 0) + hits
     directed_failed = [] if directed is None else [o for o in directed["outcomes"] if o["verdict"] == "counterexample"]
     seconds = time.perf_counter() - start
-    if first is not None and args.out:
+    if first is not None and args.out:  # the file carries the trace hash: the seed walked again with it
+        with _mutated(args.mutant):
+            first = walk(first.seed, config, steps=args.steps, impl=system == "impl")
         write(args.out, counterexample(first, config, args.steps, system, args.mutant))
     elif directed_failed and args.out:
         write(args.out, directed["failures"][directed_failed[0]["property"]])
