@@ -84,6 +84,28 @@ def test_a_walk_without_the_trace_hash_is_the_same_walk():
             (hashed.schedule, hashed.verdict, hashed.violation, hashed.step, hashed.coverage)
 
 
+def test_the_group_checks_run_once_per_group_object_with_the_same_verdicts(monkeypatch):
+    """The checker checks the coordinator's group alone only when the group is another object
+    (00ea79e): at each variant's kill seed and a clean one, the walk is the one a checker that
+    checks it after every event gives (the same violation, at the same step)."""
+    from properties.kip848 import catalogue, walker
+
+    class EveryEvent(catalogue.Checker):
+        def check(self, before, after, event, log):
+            self._held = None  # nothing remembered: every check runs on every event
+            return super().check(before, after, event, log)
+
+    def run(name, seed):
+        result = walk(seed, Config(broken=frozenset([name]) if name else frozenset()), hash_trace=False)
+        return result.verdict, result.violation, result.step, result.schedule
+
+    cases = [(name, seed) for name, seed in sorted(KILLS.items())] + [(None, 5)]
+    memoised = [run(*case) for case in cases]
+    monkeypatch.setattr(walker, "Checker", EveryEvent)
+    assert [run(*case) for case in cases] == memoised
+    assert sum(verdict == "counterexample" for verdict, *_ in memoised) == len(KILLS)
+
+
 def test_same_seed_same_trace_under_any_hash_seed():
     code = "from model.kip848.config import Config; from properties.kip848.walker import walk; print(walk(11, Config()).trace_hash)"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
