@@ -431,6 +431,18 @@ def modern_lifecycle(bootstrap, topic, partitions, seconds):
                 m.step()
         assert not seen_twice, seen_twice
         mine = members[0].consumer
+        # The coordinator moves a member's epoch only when it answers that member's heartbeat, and
+        # checks an OffsetCommit's epoch against the one it holds (Kafka 4.1's
+        # ConsumerGroup.validateOffsetCommit -> validateMemberEpoch: any other epoch is
+        # STALE_MEMBER_EPOCH, which the Java consumer's commitSync does not retry:
+        # CommitRequestManager.commitSyncExceptionForError). A commit sent while a heartbeat is in
+        # flight may carry the epoch that heartbeat's answer replaces, so wait for the answer first.
+        heartbeat = mine.membership.heartbeat_request_manager.heartbeat_request_state
+        while heartbeat.request_in_flight or not split():
+            assert time.monotonic() < deadline, f"waited {seconds} s for member k0's heartbeat to be answered"
+            for m in members:
+                m.step()
+        assert not seen_twice, seen_twice
         mine.commit_sync({TopicPartition(t, p): 7 for t, p in members[0].owned()}, 10000)
         epoch = mine.member_epoch
         assert epoch >= 1 and mine.state.name == "STABLE"
