@@ -422,24 +422,20 @@ def modern_lifecycle(bootstrap, topic, partitions, seconds):
             seen_twice.append(a & b)
         return a and b and not a & b and a | b == everything
 
+    # The coordinator moves a member's epoch only when it answers that member's heartbeat, and
+    # checks an OffsetCommit's epoch against the one it holds (Kafka 4.1's
+    # ConsumerGroup.validateOffsetCommit -> validateMemberEpoch: any other epoch is
+    # STALE_MEMBER_EPOCH, which the Java consumer's commitSync does not retry:
+    # CommitRequestManager.commitSyncExceptionForError). A commit sent while a heartbeat is in
+    # flight may carry the epoch that heartbeat's answer replaces, so k0 commits once the topic is
+    # split and its heartbeat is answered.
+    mine = members[0].consumer
+    heartbeat = mine.membership.heartbeat_request_manager.heartbeat_request_state
     try:
         deadline = time.monotonic() + seconds
-        while not split():
-            assert time.monotonic() < deadline, f"waited {seconds} s for the group to split the topic: " + repr(
+        while not split() or heartbeat.request_in_flight:
+            assert time.monotonic() < deadline, f"waited {seconds} s for the group to split the topic with k0's heartbeat answered: " + repr(
                 [(sorted(m.owned()), m.consumer.member_epoch, m.consumer.state.name) for m in members])
-            for m in members:
-                m.step()
-        assert not seen_twice, seen_twice
-        mine = members[0].consumer
-        # The coordinator moves a member's epoch only when it answers that member's heartbeat, and
-        # checks an OffsetCommit's epoch against the one it holds (Kafka 4.1's
-        # ConsumerGroup.validateOffsetCommit -> validateMemberEpoch: any other epoch is
-        # STALE_MEMBER_EPOCH, which the Java consumer's commitSync does not retry:
-        # CommitRequestManager.commitSyncExceptionForError). A commit sent while a heartbeat is in
-        # flight may carry the epoch that heartbeat's answer replaces, so wait for the answer first.
-        heartbeat = mine.membership.heartbeat_request_manager.heartbeat_request_state
-        while heartbeat.request_in_flight or not split():
-            assert time.monotonic() < deadline, f"waited {seconds} s for member k0's heartbeat to be answered"
             for m in members:
                 m.step()
         assert not seen_twice, seen_twice
