@@ -434,8 +434,9 @@ def modern_lifecycle(bootstrap, topic, partitions, seconds):
     try:
         deadline = time.monotonic() + seconds
         while not split() or heartbeat.request_in_flight:
-            assert time.monotonic() < deadline, f"waited {seconds} s for the group to split the topic with k0's heartbeat answered: " + repr(
-                [(sorted(m.owned()), m.consumer.member_epoch, m.consumer.state.name) for m in members])
+            assert time.monotonic() < deadline, (
+                f"waited {seconds} s for the group to split the topic with k0's heartbeat answered: "
+                + repr([(sorted(m.owned()), m.consumer.member_epoch, m.consumer.state.name) for m in members]))
             for m in members:
                 m.step()
         assert not seen_twice, seen_twice
