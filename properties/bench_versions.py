@@ -57,6 +57,44 @@ result = _differential_pass(config, runs)
 print(json.dumps({"steps": result[0], "diverged": result[1], "seconds": time.perf_counter() - start}))
 """
 
+#: Times one checkout's differential check event by event, by the event's kind (argv as _TIME):
+#: the checkout's own ``_differential_pass``, each event timed from its call of the model's ``step``
+#: (the loop's first) to the return of the catalogue's ``Checker.check`` (its last), so every part
+#: of a step is in its event's time. One JSON line, {kind: [events, seconds]}.
+_BY_KIND = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from model.config import Config
+import properties.bench as bench
+from properties.catalogue import Checker
+try:
+    from model.events import as_event
+except ImportError:  # a checkout from before typed events steps plain tuples
+    as_event = tuple
+config = Config(**json.loads(sys.argv[2]))
+with open(sys.argv[3]) as f:
+    runs = [(seed, [as_event(tuple(e)) for e in schedule], None) for seed, schedule in enumerate(json.load(f))]
+clock, spent, count, started = time.perf_counter, {}, {}, [0.0, None]
+model_step, catalogue_check = bench.step, Checker.check
+
+def step(world, event, *args, **kwargs):
+    started[0], started[1] = clock(), event[0]  # the kind: an event's first field, typed or not
+    return model_step(world, event, *args, **kwargs)
+
+def check(self, prev, world, event, log):
+    violation = catalogue_check(self, prev, world, event, log)
+    kind = started[1]
+    spent[kind] = spent.get(kind, 0.0) + clock() - started[0]
+    count[kind] = count.get(kind, 0) + 1
+    return violation
+
+bench.step, Checker.check = step, check
+bench._differential_pass(config, runs[:int(sys.argv[4])])  # imports, caches
+spent.clear(), count.clear()
+bench._differential_pass(config, runs)
+print(json.dumps({kind: [count[kind], spent[kind]] for kind in count}))
+"""
+
 _HERE = Path(__file__).resolve().parent.parent  # this checkout
 
 
@@ -85,9 +123,12 @@ def _result(process: subprocess.Popen, root: Path, what: str) -> str:
     return out
 
 
-def bench_against(other: str, walks: int = 300, rounds: int = 2, progress=None) -> dict:
+def bench_against(other: str, walks: int = 300, rounds: int = 2, progress=None, by_kind: bool = False) -> dict:
     """This checkout's differential steps per second against checkout *other*'s, on *walks*
-    schedules drawn by *other*'s walker, *rounds* times (see the module docstring)."""
+    schedules drawn by *other*'s walker, *rounds* times (see the module docstring). With
+    *by_kind*, one more pass of each (at once, as the first round) times every event and sums
+    the times by the event's kind: which kinds of event keep the ratio where it is
+    (:func:`kind_table`)."""
     if walks < 1 or rounds < 1:
         raise UsageError(f"--walks and --rounds must be at least 1, got {walks} and {rounds}")
     root = checkout(other)
@@ -119,5 +160,47 @@ def bench_against(other: str, walks: int = 300, rounds: int = 2, progress=None) 
             if progress:
                 progress(f"round {r + 1}: {row['steps_per_second']:,.0f} against {row['against_steps_per_second']:,.0f} "
                          f"steps/s, {row['ratio']:.2f}x")
-    return {"system": "impl", **WORLD, "walks": walks, "events": events, "against": str(root),
-            "here": str(_HERE), "at_once": len(cores) >= 2, "rounds": measured}
+        kinds = _by_kind(root, world, path, warm, cores) if by_kind else None
+    result = {"system": "impl", **WORLD, "walks": walks, "events": events, "against": str(root),
+              "here": str(_HERE), "at_once": len(cores) >= 2, "rounds": measured}
+    if kinds is not None:
+        result["by_kind"] = kinds
+    return result
+
+
+def _by_kind(root: Path, world: str, path: Path, warm: str, cores: list) -> list:
+    """Both checkouts' time per event kind over the schedules in *path*, one pass each (at once on
+    two cores when there are two): rows of {kind, events, us_per_event, against_us_per_event,
+    ratio, share}, the largest share of this checkout's time first, then an ``all`` row."""
+    need = "timing by kind (it needs properties.bench.step and properties.catalogue.Checker)"
+    if len(cores) >= 2:  # at once, as the first round
+        here = _child(_BY_KIND, _HERE, world, str(path), warm, core=cores[0])
+        there = _child(_BY_KIND, root, world, str(path), warm, core=cores[1])
+        mine, theirs = json.loads(_result(here, _HERE, need)), json.loads(_result(there, root, need))
+    else:
+        mine = json.loads(_result(_child(_BY_KIND, _HERE, world, str(path), warm), _HERE, need))
+        theirs = json.loads(_result(_child(_BY_KIND, root, world, str(path), warm), root, need))
+    return kind_table(mine, theirs)
+
+
+def kind_table(mine: dict, theirs: dict) -> list:
+    """Rows comparing {kind: [events, seconds]} of this checkout (*mine*) with the other's: the
+    microseconds an event of each kind took on each side, their ratio (theirs over mine: above 1,
+    this checkout is faster) and the kind's share of this checkout's time; the kinds with the
+    largest share first, then ``all``. A kind only one side stepped has no ratio."""
+    total = sum(seconds for _, seconds in mine.values()) or 1.0
+
+    def row(kind, a, b):
+        here = 1e6 * a[1] / a[0] if a and a[0] else None
+        there = 1e6 * b[1] / b[0] if b and b[0] else None
+        return {"kind": kind, "events": a[0] if a else 0, "against_events": b[0] if b else 0,
+                "us_per_event": None if here is None else round(here, 2),
+                "against_us_per_event": None if there is None else round(there, 2),
+                "ratio": round(there / here, 3) if here and there else None,
+                "share": round((a[1] if a else 0.0) / total, 4)}
+
+    rows = [row(kind, mine.get(kind), theirs.get(kind)) for kind in sorted(set(mine) | set(theirs))]
+    rows.sort(key=lambda r: (-r["share"], r["kind"]))
+    both = [sum(v[i] for v in side.values()) for side in (mine, theirs) for i in (0, 1)]
+    rows.append(row("all", both[:2], both[2:]))
+    return rows

@@ -156,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --against: schedules replayed (default 300)")
     p.add_argument("--rounds", type=_positive_int("--rounds"), default=2,
                    help="with --against: measurements, the cores swapped each time (default 2)")
+    p.add_argument("--by-kind", action="store_true",
+                   help="with --against: one more pass of each checkout, every event timed, the times "
+                        "per event kind side by side (which kinds keep the ratio where it is)")
     p.add_argument("--json", action="store_true")
 
     from properties.proofs.prove import add_parser as add_prove_parser
@@ -409,7 +412,7 @@ def _bench_against(args) -> int:
                         ("--interleavings", args.interleavings is not None)):
         if given:
             raise UsageError(f"{flag} does not go with --against (sized by --walks and --rounds)")
-    result = bench_against(args.against, walks=args.walks, rounds=args.rounds,
+    result = bench_against(args.against, walks=args.walks, rounds=args.rounds, by_kind=args.by_kind,
                            progress=None if args.json else (lambda line: print(line, flush=True)))
     if args.json:
         print(json.dumps(result))
@@ -418,12 +421,24 @@ def _bench_against(args) -> int:
         print(f"this checkout against {result['against']}: {min(ratios):.2f}x to {max(ratios):.2f}x the differential "
               f"steps per second ({'at once on two cores' if result['at_once'] else 'one after the other on one core'}); "
               f"diverged: {result['rounds'][0]['diverged']} here, {result['rounds'][0]['against_diverged']} there")
+        if "by_kind" in result:
+            print("by event kind (one more pass each; an event timed from the model's step to the catalogue's check, "
+                  "the timing included):")
+            print(f"  {'kind':<16}{'events':>9}{'us here':>10}{'us there':>10}{'ratio':>8}{'share here':>12}")
+
+            def us(v):
+                return "-" if v is None else f"{v:.1f}"
+            for row in result["by_kind"]:
+                print(f"  {row['kind']:<16}{row['events']:>9,}{us(row['us_per_event']):>10}{us(row['against_us_per_event']):>10}"
+                      f"{'-' if row['ratio'] is None else format(row['ratio'], '.2f') + 'x':>8}{100 * row['share']:>11.1f}%")
     return 0
 
 
 def cmd_bench(args) -> int:
     if args.against is not None:
         return _bench_against(args)
+    if args.by_kind:
+        raise UsageError("--by-kind compares two checkouts: use it with --system impl --against DIR")
     if args.wire:
         return _bench_wire(args)
     if args.shrink is not None:
