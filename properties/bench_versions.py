@@ -37,13 +37,12 @@ config = Config(**json.loads(sys.argv[2]))
 json.dump([[list(e) for e in walk(seed, config, steps=int(sys.argv[4])).schedule] for seed in range(int(sys.argv[3]))], sys.stdout)
 """
 
-#: Times one checkout's differential check over the schedules (argv: checkout, world, schedules
-#: file, warm-up schedules): one JSON line, {"steps", "diverged", "seconds"}.
-_TIME = r"""
+#: How both timing children begin (argv: checkout, world as JSON, schedules file, warm-up
+#: schedules): the checkout's own modules, its world, the schedules as its events.
+_LOAD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from model.config import Config
-from properties.bench import _differential_pass
 try:
     from model.events import as_event
 except ImportError:  # a checkout from before typed events steps plain tuples
@@ -51,29 +50,25 @@ except ImportError:  # a checkout from before typed events steps plain tuples
 config = Config(**json.loads(sys.argv[2]))
 with open(sys.argv[3]) as f:
     runs = [(seed, [as_event(tuple(e)) for e in schedule], None) for seed, schedule in enumerate(json.load(f))]
+"""
+
+#: Times one checkout's differential check over the schedules: one JSON line, {"steps",
+#: "diverged", "seconds"}.
+_TIME = _LOAD + r"""
+from properties.bench import _differential_pass
 _differential_pass(config, runs[:int(sys.argv[4])])  # imports, caches
 start = time.perf_counter()
 result = _differential_pass(config, runs)
 print(json.dumps({"steps": result[0], "diverged": result[1], "seconds": time.perf_counter() - start}))
 """
 
-#: Times one checkout's differential check event by event, by the event's kind (argv as _TIME):
-#: the checkout's own ``_differential_pass``, each event timed from its call of the model's ``step``
-#: (the loop's first) to the return of the catalogue's ``Checker.check`` (its last), so every part
-#: of a step is in its event's time. One JSON line, {kind: [events, seconds]}.
-_BY_KIND = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
-from model.config import Config
+#: Times one checkout's differential check event by event, by the event's kind: the checkout's
+#: own ``_differential_pass``, each event timed from its call of the model's ``step`` (the loop's
+#: first) to the return of the catalogue's ``Checker.check`` (its last), so every part of a step
+#: is in its event's time. One JSON line, {kind: [events, seconds]}.
+_BY_KIND = _LOAD + r"""
 import properties.bench as bench
 from properties.catalogue import Checker
-try:
-    from model.events import as_event
-except ImportError:  # a checkout from before typed events steps plain tuples
-    as_event = tuple
-config = Config(**json.loads(sys.argv[2]))
-with open(sys.argv[3]) as f:
-    runs = [(seed, [as_event(tuple(e)) for e in schedule], None) for seed, schedule in enumerate(json.load(f))]
 clock, spent, count, started = time.perf_counter, {}, {}, [0.0, None]
 model_step, catalogue_check = bench.step, Checker.check
 
