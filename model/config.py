@@ -223,7 +223,10 @@ def join_group_request_timeout(request_timeout_ms: int, rebalance_timeout_ms: in
 #: or poll interval, more frequent heartbeats (a shorter max.poll.interval.ms than the world's would
 #: undo what the swarm keeps, a rebalance timeout well above the slow assignor's time and a few round
 #: trips: under it Kafka's own group rebalances for ever, campaign seed 485's 227 generations of
-#: 2026-11-29). A redeploy back to 0 after one of them makes the value shorter again.
+#: 2026-11-29). A redeploy back to 0 after one of them makes the value shorter again. With JoinGroup
+#: v0-v3 a longer wait of the coordinator can outlast another member's JoinGroup timeout, which
+#: Kafka's group does not settle from either: :func:`settling_redeploys` says which entries a walk
+#: may use in a world.
 REDEPLOYS = (
     ("as configured", {}),
     ("session.timeout.ms x1.5", {"session_timeout_ms": lambda c: c.session_timeout_ms * 3 // 2}),
@@ -243,6 +246,45 @@ def redeployed(config: Config, settings: int) -> Config:
 @functools.lru_cache(maxsize=256)  # every client step of a redeployed process asks
 def _redeployed(config: Config, settings: int) -> Config:
     return attrs.evolve(config, **{field: value(config) for field, value in REDEPLOYS[settings][1].items()})
+
+
+@functools.lru_cache(maxsize=256)  # the walker asks at every redeploy it offers
+def settling_redeploys(config: Config) -> tuple:
+    """The :data:`REDEPLOYS` entries (besides 0) that processes of a world with *config* may run
+    with, any of them beside any other, while their group can still settle.
+
+    Up to JoinGroup v3 a consumer learns its member id only from the JoinGroup answer, so one that
+    gives up on its JoinGroup joins again as a new member and leaves the id the coordinator gave it
+    behind. The coordinator keeps the join phase open while a member has not rejoined, up to the
+    group's rebalance timeout: the longest any member sent (``GroupMetadata.rebalanceTimeoutMs``;
+    for v0 the session timeout, ``JoinGroupRequest.maybeOverrideRebalanceTimeout``), scheduled by
+    ``GroupCoordinator.prepareRebalance`` (``DelayedJoin``), and only ``onCompleteJoin`` removes
+    the id left behind. A member that gives up (``AbstractCoordinator``'s JoinGroup timeout,
+    max(request.timeout.ms, rebalance timeout + 5 s): :func:`join_group_request_timeout`) before
+    that wait and a round trip are over gives up every time, leaves another id that never rejoins,
+    and its next JoinGroup starts the next rebalance: Kafka's own group churns for ever (campaign
+    seed 1,002,496: max.poll.interval.ms 5 s, one process redeployed with 10 s, a JoinGroup timeout
+    of 10 s against a join phase of 10 s and 2 ms of round trip, 52 generations in the settle phase).
+    An entry is kept when no two settings among 0 and the entries kept before it (itself included)
+    let that happen. From JoinGroup v4 a new member learns its id first (MEMBER_ID_REQUIRED) and
+    joins again with it: every entry is kept."""
+    every = tuple(range(1, len(REDEPLOYS)))
+    if config.join_group_version >= 4:
+        return every
+
+    def wait(c: Config) -> int:  # how long the coordinator may wait for this member's rejoin
+        return c.session_timeout_ms if c.join_group_version == 0 else c.max_poll_interval_ms
+
+    def gives_up(c: Config) -> int:
+        return join_group_request_timeout(c.request_timeout_ms, c.max_poll_interval_ms)
+
+    round_trip = 2 * config.latency_ms
+    kept = [0]
+    for settings in every:
+        deployed = [redeployed(config, k) for k in kept + [settings]]
+        if all(wait(a) + round_trip <= gives_up(b) for a in deployed for b in deployed):
+            kept.append(settings)
+    return tuple(kept[1:])
 
 
 KAFKA_DEFAULTS = {
