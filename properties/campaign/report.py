@@ -477,10 +477,19 @@ def console_summary(results: dict, out) -> str:
             lines.append(f"  fixed   {f['signature']}")
             continue
         status = f" [{f['status']}]" if f["status"] else ""
-        lines.append(f"  {f['kind']:<10} {f['rule']}: {f['count']:,} interleavings{status}, shrunk to "
-                     f"{f['shrunk']['events']} events; replay: {f['replay']}")
+        lines.append(f"  {f['kind']:<10} {f['rule']}: {f['count']:,} interleavings{status}, {_size(f['shrunk'])}; "
+                     f"replay: {f['replay']}")
     lines.append(f"report: {Path(out) / 'index.html'} (summary.md, results.json beside it)")
     return "\n".join(lines)
+
+
+def _size(shrunk: dict) -> str:
+    """What shrinking made of a counterexample, in a word: what it was shrunk to, or that nothing
+    shorter failed (an eventually failure's re-runs replay a settle phase, which may be longer)."""
+    events, before = shrunk["events"], shrunk.get("original_events")
+    if before is None or events < before:
+        return f"shrunk to {events:,} events"
+    return f"not shorter: {events:,} events, {before:,} as it failed"
 
 
 def _headline(r: dict) -> str:

@@ -179,6 +179,15 @@ def test_verdicts_never_say_held_for_what_was_not_checked(mutant_report):
     assert "held:" not in console
 
 
+def test_the_console_says_when_shrinking_found_nothing_shorter():
+    """Campaign seed 1,002,496's eventually-stable failure came back 7,306 events long (its re-runs
+    replay a settle phase) from 3,756: the console called that "shrunk to 7306 events"."""
+    assert report._size({"events": 40, "original_events": 512}) == "shrunk to 40 events"
+    assert report._size({"events": 40, "original_events": None}) == "shrunk to 40 events"
+    assert report._size({"events": 7306, "original_events": 3756}) == "not shorter: 7,306 events, 3,756 as it failed"
+    assert report._size({"events": 3756, "original_events": 3756}) == "not shorter: 3,756 events, 3,756 as it failed"
+
+
 def test_verdict_arithmetic():
     coverage = {"sometimes": {}}
     failed = {"commit-fencing": 2, "impl-matches-model": 3, "eventually-requests-complete": 4}
