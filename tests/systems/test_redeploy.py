@@ -224,6 +224,17 @@ def test_the_walker_redeploys_only_with_settings_the_group_settles_with():
     assert redeploys > 0
 
 
+def test_the_hypothesis_machines_draw_the_same_redeploys_as_the_walker():
+    """They check the eventually properties after the faults too (properties/explore/machines.py)."""
+    from model.world import initial_world
+    from properties.explore.machines import fault_events
+
+    for version, offered in ((3, {0, LONGER_SESSION, 3, RANGE_ONLY, ROUNDROBIN_ONLY}), (5, set(range(len(REDEPLOYS))))):
+        config = Config(clients=2, brokers=1, partitions=3, join_group_version=version)  # 10 s poll interval, 8 s requests
+        world, _ = step(initial_world(config), ("crash", 0, 0))
+        assert {e[2] for e in fault_events(world) if e[0] == "redeploy"} == offered, version
+
+
 def test_kafkas_group_churns_when_a_joingroup_times_out_inside_a_longer_join_phase():
     """The schedule campaign seed 1,002,496 failed eventually-stable with (3,756 events, kept in
     tests/systems/data): both sides agree at every event, so this is Kafka's own behaviour, and the
