@@ -29,6 +29,7 @@ from impl.errors import (
 )
 from impl.network.metadata import Metadata, Node
 from impl.network.selectable import ChannelState, Selectable
+from impl.server.java_collections import hash_map_key_order
 from impl.protocol import ApiVersionsRequestData, ApiVersionsResponseData, MetadataResponseData
 from impl.time import INT_MAX, LONG_MAX, ExponentialBackoff, Time
 
@@ -508,7 +509,11 @@ class InFlightRequests:
         return list(q)
 
     def nodes_with_timed_out_requests(self, now: int) -> List[int]:
-        """Nodes having a request with ``now − sendTimeMs > requestTimeoutMs``."""
+        """Nodes having a request with ``now − sendTimeMs > requestTimeoutMs``, in the order Kafka's
+        ``InFlightRequests.requests`` (a ``HashMap<String, Deque>`` keyed by node id) iterates them:
+        the caller disconnects them in that order, and each disconnect decides what the node's
+        requests still in transit become (campaign seed 2,016,606: the coordinator's node,
+        ``2147483647``, was disconnected before node ``1``, where Kafka's map holds ``1`` first)."""
         out = []
         for node, q in self._requests.items():
             for r in q:
@@ -516,6 +521,9 @@ class InFlightRequests:
                 if (elapsed if elapsed > 0 else 0) > r.request_timeout_ms:
                     out.append(node)
                     break
+        if len(out) > 1:  # (most polls time out no node, or one: no order to find)
+            order = hash_map_key_order([str(node) for node in self._requests])
+            out.sort(key=lambda node: order.index(str(node)))
         return out
 
 
