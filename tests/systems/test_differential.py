@@ -690,3 +690,20 @@ def test_a_commit_that_throws_an_earlier_fencing_counts_in_both_worlds():
     world, problem = settle(world, Checker(config), None, [], until_stable=True, companion=diff)
     assert problem is None, problem
     assert world.committed == diff.sim.committed() and world.committed[0][1] == 3
+
+
+def test_nodes_timed_out_in_one_poll_are_disconnected_in_kafkas_map_order_in_both():
+    """Regression (campaign seed 2,016,606 of 50,000 from seed 2,000,000, shrunk to 55 events): in
+    its last poll client 0's FindCoordinator to node 1 (slot 1) and its Heartbeat to the coordinator
+    (node 2147483647, slot 2) have both timed out. Kafka disconnects them in the order its in-flight
+    map (a HashMap keyed by node id strings) holds them, "1" before "2147483647"; each disconnect
+    decides whether the broker still handles what was in transit (an OffsetCommit to the
+    coordinator here). impl/ disconnected in the order the nodes first got a request, so the
+    model's choices went to the other connection and the committed offsets diverged."""
+    config, schedule, seed = _replay_file("timed_out_nodes_disconnected_in_map_order.json")
+    world = initial_world(config)
+    for event in schedule[:-1]:
+        world, _ = step(world, event)
+    _, log = step(world, schedule[-1])
+    assert [(e.request_id, e.slot) for e in log if e[0] == "inflight_timeout"] == [(5, 1), (9, 2)]
+    assert compare(config, schedule, seed).divergence is None
