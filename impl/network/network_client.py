@@ -29,7 +29,7 @@ from impl.errors import (
 )
 from impl.network.metadata import Metadata, Node
 from impl.network.selectable import ChannelState, Selectable
-from impl.server.java_collections import hash_map_key_order
+from impl.java_collections import hash_map_key_order
 from impl.protocol import ApiVersionsRequestData, ApiVersionsResponseData, MetadataResponseData
 from impl.time import INT_MAX, LONG_MAX, ExponentialBackoff, Time
 

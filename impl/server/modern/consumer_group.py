@@ -14,7 +14,7 @@ from typing import Optional
 from impl.errors import (GroupIdNotFoundException, IllegalStateException, StaleMemberEpochException,
                          UnknownMemberIdException, UnsupportedVersionException)
 from impl.protocol import CONSUMER_PROTOCOL_TYPE
-from impl.server.java_collections import grown_capacity, hash_map_key_order, timeline_key_order
+from impl.java_collections import grown_capacity, hash_map_key_order, timeline_key_order
 from impl.server.modern.consumer_group_member import ConsumerGroupMember, MemberState
 
 
@@ -74,7 +74,7 @@ class ConsumerGroup:
         return best
 
     def members_in_iteration_order(self) -> list:
-        """The member ids as Kafka's ``members.forEach`` walks them (impl.server.java_collections)."""
+        """The member ids as Kafka's ``members.forEach`` walks them (impl.java_collections)."""
         return timeline_key_order(self.members, self.members_capacity)
 
     def _put(self) -> None:

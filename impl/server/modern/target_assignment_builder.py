@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from impl.server.java_collections import hash_map_key_order, timeline_key_order
+from impl.java_collections import hash_map_key_order, timeline_key_order
 from impl.server.modern.consumer_group_member import ConsumerGroupMember
 
 
@@ -48,7 +48,7 @@ class TargetAssignmentBuilder:
     def build(self) -> dict:
         """{member id: {topic id: frozenset}} for every member (an empty dict for none). The assignor
         meets the members in the order of the HashMap ``build`` fills: the members map's in its
-        iteration order, then the members it did not have (impl.server.java_collections)."""
+        iteration order, then the members it did not have (impl.java_collections)."""
         members = dict(self.members)
         for member_id, member in self.updated.items():
             if member is None:

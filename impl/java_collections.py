@@ -1,8 +1,14 @@
-"""The iteration orders of the Java collections Kafka's group coordinator walks where an assignor
-depends on them (impl/ keeps Python dicts; these give the order Kafka's maps would iterate them in).
+"""The iteration orders of the Java collections Kafka walks where what it does depends on them
+(impl/ keeps Python dicts; these give the order Kafka's maps would iterate them in). Both wings use
+them, so they live here, beside neither:
 
-``TargetAssignmentBuilder.build`` fills a ``java.util.HashMap`` from the group's ``members``, an
-``org.apache.kafka.timeline.TimelineHashMap``, and the ``UniformAssignor`` walks that HashMap's keys:
+- the group coordinator's: ``TargetAssignmentBuilder.build`` fills a ``java.util.HashMap`` from the
+  group's ``members``, an ``org.apache.kafka.timeline.TimelineHashMap``, and the ``UniformAssignor``
+  walks that HashMap's keys;
+- the client's: ``NetworkClient.handleTimedOutRequests`` disconnects the nodes of
+  ``InFlightRequests.requests``, a ``HashMap<String, Deque>`` keyed by node id, in its order.
+
+The orders:
 
 - ``HashMap``: ascending bucket ``(h ^ (h >>> 16)) & (capacity - 1)`` of ``h = key.hashCode()``, a
   bucket's keys in the order they were put; capacity 16, doubled when a put takes the size past
