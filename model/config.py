@@ -287,6 +287,12 @@ def settling_redeploys(config: Config) -> tuple:
     return tuple(kept[1:])
 
 
+def settling_settings(config: Config) -> tuple:
+    """The :data:`REDEPLOYS` entries a walk (the walker's, the Hypothesis machines') may redeploy a
+    process of a world with *config* with: the world's own (0) and :func:`settling_redeploys`."""
+    return (0,) + settling_redeploys(config)
+
+
 KAFKA_DEFAULTS = {
     "session.timeout.ms": 45000,
     "heartbeat.interval.ms": 3000,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from model.config import Config, settling_redeploys
+from model.config import Config, settling_settings
 from model.events import Tick, as_event, enabled_events, tick_lengths, with_pick
 from model.world import initial_world, step
 from properties.catalogue import Checker
@@ -56,8 +56,8 @@ def fault_events(world) -> list:
     """Every disruption possible in *world*, in a fixed order, with pick 0
     (:func:`model.events.enabled_events` over :data:`FAULT_KINDS`); a redeploy only with the
     world's settings or one its group still settles with, as the walker's
-    (:func:`model.config.settling_redeploys`: the eventually properties are checked after)."""
-    settling = (0,) + settling_redeploys(world.config)
+    (:func:`model.config.settling_settings`: the eventually properties are checked after)."""
+    settling = settling_settings(world.config)
     return [e for e in enabled_events(world, _kinds(world, FAULT_KINDS)) if e[0] != "redeploy" or e[2] in settling]
 
 

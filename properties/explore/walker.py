@@ -26,7 +26,7 @@ import random
 import attrs
 
 from model.client import CONNECTING, PREPARING_REBALANCE, ClientState
-from model.config import Config, settling_redeploys
+from model.config import Config, settling_settings
 from model.events import (  # noqa: F401 - TICKS, CLOCK_JUMPS, ADDED_PARTITIONS, boundary_ticks, pauses_of: importers find them here too
     ADDED_PARTITIONS, CLOCK_JUMPS, COMMIT_SYNC_TIMEOUTS, EVENTS, OVERSIZED, TICKS, WAKEUP_LANDINGS, BrokerRestart, Commit,
     CommitOversized, CommitSync,
@@ -291,7 +291,7 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
     the pick; a recovery, not a fault: it spends none of the budget, a supervisor restarts the
     process while the faults go on, and the settle phase has none), and in mixes with redeploys
     its redeploy (``settings`` from the pick, among those its group still settles with:
-    :func:`_settling`; dynamic members' too); a live consumer's poll three
+    :func:`model.config.settling_settings`; dynamic members' too); a live consumer's poll three
     times, a closing one's once; the heartbeat thread twice; a commit (in the mixes with oversized
     commits an eighth of them carry metadata too long for some partitions, ``which`` from the
     pick); a joining consumer's shutdown while an answer waits unread (``4 * weight`` times, mixes
@@ -355,7 +355,7 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
             if not (pick >> 12) & 1:
                 add((Restart, (fixed[0], 2 if pick & 2 else pick & 1, pick)))
         elif cls is Redeploy:  # back to the world's settings, or to one its group still settles with
-            settling = _settling(cfg)
+            settling = settling_settings(cfg)
             values = [v for v in values if v in settling]
             add((Redeploy, (fixed[0], values[(pick >> 4) % len(values)], pick)))
         elif cls is Shutdown:
@@ -412,13 +412,6 @@ def _candidates(world: World, rng: random.Random, faults: str, faults_left: int,
                 disruption = (cls, (c, value, pick) if cls.ACTOR == "c" else (value, pick))
             events += (disruption,) * mix.weight
     return events
-
-
-def _settling(config: Config) -> tuple:
-    """The redeploy settings the walker offers in a world: the world's own (0) and those its group
-    still settles with whichever process runs with which (:func:`model.config.settling_redeploys`;
-    every one of :data:`model.events.REDEPLOY_SETTINGS` from JoinGroup v4)."""
-    return (0,) + settling_redeploys(config)
 
 
 def _pause(world: World, rng: random.Random, mix: Mix, pick: int, events: list) -> None:
