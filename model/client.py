@@ -140,6 +140,12 @@ class ClientState(NamedTuple):
     # -- ConsumerNetworkClient / NetworkClient --
     unsent: tuple = ()  # per slot: tuple of Request (FIFO)
     in_flight: tuple = ()  # per slot: tuple of Request (send order)
+    # InFlightRequests.requests is a HashMap keyed by node id, and an in-flight timeout disconnects
+    # its nodes in its order (model.java_order): where two slots' nodes share a bucket (node 2 and
+    # broker 0's coordinator in a three-broker world), which was put first. The slots among those
+    # with a key in the map, in the order they were put (at their first request since their last
+    # disconnect: InFlightRequests.add, clearAll)
+    in_flight_puts: tuple = ()
     conns: tuple = ()  # per slot: Conn
     pending_completions: tuple = ()  # ((Request, result), ...) FIFO; result = response or failure name
     pending_disconnects: tuple = ()  # slots (disconnectAsync)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from model import entries as E
 from model.client import CONNECTING, DISCONNECTED, READY, Conn, Request, Step
 from model.errors import DISCONNECT, REQUEST_TIMEOUT
+from model.java_order import shared_buckets, timed_out_order
 
 MAX_IN_FLIGHT_PER_CONNECTION = 100  # KafkaConsumer fixes it (ConsumerUtils: "a fixed large enough value"); 5 is the producer default
 
@@ -120,6 +121,8 @@ def try_send(s: Step) -> None:
 def _transmit(s: Step, req: Request) -> None:
     sent = Request(req.id, req.slot, req.body, req.created_ms, req.timeout_ms, req.sent_generation, s.now)
     s.set_slot("in_flight", req.slot, s.in_flight[req.slot] + (sent,))
+    if req.slot in shared_buckets(s.config.brokers) and req.slot not in s.in_flight_puts:
+        s.in_flight_puts = s.in_flight_puts + (req.slot,)  # InFlightRequests.add puts the node's deque
     s.sending = s.sending + (sent,)  # selector.send stages it; the next selector.poll writes it
     s.log.append(E.Transmit(s.index, req.id, req.slot, req.api, s.now, req.created_ms, req.timeout_ms))
 
@@ -191,6 +194,8 @@ def connection_lost(s: Step, slot: int, aborted: bool = False) -> None:
     if s.sending:
         s.sending = tuple(r for r in s.sending if r.slot != slot)
     s.log.append(E.Disconnected(s.index, slot))
+    if slot in s.in_flight_puts:  # cancelInFlightRequests: InFlightRequests.clearAll removes the node's key
+        s.in_flight_puts = tuple(p for p in s.in_flight_puts if p != slot)
     in_flight = s.in_flight[slot]
     if in_flight:
         s.set_slot("in_flight", slot, ())
@@ -209,13 +214,21 @@ def disconnect_async(s: Step, slot: int) -> None:
 
 def handle_timed_out_requests(s: Step) -> None:
     """NetworkClient.handleTimedOutRequests: a node with an in-flight request older than its timeout
-    (now - sendTime > requestTimeout) is disconnected."""
+    (now - sendTime > requestTimeout) is disconnected, in the order InFlightRequests.requests (a
+    HashMap) iterates its nodes (model.java_order.timed_out_order): each disconnect decides what
+    that connection's requests in transit become, so the order is what the broker sees."""
+    timed_out = []
     for slot, in_flight in enumerate(s.in_flight):
         for req in in_flight:
             if s.now - req.sent_ms > req.timeout_ms:
-                s.log.append(E.InflightTimeout(s.index, req.id, slot))
-                disconnect(s, slot)
+                timed_out.append((slot, req.id))
                 break
+    if len(timed_out) > 1:  # (most polls time out no node, or one: no order to find)
+        order = timed_out_order([slot for slot, _ in timed_out], s.in_flight_puts, s.config.brokers)
+        timed_out.sort(key=lambda t: order.index(t[0]))
+    for slot, request_id in timed_out:
+        s.log.append(E.InflightTimeout(s.index, request_id, slot))
+        disconnect(s, slot)
 
 
 def complete_sends(s: Step) -> None:

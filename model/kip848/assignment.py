@@ -8,7 +8,7 @@ homogeneous case — every member subscribed to the one topic):
   id; contiguous ranges, the first ``n % members`` one partition larger. A pure function of the
   members.
 - ``uniform``, Kafka's default (``UniformHomogeneousAssignmentBuilder``): sticky. Each member, in
-  the order the coordinator iterates them (:mod:`model.kip848.java_order`), keeps up to its quota of
+  the order the coordinator iterates them (:mod:`model.java_order`), keeps up to its quota of
   its current target (``n // members``, one more while extra partitions remain to be handed out,
   unless it has room to spare and enough members are left to take them), giving up the rest; the
   free partitions — those nobody held, ascending, then those given up — are then dealt to the

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kip848.assignment import NO_EPOCH, UNREVOKED_PARTITIONS, Member, reconcile, target_assignment
-from model.kip848.java_order import hash_map_order, timeline_capacity, timeline_order
+from model.java_order import hash_map_order, timeline_capacity, timeline_order
 
 # ConsumerGroupHeartbeatRequest's epochs
 JOIN_EPOCH = 0
@@ -94,7 +94,7 @@ class Group(NamedTuple):
     sessions: tuple = ()  # (member id, deadline ms)
     rebalances: tuple = ()  # (member id, epoch, deadline ms)
     # the group's members map as Kafka keeps it (a TimelineHashMap), for the order the uniform
-    # assignor meets them in (model.kip848.java_order): member ids in the order they were put, and
+    # assignor meets them in (model.java_order): member ids in the order they were put, and
     # the table's capacity
     joined: tuple = ()
     capacity: int = 2

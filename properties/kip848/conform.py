@@ -835,7 +835,7 @@ def _markdown(summary: dict) -> str:
                 "names, which Kafka reads as none)" if summary.get("shape") == "librdkafka" else "")
              + (f"; every join asks for the `{summary.get('assignor', 'range')}` server assignor, which the "
                 "model runs too" + (" (sticky: the targets depend on the order Kafka's hash maps meet the members in, "
-                                    "model/kip848/java_order.py)" if summary.get("assignor") == "uniform" else ""))
+                                    "model/java_order.py)" if summary.get("assignor") == "uniform" else ""))
              + ("; after every agreed answer the group read back with ConsumerGroupDescribe: its epochs and "
                 "every member's epoch, assigned partitions and target, the model's" if summary.get("describe") else "")
              + ". Not checked: the session and rebalance timers (schedules are over long before them), the "

@@ -388,6 +388,27 @@ def test_timed_out_nodes_come_in_the_order_kafkas_in_flight_map_iterates_them():
     assert one.nodes_with_timed_out_requests(101) == [2147483647]
 
 
+def test_timed_out_nodes_of_three_brokers_sharing_a_bucket_come_in_put_order():
+    """With three brokers node ``2`` and broker 0's coordinator ``2147483647`` share bucket 2 of
+    ``InFlightRequests.requests`` (a bucket keeps its keys in put order), and the coordinators of
+    brokers 1 and 2 fall in buckets 5 (``2147483646``) and 4 (``2147483645``); ``clearAll`` removes a
+    key, so a node put again goes behind the key that stayed (model.java_order computes the same)."""
+    from impl.network.network_client import InFlightRequests
+
+    class _Sent:
+        def __init__(self, node):
+            self.destination, self.send_time_ms, self.request_timeout_ms = node, 0, 100
+
+    every = (2147483647, 2147483646, 2147483645, 2, 1, 0)
+    requests = InFlightRequests(5)
+    for node in every:
+        requests.add(_Sent(node))
+    assert requests.nodes_with_timed_out_requests(101) == [0, 1, 2147483647, 2, 2147483645, 2147483646]
+    requests.clear_all(2147483647)
+    requests.add(_Sent(2147483647))
+    assert requests.nodes_with_timed_out_requests(101) == [0, 1, 2, 2147483647, 2147483645, 2147483646]
+
+
 def test_the_seed_whose_timed_out_nodes_were_disconnected_out_of_order_agrees():
     from properties.explore.swarm import draw
     from properties.systems import run

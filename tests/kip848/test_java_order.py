@@ -1,4 +1,4 @@
-"""model/kip848/java_order.py and impl/java_collections.py (each side computes them on its own)
+"""model/java_order.py and impl/java_collections.py (each side computes them on its own)
 against Kafka's own classes: String.hashCode, a HashMap's key order and a
 TimelineHashMap's (kafka-server-common 4.1.2, the class ModernGroup.members is), over random member ids
 and random puts and removes, run by a JVM (tests/kip848/java/JavaOrder.java, Kafka's jars from the
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from impl import java_collections as impl_side
-from model.kip848 import java_order as model_side
+from model import java_order as model_side
 
 SOURCE = Path(__file__).with_name("java") / "JavaOrder.java"
 

@@ -322,7 +322,7 @@ def test_conform_broker_protocol_consumer_takes_a_mutant_and_says_it_killed_it(t
 def test_kafka_41_conforms_with_the_uniform_assignor_and_its_member_order(kafka41_kip848, monkeypatch):
     """Every join asks for `uniform` (Kafka's default server assignor, sticky): Kafka 4.1.2's targets are
     the model's, static and classic members included. The judge has teeth there: with the members met in
-    sorted order instead of the order Kafka's HashMap and TimelineHashMap give (model/kip848/java_order.py),
+    sorted order instead of the order Kafka's HashMap and TimelineHashMap give (model/java_order.py),
     Kafka diverges within 30 schedules."""
     for static, classic in ((0, 0), (2, 1)):
         for seed in range(30):

@@ -760,3 +760,82 @@ def test_pending_request_count_is_unsent_plus_in_flight():
     net.send(s, 0, FindCoordinatorRequest("g"))
     assert net.pending_request_count(s, 0) == 3
     assert net.pending_request_count(s, 1) == 0
+
+
+def _timed_out_in_one_poll(slots_in_send_order: list, brokers: int = 3) -> tuple[Step, list]:
+    """One request on each of *slots_in_send_order* (READY), transmitted in that order, all timed
+    out at the same poll: the slots the in-flight timeout disconnected, in order."""
+    s = make(now=0, brokers=brokers)
+    for slot in slots_in_send_order:
+        set_conn(s, slot, READY)
+        transmit_now(s, slot, 1, 100)
+    s.now = 101
+    net.poll(s, Recorder())
+    return s, [e[3] for e in tags(s, "inflight_timeout")]
+
+
+def test_timed_out_nodes_are_disconnected_in_kafkas_in_flight_map_order():
+    """``handleTimedOutRequests`` disconnects in the order of ``InFlightRequests.requests``, a
+    ``HashMap<String, Deque>`` keyed by node id (model.java_order). In a three-broker world the
+    coordinators of brokers 1 and 2 (slots 4, 5: ``2147483646`` in bucket 5, ``2147483645`` in
+    bucket 4) come in the reverse of their slots, and node 2 (slot 2) and broker 0's coordinator
+    (slot 3, ``2147483647``) share bucket 2, so the one put first comes first. With two brokers
+    the buckets follow the slots (the order before this was modelled)."""
+    s, order = _timed_out_in_one_poll([0, 1, 2, 3, 4, 5])
+    assert order == [0, 1, 2, 3, 5, 4]
+    assert s.in_flight_puts == ()  # every timed-out node's key was removed with its connection
+    _, order = _timed_out_in_one_poll([3, 5, 1, 2, 4, 0])
+    assert order == [0, 1, 3, 2, 5, 4]  # 3 was put before 2
+    _, order = _timed_out_in_one_poll([3, 2, 1, 0], brokers=2)
+    assert order == [0, 1, 2, 3]
+
+
+def test_a_node_put_again_after_its_disconnect_goes_behind_the_other_in_its_bucket():
+    """``clearAll`` removes a disconnected node's key; its next request puts it again, behind a
+    key that stayed (a HashMap bucket keeps its keys in put order)."""
+    s = make(now=0, brokers=3)
+    for slot in (2, 3):
+        set_conn(s, slot, READY)
+        transmit_now(s, slot, 1, 100_000)
+    assert s.in_flight_puts == (2, 3)
+    net.disconnect(s, 2)
+    assert s.in_flight_puts == (3,)
+    set_conn(s, 2, READY, epoch=2)
+    transmit_now(s, 2, 1, 100_000)
+    assert s.in_flight_puts == (3, 2)
+    s.now = 200_000
+    net.poll(s, Recorder())
+    assert [e[3] for e in tags(s, "inflight_timeout")] == [3, 2]
+    # a completed request leaves its node's (empty) deque in the map: the key stays
+    s = make(now=0, brokers=3)
+    set_conn(s, 2, READY)
+    (rid,) = transmit_now(s, 2, 1)
+    assert net.receive(s, 2, rid, HeartbeatResponse(0)) and s.in_flight[2] == ()
+    assert s.in_flight_puts == (2,)
+
+
+def test_the_models_timed_out_order_is_the_implementations_for_every_put_order():
+    """model.java_order.timed_out_order (the slots, their put order kept only where a bucket is
+    shared) against impl/'s InFlightRequests (every key in put order, Python's dict standing for
+    the HashMap): the same order for every put order and every set of timed-out nodes, one to
+    three brokers."""
+    import itertools
+
+    from impl.network.network_client import InFlightRequests
+    from model.java_order import shared_buckets, timed_out_order
+
+    class _Sent:
+        def __init__(self, node, send_time_ms):
+            self.destination, self.send_time_ms, self.request_timeout_ms = node, send_time_ms, 100
+
+    for brokers in (1, 2, 3):
+        node = [b for b in range(brokers)] + [2147483647 - b for b in range(brokers)]  # per slot
+        for puts in itertools.permutations(range(2 * brokers)):
+            for mask in range(1, 1 << len(puts)):
+                requests = InFlightRequests(5)
+                for slot in puts:  # a timed-out node's request sent at 0, the others' at 50
+                    requests.add(_Sent(node[slot], 0 if mask >> slot & 1 else 50))
+                impl_order = requests.nodes_with_timed_out_requests(101)
+                timed_out = [slot for slot in range(2 * brokers) if mask >> slot & 1]
+                shared = tuple(slot for slot in puts if slot in shared_buckets(brokers))
+                assert [node[slot] for slot in timed_out_order(timed_out, shared, brokers)] == impl_order, (brokers, puts, mask)

@@ -1,4 +1,6 @@
-"""The order in which Kafka's coordinator iterates a group's member ids, where an assignor depends on it.
+"""The orders in which Kafka iterates its hash maps, where what it does depends on them: the
+coordinator's walk of a group's member ids (an assignor's), and the client's walk of the nodes with
+requests in flight (which of them an in-flight timeout disconnects first).
 
 The ``uniform`` assignor (``UniformHomogeneousAssignmentBuilder``) walks ``groupSpec.memberIds()``
 in order: who keeps an extra partition and who gets which free ones follows it. That collection is
@@ -21,9 +23,20 @@ the model computes them:
 
 (A ``HashMap`` bucket of eight keys would be treeified or the table resized; no world has eight
 members in one bucket.)
+
+``NetworkClient.handleTimedOutRequests`` disconnects the nodes ``InFlightRequests.nodesWithTimedOutRequests``
+lists, in the order of ``InFlightRequests.requests``: a ``HashMap<String, Deque>`` keyed by node id,
+a key put at the node's first request (``add``) and removed only when its connection goes
+(``clearAll``, from every disconnect). A client's node ids are its brokers' ids and, for a broker that
+coordinates, ``Integer.MAX_VALUE - id`` (``AbstractCoordinator``'s coordinator node): in a world of
+three brokers node ``2`` and broker 0's coordinator ``2147483647`` share bucket 2, so their order is
+the order they were put, and the coordinators of brokers 1 and 2 come in buckets 5 and 4
+(:func:`in_flight_buckets`, :func:`timed_out_order`).
 """
 
 from __future__ import annotations
+
+import functools
 
 _MASK32 = 0xFFFFFFFF
 _MASK64 = (1 << 64) - 1
@@ -73,3 +86,35 @@ def timeline_capacity(capacity: int, size: int) -> int:
     if (size + 1) * 0.75 > capacity:
         return capacity * 2
     return capacity
+
+
+@functools.lru_cache(maxsize=None)
+def in_flight_buckets(brokers: int) -> tuple:
+    """Per connection slot of a client in a world of *brokers* brokers (slot ``b``: broker ``b``'s
+    node, id ``b``; slot ``brokers + b``: its coordinator node, ``Integer.MAX_VALUE - b``), the
+    bucket its node id takes in ``InFlightRequests.requests``. The table holds at most one key per
+    slot; up to six brokers (twelve keys) it is never resized from its 16 buckets, and beyond that the
+    buckets are those of a table that once held every slot's key."""
+    slots = 2 * brokers
+    capacity = 16
+    while slots > capacity * 3 // 4:
+        capacity *= 2
+    ids = [str(slot) if slot < brokers else str(2147483647 - (slot - brokers)) for slot in range(slots)]
+    hashes = [string_hash(i) & _MASK32 for i in ids]
+    return tuple((h ^ (h >> 16)) & (capacity - 1) for h in hashes)  # HashMap.hash, then (n - 1) & hash
+
+
+@functools.lru_cache(maxsize=None)
+def shared_buckets(brokers: int) -> frozenset:
+    """The slots whose bucket (:func:`in_flight_buckets`) another slot's node shares: only their put
+    order is needed to know Kafka's order (three brokers: node 2 and broker 0's coordinator)."""
+    buckets = in_flight_buckets(brokers)
+    return frozenset(slot for slot, bucket in enumerate(buckets) if buckets.count(bucket) > 1)
+
+
+def timed_out_order(slots, puts: tuple, brokers: int) -> list:
+    """*slots* (nodes with a timed-out request) in the order ``InFlightRequests.requests`` iterates
+    them: by bucket, a shared bucket's keys in the order they were put (*puts*: the slots of
+    :func:`shared_buckets` with a key in the map, in put order)."""
+    buckets = in_flight_buckets(brokers)
+    return sorted(slots, key=lambda slot: (buckets[slot], puts.index(slot) if slot in puts else -1))
