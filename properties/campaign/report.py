@@ -493,14 +493,21 @@ def _size(shrunk: dict) -> str:
 
 
 def _headline(r: dict) -> str:
-    failing = [p["property"] for p in r["properties"] if p["verdict"] == "violated"]
+    """The console's and the report's one line: what ran, and which properties failed, each with
+    its kind. Only an always property fails the verdict (the exit status, README), so a PASS
+    beside violated eventually properties says so instead of reading as a contradiction."""
+    failing = [p for p in r["properties"] if p["verdict"] == "violated"]
     partial = " (PARTIAL: interrupted)" if r["partial"] else ""
     head = (f"{r['interleavings']:,} interleavings ({r['steps']:,} events) in {r['seconds']:,.1f} s, "
             f"{r['rate'] or 0:,.0f}/s on {r['master']}{partial}: ")
     if not failing:
         return head + "no property failed"
-    return (head + f"{r['violations']:,} failing interleavings, {len(failing)} "
-            f"{'property' if len(failing) == 1 else 'properties'} violated: " + ", ".join(failing))
+    line = (head + f"{r['violations']:,} failing interleavings, {len(failing)} "
+            f"{'property' if len(failing) == 1 else 'properties'} violated: "
+            + ", ".join(f"{p['property']} ({p['kind']})" for p in failing))
+    if not any(p["kind"] == ALWAYS for p in failing):
+        line += " — no always property failed, and only those fail the verdict"
+    return line
 
 
 EMBEDDED_EVENTS = 300  # a generated regression test spells out a schedule up to this long

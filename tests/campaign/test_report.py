@@ -188,6 +188,22 @@ def test_the_console_says_when_shrinking_found_nothing_shorter():
     assert report._size({"events": 3756, "original_events": 3756}) == "not shorter: 3,756 events, 3,756 as it failed"
 
 
+def test_the_headline_names_each_violated_propertys_kind():
+    """A campaign whose only failure was eventually-stable printed "PASS: ... 1 property violated:
+    eventually-stable" (campaign seed 1,002,496): the line now says why that is a pass."""
+    run = {"interleavings": 50000, "steps": 24897839, "seconds": 1200.0, "rate": 41.7, "master": "local[*]",
+           "partial": False, "violations": 1}
+    eventually = [{"property": "eventually-stable", "kind": "eventually", "verdict": "violated"},
+                  {"property": "leader-is-member", "kind": "always", "verdict": "held"}]
+    line = report._headline(dict(run, properties=eventually))
+    assert line.endswith("1 failing interleavings, 1 property violated: eventually-stable (eventually) — "
+                         "no always property failed, and only those fail the verdict")
+    both = eventually + [{"property": "commit-fencing", "kind": "always", "verdict": "violated"}]
+    line = report._headline(dict(run, properties=both, violations=3))
+    assert line.endswith("2 properties violated: eventually-stable (eventually), commit-fencing (always)")
+    assert report._headline(dict(run, properties=eventually[1:], violations=0)).endswith("no property failed")
+
+
 def test_verdict_arithmetic():
     coverage = {"sometimes": {}}
     failed = {"commit-fencing": 2, "impl-matches-model": 3, "eventually-requests-complete": 4}
