@@ -256,6 +256,10 @@ _DEFS = [
      f"{_NC}.InFlightRequests.nodes_with_timed_out_requests", "wrong timestamp",
      [("elapsed = now - r.send_time_ms  # time_elapsed_since_send_ms, inline: every poll asks of every request",
        "elapsed = now - r.created_time_ms  # MUTANT: since creation, not since send")]),
+    ("inflight_timeout_first_request_order", "nodes timed out in one poll are disconnected in the order they first "
+     "got a request (a dict's), not in the order Kafka's in-flight HashMap iterates their ids",
+     f"{_NC}.InFlightRequests.nodes_with_timed_out_requests", "wrong order",
+     [("if len(out) > 1:", "if False:  # MUTANT: the dict's insertion order, not HashMap's (impl/ before e3596af)")]),
     ("send_before_previous_completed", "canSendMore does not wait for the channel's previous send to complete",
      f"{_NC}.InFlightRequests.can_send_more", "missing check",
      [("(q[-1].send_completed", "(True  # MUTANT: does not wait for the newest send to complete")]),
@@ -413,6 +417,12 @@ WHY_UNREACHED: Dict[str, str] = {
         "needs two nodes with unsent requests at once, the first with a live head and a later one "
         "with an expired head; a consumer queues to a second node only for FindCoordinator, and then "
         "the coordinator's queue has just been failed by the disconnect that made it unknown",
+    "inflight_timeout_first_request_order":
+        "needs two nodes whose in-flight requests time out in the same poll, the one Kafka's HashMap "
+        "iterates first (its id's bucket: \"1\" before \"2147483647\") having got its first request after "
+        "the other, and the two disconnects deciding differently what becomes of requests in transit: "
+        "campaign seed 2,016,606 of 50,000 from seed 2,000,000 (2026-12-02, the bug this mutant puts back: "
+        "impl/ before e3596af). tests/systems/test_differential.py kills it with that seed's 55 events",
     "future_listeners_refire":
         "equivalent in this client: it adds a listener to a completed future only as that future's first "
         "(a failure made at once); commitAsync chains onto the memoised FindCoordinator future only after "

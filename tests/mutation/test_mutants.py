@@ -200,6 +200,27 @@ def _unit_inflight_timeout_from_creation():
     return live == [] and mutated == [1]
 
 
+def _unit_inflight_timeout_first_request_order():
+    from impl.network.network_client import InFlightRequests
+
+    class _R:  # a request sent at 0 with a 100 ms timeout
+        created_time_ms = send_time_ms = 0
+        request_timeout_ms = 100
+
+        def __init__(self, destination):
+            self.destination = destination
+
+    def run():
+        q = InFlightRequests(5)
+        q.add(_R(2147483647))  # the coordinator's connection got its request first
+        q.add(_R(1))
+        return q.nodes_with_timed_out_requests(120)
+
+    # Kafka's HashMap iterates "1" (bucket 1) before "2147483647" (bucket 2 of 16)
+    live, mutated = live_and_mutated("inflight_timeout_first_request_order", run)
+    return live == [1, 2147483647] and mutated == [2147483647, 1]
+
+
 def _can_connect(name, now):
     import random
 

@@ -707,3 +707,10 @@ def test_nodes_timed_out_in_one_poll_are_disconnected_in_kafkas_map_order_in_bot
     _, log = step(world, schedule[-1])
     assert [(e.request_id, e.slot) for e in log if e[0] == "inflight_timeout"] == [(5, 1), (9, 2)]
     assert compare(config, schedule, seed).divergence is None
+    from properties.mutation.mutants import applied
+
+    # the bug put back (the mutant inflight_timeout_first_request_order, which the default search
+    # does not reach): the same schedule diverges on the committed offsets
+    with applied("inflight_timeout_first_request_order"):
+        divergence = compare(config, schedule, seed).divergence
+    assert divergence is not None and "committed" in divergence.describe()
