@@ -700,6 +700,8 @@ def test_nodes_timed_out_in_one_poll_are_disconnected_in_kafkas_map_order_in_bot
     decides whether the broker still handles what was in transit (an OffsetCommit to the
     coordinator here). impl/ disconnected in the order the nodes first got a request, so the
     model's choices went to the other connection and the committed offsets diverged."""
+    from properties.mutation.mutants import applied
+
     config, schedule, seed = _replay_file("timed_out_nodes_disconnected_in_map_order.json")
     world = initial_world(config)
     for event in schedule[:-1]:
@@ -707,8 +709,6 @@ def test_nodes_timed_out_in_one_poll_are_disconnected_in_kafkas_map_order_in_bot
     _, log = step(world, schedule[-1])
     assert [(e.request_id, e.slot) for e in log if e[0] == "inflight_timeout"] == [(5, 1), (9, 2)]
     assert compare(config, schedule, seed).divergence is None
-    from properties.mutation.mutants import applied
-
     # the bug put back (the mutant inflight_timeout_first_request_order, which the default search
     # does not reach): the same schedule diverges on the committed offsets
     with applied("inflight_timeout_first_request_order"):
