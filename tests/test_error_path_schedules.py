@@ -55,3 +55,18 @@ def test_the_heartbeat_of_a_reset_generation_schedules_kill_a_heartbeat_thread_t
             d = SCHEDULES[cell]
             divergence = compare(d.config, d.schedule, seed=0).divergence
             assert divergence is not None and divergence.index < len(d.schedule), cell
+
+
+def test_the_empty_group_pending_leave_schedule_kills_kafka_7909s_mutant():
+    """``LeaveGroup / Empty / pending member`` is KAFKA-7909's path itself: a consumer closed with
+    its MEMBER_ID_REQUIRED unread leaves with the pending id. The default interleavings kill
+    ``pending_member_leave_rejected`` (a pending member's LeaveGroup answered UNKNOWN_MEMBER_ID and
+    the member kept) on that path; a campaign whose pins keep it out of reach (``--brokers 3
+    --max-faults 30`` missed the cell in 20,000 interleavings) still kills it with this schedule."""
+    from properties.mutation.mutants import applied
+
+    d = SCHEDULES["LeaveGroup / Empty / pending member"]
+    assert compare(d.config, d.schedule, seed=0).divergence is None
+    with applied("pending_member_leave_rejected"):
+        divergence = compare(d.config, d.schedule, seed=0).divergence
+    assert divergence is not None and divergence.index == len(d.schedule) - 1
