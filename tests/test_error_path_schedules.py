@@ -70,3 +70,31 @@ def test_the_empty_group_pending_leave_schedule_kills_kafka_7909s_mutant():
     with applied("pending_member_leave_rejected"):
         divergence = compare(d.config, d.schedule, seed=0).divergence
     assert divergence is not None and divergence.index == len(d.schedule) - 1
+
+
+#: The schedules shrunk from the default campaign's rarest reaches (2026-12-03: cells its 2,000
+#: interleavings reached one to three times, none with a schedule of its own), each with a mutant of
+#: impl/ about the path it takes that it kills in a campaign's replay (with the settle phase and the
+#: eventually properties): a schedule kept for reach that catches no bug on its path would be reach only.
+RARE_WALK_KILLS = {
+    "SyncGroup / no group": "deleted_group_record_kept",
+    "SyncGroup / Stable / member, older generation": "disconnect_keeps_coordinator",
+    "Heartbeat / PreparingRebalance / member, older generation": "heartbeat_illegal_generation_resets_member_id",
+    "Heartbeat / PreparingRebalance / member, newer generation": "non_rejoined_kept",
+    "OffsetCommit / Stable / member, older generation": "commit_accepts_stale_generation",
+    "Heartbeat / FENCED_INSTANCE_ID / UNJOINED / " + ep.OLDER: "heartbeat_fenced_rejoins",
+    "Heartbeat / ILLEGAL_GENERATION / PREPARING_REBALANCE / " + ep.OLDER: "heartbeat_rechecks_state_after_poll",
+    "Heartbeat / FENCED_INSTANCE_ID / PREPARING_REBALANCE / " + ep.OLDER: "commit_fencing_ignored",
+    "Heartbeat / FENCED_INSTANCE_ID / PREPARING_REBALANCE / " + ep.CURRENT: "heartbeat_fenced_rejoins",
+    "OffsetCommit / FENCED_INSTANCE_ID / STABLE / " + ep.CURRENT: "commit_fenced_not_fatal",
+}
+
+
+@pytest.mark.parametrize("cell", sorted(RARE_WALK_KILLS))
+def test_a_schedule_shrunk_from_a_rare_walk_kills_a_mutant_on_its_path(cell):
+    from properties.mutation.mutants import applied
+
+    d = SCHEDULES[cell]
+    assert directed.replay("impl", d, d.config, True).violation is None
+    with applied(RARE_WALK_KILLS[cell]):
+        assert directed.replay("impl", d, d.config, True).violation is not None
