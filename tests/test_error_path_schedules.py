@@ -73,7 +73,8 @@ def test_the_empty_group_pending_leave_schedule_kills_kafka_7909s_mutant():
 
 
 #: The schedules shrunk from the default campaign's rarest reaches (2026-12-03: cells its 2,000
-#: interleavings reached one to three times, none with a schedule of its own), each with a mutant of
+#: interleavings reached one to three times, none with a schedule of its own, and three coordinator
+#: cells reached four to seven times), each with a mutant of
 #: impl/ about the path it takes that it kills in a campaign's replay (with the settle phase and the
 #: eventually properties): a schedule kept for reach that catches no bug on its path would be reach only.
 RARE_WALK_KILLS = {
@@ -87,6 +88,9 @@ RARE_WALK_KILLS = {
     "Heartbeat / FENCED_INSTANCE_ID / PREPARING_REBALANCE / " + ep.OLDER: "commit_fencing_ignored",
     "Heartbeat / FENCED_INSTANCE_ID / PREPARING_REBALANCE / " + ep.CURRENT: "heartbeat_fenced_rejoins",
     "OffsetCommit / FENCED_INSTANCE_ID / STABLE / " + ep.CURRENT: "commit_fenced_not_fatal",
+    "JoinGroup / loading": "ownership_checked_before_loading",
+    "LeaveGroup / not coordinator": "heartbeat_disabled_until_stable",
+    "LeaveGroup / Stable / unknown member id": "inflight_timeout_ignored",
 }
 
 
