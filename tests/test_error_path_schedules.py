@@ -72,11 +72,11 @@ def test_the_empty_group_pending_leave_schedule_kills_kafka_7909s_mutant():
     assert divergence is not None and divergence.index == len(d.schedule) - 1
 
 
-#: The schedules shrunk from the default campaign's rarest reaches (2026-12-03: cells its 2,000
-#: interleavings reached one to three times, none with a schedule of its own, and three coordinator
-#: cells reached four to seven times), each with a mutant of
-#: impl/ about the path it takes that it kills in a campaign's replay (with the settle phase and the
-#: eventually properties): a schedule kept for reach that catches no bug on its path would be reach only.
+#: The schedules shrunk from the default campaign's rarest reaches (2026-12-03: the cells its 2,000
+#: interleavings reached one to three times with no schedule of their own, and three coordinator cells
+#: reached four to seven times), each with a mutant of impl/ on the path it takes that it kills in a
+#: campaign's replay (with the settle phase and the eventually properties): a schedule kept for reach
+#: that catches no bug on its path would be reach only.
 RARE_WALK_KILLS = {
     "SyncGroup / no group": "deleted_group_record_kept",
     "SyncGroup / Stable / member, older generation": "disconnect_keeps_coordinator",
