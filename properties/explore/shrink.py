@@ -56,6 +56,8 @@ _NUMBER = re.compile(r"-?\d+")
 _DIVERGENCE = re.compile(r"^after \((.*?)\)(?:, at \d+ ms within it \(a timer's due time\))?: (.*)$")
 _ONE_SIDED = re.compile(r"^\((.*?)\) was applied only by (the model|the implementation)$")
 _FIELD = re.compile(r"^(.*?): model (.*), impl (.*)$")
+# properties.systems.watchdog.Hang.describe, then the event: ", in (...)" (classic) or ", after [...]" (KIP-848)
+_HANG = re.compile(r"^still running after [^,]* s, at [^,]*, (?:in|after) ([\[(].*[\])])$")
 
 
 _CONSUMER_CALLS = ("poll", "heartbeat", "commit")  # one consumer's own loop: the same bug shows after any of them
@@ -114,13 +116,18 @@ def shape(message: str) -> str:
     """A failure message with the run-specific values abstracted away. For a model/implementation
     divergence (``after EVENT: field: model X, impl Y; ...``): the event's kind and the first
     differing field with both values' symbolic part (the fields after it usually follow from it);
-    for an event only one side applied: the event's kind and the side."""
+    for an event only one side applied: the event's kind and the side; for a hang (the watchdog's
+    ``still running after S s, at WHERE``): the event's kind alone — where the watchdog interrupted
+    a loop that never ends is chance, and moves from one replay of the same schedule to the next."""
     m = _ONE_SIDED.match(message)
     if m:
         return f"{_event_kind(m.group(1))} applied only by {m.group(2)}"
     m = _DIVERGENCE.match(message)
     if m:
         return f"after {_event_kind(m.group(1))}: {_field_shape(m.group(2).split('; ')[0])}"
+    m = _HANG.match(message)
+    if m:
+        return f"still running after N s, in {_event_kind(m.group(1)[1:-1])}"
     text = _MEMBER_ID.sub("<member>", message)
     text = _LIST.sub("[…]", text)
     return _NUMBER.sub("N", text)

@@ -5,7 +5,13 @@ heartbeat thread reset the generation, and the consumer's poll then loops for go
 swarm reaches it), ``groupcheck run`` reported ``impl-no-hang`` but a campaign spun for good, in this
 process (``--local``) and on Spark ``local[2]``: the old watchdog was a SIGALRM armed only in a
 main thread, and the campaign stepped the implementation outside it. Now each step's deadline is enforced by a monitor thread in every
-process, and the campaign finishes with the hang as a shrunk, replayable counterexample."""
+process, and the campaign finishes with the hang as a shrunk, replayable counterexample.
+
+One of the campaign's directed schedules reaches the same loop, so the campaign meets the hang twice.
+Both are one finding: a hang's signature is the event's kind, not the line where the watchdog happened
+to interrupt the loop, which moves from run to run. Until 2026-12-03 it was the line, so the two hangs
+were two findings in a random order, and the shrinker, whose replays stopped elsewhere, called each
+"not reproduced" and kept it unshrunk."""
 
 from __future__ import annotations
 
@@ -37,9 +43,11 @@ def test_a_hanging_mutant_is_an_impl_no_hang_counterexample_and_the_campaign_fin
     results = json.loads((out / "results.json").read_text())
     assert results["interleavings"] == 2 and results["partial"] is False and results["verdict"] == "fail"
     hangs = [f for f in results["findings"] if f["rule"] == "impl-no-hang"]
-    assert hangs, results["findings"]
+    assert len(hangs) == 1, results["findings"]
     f = hangs[0]
     assert "still running after 1 s, at impl/" in f["summary"] and f["first_seeds"] == [272]
+    assert f["count"] == 2  # seed 272 and the directed schedule
+    assert f["shrunk"]["reproduced"] is True and f["shrunk"]["events"] <= f["shrunk"]["original_events"], f["shrunk"]
     doc = json.loads((out / f["counterexample"]).read_text())
     assert doc["property"] == "impl-no-hang" and doc["mutant"] == MUTANT
     assert wait_until_empty(proc.pid, 30) == {}  # no Spark JVM or worker left spinning

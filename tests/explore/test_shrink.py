@@ -68,6 +68,25 @@ def test_seeds_of_one_bug_share_a_signature():
     assert len({signature(v) for v in _mutant_failures("generation_not_bumped", range(50), count=4)}) == 1
 
 
+def test_a_hang_is_named_by_its_event_not_by_where_the_watchdog_stopped_it():
+    """A loop that never ends is interrupted wherever it happens to be when its time is up: two
+    replays of one schedule stop at different lines (seen: impl/time.py in milliseconds, then
+    abstract_coordinator.py in __repr__, for the same hanging poll). That line is not the bug."""
+    def hang(where, event, limit="1", then="in"):
+        return Violation("impl-no-hang", f"still running after {limit} s, at {where}, {then} {event}")
+
+    a = hang("impl/time.py:70 in milliseconds", "('poll', 3, 0)")
+    b = hang("impl/coordinator/abstract_coordinator.py:118 in __repr__", "('heartbeat', 1, 4)", limit="10")
+    assert signature(a) == signature(b)
+    assert shape(a.message) == "still running after N s, in poll/heartbeat/commit"
+    assert signature(hang("the end of the step", "('tick', 100, 0)")) != signature(a)  # another kind of event
+    assert signature(hang("?", "['poll', 0]", then="after")) == signature(a)  # KIP-848's form of the event
+    # a crash is raised at one place, which stays in its name
+    crash = "KeyError: 'assignment' raised at impl/{} in f, in ('poll', 3, 0)"
+    assert signature(Violation("impl-no-crash", crash.format("x.py:12"))) != \
+        signature(Violation("impl-no-crash", crash.format("y.py:12")))
+
+
 def test_divergence_shape_keeps_states_and_drops_numbers():
     a = Violation("impl-matches-model", "after ('tick', 1000, 0): group generation: model 1, impl 0")
     b = Violation("impl-matches-model", "after ('tick', 8001, 7): group generation: model 3, impl 2; group protocol: model 'range', impl 'roundrobin'")
