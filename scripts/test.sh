@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
-# Two workers, one per core. Three were tried on 2026-12-03 (22-23 min against 29 min on a slow host),
-# but the extra load made wall-clock tests fail: a 1-second hang limit met by an ordinary step, a Java
-# consumer's rejoin storm cut short (docs/tests.md). An idle worker takes queued tests from the other.
-python3 -m pytest -n 2 --dist worksteal "$@"
+# Three workers on two cores: much of the suite waits on brokers, JVMs and Spark, and a third worker
+# fills that time (2026-12-03, one fresh clone: 29 min 00 s on two workers, 22 min 11 s on three). The
+# wall-clock tests that failed under that load were mended (docs/tests.md). An idle worker takes
+# queued tests from the others.
+python3 -m pytest -n 3 --dist worksteal "$@"
