@@ -136,7 +136,8 @@ def run_seed(plan: dict, seed: int) -> dict:
     outcome, findings = run_and_judge(library, schedule, f"conform-{seed}", plan["mutant"])
     return {"seed": seed, "findings": [f.to_json() for f in findings],
             "outcome": outcome_json(outcome) if findings else None,
-            "faults_injected": sum(1 for x in outcome.trace if x["direction"] == "fault"), "notes": list(outcome.notes)}
+            "faults_injected": sum(1 for x in outcome.trace if x["direction"] == "fault"), "notes": list(outcome.notes),
+            "held_ms": outcome.held_ms}
 
 
 class ClientTally:
@@ -151,11 +152,16 @@ class ClientTally:
         self.seeds: Dict[str, list] = {}  # rule -> the seeds that broke it
         self.first: Dict[str, Tuple[int, dict, dict]] = {}  # rule -> (seed, finding json, outcome json)
         self.notes: set = set()
+        self.held = 0  # schedules whose faults waited for the group to form
+        self.longest_held_ms = 0
 
     def add(self, result: dict) -> None:
         self.done += 1
         self.failed += bool(result["findings"])
         self.faults_injected += result["faults_injected"]
+        held_ms = result.get("held_ms", 0)  # (a result from before the hold has none)
+        self.held += held_ms > 0
+        self.longest_held_ms = max(self.longest_held_ms, held_ms)
         self.notes.update(result["notes"])
         for f in result["findings"]:
             rule = f["rule"]
@@ -235,7 +241,8 @@ def finish(tally: ClientTally, plan: dict, out: str, seconds: float, shrinking: 
     summary.update({"schedules": tally.done, "mutant": plan["mutant"], "consumers": plan["consumers"],
                     "static": plan.get("static", 0), "seed": settings.get("seed"), "seconds": round(seconds, 1),
                     "with_findings": tally.failed, "notes": sorted(tally.notes),
-                    "faults_injected": tally.faults_injected})
+                    "faults_injected": tally.faults_injected,
+                    "held": {"schedules": tally.held, "longest_ms": tally.longest_held_ms}})
     write_report(out, summary)
     return summary
 
@@ -320,7 +327,8 @@ def outcome_json(outcome) -> dict:
                        "waited_ms": outcome.settle.waited_ms, "members": list(outcome.settle.members),
                        "owners": {str(p): o for p, o in outcome.settle.owners.items()},
                        "group_state": outcome.settle.group_state},
-            "notes": list(outcome.notes), "events": {c: list(e) for c, e in outcome.events.items()},
+            "notes": list(outcome.notes), "held_ms": outcome.held_ms,
+            "events": {c: list(e) for c, e in outcome.events.items()},
             "stderr": dict(outcome.stderr), "trace": list(outcome.trace)}
 
 
@@ -342,6 +350,11 @@ def write_report(out: str, summary: dict) -> None:
               + (f" ({summary['static']} of them static members)" if summary.get("static") else "")
               + f", settings {summary['settings']['consumer_settings'] or 'the schedule defaults'}; "
               f"{summary['faults_injected']} faults injected in all; {summary['seconds']} s.", ""]
+    held = summary.get("held") or {}
+    if held.get("schedules"):
+        lines += [f"{held['schedules']} of the schedules waited for their group to form before their first fault "
+                  f"(the longest {held['longest_ms']:,} ms): the host was slow to start the consumers, and the "
+                  "broker held the faults until the group had formed (`--faults-when-formed`).", ""]
     if summary.get("partial"):
         lines += [f"**PARTIAL: stopped by {summary.get('stopped_by') or 'a failed task'}**; the figures cover the "
                   f"{summary['schedules']} schedules that finished (findings not shrunk).", ""]
@@ -371,7 +384,7 @@ def outcome_of(data: dict):
                           {int(p): list(o) for p, o in settle["owners"].items()}, settle["group_state"],
                           tuple(settle.get("members", ())), settle["detail"]),
                    int(data["start_ms"]), int(data["stop_ms"]), tuple(data.get("notes", ())),
-                   dict(data.get("stderr", {})))
+                   dict(data.get("stderr", {})), int(data.get("held_ms", 0)))
 
 
 def is_client_counterexample(data) -> bool:

@@ -9,7 +9,9 @@ of the kinds Kafka's consumer must handle (the error lists of ``AbstractCoordina
 delayed answers, connections dropped before or after a request is handled, coordinator failovers,
 a consumer silenced past its session timeout, a paused broker. The faults fall in the fault phase
 (:data:`FAULTS_FROM_MS` after the broker starts, when the group has formed, for
-:data:`FAULT_PHASE_MS`); after the last one ends the group has ``settle_ms`` to settle.
+:data:`FAULT_PHASE_MS`); after the last one ends the group has ``settle_ms`` to settle. On a host
+where the group has not formed by then, the broker holds the schedule's clock until it has
+(``groupcheck broker --faults-when-formed``, :mod:`properties.clients.session`).
 """
 
 from __future__ import annotations

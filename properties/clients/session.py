@@ -11,12 +11,20 @@ the live consumers as members (DescribeGroups; ConsumerGroupDescribe for a KIP-8
 (SIGTERM: they close and leave; one that does not exit within 15 s is killed and noted) and the
 broker, and returns an :class:`Outcome`: the broker's trace, every consumer's events, what
 settling found. Judging is :mod:`properties.clients.judge`'s.
+
+The schedule's times are meant for a formed group, so the broker runs with
+``--faults-when-formed N``: on a host slow enough that the N consumers have not formed their group
+when the first fault is due, the schedule's clock waits for them (at most a minute), and the same
+seed meets the group at the same point of the protocol on any host. The outcome's ``start_ms`` is
+the zero the faults finally counted from, its ``held_ms`` how long the clock was held (the report
+counts the schedules that waited), and a note says so if the group never formed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,6 +71,7 @@ class Outcome:
     stop_ms: int  # when the session began stopping the consumers (wall-clock ms)
     notes: Tuple[str, ...] = ()  # what went wrong around the consumers (a runner that died, would not stop)
     stderr: Dict[str, str] = attrs.field(factory=dict)  # client id -> the tail of its stderr
+    held_ms: int = 0  # how long the broker held the fault schedule for the group to form (--faults-when-formed)
 
 
 class SessionError(Exception):
@@ -212,7 +221,8 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
     try:
         broker_settings = BROKER_SETTINGS + (CONSUMER_BROKER_SETTINGS if schedule.protocol == "consumer" else ())
         broker = launch_groupcheck_broker(partitions=schedule.partitions, topics={TOPIC: schedule.partitions},
-                                          settings=broker_settings, trace=trace_path, faults=faults_path)
+                                          settings=broker_settings, trace=trace_path, faults=faults_path,
+                                          faults_when_formed=schedule.consumers)
     except RuntimeError as e:  # it printed why; nothing was started
         raise SessionError(f"schedule {schedule.seed}: {e}") from None
     try:
@@ -223,9 +233,9 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
                       "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant,
                       "group_instance_id": schedule.instance_id(i), "library": library.name}
             runners.append(_Runner(library, schedule.client_id(i), config, work))
-        faults_over = start_ms + schedule.faults_end_ms()
-        while time.time() * 1000 < faults_over:
+        while time.time() * 1000 < start_ms + schedule.faults_end_ms():
             time.sleep(0.1)
+            start_ms = _schedule_start(broker.log(), start_ms)  # moved on while the broker held the faults
         waited_from = time.monotonic()
         deadline = waited_from + schedule.settle_ms / 1000.0
         settle = _settle_state(runners, schedule, broker.bootstrap, group)
@@ -246,6 +256,10 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
                              "(the client gives up, as Kafka's does; its application must restart it), left out of the "
                              "settle check; with static members, Kafka 4.1's coordinator refuses a member its own "
                              "instance id after it was fenced (apache/kafka#23542, docs/kip848.md)")
+        held_ms, formed = _held(broker.log())  # (stop removes the log)
+        if not formed:
+            notes.append("a schedule's group had not formed a minute after its first fault was due: its faults "
+                         "ran on a group still forming")
         broker.stop()
     trace = []
     try:
@@ -254,7 +268,8 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
     except (OSError, ValueError) as e:
         notes.append(f"the broker's trace could not be read: {e}")
     outcome = Outcome(schedule, library.name, tuple(trace), {r.client_id: tuple(r.snapshot()) for r in runners},
-                      settle, start_ms, stop_ms, tuple(notes), {r.client_id: r.stderr_tail() for r in runners})
+                      settle, start_ms, stop_ms, tuple(notes), {r.client_id: r.stderr_tail() for r in runners},
+                      held_ms)
     if keep_dir is None:
         import shutil
 
@@ -262,11 +277,19 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
     return outcome
 
 
-def _schedule_start(log: str) -> int:
-    """The broker's wall-clock ms at which its fault schedule's at_ms count from (its log says)."""
-    import re
+def _schedule_start(log: str, default: Optional[int] = None) -> int:
+    """The broker's wall-clock ms at which its fault schedule's at_ms count from (its log says; the
+    last line that says it: a hold moves the zero on), else *default* (else now)."""
+    found = re.findall(r"at_ms counted from (\d+)", log)
+    if not found:
+        return int(time.time() * 1000) if default is None else default
+    return int(found[-1])
 
-    match = re.search(r"at_ms counted from (\d+)", log)
+
+def _held(log: str) -> Tuple[int, bool]:
+    """How long the broker held the fault schedule for the group to form, and whether it did form
+    (the broker's log says: ``--faults-when-formed``); (0, True) when it did not hold."""
+    match = re.search(r"fault clock held (\d+) ms (until the group formed|and the group had not formed)", log)
     if match is None:
-        return int(time.time() * 1000)
-    return int(match.group(1))
+        return 0, True
+    return int(match.group(1)), match.group(2).startswith("until")

@@ -1,7 +1,7 @@
 """``groupcheck broker``: impl's cluster served on loopback TCP, speaking Kafka's wire protocol.
 
 ``groupcheck broker [--port P] [--brokers N] [--partitions K] [--topic NAME[:PARTITIONS]] [--set k=v]
-[--trace FILE] [--faults FILE] [--host H]`` starts N brokers in one process, broker ``i`` listening on port
+[--trace FILE] [--faults FILE [--faults-when-formed N]] [--host H]`` starts N brokers in one process, broker ``i`` listening on port
 ``P + i`` (``--port 0``: ports the kernel picks), all sharing one :class:`impl.server.cluster.Cluster`
 (group coordinators placed by ``partitionFor``, one ``__consumer_offsets`` log) on a wall-clock
 timer. It prints one ready line on stderr::
@@ -20,7 +20,12 @@ closes the listeners and exits 0.
 
 ``--faults FILE`` applies a fault schedule (:mod:`properties.live.faults`: error answers, delayed
 answers, dropped connections, failovers, a client silenced, a broker paused); every injection is
-logged on stderr and written to the trace as a ``direction: "fault"`` line.
+logged on stderr and written to the trace as a ``direction: "fault"`` line. With
+``--faults-when-formed N`` the schedule's clock stands still at its first fault until a group has
+N members in a stable generation (a classic group Stable with every member's SyncGroup received, a
+consumer group Stable: every member at the target assignment epoch), for at most a minute: a schedule written for a formed group then
+meets one on a slow host too (:meth:`properties.live.faults.FaultInjector._hold`). The log says how
+long it held, and the new zero of ``at_ms``.
 """
 
 from __future__ import annotations
@@ -82,6 +87,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--faults", default=None, metavar="FILE",
                    help="a fault schedule (JSON: {\"faults\": [...]}): error answers, delays, dropped connections, "
                         "failovers, silenced clients, paused brokers (see properties/live/faults.py)")
+    p.add_argument("--faults-when-formed", type=int, default=None, metavar="N",
+                   help="with --faults: hold the schedule's clock at its first fault until a group has N members "
+                        "in a stable generation (at most 60 s), so that its faults meet a formed group on a slow "
+                        "host too")
     p.set_defaults(func=cmd_broker)
     return p
 
@@ -118,7 +127,8 @@ class BrokerProcess:
     """Everything ``groupcheck broker`` runs, built from validated arguments (tests use it in-process)."""
 
     def __init__(self, host: str, port: int, brokers: int, partitions: Optional[int], topics: List[str],
-                 settings: List[str], trace_path: Optional[str], log=None, faults_path: Optional[str] = None) -> None:
+                 settings: List[str], trace_path: Optional[str], log=None, faults_path: Optional[str] = None,
+                 faults_when_formed: Optional[int] = None) -> None:
         if brokers < 1:
             raise UsageError(f"--brokers must be at least 1, got {brokers}")
         if not 0 <= port <= 65535 or (port and port + brokers - 1 > 65535):
@@ -129,6 +139,9 @@ class BrokerProcess:
             raise UsageError(f"--partitions must be at least 1, got {default_partitions}")
         initial_topics = parse_topics(topics, default_partitions)
         faults = load_faults(faults_path, brokers) if faults_path else None
+        if faults_when_formed is not None and (faults_when_formed < 1 or not faults_path):
+            raise UsageError(f"--faults-when-formed {faults_when_formed}: " + (
+                "needs --faults FILE" if faults_when_formed >= 1 else "a group needs at least 1 member"))
         config = dataclasses.replace(
             BrokerConfig(), api_versions=dict(WIRE_API_VERSIONS),
             **{field: values[name] for name, field in BROKER_SETTINGS.items() if name in values})
@@ -154,9 +167,28 @@ class BrokerProcess:
                 for s in sockets:
                     s.close()
                 raise UsageError(f"--trace {trace_path}: {e.strerror or e}") from None
-        injector = FaultInjector(faults, self.clock.milliseconds()) if faults else None
+        formed = None if faults_when_formed is None else (lambda: self.group_formed(faults_when_formed))
+        injector = FaultInjector(faults, self.clock.milliseconds(), formed) if faults else None
         self.server = SocketServer(self.cluster, self.apis, self.clock, wall, listener, sockets, self.log, self.trace,
                                    interceptor=injector)
+
+    def group_formed(self, members: int) -> bool:
+        """Whether some group on a live broker has at least *members* members in a stable
+        generation, each holding its assignment: a classic group Stable with every member's
+        SyncGroup received (``GroupMetadata.hasReceivedSyncFromAllMembers``: a follower's comes
+        after the leader's made the group Stable), or a KIP-848 consumer group Stable (every member
+        reconciled to the target assignment epoch)."""
+        for broker_id in self.cluster.alive_broker_ids():
+            broker = self.cluster.broker(broker_id)
+            for group in broker.group_coordinator.group_manager.current_groups():
+                if group.current_state().value == "Stable" and group.size() >= members and \
+                        group.has_received_sync_from_all_members():
+                    return True
+            if broker.consumer_groups is not None:
+                for group in broker.consumer_groups.groups.values():
+                    if group.state.value == "Stable" and len(group.members) >= members:
+                        return True
+        return False
 
     @property
     def ports(self) -> List[int]:
@@ -183,7 +215,7 @@ class BrokerProcess:
 
 def cmd_broker(args) -> int:
     process = BrokerProcess(args.host, args.port, args.brokers, args.partitions, args.topic, args.settings, args.trace,
-                            faults_path=args.faults)
+                            faults_path=args.faults, faults_when_formed=args.faults_when_formed)
     server = process.server
 
     def on_failover(signum, frame):
@@ -197,8 +229,10 @@ def cmd_broker(args) -> int:
     signal.signal(signal.SIGINT, on_stop)
     injector = server.interceptor
     if injector is not None:
+        hold = ("" if args.faults_when_formed is None else
+                f"; held at the first fault until a group of {args.faults_when_formed} has formed")
         process.log(f"fault schedule {args.faults}: {len(injector.faults)} faults, at_ms counted from "
-                    f"{injector.start_ms} (wall-clock ms)")
+                    f"{injector.start_ms} (wall-clock ms){hold}")
     process.log(process.ready_line())
     try:
         server.serve()

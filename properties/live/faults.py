@@ -34,12 +34,15 @@ field, for a file that is not JSON, a kind or an error name groupcheck does not 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import attrs
 
 from impl.errors import Errors
 from properties.errors import UsageError
+
+#: the longest a fault schedule waits for its group to form (``--faults-when-formed``)
+HOLD_LIMIT_MS = 60000
 
 KINDS = ("error", "delay", "drop", "failover", "silence", "pause")
 REQUEST_KINDS = ("error", "delay", "drop")
@@ -189,9 +192,17 @@ class FaultInjector:
     (:meth:`held_until`), and fires the timed faults (:meth:`fire_due`). Times are the broker's
     wall-clock milliseconds; ``at_ms`` counts from *start_ms*."""
 
-    def __init__(self, faults: Tuple[Fault, ...], start_ms: int) -> None:
+    def __init__(self, faults: Tuple[Fault, ...], start_ms: int, formed: Optional[Callable[[], bool]] = None,
+                 hold_limit_ms: int = HOLD_LIMIT_MS) -> None:
         self.faults = faults
         self.start_ms = start_ms
+        # the hold (``--faults-when-formed``): until *formed* says yes, the fault clock stands at the
+        # schedule's first fault, at most hold_limit_ms (see :meth:`_hold`)
+        self._formed = formed
+        self._first_at = min((f.at_ms for f in faults), default=0)
+        self.hold_limit_ms = hold_limit_ms
+        self.held_ms = 0  # how long the clock stood still
+        self.hold_outcome: Optional[str] = None  # "formed" or "gave up", once the hold is over
         self._seen = [0] * len(faults)
         self._applied = [0] * len(faults)
         self._timed = sorted((f for f in faults if f.kind in ("failover", "silence", "pause")),
@@ -199,10 +210,48 @@ class FaultInjector:
         self._next_timed = 0
         self.injected: List[Tuple[int, Fault]] = []  # (time, fault), in order
 
+    # -- the hold -----------------------------------------------------------------------------------
+
+    def _hold(self, now_ms: int) -> None:
+        """Keep the fault clock at the schedule's first fault until the group has formed.
+
+        A schedule's times are meant for a formed group (:data:`properties.clients.schedule.FAULTS_FROM_MS`);
+        on a slow host the consumers may still be joining then, and a fault meant for a member lands
+        on a joining consumer instead: the same seed would test another point of the protocol. So
+        when the clock reaches the first fault and *formed* says no, the zero of ``at_ms`` moves on
+        with the wall clock (every fault keeps its place relative to the others) until *formed* says
+        yes, or for at most :attr:`hold_limit_ms`; then the clock runs again. A group formed in
+        time costs nothing: the zero never moves, and the schedule runs as it would without a hold."""
+        if now_ms - self.start_ms < self._first_at:
+            return
+        formed = self._formed()
+        if self.held_ms or not formed:
+            # holding, the zero follows the wall clock: now stands 1 ms before the first fault while
+            # the group forms, at the first fault once it has formed
+            zero = now_ms - self._first_at + (0 if formed else 1)
+            moved = min(max(0, zero - self.start_ms), self.hold_limit_ms - self.held_ms)
+            self.start_ms += moved
+            self.held_ms += moved
+            if not formed and self.held_ms < self.hold_limit_ms:
+                return
+        self._formed = None  # looked at for the last time
+        if self.held_ms:
+            self.hold_outcome = "formed" if formed else "gave up"
+
+    def hold_line(self) -> str:
+        """The log line that ends a hold (once): what happened and the new zero of ``at_ms``
+        (:func:`properties.clients.session` reads it, as it reads the first)."""
+        line, self.hold_outcome = self.hold_outcome, None
+        why = ("until the group formed" if line == "formed" else
+               f"and the group had not formed after {self.hold_limit_ms} ms: the faults run now")
+        return f"fault clock held {self.held_ms} ms {why}; at_ms counted from {self.start_ms} (wall-clock ms)"
+
     # -- request faults ---------------------------------------------------------------------------
 
     def on_request(self, broker_id: int, client_id: Optional[str], api: str, now_ms: int) -> Optional[Intercept]:
         """The fault that applies to this request, or None (handle it normally)."""
+        if self._formed is not None:
+            self._hold(now_ms)
         for i, fault in enumerate(self.faults):
             if fault.kind not in REQUEST_KINDS or fault.api != api:
                 continue
@@ -225,6 +274,8 @@ class FaultInjector:
     def held_until(self, broker_id: int, client_id: Optional[str], now_ms: int) -> Optional[int]:
         """The end of the latest silence or pause holding a connection of *client_id* to broker
         *broker_id* at *now_ms*, or None if nothing holds it."""
+        if self._formed is not None:
+            self._hold(now_ms)
         until = None
         elapsed = now_ms - self.start_ms
         for fault in self._timed:
@@ -246,10 +297,14 @@ class FaultInjector:
         gave)."""
         if self._next_timed >= len(self._timed):
             return None
+        if self._formed is not None and self.held_ms:
+            return None  # holding: the server's own wake-ups (at most a poll's wait apart) look again
         return self.start_ms + self._timed[self._next_timed].at_ms
 
     def due(self, now_ms: int) -> List[Fault]:
         """The timed faults whose start has come (each returned once, in schedule time order)."""
+        if self._formed is not None:
+            self._hold(now_ms)
         out = []
         while self._next_timed < len(self._timed) and self.start_ms + self._timed[self._next_timed].at_ms <= now_ms:
             fault = self._timed[self._next_timed]
@@ -261,7 +316,12 @@ class FaultInjector:
     def fire_due(self, now_ms: int, server) -> None:
         """Start the timed faults whose time has come: a failover moves the coordinators now; a
         silence or a pause only needs its start written down (the server asks :meth:`held_until`
-        for every request and response)."""
+        for every request and response). The end of a hold is logged here, with the new zero of
+        ``at_ms``."""
+        if self._formed is not None:
+            self._hold(now_ms)
+        if self.hold_outcome is not None:  # the hold ended here or at a request since the last look
+            server.log(self.hold_line())
         for fault in self.due(now_ms):
             server.trace_fault(fault.to_json())
             if fault.kind == "failover":

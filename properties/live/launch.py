@@ -29,10 +29,12 @@ class LaunchedBroker(ChildBroker):
 def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Optional[Mapping[str, int]] = None,
                              settings: Iterable[str] = (), trace: Optional[str] = None,
                              host: str = "127.0.0.1", faults: Optional[str] = None,
-                             entry: Sequence[str] = ("properties.cli", "broker")) -> LaunchedBroker:
+                             entry: Sequence[str] = ("properties.cli", "broker"),
+                             faults_when_formed: Optional[int] = None) -> LaunchedBroker:
     """Start ``groupcheck broker`` on free ports and wait for its ready line. *entry*: the module
     (and its leading arguments) that runs it, for a broker started some other way (a mutant);
-    *faults*: a fault schedule file (``--faults``)."""
+    *faults*: a fault schedule file (``--faults``); *faults_when_formed*: its clock held at the
+    first fault until a group of that many members has formed (``--faults-when-formed``)."""
     args = [sys.executable, "-m", *entry, "--host", host, "--port", "0",
             "--brokers", str(brokers), "--partitions", str(partitions)]
     for name, count in (topics or {}).items():
@@ -43,6 +45,8 @@ def launch_groupcheck_broker(brokers: int = 1, partitions: int = 4, topics: Opti
         args += ["--trace", trace]
     if faults:
         args += ["--faults", faults]
+    if faults_when_formed is not None:
+        args += ["--faults-when-formed", str(faults_when_formed)]
     process, match, log_path = spawn_until_ready(args, "groupcheck-broker-", READY, READY_TIMEOUT_S,
                                                  "groupcheck broker")
     span = match.group(2)

@@ -336,3 +336,42 @@ def test_a_runners_diagnosis_becomes_a_note_naming_its_client():
         {"event": "assigned", "partitions": [0]}, {"event": "diagnosis", "text": "lost its join", "generation": 3},
         {"event": "error", "error": "x"}, {"event": "diagnosis", "text": "another"}])
     assert runner.diagnoses() == ["c1: lost its join (generation 3)", "c1: another"]
+
+
+def test_a_schedule_due_before_the_group_formed_waits_for_it():
+    """The broker runs a session's schedule with ``--faults-when-formed``: a failover due 50 ms after
+    the broker started (long before two consumers can have joined) happens only once both have
+    their assignment, the outcome says how long it waited, and its zero is where the faults
+    finally counted from; a counterexample file keeps how long it waited."""
+    early = schedule({"kind": "failover", "at_ms": 50})
+    outcome = session.run(libraries.get("groupcheck"), early)
+    fault = [x for x in outcome.trace if x["direction"] == "fault"]
+    # the group is Stable once the leader's SyncGroup is handled (the answers are written after)
+    synced = [x for x in outcome.trace if x["direction"] == "request" and x.get("api") == "SyncGroup"]
+    assert len(fault) == 1 and fault[0]["fault"]["kind"] == "failover", fault
+    assert {x["client_id"] for x in synced if x["time_ms"] <= fault[0]["time_ms"]} == {"c0", "c1"}, (fault, synced)
+    assert outcome.held_ms > 0 and outcome.notes == ()
+    assert outcome.start_ms + 50 <= fault[0]["time_ms"] <= outcome.start_ms + 50 + 500
+    assert outcome.start_ms >= outcome.trace[0]["time_ms"]  # moved on from the broker's start
+    assert judge(outcome) == []
+    kept = command.outcome_of({"library": "groupcheck", **command.outcome_json(outcome)})
+    assert kept.held_ms == outcome.held_ms and kept.start_ms == outcome.start_ms
+
+
+def test_a_consumer_protocol_schedule_due_before_the_group_formed_fences_a_member_not_a_joiner():
+    """The same with KIP-848's protocol (groupcheck's consumers): an UNKNOWN_MEMBER_ID due 50 ms
+    after the broker started would answer c0's first ConsumerGroupHeartbeat (epoch 0, joining);
+    held until the consumer group is Stable, it answers a heartbeat c0 sent as a member."""
+    from properties.clients.schedule import CONSUMER_SETTINGS
+
+    early = ClientSchedule(0, 2, 4, tuple(sorted(CONSUMER_SETTINGS.items())), parse({"faults": [
+        {"kind": "error", "api": "ConsumerGroupHeartbeat", "error": "UNKNOWN_MEMBER_ID", "client": "c0",
+         "at_ms": 50}]}, "test"), settle_ms=SETTLE_MS, protocol="consumer")
+    outcome = session.run(libraries.get("groupcheck"), early)
+    requests = {(x["connection"], x["correlation_id"]): x for x in outcome.trace if x["direction"] == "request"}
+    fault = [x for x in outcome.trace if x["direction"] == "fault"]
+    assert len(fault) == 1, fault
+    fenced = requests[(fault[0]["connection"], fault[0]["correlation_id"])]
+    assert fenced["body"]["member_epoch"] >= 1, fenced
+    assert outcome.held_ms > 0
+    assert judge(outcome) == [] and outcome.settle.settled

@@ -141,10 +141,11 @@ def _c0_was_a_member_when_fenced(outcome) -> bool:
 
 def _run_with_c0_a_member_when_fenced(schedule, attempts: int = 3):
     """Seed 3's outcome, run again (at most *attempts* times in all) while its premise does not hold.
-    The faults are timed from the schedule's start, and on a loaded machine Kafka's consumer, a JVM,
-    may still be joining at 6,800 ms: the UNKNOWN_MEMBER_ID then answers c0's first heartbeat, and the
-    run is another schedule (seen 2026-12-03 with three CPU hogs beside it: one fenced heartbeat,
-    the storm never started)."""
+    On a loaded machine Kafka's consumer, a JVM, may still be joining at 6,800 ms: the UNKNOWN_MEMBER_ID
+    then answers c0's first heartbeat, and the run is another schedule (seen 2026-12-03 with three CPU
+    hogs beside it: one fenced heartbeat, the storm never started). The broker now holds the schedule
+    until the group has formed (``--faults-when-formed``), which covers a slow start; the premise is
+    still checked, since a group formed by the first fault can be rebalancing again by the last."""
     from properties.clients import session
 
     for attempt in range(1, attempts + 1):

@@ -75,7 +75,8 @@ def test_conform_broker_report_validates(tmp_path, capsys):
 
 
 def test_conform_client_report_validates(tmp_path, monkeypatch, capsys):
-    """A finding of a saved run (aiokafka's commit outside a generation) through the whole report."""
+    """A finding of a saved run (aiokafka's commit outside a generation) through the whole report, and
+    a schedule whose faults waited for its group (``held_ms``) counted in it."""
     from properties.clients import command
     from properties.clients.judge import judge
 
@@ -86,7 +87,8 @@ def test_conform_client_report_validates(tmp_path, monkeypatch, capsys):
 
     def run_seed(plan, seed):
         return {"seed": seed, "findings": [x.to_json() for x in found] if seed == 0 else [],
-                "outcome": command.outcome_json(outcome) if seed == 0 else None, "faults_injected": 1, "notes": []}
+                "outcome": command.outcome_json(outcome) if seed == 0 else None, "faults_injected": 1, "notes": [],
+                "held_ms": 2500 if seed == 1 else 0}
 
     monkeypatch.setattr(command, "run_seed", run_seed)
     out = tmp_path / "client"
@@ -95,4 +97,7 @@ def test_conform_client_report_validates(tmp_path, monkeypatch, capsys):
     f = doc["findings"][0]
     assert doc["checker"] == "conform-client" and f["kind"] == "rule" and f["first_seeds"] == [0] and f["source"]
     assert os.path.isfile(out / f["counterexample"]) and (out / "index.html").is_file()
+    assert doc["held"] == {"schedules": 1, "longest_ms": 2500}  # seed 1's faults waited for its group
+    assert "1 of the schedules waited for their group to form before their first fault (the longest 2,500 ms)" \
+        in (out / "report.md").read_text()
     capsys.readouterr()

@@ -5,6 +5,7 @@ kernel-chosen ports, speak the group APIs with groupcheck's codec, and bound eve
 """
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -87,6 +88,19 @@ def test_the_broker_refuses_a_bad_schedule_with_one_line_and_exit_2(tmp_path):
     assert len(lines) == 1 and "fault 0: broker 2 does not exist (brokers 0..0)" in lines[0], done.stderr
 
 
+@pytest.mark.parametrize("args, words", [
+    (["--faults-when-formed", "2"], "--faults-when-formed 2: needs --faults FILE"),
+    (["--faults-when-formed", "0", "--faults", "FILE"], "--faults-when-formed 0: a group needs at least 1 member")])
+def test_the_broker_refuses_a_hold_without_a_schedule_or_a_group(tmp_path, args, words):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"faults": [{"kind": "failover", "at_ms": 10}]}))
+    args = [str(path) if a == "FILE" else a for a in args]
+    done = subprocess.run([sys.executable, "-m", "properties.cli", "broker", "--port", "0", *args],
+                          capture_output=True, text=True, timeout=60)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and words in lines[0], done.stderr
+
+
 # -- the injector, without a network -----------------------------------------------------------------------
 
 
@@ -121,6 +135,66 @@ def test_silences_and_pauses_hold_the_connections_they_name_for_their_window():
     assert [f.kind for f in injector.due(160)] == ["silence", "failover"]
     assert injector.next_deadline() == 200 and injector.due(160) == []
     assert [f.kind for f in injector.due(10_000)] == ["pause"] and injector.next_deadline() is None
+
+
+def _held(formed_at_ms, limit_ms=60000):
+    """An injector over a Heartbeat error at 100 ms and a failover at 300 ms, started at 0, whose
+    group forms at *formed_at_ms* (None: never)."""
+    schedule = faults.parse({"faults": [
+        {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "at_ms": 100},
+        {"kind": "failover", "at_ms": 300}]})
+    clock = {"now": 0}
+    formed = lambda: formed_at_ms is not None and clock["now"] >= formed_at_ms  # noqa: E731
+    return faults.FaultInjector(schedule, start_ms=0, formed=formed, hold_limit_ms=limit_ms), clock
+
+
+def test_a_group_formed_in_time_leaves_the_schedule_as_it_is():
+    injector, clock = _held(formed_at_ms=50)
+    clock["now"] = 100
+    assert injector.on_request(0, "c0", "Heartbeat", 100).kind == "error"
+    assert injector.start_ms == 0 and injector.held_ms == 0 and injector.hold_outcome is None
+    assert injector.next_deadline() == 300
+
+
+def test_the_schedule_waits_at_its_first_fault_until_the_group_forms():
+    injector, clock = _held(formed_at_ms=2000)
+    for now in (100, 700, 1500):  # due, but the group is still forming: nothing applies
+        clock["now"] = now
+        assert injector.on_request(0, "c0", "Heartbeat", now) is None
+        assert injector.due(now) == [] and injector.next_deadline() is None
+    assert injector.start_ms == 1401 and injector.held_ms == 1401  # 1 ms before the first fault
+    clock["now"] = 2000
+    assert injector.on_request(0, "c0", "Heartbeat", 2000).kind == "error"  # formed: the first fault, now
+    assert injector.start_ms == 1900 and injector.held_ms == 1900
+    assert injector.next_deadline() == 2200  # the failover keeps its 200 ms after the first fault
+    assert injector.due(2199) == [] and [f.kind for f in injector.due(2200)] == ["failover"]
+    assert injector.hold_line() == ("fault clock held 1900 ms until the group formed; at_ms counted from 1900 "
+                                    "(wall-clock ms)")
+    assert injector.hold_outcome is None  # said once
+
+
+def test_a_hold_ended_by_a_request_is_logged_at_the_servers_next_look():
+    injector, clock = _held(formed_at_ms=2000)
+    clock["now"] = 150
+    assert injector.on_request(0, "c0", "Heartbeat", 150) is None
+    clock["now"] = 2000
+    assert injector.on_request(0, "c0", "Heartbeat", 2000).kind == "error"
+    logged, traced = [], []
+    server = type("Server", (), {"log": staticmethod(logged.append), "trace_fault": staticmethod(traced.append)})
+    injector.fire_due(2001, server)
+    assert logged == ["fault clock held 1900 ms until the group formed; at_ms counted from 1900 (wall-clock ms)"]
+    assert traced == []  # a hold is not a fault: the trace's fault lines are what was injected
+    injector.fire_due(2002, server)
+    assert len(logged) == 1
+
+
+def test_a_group_that_never_forms_holds_the_schedule_for_the_limit_only():
+    injector, clock = _held(formed_at_ms=None, limit_ms=1000)
+    for now in (100, 600, 5000):
+        clock["now"] = now
+        decision = injector.on_request(0, "c0", "Heartbeat", now)
+    assert decision.kind == "error" and injector.held_ms == 1000 and injector.start_ms == 1000
+    assert "the group had not formed after 1000 ms: the faults run now" in injector.hold_line()
 
 
 # -- on the wire -------------------------------------------------------------------------------------------
@@ -277,3 +351,36 @@ def test_a_scheduled_failover_moves_the_coordinator_and_is_logged(tmp_path):
         log = b.log()
     assert "fault 0 (failover): broker" in log and before != after, log
 
+
+
+@pytest.mark.parametrize("when_formed", [None, 1])
+def test_faults_when_formed_holds_a_heartbeat_error_until_a_group_is_stable(tmp_path, when_formed):
+    """``--faults-when-formed 1``: a Heartbeat error due at 300 ms is not applied while no group has
+    formed (the heartbeat 1 s in is answered as usual), and is applied to the first heartbeat after a
+    JoinGroup and SyncGroup made a group Stable; the log says how long the clock was held. Without
+    the option the same heartbeat 1 s in gets the error."""
+    schedule = _schedule(tmp_path, {"kind": "error", "api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS",
+                                    "at_ms": 300})
+    rebalancing = Errors.REBALANCE_IN_PROGRESS.value
+    with launch_groupcheck_broker(settings=FAST, faults=schedule, faults_when_formed=when_formed) as b:
+        with socket.create_connection(_address(b), timeout=10) as sock:
+            time.sleep(1.0)
+            early = _ask(sock, _heartbeat(), 3, 1, "c0").error_code
+            if when_formed is None:
+                assert early == rebalancing
+                return
+            assert early == Errors.UNKNOWN_MEMBER_ID.value  # the group "g" does not exist: the coordinator's answer
+            join = _ask(sock, P.JoinGroupRequestData(
+                group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+                protocols=[P.JoinGroupRequestProtocol("range", P.Subscription(["t"]))]), 3, 2, "c0")
+            assert join.error_code == 0 and join.leader == join.member_id
+            sync = _ask(sock, P.SyncGroupRequestData(
+                group_id="g", generation_id=join.generation_id, member_id=join.member_id,
+                assignments=[P.SyncGroupRequestAssignment(join.member_id, P.Assignment([]))]), 1, 3, "c0")
+            assert sync.error_code == 0
+            beat = P.HeartbeatRequestData(group_id="g", generation_id=join.generation_id, member_id=join.member_id)
+            assert _ask(sock, beat, 3, 4, "c0").error_code == rebalancing
+        log = b.log()
+    held = re.search(r"fault clock held (\d+) ms until the group formed; at_ms counted from \d+", log)
+    assert held and int(held.group(1)) >= 700, log
+    assert "held at the first fault until a group of 1 has formed" in log
