@@ -39,6 +39,7 @@ import attrs
 from properties.targets import Target
 from properties.clients.schedule import CONSUMER_BROKER_SETTINGS, ClientSchedule
 from properties.live.child import JsonLines
+from properties.live.faults import HOLD_LIMIT_MS
 from properties.live.exchange import describe_consumer_group as exchange_describe_consumer_group
 from properties.live.exchange import describe_group as exchange_describe_group
 from properties.live.launch import launch_groupcheck_broker
@@ -233,9 +234,17 @@ def run(library: Target, schedule: ClientSchedule, group: str = "conform", keep_
                       "settings": settings, "commit_interval_ms": COMMIT_INTERVAL_MS, "mutant": mutant,
                       "group_instance_id": schedule.instance_id(i), "library": library.name}
             runners.append(_Runner(library, schedule.client_id(i), config, work))
-        while time.time() * 1000 < start_ms + schedule.faults_end_ms():
+        first_due = time.time() * 1000 + min((f.at_ms for f in schedule.faults), default=0)
+        while True:  # until the last fault is over, counted from where the broker's hold put the zero
+            log = broker.log()
+            start_ms = _schedule_start(log, start_ms)
+            now = time.time() * 1000
+            if _holding(log):  # the broker has not yet said whether it held the faults
+                if now > first_due + HOLD_LIMIT_MS + schedule.faults_end_ms():
+                    break  # (it always says, within the limit: a broker that does not is cut short)
+            elif now >= start_ms + schedule.faults_end_ms():
+                break
             time.sleep(0.1)
-            start_ms = _schedule_start(broker.log(), start_ms)  # moved on while the broker held the faults
         waited_from = time.monotonic()
         deadline = waited_from + schedule.settle_ms / 1000.0
         settle = _settle_state(runners, schedule, broker.bootstrap, group)
@@ -284,6 +293,12 @@ def _schedule_start(log: str, default: Optional[int] = None) -> int:
     if not found:
         return int(time.time() * 1000) if default is None else default
     return int(found[-1])
+
+
+def _holding(log: str) -> bool:
+    """Whether the broker was told to hold its fault schedule for the group and has not yet said how
+    that ended (``--faults-when-formed``: one line once the first fault was due)."""
+    return "held at the first fault" in log and "fault clock " not in log
 
 
 def _held(log: str) -> Tuple[int, bool]:

@@ -202,7 +202,7 @@ class FaultInjector:
         self._first_at = min((f.at_ms for f in faults), default=0)
         self.hold_limit_ms = hold_limit_ms
         self.held_ms = 0  # how long the clock stood still
-        self.hold_outcome: Optional[str] = None  # "formed" or "gave up", once the hold is over
+        self.hold_outcome: Optional[str] = None  # "in time", "formed" or "gave up", until it is logged
         self._seen = [0] * len(faults)
         self._applied = [0] * len(faults)
         self._timed = sorted((f for f in faults if f.kind in ("failover", "silence", "pause")),
@@ -235,16 +235,21 @@ class FaultInjector:
             if not formed and self.held_ms < self.hold_limit_ms:
                 return
         self._formed = None  # looked at for the last time
-        if self.held_ms:
-            self.hold_outcome = "formed" if formed else "gave up"
+        self.hold_outcome = ("in time" if not self.held_ms else "formed" if formed else "gave up")
 
     def hold_line(self) -> str:
-        """The log line that ends a hold (once): what happened and the new zero of ``at_ms``
+        """The log line that says, once, how the hold ended — not needed (the group had formed in
+        time), the group formed, or the limit passed — and the zero of ``at_ms`` from then on
         (:func:`properties.clients.session` reads it, as it reads the first)."""
-        line, self.hold_outcome = self.hold_outcome, None
-        why = ("until the group formed" if line == "formed" else
-               f"and the group had not formed after {self.hold_limit_ms} ms: the faults run now")
-        return f"fault clock held {self.held_ms} ms {why}; at_ms counted from {self.start_ms} (wall-clock ms)"
+        outcome, self.hold_outcome = self.hold_outcome, None
+        if outcome == "in time":
+            what = "fault clock not held: the group had formed by the first fault"
+        elif outcome == "formed":
+            what = f"fault clock held {self.held_ms} ms until the group formed"
+        else:
+            what = (f"fault clock held {self.held_ms} ms and the group had not formed after {self.hold_limit_ms} ms: "
+                    "the faults run now")
+        return f"{what}; at_ms counted from {self.start_ms} (wall-clock ms)"
 
     # -- request faults ---------------------------------------------------------------------------
 

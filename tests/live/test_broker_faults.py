@@ -152,8 +152,10 @@ def test_a_group_formed_in_time_leaves_the_schedule_as_it_is():
     injector, clock = _held(formed_at_ms=50)
     clock["now"] = 100
     assert injector.on_request(0, "c0", "Heartbeat", 100).kind == "error"
-    assert injector.start_ms == 0 and injector.held_ms == 0 and injector.hold_outcome is None
+    assert injector.start_ms == 0 and injector.held_ms == 0
     assert injector.next_deadline() == 300
+    assert injector.hold_line() == ("fault clock not held: the group had formed by the first fault; at_ms counted "
+                                    "from 0 (wall-clock ms)")
 
 
 def test_the_schedule_waits_at_its_first_fault_until_the_group_forms():
