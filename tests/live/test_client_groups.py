@@ -387,17 +387,43 @@ def test_a_group_forms_rebalances_commits_and_consumes_everything(library, tmp_p
     again_if_hung(library, lambda attempt: run_on_groupcheck_broker(library, str(tmp_path / f"trace-{attempt}.jsonl")))
 
 
+#: runs of a scenario while a client hangs in it: kafka-python 3.0.12's lost join completion (docs/live.md)
+#: comes about one run in twenty on groupcheck's broker and more often on Kafka 4.1 under the suite's
+#: load (two in a row on 2026-12-03, at 35e6f67), so a third run before the test fails
+HUNG_ATTEMPTS = 3
+
+
 def again_if_hung(library, scenario):
-    """``scenario(1)``, and if a client hangs in it (ClientHung), ``scenario(2)`` once; a second hang
-    fails the test, as does any other failure."""
-    try:
-        scenario(1)
-    except ClientHung as hung:
-        warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
+    """``scenario(1)``, and while a client hangs in it (ClientHung) ``scenario(2)`` and so on, at most
+    :data:`HUNG_ATTEMPTS` runs in all, each hang a warning; the last run's hang fails the test, as
+    does any other failure."""
+    for attempt in range(1, HUNG_ATTEMPTS + 1):
         try:
-            scenario(2)
-        except ClientHung as again:
-            pytest.fail(f"{library}: a client hung twice\n{again}")
+            scenario(attempt)
+            return
+        except ClientHung as hung:
+            if attempt == HUNG_ATTEMPTS:
+                pytest.fail(f"{library}: a client hung in each of {HUNG_ATTEMPTS} runs\n{hung}")
+            warnings.warn(f"{library}: a client hung, running the scenario again: {str(hung)[:6000]}")
+
+
+def test_a_scenario_runs_again_while_a_client_hangs_and_the_last_hang_fails_it():
+    runs = []
+
+    def hangs_twice(attempt):
+        runs.append(attempt)
+        if attempt < 3:
+            raise ClientHung("kafka_python-0: kafka-python lost its join's completion")
+
+    with pytest.warns(UserWarning, match="running the scenario again") as warned:
+        again_if_hung("kafka_python", hangs_twice)
+    assert runs == [1, 2, 3] and len(warned) == 2
+
+    def always(attempt):
+        raise ClientHung(f"hung in run {attempt}")
+
+    with pytest.warns(UserWarning), pytest.raises(pytest.fail.Exception, match="hung in each of 3 runs\nhung in run 3"):
+        again_if_hung("kafka_python", always)
 
 
 def run_on_groupcheck_broker(library, trace):
