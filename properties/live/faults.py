@@ -221,8 +221,10 @@ class FaultInjector:
         when the clock reaches the first fault and *formed* says no, the zero of ``at_ms`` moves on
         with the wall clock (every fault keeps its place relative to the others) until *formed* says
         yes, or for at most :attr:`hold_limit_ms`; then the clock runs again. A group formed in
-        time costs nothing: the zero never moves, and the schedule runs as it would without a hold."""
-        if now_ms - self.start_ms < self._first_at:
+        time costs nothing: the zero never moves, and the schedule runs as it would without a hold.
+        Every look at the schedule's clock (a request, a held connection, the timed faults) calls it
+        first; once the hold is decided it returns at once."""
+        if self._formed is None or now_ms - self.start_ms < self._first_at:
             return
         formed = self._formed()
         if self.held_ms or not formed:
@@ -255,8 +257,7 @@ class FaultInjector:
 
     def on_request(self, broker_id: int, client_id: Optional[str], api: str, now_ms: int) -> Optional[Intercept]:
         """The fault that applies to this request, or None (handle it normally)."""
-        if self._formed is not None:
-            self._hold(now_ms)
+        self._hold(now_ms)
         for i, fault in enumerate(self.faults):
             if fault.kind not in REQUEST_KINDS or fault.api != api:
                 continue
@@ -279,8 +280,7 @@ class FaultInjector:
     def held_until(self, broker_id: int, client_id: Optional[str], now_ms: int) -> Optional[int]:
         """The end of the latest silence or pause holding a connection of *client_id* to broker
         *broker_id* at *now_ms*, or None if nothing holds it."""
-        if self._formed is not None:
-            self._hold(now_ms)
+        self._hold(now_ms)
         until = None
         elapsed = now_ms - self.start_ms
         for fault in self._timed:
@@ -308,8 +308,7 @@ class FaultInjector:
 
     def due(self, now_ms: int) -> List[Fault]:
         """The timed faults whose start has come (each returned once, in schedule time order)."""
-        if self._formed is not None:
-            self._hold(now_ms)
+        self._hold(now_ms)
         out = []
         while self._next_timed < len(self._timed) and self.start_ms + self._timed[self._next_timed].at_ms <= now_ms:
             fault = self._timed[self._next_timed]
@@ -323,11 +322,10 @@ class FaultInjector:
         silence or a pause only needs its start written down (the server asks :meth:`held_until`
         for every request and response). The end of a hold is logged here, with the new zero of
         ``at_ms``."""
-        if self._formed is not None:
-            self._hold(now_ms)
-        if self.hold_outcome is not None:  # the hold ended here or at a request since the last look
+        due = self.due(now_ms)  # (the hold is looked at first)
+        if self.hold_outcome is not None:  # the hold ended now or at a request since the last look
             server.log(self.hold_line())
-        for fault in self.due(now_ms):
+        for fault in due:
             server.trace_fault(fault.to_json())
             if fault.kind == "failover":
                 moves = server.failover()
